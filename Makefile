@@ -1,0 +1,68 @@
+# icefloe — `make help` lists the targets.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+ICEBERG_VERSION := 1.10.2
+ORACLE_DIR := .cache/oracle
+ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+PYTEST_ARGS ?=
+
+.PHONY: help venv develop release demo test test-rust test-python oracle wheel lint fmt bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
+		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2"
+	touch $@
+
+venv: $(VENV)/.installed  ## create .venv with the Python dependencies
+
+$(ORACLE_JAR):
+	mkdir -p $(ORACLE_DIR)
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:$(ICEBERG_VERSION) \
+		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
+
+oracle: $(ORACLE_JAR)  ## fetch Apache Iceberg Java (the test oracle) from Maven Central
+
+develop: venv  ## build the extension (debug) into .venv
+	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q
+
+release: venv  ## build the extension (release) into .venv
+	$(VENV)/bin/maturin develop -q --release
+
+demo: release  ## build in release mode and run the example pipeline on local Spark
+	$(VPY) examples/pipeline.py
+
+test-rust:  ## cargo test (no Python needed)
+	cargo test -q
+
+test-python: release oracle  ## the pytest suite, Spark and interop included
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
+
+test: test-rust test-python  ## everything CI runs
+
+wheel: venv  ## build an abi3 wheel into dist/
+	$(VENV)/bin/maturin build --release -o dist
+
+lint:  ## rustfmt, clippy, ruff, mypy
+	cargo fmt --check
+	cargo clippy --all-targets -q -- -D warnings
+	cargo clippy --all-targets --features python -q -- -D warnings
+	$(VENV)/bin/ruff check python tests benches examples
+	$(VENV)/bin/ruff format --check python tests benches examples
+	$(VENV)/bin/mypy
+
+fmt:  ## format Rust and Python
+	cargo fmt
+	$(VENV)/bin/ruff format python tests benches examples
+
+bench:  ## criterion benches for the hot paths
+	cargo bench
+
+clean:
+	rm -rf target dist $(VENV) .cache warehouse

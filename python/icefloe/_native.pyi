@@ -1,0 +1,129 @@
+# Stubs for icefloe._native, the Rust core (rust/python/). This file is the contract
+# between the Rust bindings and the Python package; it is checked by mypy.stubtest.
+# Metadata objects cross as JSON strings (small, rare); data crosses as Arrow (C Data
+# Interface); file descriptors and scan tasks cross as JSON strings (one per file).
+
+import pyarrow as pa
+
+__version__: str
+
+# ---- exceptions (declared as icefloe.exceptions.*) ----
+class IcefloeError(Exception): ...
+class ValidationError(IcefloeError): ...  # bad user input: schema mismatch, bad argument
+class InvalidDataError(IcefloeError): ...  # a corrupt or non-spec file (names the file)
+class NotSupportedError(IcefloeError): ...  # valid Iceberg, not implemented yet
+class NotFoundError(IcefloeError): ...  # a file that should exist does not
+class CommitConflictError(IcefloeError): ...  # the table changed under a commit
+class IcefloeIOError(IcefloeError): ...  # permissions, disk, network
+
+# ---- spec model ----
+def schema_from_arrow(schema: pa.Schema) -> str:
+    """Iceberg schema JSON for an Arrow schema: uses `PARQUET:field_id` metadata when every
+    field has it, else assigns fresh ids 1..n (top-level fields first, then nested,
+    as Iceberg Java's TypeUtil.assignFreshIds does). Non-nullable -> required."""
+
+def schema_to_arrow(schema_json: str) -> pa.Schema:
+    """The Arrow schema icefloe reads and writes for an Iceberg schema (field ids in
+    `PARQUET:field_id` metadata; timestamptz -> timestamp[us, tz=UTC], timestamp ->
+    timestamp[us], uuid -> fixed_size_binary(16), fixed[L] -> fixed_size_binary(L),
+    decimal(P,S) -> decimal128(P,S), time -> time64[us])."""
+
+class TableMetadata:
+    """Immutable table metadata (v1/v2 read, tolerant of v3 fields; written as v2)."""
+
+    @staticmethod
+    def from_json(text: str, metadata_location: str | None = None) -> TableMetadata: ...
+    @staticmethod
+    def new_table(
+        schema_json: str,
+        partition_spec_json: str | None,
+        sort_order_json: str | None,
+        location: str,
+        properties: dict[str, str],
+        format_version: int = 2,
+    ) -> TableMetadata:
+        """Metadata for a new table: fresh field ids are NOT reassigned (the caller's ids
+        are kept), partition field ids from 1000, `write.parquet.compression-codec=zstd`
+        added unless set, as Iceberg Java does."""
+    def to_json(self) -> str: ...
+    @property
+    def metadata_location(self) -> str | None: ...
+    @property
+    def format_version(self) -> int: ...
+    @property
+    def table_uuid(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def last_sequence_number(self) -> int: ...
+    @property
+    def last_updated_ms(self) -> int: ...
+    @property
+    def last_column_id(self) -> int: ...
+    @property
+    def current_schema_id(self) -> int: ...
+    @property
+    def default_spec_id(self) -> int: ...
+    @property
+    def default_sort_order_id(self) -> int: ...
+    @property
+    def properties(self) -> dict[str, str]: ...
+    @property
+    def current_snapshot_id(self) -> int | None: ...
+    def schema_json(self, schema_id: int | None = None) -> str:
+        """The schema with this id (default: current); KeyError-like NotFoundError if unknown."""
+    def schemas_json(self) -> list[str]: ...
+    def spec_json(self, spec_id: int | None = None) -> str: ...
+    def specs_json(self) -> list[str]: ...
+    def sort_order_json(self, order_id: int | None = None) -> str: ...
+    def snapshots(self) -> list[dict[str, object]]:
+        """Each: snapshot-id, parent-snapshot-id (or None), sequence-number, timestamp-ms,
+        manifest-list, summary (dict[str,str] incl. operation), schema-id (or None)."""
+    def snapshot_by_id(self, snapshot_id: int) -> dict[str, object] | None: ...
+    def refs(self) -> dict[str, dict[str, object]]: ...
+    def snapshot_log(self) -> list[dict[str, int]]: ...
+    def metadata_log(self) -> list[dict[str, object]]: ...
+    def with_properties(self, updates: dict[str, str], removals: list[str]) -> TableMetadata: ...
+    def with_location(self, location: str) -> TableMetadata: ...
+
+# ---- write (executors) ----
+def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
+    """Raises ValidationError naming every column of `schema` that does not fit the
+    table's current schema (missing required column, unknown column, wrong type)."""
+
+def write_data_files(
+    metadata: TableMetadata,
+    batches: pa.RecordBatchReader,
+    write_id: str,
+    task_id: int,
+) -> list[str]:
+    """Writes the batches as Parquet data files under the table's data location
+    (`write.data.path`, default `<location>/data`), split by identity partition values,
+    rolling at `write.target-file-size-bytes`, file names
+    `<task_id:05>-<write_id>-<n:05>.parquet` (every file of one write carries write_id).
+    Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
+    and raises (ValidationError for a null in a required field, naming the column)."""
+
+# ---- commit (driver) ----
+def fast_append(
+    metadata: TableMetadata,
+    data_files: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """Builds the next metadata with a new `append` snapshot adding these files: writes a
+    manifest and a manifest list under `<location>/metadata/` and returns the new metadata
+    (not yet committed: the catalog swaps it in) and the paths of the files written, so a
+    caller whose swap fails can delete them."""
+
+# ---- scan (driver plans, executors read) ----
+def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[str]:
+    """One FileScanTask (JSON) per live data file of the snapshot (default: current; none
+    -> []). Raises NotSupportedError if the snapshot has live delete files."""
+
+def read_task(task: str, projected_schema_json: str, batch_size: int = 65536) -> pa.RecordBatchReader:
+    """Reads one FileScanTask's data file by field id, projecting the given schema's
+    columns (a column missing from the file reads as null), as a stream of batches with
+    schema `schema_to_arrow(projected_schema_json)`."""
+
+def delete_files(paths: list[str]) -> None:
+    """Deletes files (missing ones are ignored)."""

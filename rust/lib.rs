@@ -1,0 +1,19 @@
+//! icefloe: Apache Iceberg for PySpark with a Rust core.
+//!
+//! The core (everything but `python`) has no Python dependency: it compiles,
+//! tests and benches with plain cargo. `python` holds the pyo3 bindings and is
+//! the only module that imports pyo3 (feature `python`, turned on by maturin).
+
+pub mod arrow;
+pub mod commit;
+pub mod error;
+pub mod io;
+pub mod manifest;
+pub mod scan;
+pub mod spec;
+pub mod writer;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,5 @@
+//! Manifest lists and manifests (Avro): read and write, with the spec's inheritance rules.
+
+pub mod data_file;
+
+pub use data_file::{DataContentType, DataFile, FileFormat};
