@@ -1,10 +1,14 @@
 //! Iceberg's nouns, no I/O: types, schemas, values, partition specs and transforms,
 //! sort orders, snapshots and refs, table metadata (+ its versioned JSON wire form).
 
+pub mod metrics_truncate;
 pub mod schema;
 pub mod types;
 pub mod values;
 
+pub use metrics_truncate::{
+    truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string,
+};
 pub use schema::{Schema, SchemaRef};
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
 pub use values::{Literal, StructValue};

@@ -217,8 +217,8 @@ impl Schema {
     }
 
     pub fn from_json_str(s: &str) -> Result<Self> {
-        let v: Value = serde_json::from_str(s)
-            .map_err(|e| invalid_data("schema is not valid JSON").with_source(e))?;
+        let v: Value =
+            serde_json::from_str(s).map_err(|e| invalid_data("schema is not valid JSON").with_source(e))?;
         Schema::from_json(&v)
     }
 }
