@@ -1,0 +1,405 @@
+//! Iceberg schema <-> Arrow schema. Every Arrow field carries its Iceberg field id in
+//! `PARQUET:field_id` metadata (list elements and map keys/values too), which is what
+//! the Parquet writer turns into Parquet `field_id`s (checklist T1).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
+
+use crate::error::{invalid_data, not_supported, Result};
+use crate::spec::{MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+
+/// The Arrow field metadata key holding a Parquet/Iceberg field id.
+pub const PARQUET_FIELD_ID_KEY: &str = "PARQUET:field_id";
+
+/// Arrow timezone used for Iceberg `timestamptz` / `timestamptz_ns`.
+pub const UTC_TZ: &str = "UTC";
+
+/// Converts an Iceberg schema to the Arrow schema icefloe reads and writes.
+pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
+    let fields = schema.fields().iter().map(|f| field_to_arrow(f)).collect::<Result<Vec<_>>>()?;
+    Ok(ArrowSchema::new(fields))
+}
+
+/// Converts one Iceberg field (with its id) to an Arrow field.
+pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
+    let dt = type_to_arrow(&field.field_type)?;
+    Ok(with_field_id(Field::new(&field.name, dt, !field.required), field.id))
+}
+
+fn with_field_id(f: Field, id: i32) -> Field {
+    f.with_metadata(HashMap::from([(PARQUET_FIELD_ID_KEY.to_string(), id.to_string())]))
+}
+
+/// The Arrow type of an Iceberg type.
+pub fn type_to_arrow(ty: &Type) -> Result<DataType> {
+    Ok(match ty {
+        Type::Primitive(p) => primitive_to_arrow(p)?,
+        Type::Struct(s) => DataType::Struct(struct_fields_to_arrow(s)?),
+        Type::List(l) => DataType::List(Arc::new(field_to_arrow(&l.element_field)?)),
+        Type::Map(m) => {
+            let key = field_to_arrow(&m.key_field)?.with_nullable(false);
+            let value = field_to_arrow(&m.value_field)?;
+            let entries = Field::new("key_value", DataType::Struct(Fields::from(vec![key, value])), false);
+            DataType::Map(Arc::new(entries), false)
+        }
+    })
+}
+
+/// The Arrow fields of an Iceberg struct.
+pub fn struct_fields_to_arrow(s: &StructType) -> Result<Fields> {
+    Ok(Fields::from(s.fields.iter().map(|f| field_to_arrow(f)).collect::<Result<Vec<_>>>()?))
+}
+
+/// The Arrow type of an Iceberg primitive type.
+pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
+    Ok(match p {
+        PrimitiveType::Boolean => DataType::Boolean,
+        PrimitiveType::Int => DataType::Int32,
+        PrimitiveType::Long => DataType::Int64,
+        PrimitiveType::Float => DataType::Float32,
+        PrimitiveType::Double => DataType::Float64,
+        PrimitiveType::Decimal { precision, scale } => {
+            let p = u8::try_from(*precision)
+                .map_err(|_| invalid_data(format!("expected decimal precision <= 38, found {precision}")))?;
+            let s = i8::try_from(*scale)
+                .map_err(|_| invalid_data(format!("expected decimal scale <= 38, found {scale}")))?;
+            DataType::Decimal128(p, s)
+        }
+        PrimitiveType::Date => DataType::Date32,
+        PrimitiveType::Time => DataType::Time64(TimeUnit::Microsecond),
+        PrimitiveType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        PrimitiveType::Timestamptz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC_TZ.into())),
+        PrimitiveType::TimestampNs => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        PrimitiveType::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some(UTC_TZ.into())),
+        PrimitiveType::String => DataType::Utf8,
+        PrimitiveType::Uuid => DataType::FixedSizeBinary(16),
+        PrimitiveType::Fixed(len) => DataType::FixedSizeBinary(
+            i32::try_from(*len)
+                .map_err(|_| invalid_data(format!("fixed length {len} is too large for Arrow")))?,
+        ),
+        PrimitiveType::Binary => DataType::Binary,
+    })
+}
+
+/// Options for [`schema_from_arrow_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FromArrowOptions {
+    /// Map nanosecond timestamps to the v3 `timestamp_ns`/`timestamptz_ns` types.
+    /// Off by default: every timestamp unit maps to the microsecond types.
+    pub nanosecond_timestamps: bool,
+}
+
+/// Converts an Arrow schema to an Iceberg schema (schema id 0). Field ids come from
+/// `PARQUET:field_id` when every field (nested too) has one; otherwise fresh ids are
+/// assigned in Java's `TypeUtil.assignFreshIds` order.
+pub fn schema_from_arrow(schema: &ArrowSchema) -> Result<Schema> {
+    schema_from_arrow_with(schema, FromArrowOptions::default())
+}
+
+/// [`schema_from_arrow`] with options.
+pub fn schema_from_arrow_with(schema: &ArrowSchema, opts: FromArrowOptions) -> Result<Schema> {
+    let use_ids = all_fields_have_ids(schema.fields());
+    let mut conv = FromArrow { opts, use_ids, next_id: 0 };
+    let fields = conv.fields(schema.fields(), "")?;
+    Schema::new(0, fields, vec![])
+}
+
+/// The field id stored in an Arrow field's metadata, if any.
+pub fn arrow_field_id(field: &Field) -> Result<Option<i32>> {
+    match field.metadata().get(PARQUET_FIELD_ID_KEY) {
+        None => Ok(None),
+        Some(v) => v.trim().parse::<i32>().map(Some).map_err(|_| {
+            invalid_data(format!(
+                "expected an integer {PARQUET_FIELD_ID_KEY} on Arrow field '{}', found '{v}'",
+                field.name()
+            ))
+        }),
+    }
+}
+
+fn all_fields_have_ids(fields: &Fields) -> bool {
+    fields.iter().all(|f| f.metadata().contains_key(PARQUET_FIELD_ID_KEY) && children_have_ids(f.data_type()))
+}
+
+fn children_have_ids(dt: &DataType) -> bool {
+    match dt {
+        DataType::Struct(fs) => all_fields_have_ids(fs),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => {
+            f.metadata().contains_key(PARQUET_FIELD_ID_KEY) && children_have_ids(f.data_type())
+        }
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) => all_fields_have_ids(kv),
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+struct FromArrow {
+    opts: FromArrowOptions,
+    use_ids: bool,
+    next_id: i32,
+}
+
+impl FromArrow {
+    fn id_for(&mut self, f: &Field, path: &str) -> Result<i32> {
+        if self.use_ids {
+            arrow_field_id(f)?
+                .ok_or_else(|| invalid_data(format!("Arrow field '{path}' has no {PARQUET_FIELD_ID_KEY}")))
+        } else {
+            self.next_id += 1;
+            Ok(self.next_id)
+        }
+    }
+
+    /// Java's order: ids for all fields of a struct first, then each field's children in turn.
+    fn fields(&mut self, fields: &Fields, prefix: &str) -> Result<Vec<NestedField>> {
+        let paths: Vec<String> = fields.iter().map(|f| join(prefix, f.name())).collect();
+        let ids = fields.iter().zip(&paths).map(|(f, p)| self.id_for(f, p)).collect::<Result<Vec<_>>>()?;
+        let mut out = Vec::with_capacity(fields.len());
+        for ((f, id), path) in fields.iter().zip(ids).zip(&paths) {
+            let ty = self.data_type(f.data_type(), f.metadata(), path)?;
+            out.push(NestedField::new(id, f.name().clone(), ty, !f.is_nullable()));
+        }
+        Ok(out)
+    }
+
+    fn data_type(&mut self, dt: &DataType, field_meta: &arrow_schema::Metadata, path: &str) -> Result<Type> {
+        Ok(match dt {
+            DataType::Struct(fs) => Type::Struct(StructType::new(self.fields(fs, path)?)),
+            DataType::List(el)
+            | DataType::LargeList(el)
+            | DataType::ListView(el)
+            | DataType::LargeListView(el) => {
+                let el_path = join(path, "element");
+                let id = self.id_for(el, &el_path)?;
+                let ty = self.data_type(el.data_type(), el.metadata(), &el_path)?;
+                Type::list(id, ty, !el.is_nullable())
+            }
+            DataType::Map(entries, _) => {
+                let kv = match entries.data_type() {
+                    DataType::Struct(kv) if kv.len() == 2 => kv,
+                    other => {
+                        return Err(invalid_data(format!(
+                            "expected Arrow map entries of struct<key, value>, found {other} (field '{path}')"
+                        )))
+                    }
+                };
+                let (k, v) = (&kv[0], &kv[1]);
+                let (kp, vp) = (join(path, "key"), join(path, "value"));
+                let kid = self.id_for(k, &kp)?;
+                let vid = self.id_for(v, &vp)?;
+                let kt = self.data_type(k.data_type(), k.metadata(), &kp)?;
+                let vt = self.data_type(v.data_type(), v.metadata(), &vp)?;
+                Type::Map(MapType {
+                    key_field: Arc::new(NestedField::new(kid, "key", kt, true)),
+                    value_field: Arc::new(NestedField::new(vid, "value", vt, !v.is_nullable())),
+                })
+            }
+            DataType::Dictionary(_, value) => self.data_type(value, field_meta, path)?,
+            DataType::FixedSizeBinary(16) if is_uuid_extension(field_meta) => {
+                Type::Primitive(PrimitiveType::Uuid)
+            }
+            other => Type::Primitive(primitive_from_arrow(other, self.opts).map_err(|e| {
+                let msg = format!("{} (field '{path}')", e.message());
+                crate::error::Error::new(e.kind(), msg)
+            })?),
+        })
+    }
+}
+
+/// Arrow's canonical UUID extension (`arrow.uuid`) marks a fixed_size_binary(16) as a uuid;
+/// without it a fixed_size_binary(16) is `fixed[16]` (Arrow has no other way to tell).
+fn is_uuid_extension(meta: &arrow_schema::Metadata) -> bool {
+    meta.get("ARROW:extension:name").is_some_and(|n| n == "arrow.uuid")
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// The Iceberg primitive type of an Arrow type, or a NotSupported error.
+pub fn primitive_from_arrow(dt: &DataType, opts: FromArrowOptions) -> Result<PrimitiveType> {
+    Ok(match dt {
+        DataType::Boolean => PrimitiveType::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => {
+            PrimitiveType::Int
+        }
+        DataType::Int64 | DataType::UInt32 => PrimitiveType::Long,
+        DataType::Float16 | DataType::Float32 => PrimitiveType::Float,
+        DataType::Float64 => PrimitiveType::Double,
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s) if *s >= 0 => {
+            PrimitiveType::Decimal { precision: u32::from(*p), scale: *s as u32 }
+        }
+        DataType::Date32 | DataType::Date64 => PrimitiveType::Date,
+        DataType::Time64(TimeUnit::Microsecond) => PrimitiveType::Time,
+        DataType::Timestamp(unit, tz) => {
+            let ns = opts.nanosecond_timestamps && *unit == TimeUnit::Nanosecond;
+            match (tz.is_some(), ns) {
+                (false, false) => PrimitiveType::Timestamp,
+                (true, false) => PrimitiveType::Timestamptz,
+                (false, true) => PrimitiveType::TimestampNs,
+                (true, true) => PrimitiveType::TimestamptzNs,
+            }
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => PrimitiveType::String,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => PrimitiveType::Binary,
+        DataType::FixedSizeBinary(n) if *n >= 0 => PrimitiveType::Fixed(*n as u64),
+        other => {
+            return Err(not_supported(format!(
+            "Arrow type {other} has no Iceberg equivalent (expected boolean, integers, floats, decimal128, \
+                 date, time64(us), timestamp, string, binary, fixed_size_binary, struct, list or map)"
+        )))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested_schema() -> Schema {
+        Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long.into()),
+                NestedField::optional(
+                    2,
+                    "s",
+                    Type::Struct(StructType::new(vec![
+                        NestedField::optional(5, "x", PrimitiveType::String.into()),
+                        NestedField::required(
+                            6,
+                            "y",
+                            PrimitiveType::Decimal { precision: 9, scale: 2 }.into(),
+                        ),
+                    ])),
+                ),
+                NestedField::optional(3, "l", Type::list(7, PrimitiveType::Timestamptz.into(), false)),
+                NestedField::optional(
+                    4,
+                    "m",
+                    Type::map(8, PrimitiveType::String.into(), 9, PrimitiveType::Uuid.into(), true),
+                ),
+            ],
+            vec![],
+        )
+        .unwrap()
+    }
+
+    fn id_of(f: &Field) -> i32 {
+        arrow_field_id(f).unwrap().unwrap()
+    }
+
+    #[test]
+    fn to_arrow_has_ids_everywhere() {
+        let a = schema_to_arrow(&nested_schema()).unwrap();
+        assert_eq!(id_of(a.field(0)), 1);
+        assert!(!a.field(0).is_nullable());
+        match a.field(2).data_type() {
+            DataType::List(el) => {
+                assert_eq!(el.name(), "element");
+                assert_eq!(id_of(el), 7);
+                assert_eq!(el.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+            }
+            other => panic!("{other}"),
+        }
+        match a.field(3).data_type() {
+            DataType::Map(e, false) => {
+                assert_eq!(e.name(), "key_value");
+                let DataType::Struct(kv) = e.data_type() else { panic!() };
+                assert_eq!((kv[0].name().as_str(), id_of(&kv[0]), kv[0].is_nullable()), ("key", 8, false));
+                assert_eq!((kv[1].name().as_str(), id_of(&kv[1]), kv[1].is_nullable()), ("value", 9, false));
+                assert_eq!(kv[1].data_type(), &DataType::FixedSizeBinary(16));
+            }
+            other => panic!("{other}"),
+        }
+        // Round trip keeps ids; uuid comes back as fixed[16] (no extension metadata).
+        let back = schema_from_arrow(&a).unwrap();
+        assert_eq!(back.fields()[..3], nested_schema().fields()[..3]);
+        assert_eq!(back.field_by_id(9).unwrap().field_type, PrimitiveType::Fixed(16).into());
+    }
+
+    #[test]
+    fn fresh_ids_follow_java_order() {
+        let mut a = schema_to_arrow(&nested_schema()).unwrap();
+        // Drop one id: every id is then reassigned.
+        let mut fields: Vec<Field> = a.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields[0] = fields[0].clone().with_metadata(HashMap::new());
+        a = ArrowSchema::new(fields);
+        let s = schema_from_arrow(&a).unwrap();
+        let ids: Vec<(String, i32)> = ["id", "s", "l", "m", "s.x", "s.y", "l.element", "m.key", "m.value"]
+            .iter()
+            .map(|n| (n.to_string(), s.field_by_name(n).unwrap().id))
+            .collect();
+        let want: Vec<(String, i32)> = [
+            ("id", 1),
+            ("s", 2),
+            ("l", 3),
+            ("m", 4),
+            ("s.x", 5),
+            ("s.y", 6),
+            ("l.element", 7),
+            ("m.key", 8),
+            ("m.value", 9),
+        ]
+        .iter()
+        .map(|(n, i)| (n.to_string(), *i))
+        .collect();
+        assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn fresh_ids_depth_first_per_struct() {
+        // a: struct<b: struct<c>, d>, e  -> a=1, e=2, b=3, d=4, c=5 (Java AssignFreshIds)
+        let inner = DataType::Struct(Fields::from(vec![Field::new("c", DataType::Int32, true)]));
+        let a = DataType::Struct(Fields::from(vec![
+            Field::new("b", inner, true),
+            Field::new("d", DataType::Utf8View, true),
+        ]));
+        let s = schema_from_arrow(&ArrowSchema::new(vec![
+            Field::new("a", a, true),
+            Field::new("e", DataType::LargeUtf8, false),
+        ]))
+        .unwrap();
+        for (n, id) in [("a", 1), ("e", 2), ("a.b", 3), ("a.d", 4), ("a.b.c", 5)] {
+            assert_eq!(s.field_by_name(n).unwrap().id, id, "{n}");
+        }
+        assert!(s.field_by_name("e").unwrap().required);
+        assert_eq!(s.field_by_name("a.d").unwrap().field_type, PrimitiveType::String.into());
+    }
+
+    #[test]
+    fn timestamps_and_errors() {
+        let fields = vec![
+            Field::new("ms", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+            Field::new("ns", DataType::Timestamp(TimeUnit::Nanosecond, Some("+00:00".into())), true),
+        ];
+        let s = schema_from_arrow(&ArrowSchema::new(fields.clone())).unwrap();
+        assert_eq!(s.fields()[0].field_type, PrimitiveType::Timestamp.into());
+        assert_eq!(s.fields()[1].field_type, PrimitiveType::Timestamptz.into());
+        let s = schema_from_arrow_with(
+            &ArrowSchema::new(fields),
+            FromArrowOptions { nanosecond_timestamps: true },
+        )
+        .unwrap();
+        assert_eq!(s.fields()[1].field_type, PrimitiveType::TimestamptzNs.into());
+        let err = schema_from_arrow(&ArrowSchema::new(vec![Field::new(
+            "dur",
+            DataType::Duration(TimeUnit::Second),
+            true,
+        )]))
+        .unwrap_err();
+        assert!(err.to_string().contains("'dur'"), "{err}");
+    }
+}
