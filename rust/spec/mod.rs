@@ -2,13 +2,20 @@
 //! sort orders, snapshots and refs, table metadata (+ its versioned JSON wire form).
 
 pub mod metrics_truncate;
+pub mod partition;
 pub mod schema;
+pub mod transform;
 pub mod types;
 pub mod values;
 
 pub use metrics_truncate::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string,
 };
+pub use partition::{
+    PartitionField, PartitionSpec, PartitionSpecBuilder, PARTITION_DATA_ID_START,
+    UNPARTITIONED_LAST_ASSIGNED_ID,
+};
 pub use schema::{Schema, SchemaRef};
+pub use transform::{bucket_hash, Transform};
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
 pub use values::{Literal, StructValue};
