@@ -1,0 +1,468 @@
+//! Reading Parquet data files by Iceberg field id: projection to the leaves a projected
+//! schema needs, then adaptation of every batch to exactly `schema_to_arrow(projected)`
+//! (column order, promotions, timezone spelling, missing columns as nulls).
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow_array::{
+    new_null_array, Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchReader, StructArray,
+};
+use arrow_buffer::OffsetBuffer;
+use arrow_cast::{cast_with_options, CastOptions};
+use arrow_schema::{DataType, FieldRef, SchemaRef};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
+
+use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
+use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
+use crate::io::local_path;
+use crate::spec::{NestedField, PrimitiveType, Schema, Type};
+
+/// Default number of rows per batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// Reads one Parquet data file as Arrow batches of the projected Iceberg schema.
+/// Batches hold at most `batch_size` rows; the file is never loaded whole.
+pub struct ArrowReader {
+    inner: ParquetRecordBatchReader,
+    projected: Arc<Schema>,
+    target: SchemaRef,
+    path: String,
+}
+
+impl std::fmt::Debug for ArrowReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrowReader").field("path", &self.path).field("target", &self.target).finish()
+    }
+}
+
+/// Opens `path` and reads it projected to `projected` (by field id), `batch_size` rows at a time.
+pub fn read_parquet(path: &str, projected: &Schema, batch_size: usize) -> Result<ArrowReader> {
+    ArrowReader::open(path, projected, batch_size)
+}
+
+impl ArrowReader {
+    pub fn open(path: &str, projected: &Schema, batch_size: usize) -> Result<Self> {
+        let local = local_path(path)?;
+        let file = File::open(&local).map_err(|e| Error::from(e).with_context("file", path))?;
+        // The embedded Arrow schema of other writers (LargeUtf8, views, dictionaries) is
+        // ignored: the Parquet schema plus our casts decide the output types.
+        let opts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
+            .map_err(|e| parquet_err(e, "cannot open Parquet file", path))?;
+        let descr = builder.parquet_schema();
+        let mask = projection_mask(descr, projected, path)?;
+        let target: SchemaRef = Arc::new(schema_to_arrow(projected)?);
+        let inner = builder
+            .with_projection(mask)
+            .with_batch_size(batch_size.max(1))
+            .build()
+            .map_err(|e| parquet_err(e, "cannot read Parquet file", path))?;
+        // Required columns absent from the file fail now rather than on the first batch.
+        let file_schema = inner.schema();
+        for f in projected.fields() {
+            if f.required && find_by_id(file_schema.fields().iter(), f.id)?.is_none() {
+                return Err(invalid_data(format!(
+                    "required field '{}' (id {}) is not in the data file",
+                    f.name, f.id
+                ))
+                .with_context("file", path));
+            }
+        }
+        Ok(ArrowReader { inner, projected: Arc::new(projected.clone()), target, path: path.to_string() })
+    }
+
+    /// The schema of every batch: `schema_to_arrow(projected)`.
+    pub fn schema(&self) -> SchemaRef {
+        self.target.clone()
+    }
+
+    fn adapt_batch(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let rows = batch.num_rows();
+        let file_fields = batch.schema();
+        let mut columns = Vec::with_capacity(self.target.fields().len());
+        for (f, tf) in self.projected.fields().iter().zip(self.target.fields()) {
+            let col = match find_by_id(file_fields.fields().iter(), f.id)? {
+                Some(i) => adapt(batch.column(i), f, tf.data_type(), &f.name)?,
+                None => absent(f, tf.data_type(), rows, &f.name)?,
+            };
+            columns.push(col);
+        }
+        let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.target.clone(), columns, &opts)
+            .map_err(|e| invalid_data("data file does not fit the projected schema").with_source(e))
+    }
+}
+
+impl Iterator for ArrowReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batch = self.inner.next()?;
+        Some(
+            batch
+                .map_err(|e| invalid_data("cannot decode Parquet data").with_source(e))
+                .and_then(|b| self.adapt_batch(b))
+                .map_err(|e| e.with_context("file", self.path.clone())),
+        )
+    }
+}
+
+fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
+    invalid_data(what).with_context("file", path).with_source(e)
+}
+
+/// Index of the field whose `PARQUET:field_id` is `id`.
+fn find_by_id<'a>(mut fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
+    let mut i = 0;
+    for f in fields.by_ref() {
+        if arrow_field_id(f)? == Some(id) {
+            return Ok(Some(i));
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
+/// The leaves of the file needed for `projected`: a leaf is kept when every node on its path
+/// that carries a field id is a projected field id (list/map wrapper groups carry none).
+fn projection_mask(descr: &SchemaDescriptor, projected: &Schema, path: &str) -> Result<ProjectionMask> {
+    let mut wanted = HashSet::new();
+    projected.fields().iter().for_each(|f| collect_ids(f, &mut wanted));
+    let mut leaves = Vec::new();
+    let mut next_leaf = 0usize;
+    let mut any_id = false;
+    for top in descr.root_schema().get_fields() {
+        let info = top.get_basic_info();
+        any_id |= info.has_id();
+        let keep = info.has_id() && wanted.contains(&info.id());
+        walk(top, keep, &wanted, &mut next_leaf, &mut leaves, &mut any_id);
+    }
+    if !any_id && descr.num_columns() > 0 {
+        return Err(not_supported(
+            "the data file has no Parquet field ids; reading it needs a name mapping, which is not supported yet",
+        )
+        .with_context("file", path));
+    }
+    Ok(ProjectionMask::leaves(descr, leaves))
+}
+
+fn collect_ids(f: &NestedField, out: &mut HashSet<i32>) {
+    out.insert(f.id);
+    match &f.field_type {
+        Type::Primitive(_) => {}
+        Type::Struct(s) => s.fields.iter().for_each(|c| collect_ids(c, out)),
+        Type::List(l) => collect_ids(&l.element_field, out),
+        Type::Map(m) => {
+            collect_ids(&m.key_field, out);
+            collect_ids(&m.value_field, out);
+        }
+    }
+}
+
+fn walk(
+    node: &ParquetType,
+    keep: bool,
+    wanted: &HashSet<i32>,
+    next_leaf: &mut usize,
+    leaves: &mut Vec<usize>,
+    any_id: &mut bool,
+) {
+    if node.is_group() {
+        for c in node.get_fields() {
+            let info = c.get_basic_info();
+            *any_id |= info.has_id();
+            let child_keep = keep && (!info.has_id() || wanted.contains(&info.id()));
+            walk(c, child_keep, wanted, next_leaf, leaves, any_id);
+        }
+    } else {
+        if keep {
+            leaves.push(*next_leaf);
+        }
+        *next_leaf += 1;
+    }
+}
+
+/// An all-null column for a field the file does not have (an error if it is required).
+fn absent(f: &NestedField, dt: &DataType, rows: usize, path: &str) -> Result<ArrayRef> {
+    if f.required {
+        return Err(invalid_data(format!("required field '{path}' (id {}) is not in the data file", f.id)));
+    }
+    Ok(new_null_array(dt, rows))
+}
+
+/// Adapts a file column to the projected field's Arrow type.
+fn adapt(array: &ArrayRef, f: &NestedField, target: &DataType, path: &str) -> Result<ArrayRef> {
+    match (&f.field_type, target) {
+        (Type::Primitive(p), _) => adapt_primitive(array, p, target, path),
+        (Type::Struct(st), DataType::Struct(target_fields)) => {
+            let sa = array
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| mismatch(path, "struct", array))?;
+            let (src_fields, src_cols) = (sa.fields(), sa.columns());
+            let mut cols = Vec::with_capacity(target_fields.len());
+            for (child, tf) in st.fields.iter().zip(target_fields.iter()) {
+                let cpath = format!("{path}.{}", child.name);
+                cols.push(match find_by_id(src_fields.iter(), child.id)? {
+                    Some(i) => adapt(&src_cols[i], child, tf.data_type(), &cpath)?,
+                    None => absent(child, tf.data_type(), sa.len(), &cpath)?,
+                });
+            }
+            let out =
+                StructArray::try_new_with_length(target_fields.clone(), cols, sa.nulls().cloned(), sa.len())
+                    .map_err(|e| invalid_data(format!("cannot rebuild struct '{path}'")).with_source(e))?;
+            Ok(Arc::new(out))
+        }
+        (Type::List(l), DataType::List(target_el)) => {
+            let epath = format!("{path}.element");
+            let (offsets, values, nulls) = match array.data_type() {
+                DataType::List(_) => {
+                    let la = array
+                        .as_any()
+                        .downcast_ref::<ListArray>()
+                        .ok_or_else(|| mismatch(path, "list", array))?;
+                    (la.offsets().clone(), la.values().clone(), la.nulls().cloned())
+                }
+                DataType::LargeList(_) => {
+                    let cast = cast_with_options(array, &DataType::List(target_el.clone()), &strict())
+                        .map_err(|e| {
+                            invalid_data(format!("cannot read large list '{path}'")).with_source(e)
+                        })?;
+                    let la = cast
+                        .as_any()
+                        .downcast_ref::<ListArray>()
+                        .ok_or_else(|| mismatch(path, "list", array))?;
+                    (la.offsets().clone(), la.values().clone(), la.nulls().cloned())
+                }
+                _ => return Err(mismatch(path, "list", array)),
+            };
+            let values = adapt(&values, &l.element_field, target_el.data_type(), &epath)?;
+            let out = ListArray::try_new(target_el.clone(), offsets, values, nulls)
+                .map_err(|e| invalid_data(format!("cannot rebuild list '{path}'")).with_source(e))?;
+            Ok(Arc::new(out))
+        }
+        (Type::Map(m), DataType::Map(entries_field, sorted)) => {
+            let ma = array.as_any().downcast_ref::<MapArray>().ok_or_else(|| mismatch(path, "map", array))?;
+            let DataType::Struct(kv_fields) = entries_field.data_type() else {
+                return Err(invalid_data(format!("map '{path}' has no key/value struct")));
+            };
+            let key = adapt(ma.keys(), &m.key_field, kv_fields[0].data_type(), &format!("{path}.key"))?;
+            let value =
+                adapt(ma.values(), &m.value_field, kv_fields[1].data_type(), &format!("{path}.value"))?;
+            let entries = StructArray::try_new(kv_fields.clone(), vec![key, value], None)
+                .map_err(|e| invalid_data(format!("cannot rebuild map entries '{path}'")).with_source(e))?;
+            let offsets: OffsetBuffer<i32> = ma.offsets().clone();
+            let out =
+                MapArray::try_new(entries_field.clone(), offsets, entries, ma.nulls().cloned(), *sorted)
+                    .map_err(|e| invalid_data(format!("cannot rebuild map '{path}'")).with_source(e))?;
+            Ok(Arc::new(out))
+        }
+        (t, _) => Err(invalid_data(format!(
+            "expected {t} for field '{path}' (id {}), found Arrow type {} in the data file",
+            f.id,
+            array.data_type()
+        ))),
+    }
+}
+
+fn strict() -> CastOptions<'static> {
+    CastOptions { safe: false, ..Default::default() }
+}
+
+fn mismatch(path: &str, expected: &str, array: &ArrayRef) -> Error {
+    invalid_data(format!(
+        "expected a {expected} for field '{path}', found Arrow type {} in the data file",
+        array.data_type()
+    ))
+}
+
+/// Whether a file column of Iceberg type `from` can be read as `to` (same type or an allowed promotion).
+pub fn can_read_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
+    use PrimitiveType as P;
+    match (from, to) {
+        (a, b) if a == b => true,
+        (P::Int, P::Long) | (P::Float, P::Double) | (P::Fixed(16), P::Uuid) | (P::Binary, P::String) => true,
+        (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
+            s1 == s2 && p1 <= p2
+        }
+        // Files from other writers may store timestamps in ms or ns (INT96); read them as micros.
+        (P::TimestampNs, P::Timestamp) | (P::TimestamptzNs, P::Timestamptz) => true,
+        _ => false,
+    }
+}
+
+fn adapt_primitive(array: &ArrayRef, p: &PrimitiveType, target: &DataType, path: &str) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(array.clone());
+    }
+    let ns = matches!(p, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)
+        || matches!(array.data_type(), DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _));
+    let from = primitive_from_arrow(array.data_type(), FromArrowOptions { nanosecond_timestamps: ns })
+        .map_err(|e| Error::new(e.kind(), format!("{} (field '{path}')", e.message())))?;
+    if !can_read_as(&from, p) {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "expected {p} for field '{path}', found {from} (Arrow {}) in the data file",
+                array.data_type()
+            ),
+        ));
+    }
+    cast_with_options(array, target, &strict()).map_err(|e| {
+        invalid_data(format!("cannot convert field '{path}' from Arrow {} to {target}", array.data_type()))
+            .with_source(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Date32Type, Decimal128Type, Float32Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    };
+    use arrow_array::Int32Array;
+    use arrow_schema::{Field, Schema as ArrowSchema};
+
+    use super::*;
+    use crate::spec::StructType;
+
+    const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden/all_types.parquet");
+    const GOLDEN_ROWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden/all_types_rows.json");
+
+    fn golden_schema() -> Schema {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(GOLDEN_ROWS).unwrap()).unwrap();
+        Schema::from_json(&v["schema"]).unwrap()
+    }
+
+    fn read_all(path: &str, s: &Schema, batch: usize) -> Vec<RecordBatch> {
+        read_parquet(path, s, batch).unwrap().collect::<Result<Vec<_>>>().unwrap()
+    }
+
+    #[test]
+    fn reads_java_golden_all_types() {
+        let schema = golden_schema();
+        let batches = read_all(GOLDEN, &schema, 2);
+        assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), vec![2, 2, 1]);
+        let want = Arc::new(schema_to_arrow(&schema).unwrap());
+        for b in &batches {
+            assert_eq!(b.schema(), want);
+        }
+        let all = arrow_select::concat::concat_batches(&want, &batches).unwrap();
+        let col = |name: &str| all.column_by_name(name).unwrap().clone();
+        let b = col("b");
+        let b = b.as_boolean();
+        assert_eq!((b.value(0), b.value(1), b.is_null(2), b.value(4)), (true, false, true, true));
+        let i = col("i");
+        assert_eq!(i.as_primitive::<Int32Type>().value(1), i32::MIN);
+        assert_eq!(col("l").as_primitive::<Int64Type>().value(2), i64::MAX);
+        let f = col("f");
+        let f = f.as_primitive::<Float32Type>();
+        assert!(f.value(1).is_nan());
+        assert!(f.value(2) == 0.0 && f.value(2).is_sign_negative());
+        assert!(f.is_null(3));
+        assert_eq!(col("dec9").as_primitive::<Decimal128Type>().value(0), 1420);
+        assert_eq!(col("dec38").as_primitive::<Decimal128Type>().value(0), 123456789012345678900123456789);
+        assert_eq!(col("dt").as_primitive::<Date32Type>().value(0), 19782);
+        assert_eq!(col("dt").as_primitive::<Date32Type>().value(2), -25567);
+        let ts = col("ts");
+        assert_eq!(ts.as_primitive::<TimestampMicrosecondType>().value(1), -1);
+        assert_eq!(ts.as_primitive::<TimestampMicrosecondType>().value(0), 1709210096789012);
+        assert_eq!(col("ts_ntz").as_primitive::<TimestampMicrosecondType>().value(2), -1);
+        let s = col("s");
+        assert_eq!(s.as_string::<i32>().value(0), "héllo wörld 日本語");
+        assert_eq!(col("bin").as_binary::<i32>().value(0), &[0, 1, 2, 3]);
+        let st = col("st");
+        let st = st.as_struct();
+        assert!(st.is_valid(1) && st.is_null(2));
+        assert_eq!(st.column(0).as_primitive::<Int32Type>().value(4), 5);
+        let inner = st.column(2).as_struct();
+        assert!(inner.column(0).as_primitive::<arrow_array::types::Float64Type>().value(4).is_nan());
+        let arr = col("arr");
+        let arr = arr.as_list::<i32>();
+        assert_eq!(arr.value(0).as_primitive::<Int32Type>().values().to_vec(), vec![1, 2, 3]);
+        assert_eq!(arr.value(1).len(), 0);
+        assert!(arr.is_null(3));
+        let m = col("m");
+        let m = m.as_map();
+        let e0 = m.value(0);
+        assert_eq!(e0.column(0).as_string::<i32>().value(1), "k2");
+        assert_eq!(e0.column(1).as_primitive::<Int32Type>().value(1), 2);
+        let m_arr = col("m_arr");
+        let m_arr = m_arr.as_map();
+        assert_eq!(m_arr.value(1).len(), 2);
+        let arr_st = col("arr_st");
+        assert_eq!(arr_st.as_list::<i32>().value(1).len(), 2);
+    }
+
+    #[test]
+    fn projection_reorder_promotion_and_missing_columns() {
+        let g = golden_schema();
+        let st = g.field_by_id(13).unwrap();
+        let Type::Struct(st_type) = &st.field_type else { panic!() };
+        let projected = Schema::new(
+            0,
+            vec![
+                NestedField::optional(11, "s", PrimitiveType::String.into()),
+                NestedField::optional(2, "i_as_long", PrimitiveType::Long.into()),
+                NestedField::optional(99, "added_later", PrimitiveType::Double.into()),
+                NestedField::optional(
+                    13,
+                    "st",
+                    Type::Struct(StructType::new(vec![
+                        st_type.fields[0].as_ref().clone(),
+                        NestedField::optional(98, "new_child", PrimitiveType::String.into()),
+                    ])),
+                ),
+                NestedField::optional(4, "f_as_double", PrimitiveType::Double.into()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        let batches = read_all(GOLDEN, &projected, 1024);
+        assert_eq!(batches.len(), 1);
+        let b = &batches[0];
+        assert_eq!(b.schema().as_ref(), &schema_to_arrow(&projected).unwrap());
+        assert_eq!(b.column(0).as_string::<i32>().value(4), "a");
+        assert_eq!(b.column(1).as_primitive::<Int64Type>().value(1), i64::from(i32::MIN));
+        assert_eq!(b.column(2).null_count(), 5);
+        let st = b.column(3).as_struct();
+        assert_eq!(st.num_columns(), 2);
+        assert_eq!(st.column(0).as_primitive::<Int32Type>().value(0), 1);
+        assert_eq!(st.column(1).null_count(), 5);
+        assert_eq!(b.column(4).as_primitive::<arrow_array::types::Float64Type>().value(0), 1.5);
+
+        // A required column the file lacks is an error naming it and the file.
+        let bad = Schema::new(0, vec![NestedField::required(99, "must", PrimitiveType::Int.into())], vec![])
+            .unwrap();
+        let err = read_parquet(GOLDEN, &bad, 10).unwrap_err();
+        assert!(err.to_string().contains("'must'") && err.to_string().contains("all_types.parquet"), "{err}");
+        // An incompatible type is an error, not silent nulls.
+        let bad =
+            Schema::new(0, vec![NestedField::optional(11, "s", PrimitiveType::Int.into())], vec![]).unwrap();
+        let err = read_parquet(GOLDEN, &bad, 10).unwrap().next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("expected int for field 's'"), "{err}");
+    }
+
+    #[test]
+    fn file_without_field_ids_is_not_supported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("noids.parquet");
+        let schema = Arc::new(ArrowSchema::new(vec![Field::new("a", DataType::Int32, true)]));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![1, 2]))]).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let s =
+            Schema::new(0, vec![NestedField::optional(1, "a", PrimitiveType::Int.into())], vec![]).unwrap();
+        let err = read_parquet(path.to_str().unwrap(), &s, 10).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotSupported);
+        assert!(err.to_string().contains("noids.parquet"), "{err}");
+    }
+}
