@@ -4,6 +4,8 @@
 pub mod metrics_truncate;
 pub mod partition;
 pub mod schema;
+pub mod snapshot;
+pub mod sort_order;
 pub mod transform;
 pub mod types;
 pub mod values;
@@ -16,6 +18,10 @@ pub use partition::{
     UNPARTITIONED_LAST_ASSIGNED_ID,
 };
 pub use schema::{Schema, SchemaRef};
+pub use snapshot::{
+    MetadataLogEntry, Operation, Snapshot, SnapshotLogEntry, SnapshotRef, SnapshotRetention, Summary,
+};
+pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
 pub use transform::{bucket_hash, Transform};
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
 pub use values::{Literal, StructValue};
