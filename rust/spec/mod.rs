@@ -6,6 +6,8 @@ pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
+pub mod table_metadata;
+mod table_metadata_serde;
 pub mod transform;
 pub mod types;
 pub mod values;
@@ -22,6 +24,10 @@ pub use snapshot::{
     MetadataLogEntry, Operation, Snapshot, SnapshotLogEntry, SnapshotRef, SnapshotRetention, Summary,
 };
 pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
+pub use table_metadata::{
+    TableMetadata, PROPERTY_PARQUET_COMPRESSION, PROPERTY_PREVIOUS_VERSIONS_MAX,
+    PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT,
+};
 pub use transform::{bucket_hash, Transform};
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
 pub use values::{Literal, StructValue};

@@ -1,0 +1,633 @@
+//! Table metadata, version-agnostic: schemas, specs, sort orders, properties, snapshots,
+//! refs and logs, plus the builder steps a commit uses to derive the next version.
+//! The JSON wire form (v1/v2/v3) is in `table_metadata_serde.rs`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::partition::{PartitionSpec, PARTITION_DATA_ID_START, UNPARTITIONED_LAST_ASSIGNED_ID};
+use super::schema::{Schema, SchemaRef};
+use super::snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
+use super::sort_order::SortOrder;
+use super::table_metadata_serde;
+use crate::error::{not_supported, validation, Result};
+
+/// Table property: how many previous metadata files `metadata-log` keeps.
+pub const PROPERTY_PREVIOUS_VERSIONS_MAX: &str = "write.metadata.previous-versions-max";
+pub const PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT: usize = 100;
+/// Table property Java sets to `zstd` on new tables.
+pub const PROPERTY_PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
+/// Properties that are not stored (they are table metadata fields instead).
+const RESERVED_PROPERTIES: &[&str] = &["format-version", "uuid", "snapshot-count", "current-snapshot-id"];
+
+/// One version of a table's metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableMetadata {
+    pub(crate) format_version: i32,
+    pub(crate) table_uuid: Option<String>,
+    pub(crate) location: String,
+    pub(crate) last_sequence_number: i64,
+    pub(crate) last_updated_ms: i64,
+    pub(crate) last_column_id: i32,
+    pub(crate) schemas: Vec<SchemaRef>,
+    pub(crate) current_schema_id: i32,
+    pub(crate) partition_specs: Vec<PartitionSpec>,
+    pub(crate) default_spec_id: i32,
+    pub(crate) last_partition_id: i32,
+    pub(crate) sort_orders: Vec<SortOrder>,
+    pub(crate) default_sort_order_id: i32,
+    pub(crate) properties: BTreeMap<String, String>,
+    pub(crate) current_snapshot_id: Option<i64>,
+    pub(crate) snapshots: Vec<Snapshot>,
+    pub(crate) refs: BTreeMap<String, SnapshotRef>,
+    /// Statistics files, kept as JSON (not interpreted).
+    pub(crate) statistics: Vec<Value>,
+    pub(crate) partition_statistics: Vec<Value>,
+    pub(crate) snapshot_log: Vec<SnapshotLogEntry>,
+    pub(crate) metadata_log: Vec<MetadataLogEntry>,
+    /// v3 row lineage.
+    pub(crate) next_row_id: Option<i64>,
+    /// The file this version was read from (not serialized).
+    pub(crate) metadata_location: Option<String>,
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl TableMetadata {
+    // ---- parsing / writing -------------------------------------------------------
+
+    /// Parses a `*.metadata.json` document (v1, v2, or v3 read tolerantly).
+    /// `metadata_location` is the file it came from, kept for the next commit's log.
+    pub fn from_json_str(s: &str, metadata_location: Option<String>) -> Result<Self> {
+        table_metadata_serde::from_json_str(s, metadata_location)
+    }
+
+    /// Parses an already-decoded JSON document.
+    pub fn from_json_value(v: &Value, metadata_location: Option<String>) -> Result<Self> {
+        table_metadata_serde::from_json_value(v, metadata_location)
+    }
+
+    /// Serializes in Java's key order: the v2 shape for format 2, the v1 shape (with
+    /// `schema` and `partition-spec`) for format 1.
+    pub fn to_json_string(&self) -> Result<String> {
+        table_metadata_serde::to_json_string(self)
+    }
+
+    // ---- getters -----------------------------------------------------------------
+
+    pub fn format_version(&self) -> i32 {
+        self.format_version
+    }
+
+    /// The table UUID (absent only in some old v1 tables).
+    pub fn table_uuid(&self) -> Option<&str> {
+        self.table_uuid.as_deref()
+    }
+
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub fn last_sequence_number(&self) -> i64 {
+        self.last_sequence_number
+    }
+
+    pub fn last_updated_ms(&self) -> i64 {
+        self.last_updated_ms
+    }
+
+    pub fn last_column_id(&self) -> i32 {
+        self.last_column_id
+    }
+
+    pub fn schemas(&self) -> &[SchemaRef] {
+        &self.schemas
+    }
+
+    pub fn current_schema_id(&self) -> i32 {
+        self.current_schema_id
+    }
+
+    /// The current schema. Parsing and the builders guarantee it exists.
+    pub fn current_schema(&self) -> &SchemaRef {
+        self.schema_by_id(self.current_schema_id).unwrap_or(&self.schemas[0])
+    }
+
+    pub fn schema_by_id(&self, id: i32) -> Option<&SchemaRef> {
+        self.schemas.iter().find(|s| s.schema_id() == id)
+    }
+
+    pub fn partition_specs(&self) -> &[PartitionSpec] {
+        &self.partition_specs
+    }
+
+    pub fn default_spec_id(&self) -> i32 {
+        self.default_spec_id
+    }
+
+    /// The default partition spec. Parsing and the builders guarantee it exists.
+    pub fn default_spec(&self) -> &PartitionSpec {
+        self.spec_by_id(self.default_spec_id).unwrap_or(&self.partition_specs[0])
+    }
+
+    pub fn spec_by_id(&self, id: i32) -> Option<&PartitionSpec> {
+        self.partition_specs.iter().find(|s| s.spec_id == id)
+    }
+
+    pub fn last_partition_id(&self) -> i32 {
+        self.last_partition_id
+    }
+
+    pub fn sort_orders(&self) -> &[SortOrder] {
+        &self.sort_orders
+    }
+
+    pub fn default_sort_order_id(&self) -> i32 {
+        self.default_sort_order_id
+    }
+
+    /// The default sort order. Parsing and the builders guarantee it exists.
+    pub fn default_sort_order(&self) -> &SortOrder {
+        self.sort_order_by_id(self.default_sort_order_id).unwrap_or(&self.sort_orders[0])
+    }
+
+    pub fn sort_order_by_id(&self, id: i32) -> Option<&SortOrder> {
+        self.sort_orders.iter().find(|s| s.order_id == id)
+    }
+
+    pub fn properties(&self) -> &BTreeMap<String, String> {
+        &self.properties
+    }
+
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.properties.get(key).map(String::as_str)
+    }
+
+    pub fn current_snapshot_id(&self) -> Option<i64> {
+        self.current_snapshot_id
+    }
+
+    pub fn current_snapshot(&self) -> Option<&Snapshot> {
+        self.current_snapshot_id.and_then(|id| self.snapshot_by_id(id))
+    }
+
+    pub fn snapshot_by_id(&self, id: i64) -> Option<&Snapshot> {
+        self.snapshots.iter().find(|s| s.snapshot_id == id)
+    }
+
+    pub fn snapshots(&self) -> &[Snapshot] {
+        &self.snapshots
+    }
+
+    pub fn refs(&self) -> &BTreeMap<String, SnapshotRef> {
+        &self.refs
+    }
+
+    /// The snapshot a branch or tag points at.
+    pub fn snapshot_for_ref(&self, name: &str) -> Option<&Snapshot> {
+        self.refs.get(name).and_then(|r| self.snapshot_by_id(r.snapshot_id))
+    }
+
+    /// The schema a snapshot was written with (its `schema-id`), else the current schema.
+    pub fn schema_for_snapshot(&self, snapshot: &Snapshot) -> &SchemaRef {
+        snapshot.schema_id.and_then(|id| self.schema_by_id(id)).unwrap_or_else(|| self.current_schema())
+    }
+
+    pub fn snapshot_log(&self) -> &[SnapshotLogEntry] {
+        &self.snapshot_log
+    }
+
+    pub fn metadata_log(&self) -> &[MetadataLogEntry] {
+        &self.metadata_log
+    }
+
+    pub fn statistics(&self) -> &[Value] {
+        &self.statistics
+    }
+
+    pub fn partition_statistics(&self) -> &[Value] {
+        &self.partition_statistics
+    }
+
+    pub fn next_row_id(&self) -> Option<i64> {
+        self.next_row_id
+    }
+
+    pub fn metadata_location(&self) -> Option<&str> {
+        self.metadata_location.as_deref()
+    }
+
+    /// Sets the file this version lives at (after the catalog wrote or read it).
+    pub fn with_metadata_location(mut self, location: impl Into<String>) -> Self {
+        self.metadata_location = Some(location.into());
+        self
+    }
+
+    // ---- commit helpers ------------------------------------------------------------
+
+    /// The sequence number the next snapshot gets: last + 1 for v2+, 0 for v1.
+    pub fn next_sequence_number(&self) -> i64 {
+        if self.format_version >= 2 {
+            self.last_sequence_number + 1
+        } else {
+            0
+        }
+    }
+
+    /// A new positive snapshot id that no existing snapshot uses (Java: the absolute value
+    /// of a random UUID's two halves XORed).
+    pub fn new_snapshot_id(&self) -> i64 {
+        let used: HashSet<i64> = self.snapshots.iter().map(|s| s.snapshot_id).collect();
+        loop {
+            let u = uuid::Uuid::new_v4().as_u128();
+            let id = ((u >> 64) as i64 ^ u as i64).wrapping_abs();
+            if id > 0 && !used.contains(&id) {
+                return id;
+            }
+        }
+    }
+
+    /// Metadata for a new table. The schema keeps its field ids and gets schema id 0;
+    /// the spec (field ids assigned from 1000 where missing, i.e. <= 0) becomes spec 0;
+    /// a sorted order becomes order 1 next to the unsorted order 0. Adds
+    /// `write.parquet.compression-codec=zstd` unless set, as Java does.
+    pub fn new_table(
+        schema: Schema,
+        spec: Option<PartitionSpec>,
+        sort_order: Option<SortOrder>,
+        location: &str,
+        properties: BTreeMap<String, String>,
+        format_version: i32,
+    ) -> Result<Self> {
+        if !(1..=2).contains(&format_version) {
+            return Err(not_supported(format!(
+                "cannot create a table with format version {format_version}: expected 1 or 2"
+            )));
+        }
+        let location = location.trim_end_matches('/');
+        if location.is_empty() {
+            return Err(validation("cannot create a table without a location"));
+        }
+        let schema = schema.with_schema_id(0);
+
+        let mut spec = spec.unwrap_or_default();
+        spec.spec_id = 0;
+        let mut next_id =
+            spec.fields.iter().map(|f| f.field_id).max().unwrap_or(0).max(UNPARTITIONED_LAST_ASSIGNED_ID);
+        for f in spec.fields.iter_mut().filter(|f| f.field_id <= 0) {
+            next_id += 1;
+            f.field_id = next_id;
+        }
+        if let Some(f) = spec.fields.iter().find(|f| f.field_id < PARTITION_DATA_ID_START) {
+            return Err(validation(format!(
+                "partition field '{}' has id {}: partition field ids start at {PARTITION_DATA_ID_START}",
+                f.name, f.field_id
+            )));
+        }
+        spec.validate(&schema)?;
+        let last_partition_id = spec.last_assigned_field_id();
+
+        let mut sort_orders = vec![SortOrder::unsorted()];
+        let mut default_sort_order_id = SortOrder::UNSORTED_ORDER_ID;
+        if let Some(order) = sort_order.filter(|o| !o.is_unsorted()) {
+            let order = SortOrder::new(1, order.fields);
+            order.validate(&schema)?;
+            default_sort_order_id = order.order_id;
+            sort_orders.push(order);
+        }
+
+        let mut properties = properties;
+        for k in RESERVED_PROPERTIES {
+            properties.remove(*k);
+        }
+        properties.entry(PROPERTY_PARQUET_COMPRESSION.to_string()).or_insert_with(|| "zstd".to_string());
+
+        Ok(TableMetadata {
+            format_version,
+            table_uuid: Some(uuid::Uuid::new_v4().hyphenated().to_string()),
+            location: location.to_string(),
+            last_sequence_number: 0,
+            last_updated_ms: now_ms(),
+            last_column_id: schema.highest_field_id(),
+            schemas: vec![Arc::new(schema)],
+            current_schema_id: 0,
+            partition_specs: vec![spec],
+            default_spec_id: 0,
+            last_partition_id,
+            sort_orders,
+            default_sort_order_id,
+            properties,
+            current_snapshot_id: None,
+            snapshots: Vec::new(),
+            refs: BTreeMap::new(),
+            statistics: Vec::new(),
+            partition_statistics: Vec::new(),
+            snapshot_log: Vec::new(),
+            metadata_log: Vec::new(),
+            next_row_id: None,
+            metadata_location: None,
+        })
+    }
+
+    /// The starting point of the next version: the previous metadata file appended to
+    /// `metadata-log` (when this version has a location), last-updated-ms set, no location.
+    fn next_version(&self, now_ms: i64) -> TableMetadata {
+        let mut next = self.clone();
+        if let Some(loc) = &self.metadata_location {
+            next.metadata_log
+                .push(MetadataLogEntry { timestamp_ms: self.last_updated_ms, metadata_file: loc.clone() });
+        }
+        next.last_updated_ms = now_ms;
+        next.metadata_location = None;
+        next
+    }
+
+    /// Trims `metadata-log` to `write.metadata.previous-versions-max` (at least 1).
+    fn trim_metadata_log(&mut self) {
+        let max = self
+            .properties
+            .get(PROPERTY_PREVIOUS_VERSIONS_MAX)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT)
+            .max(1);
+        if self.metadata_log.len() > max {
+            let drop = self.metadata_log.len() - max;
+            self.metadata_log.drain(..drop);
+        }
+    }
+
+    /// The next version with `snapshot` added and made current on `main`: appends the
+    /// snapshot and a snapshot-log entry, bumps last-sequence-number, sets last-updated-ms
+    /// to `now_ms` and logs the previous metadata file.
+    pub fn add_snapshot(&self, snapshot: Snapshot, now_ms: i64) -> Result<TableMetadata> {
+        if snapshot.snapshot_id <= 0 {
+            return Err(validation(format!("snapshot ids must be positive, found {}", snapshot.snapshot_id)));
+        }
+        if self.snapshot_by_id(snapshot.snapshot_id).is_some() {
+            return Err(validation(format!(
+                "snapshot id {} already exists in the table",
+                snapshot.snapshot_id
+            )));
+        }
+        if self.format_version >= 2 && snapshot.sequence_number <= self.last_sequence_number {
+            return Err(validation(format!(
+                "snapshot {} has sequence number {}, expected more than the table's last sequence number {}",
+                snapshot.snapshot_id, snapshot.sequence_number, self.last_sequence_number
+            )));
+        }
+        if self.format_version == 1 && snapshot.sequence_number != 0 {
+            return Err(validation(format!(
+                "snapshot {} has sequence number {} but format v1 tables have no sequence numbers",
+                snapshot.snapshot_id, snapshot.sequence_number
+            )));
+        }
+        if let Some(id) = snapshot.schema_id {
+            if self.schema_by_id(id).is_none() {
+                return Err(validation(format!(
+                    "snapshot {} references unknown schema id {id}",
+                    snapshot.snapshot_id
+                )));
+            }
+        }
+        let mut next = self.next_version(now_ms);
+        let id = snapshot.snapshot_id;
+        if self.format_version >= 2 {
+            next.last_sequence_number = snapshot.sequence_number;
+        }
+        next.snapshot_log.push(SnapshotLogEntry { timestamp_ms: snapshot.timestamp_ms, snapshot_id: id });
+        next.snapshots.push(snapshot);
+        next.current_snapshot_id = Some(id);
+        match next.refs.get_mut(SnapshotRef::MAIN_BRANCH) {
+            Some(r) => r.snapshot_id = id,
+            None => {
+                next.refs.insert(SnapshotRef::MAIN_BRANCH.to_string(), SnapshotRef::branch(id));
+            }
+        }
+        next.trim_metadata_log();
+        Ok(next)
+    }
+
+    /// The next version with properties set and removed (reserved keys are rejected).
+    pub fn with_properties(
+        &self,
+        updates: impl IntoIterator<Item = (String, String)>,
+        removals: impl IntoIterator<Item = String>,
+    ) -> Result<TableMetadata> {
+        let mut next = self.next_version(now_ms());
+        for k in removals {
+            next.properties.remove(&k);
+        }
+        for (k, v) in updates {
+            if RESERVED_PROPERTIES.contains(&k.as_str()) {
+                return Err(validation(format!("table property '{k}' is reserved and cannot be set")));
+            }
+            next.properties.insert(k, v);
+        }
+        next.trim_metadata_log();
+        Ok(next)
+    }
+
+    /// The next version with a new table location (trailing `/` stripped).
+    pub fn with_location(&self, location: &str) -> Result<TableMetadata> {
+        let location = location.trim_end_matches('/');
+        if location.is_empty() {
+            return Err(validation("table location cannot be empty"));
+        }
+        let mut next = self.next_version(now_ms());
+        next.location = location.to_string();
+        next.trim_metadata_log();
+        Ok(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::spec::snapshot::{Operation, Summary};
+    use crate::spec::sort_order::SortField;
+    use crate::spec::transform::Transform;
+    use crate::spec::types::{NestedField, PrimitiveType};
+    use crate::spec::PartitionField;
+
+    fn schema() -> Schema {
+        Schema::new(
+            7,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long.into()),
+                NestedField::optional(2, "ts", PrimitiveType::Timestamptz.into()),
+            ],
+            vec![],
+        )
+        .unwrap()
+    }
+
+    fn snap(id: i64, parent: Option<i64>, seq: i64) -> Snapshot {
+        Snapshot {
+            snapshot_id: id,
+            parent_snapshot_id: parent,
+            sequence_number: seq,
+            timestamp_ms: 1000 + id,
+            manifest_list: Some(format!("s3://b/t/metadata/snap-{id}.avro")),
+            manifests: None,
+            summary: Summary::new(Operation::Append),
+            schema_id: Some(0),
+        }
+    }
+
+    #[test]
+    fn new_table_defaults() {
+        let spec = PartitionSpec::new(5, vec![PartitionField::new(2, 0, "ts_day", Transform::Day)]);
+        let order = SortOrder::new(3, vec![SortField::asc(1)]);
+        let m = TableMetadata::new_table(schema(), Some(spec), Some(order), "s3://b/t/", BTreeMap::new(), 2)
+            .unwrap();
+        assert_eq!(m.location(), "s3://b/t");
+        assert_eq!(m.current_schema().schema_id(), 0);
+        assert_eq!(m.last_column_id(), 2);
+        assert_eq!(m.default_spec().fields[0].field_id, 1000);
+        assert_eq!(m.default_spec().spec_id, 0);
+        assert_eq!(m.last_partition_id(), 1000);
+        assert_eq!(m.default_sort_order().order_id, 1);
+        assert_eq!(m.sort_orders().len(), 2);
+        assert_eq!(m.property(PROPERTY_PARQUET_COMPRESSION), Some("zstd"));
+        let u = m.table_uuid().unwrap();
+        assert_eq!(u, u.to_lowercase());
+        assert!(m.current_snapshot().is_none());
+
+        let m = TableMetadata::new_table(schema(), None, None, "/t", BTreeMap::new(), 1).unwrap();
+        assert_eq!(m.last_partition_id(), 999);
+        assert!(m.default_spec().is_unpartitioned());
+        assert_eq!(m.default_sort_order_id(), 0);
+
+        let bad = PartitionSpec::new(0, vec![PartitionField::new(9, 1000, "x", Transform::Identity)]);
+        let e = TableMetadata::new_table(schema(), Some(bad), None, "/t", BTreeMap::new(), 2).unwrap_err();
+        assert!(e.to_string().contains("source column id 9"), "{e}");
+        let bad = PartitionSpec::new(0, vec![PartitionField::new(1, 1000, "x", Transform::Day)]);
+        assert!(TableMetadata::new_table(schema(), Some(bad), None, "/t", BTreeMap::new(), 2).is_err());
+        let bad = SortOrder::new(1, vec![SortField::asc(42)]);
+        assert!(TableMetadata::new_table(schema(), None, Some(bad), "/t", BTreeMap::new(), 2).is_err());
+        assert!(TableMetadata::new_table(schema(), None, None, "/t", BTreeMap::new(), 4).is_err());
+    }
+
+    #[test]
+    fn add_snapshot_and_logs() {
+        let props = BTreeMap::from([(PROPERTY_PREVIOUS_VERSIONS_MAX.to_string(), "2".to_string())]);
+        let mut m = TableMetadata::new_table(schema(), None, None, "/t", props, 2).unwrap();
+        m = m.with_metadata_location("/t/metadata/v1.metadata.json");
+        let mut parent = None;
+        for (i, id) in [11i64, 12, 13].into_iter().enumerate() {
+            let seq = m.next_sequence_number();
+            assert_eq!(seq, i as i64 + 1);
+            let prev_updated = m.last_updated_ms();
+            let next = m.add_snapshot(snap(id, parent, seq), 5000 + i as i64).unwrap();
+            assert_eq!(next.metadata_log().last().unwrap().timestamp_ms, prev_updated);
+            assert!(next.metadata_location().is_none());
+            m = next.with_metadata_location(format!("/t/metadata/v{}.metadata.json", i + 2));
+            parent = Some(id);
+        }
+        assert_eq!(m.current_snapshot_id(), Some(13));
+        assert_eq!(m.refs()["main"].snapshot_id, 13);
+        assert_eq!(m.last_sequence_number(), 3);
+        assert_eq!(m.last_updated_ms(), 5002);
+        assert_eq!(m.snapshot_log().iter().map(|e| e.snapshot_id).collect::<Vec<_>>(), vec![11, 12, 13]);
+        assert_eq!(
+            m.metadata_log().iter().map(|e| e.metadata_file.as_str()).collect::<Vec<_>>(),
+            vec!["/t/metadata/v2.metadata.json", "/t/metadata/v3.metadata.json"]
+        );
+        assert!(m.add_snapshot(snap(13, None, 4), 1).is_err());
+        assert!(m.add_snapshot(snap(14, None, 3), 1).is_err());
+        let id = m.new_snapshot_id();
+        assert!(id > 0 && m.snapshot_by_id(id).is_none());
+
+        // round trip through JSON
+        let text = m.to_json_string().unwrap();
+        let back = TableMetadata::from_json_str(&text, m.metadata_location.clone()).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn properties_and_location() {
+        let m = TableMetadata::new_table(schema(), None, None, "/t", BTreeMap::new(), 2).unwrap();
+        let m2 = m
+            .with_properties(
+                [("a".to_string(), "1".to_string())],
+                ["write.parquet.compression-codec".to_string()],
+            )
+            .unwrap();
+        assert_eq!(m2.property("a"), Some("1"));
+        assert_eq!(m2.property(PROPERTY_PARQUET_COMPRESSION), None);
+        assert!(m.with_properties([("format-version".to_string(), "3".to_string())], []).is_err());
+        assert_eq!(m.with_location("/u//").unwrap().location(), "/u");
+    }
+
+    #[test]
+    fn v2_without_snapshots_writes_minus_one() {
+        let m = TableMetadata::new_table(schema(), None, None, "/t", BTreeMap::new(), 2).unwrap();
+        let v: Value = serde_json::from_str(&m.to_json_string().unwrap()).unwrap();
+        assert_eq!(v["current-snapshot-id"], json!(-1));
+        assert_eq!(v["refs"], json!({}));
+        assert_eq!(v["sort-orders"], json!([{"order-id": 0, "fields": []}]));
+        assert_eq!(v["last-sequence-number"], json!(0));
+        let text = m.to_json_string().unwrap();
+        assert!(text.starts_with(r#"{"format-version":2,"table-uuid":"#));
+        assert_eq!(TableMetadata::from_json_str(&text, None).unwrap(), m);
+    }
+
+    #[test]
+    fn v1_legacy_and_v3_tolerance() {
+        let v1 = json!({
+            "format-version": 1, "location": "/t", "last-updated-ms": 5, "last-column-id": 2,
+            "schema": {"type": "struct", "fields": [
+                {"id": 1, "name": "id", "required": true, "type": "long"},
+                {"id": 2, "name": "ts", "required": false, "type": "timestamptz"}]},
+            "partition-spec": [{"name": "ts_day", "transform": "day", "source-id": 2}],
+            "properties": {"k": "v"},
+            "current-snapshot-id": 3,
+            "snapshots": [{"snapshot-id": 3, "timestamp-ms": 4, "manifests": ["/t/m1.avro"]}]
+        });
+        let m = TableMetadata::from_json_value(&v1, None).unwrap();
+        assert_eq!(m.format_version(), 1);
+        assert!(m.table_uuid().is_none());
+        assert_eq!(m.default_spec().fields[0].field_id, 1000);
+        assert_eq!(m.last_partition_id(), 1000);
+        assert_eq!(m.last_sequence_number(), 0);
+        assert_eq!(m.current_snapshot().unwrap().sequence_number, 0);
+        assert_eq!(m.refs()["main"].snapshot_id, 3);
+        assert_eq!(m.default_sort_order(), &SortOrder::unsorted());
+        let out: Value = serde_json::from_str(&m.to_json_string().unwrap()).unwrap();
+        assert_eq!(out["format-version"], json!(1));
+        assert!(out.get("last-sequence-number").is_none());
+        assert_eq!(out["partition-spec"][0]["field-id"], json!(1000));
+        assert_eq!(out["schema"]["schema-id"], json!(0));
+        assert_eq!(TableMetadata::from_json_value(&out, None).unwrap(), m);
+        assert_eq!(m.next_sequence_number(), 0);
+
+        let v3 = json!({
+            "format-version": 3, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "/t",
+            "last-sequence-number": 0, "last-updated-ms": 5, "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "t", "required": false, "type": "timestamp_ns"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
+            "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
+            "current-snapshot-id": null, "next-row-id": 0, "encryption-keys": [], "some-future-key": {"x": 1}
+        });
+        let m = TableMetadata::from_json_value(&v3, None).unwrap();
+        assert_eq!(m.format_version(), 3);
+        assert_eq!(m.next_row_id(), Some(0));
+        assert!(m.current_snapshot_id().is_none());
+    }
+
+    #[test]
+    fn parse_errors_name_the_problem() {
+        let e = TableMetadata::from_json_str("{", Some("/t/v1.metadata.json".into())).unwrap_err();
+        assert!(e.to_string().contains("/t/v1.metadata.json"), "{e}");
+        let e = TableMetadata::from_json_str(r#"{"format-version": 2, "location": "/t"}"#, None).unwrap_err();
+        assert!(e.to_string().contains("table-uuid"), "{e}");
+        let e = TableMetadata::from_json_str(r#"{"format-version": 9}"#, None).unwrap_err();
+        assert!(e.to_string().contains("format version"), "{e}");
+    }
+}
