@@ -421,6 +421,39 @@ pub(crate) fn manifest_list_schema_v2() -> String {
     r.finish()
 }
 
+/// The `iceberg.schema` metadata Java writes in v2 manifest lists.
+pub(crate) fn manifest_list_iceberg_schema_v2() -> String {
+    let f = sj::iceberg_field;
+    let summary = [
+        f(509, "contains_null", true, "\"boolean\"", Some("True if any file has a null partition value")),
+        f(518, "contains_nan", false, "\"boolean\"", Some("True if any file has a nan partition value")),
+        f(510, "lower_bound", false, "\"binary\"", Some("Partition lower bound for all files")),
+        f(511, "upper_bound", false, "\"binary\"", Some("Partition upper bound for all files")),
+    ];
+    let partitions = format!(
+        "{{\"type\":\"list\",\"element-id\":508,\"element\":{{\"type\":\"struct\",\"fields\":[{}]}},\"element-required\":true}}",
+        summary.join(",")
+    );
+    let fields = [
+        f(500, "manifest_path", true, "\"string\"", Some("Location URI with FS scheme")),
+        f(501, "manifest_length", true, "\"long\"", Some("Total file size in bytes")),
+        f(502, "partition_spec_id", true, "\"int\"", Some("Spec ID used to write")),
+        f(517, "content", true, "\"int\"", Some("Contents of the manifest: 0=data, 1=deletes")),
+        f(515, "sequence_number", true, "\"long\"", Some("Sequence number when the manifest was added")),
+        f(516, "min_sequence_number", true, "\"long\"", Some("Lowest sequence number in the manifest")),
+        f(503, "added_snapshot_id", true, "\"long\"", Some("Snapshot ID that added the manifest")),
+        f(504, "added_files_count", true, "\"int\"", Some("Added entry count")),
+        f(505, "existing_files_count", true, "\"int\"", Some("Existing entry count")),
+        f(506, "deleted_files_count", true, "\"int\"", Some("Deleted entry count")),
+        f(512, "added_rows_count", true, "\"long\"", Some("Added rows count")),
+        f(513, "existing_rows_count", true, "\"long\"", Some("Existing rows count")),
+        f(514, "deleted_rows_count", true, "\"long\"", Some("Deleted rows count")),
+        f(507, "partitions", false, &partitions, Some("Summary for each partition")),
+        f(519, "key_metadata", false, "\"binary\"", Some("Encryption key metadata blob")),
+    ];
+    format!("{{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{}]}}", fields.join(","))
+}
+
 /// Writes a v2 manifest list like Java's `ManifestListWriter.V2Writer`.
 ///
 /// Manifests whose `sequence_number` / `min_sequence_number` is [`UNASSIGNED_SEQ`] (written
@@ -461,6 +494,7 @@ impl ManifestListWriter {
     /// (sequence numbers assigned).
     pub fn to_bytes(&self) -> Result<(Vec<u8>, Vec<ManifestFile>)> {
         let schema = manifest_list_schema_v2();
+        let iceberg_schema = manifest_list_iceberg_schema_v2();
         let snapshot_id = self.snapshot_id.to_string();
         let parent = self.parent_snapshot_id.map_or_else(|| "null".to_string(), |p| p.to_string());
         let seq = self.sequence_number.to_string();
@@ -469,6 +503,7 @@ impl ManifestListWriter {
             ("parent-snapshot-id", parent.as_str()),
             ("sequence-number", seq.as_str()),
             ("format-version", "2"),
+            ("iceberg.schema", iceberg_schema.as_str()),
         ];
         let mut w = avro::ContainerWriter::new(&schema, &meta, avro::deflate());
         let mut written = Vec::with_capacity(self.manifests.len());

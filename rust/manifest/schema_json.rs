@@ -83,3 +83,15 @@ pub(crate) fn int_map(key_id: i32, value_id: i32, value_ty: &str) -> String {
     r.field("value", value_ty, None, false, value_id);
     format!("{{\"type\":\"array\",\"items\":{},\"logicalType\":\"map\"}}", r.finish())
 }
+
+/// One field of an Iceberg schema JSON, keys in Java's order (`id`, `name`, `required`,
+/// `type`, `doc`); `ty` is already JSON text.
+pub(crate) fn iceberg_field(id: i32, name: &str, required: bool, ty: &str, doc: Option<&str>) -> String {
+    let mut s = format!("{{\"id\":{id},\"name\":{},\"required\":{required},\"type\":{ty}", quote(name));
+    if let Some(d) = doc {
+        s.push_str(",\"doc\":");
+        s.push_str(&quote(d));
+    }
+    s.push('}');
+    s
+}

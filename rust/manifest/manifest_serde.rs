@@ -1,0 +1,837 @@
+//! The Avro wire form of manifest entries: a decode plan compiled once per file from the
+//! writer schema (fields resolved by field id, so v1, v2 and v3 files all read), the v2
+//! encoder, and the v2 schema text exactly as Iceberg Java writes it.
+
+use std::collections::BTreeMap;
+
+use super::avro::{write_bytes, write_long, write_opt, Cursor, Kind, Logical, Node, Record};
+use super::data_file::{DataContentType, DataFile, FileFormat};
+use super::manifest::{EntryStatus, ManifestEntry};
+use super::manifest_list::{read_opt_bytes, read_opt_int, read_opt_long, read_opt_str, required};
+use super::schema_json::{self as sj, quote, JsonWriter};
+use crate::error::{invalid_data, validation, Result};
+use crate::spec::values::decimal_from_bytes;
+use crate::spec::{Literal, NestedField, PrimitiveType, StructType, StructValue, Type};
+
+// ---------------------------------------------------------------------------------------------
+// Decode plan
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntrySlot {
+    Status,
+    SnapshotId,
+    SequenceNumber,
+    FileSequenceNumber,
+    DataFile,
+    Skip,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileSlot {
+    Content,
+    FilePath,
+    FileFormat,
+    Partition,
+    RecordCount,
+    FileSize,
+    ColumnSizes,
+    ValueCounts,
+    NullValueCounts,
+    NanValueCounts,
+    LowerBounds,
+    UpperBounds,
+    KeyMetadata,
+    SplitOffsets,
+    EqualityIds,
+    SortOrderId,
+    ReferencedDataFile,
+    Skip,
+}
+
+fn entry_slot(id: Option<i32>, name: &str) -> EntrySlot {
+    let id = id.unwrap_or(match name {
+        "status" => 0,
+        "snapshot_id" => 1,
+        "data_file" => 2,
+        "sequence_number" => 3,
+        "file_sequence_number" => 4,
+        _ => -1,
+    });
+    match id {
+        0 => EntrySlot::Status,
+        1 => EntrySlot::SnapshotId,
+        2 => EntrySlot::DataFile,
+        3 => EntrySlot::SequenceNumber,
+        4 => EntrySlot::FileSequenceNumber,
+        _ => EntrySlot::Skip,
+    }
+}
+
+fn file_slot(id: Option<i32>, name: &str) -> FileSlot {
+    let id = id.unwrap_or(match name {
+        "file_path" => 100,
+        "file_format" => 101,
+        "partition" => 102,
+        "record_count" => 103,
+        "file_size_in_bytes" => 104,
+        "column_sizes" => 108,
+        "value_counts" => 109,
+        "null_value_counts" => 110,
+        "lower_bounds" => 125,
+        "upper_bounds" => 128,
+        "key_metadata" => 131,
+        "split_offsets" => 132,
+        "content" => 134,
+        "equality_ids" => 135,
+        "nan_value_counts" => 137,
+        "sort_order_id" => 140,
+        "referenced_data_file" => 143,
+        _ => -1,
+    });
+    match id {
+        100 => FileSlot::FilePath,
+        101 => FileSlot::FileFormat,
+        102 => FileSlot::Partition,
+        103 => FileSlot::RecordCount,
+        104 => FileSlot::FileSize,
+        108 => FileSlot::ColumnSizes,
+        109 => FileSlot::ValueCounts,
+        110 => FileSlot::NullValueCounts,
+        125 => FileSlot::LowerBounds,
+        128 => FileSlot::UpperBounds,
+        131 => FileSlot::KeyMetadata,
+        132 => FileSlot::SplitOffsets,
+        134 => FileSlot::Content,
+        135 => FileSlot::EqualityIds,
+        137 => FileSlot::NanValueCounts,
+        140 => FileSlot::SortOrderId,
+        143 => FileSlot::ReferencedDataFile,
+        _ => FileSlot::Skip,
+    }
+}
+
+/// How to decode the entries of one manifest file, compiled from its writer schema.
+pub(crate) struct EntryPlan {
+    entry: Vec<(EntrySlot, Node)>,
+    file: Vec<(FileSlot, Node)>,
+    /// Writer partition fields, in writer order, with the Iceberg type of each.
+    partition: Vec<(Node, PrimitiveType)>,
+    /// The partition struct type (from the writer schema: names, field ids, result types).
+    pub partition_type: StructType,
+    /// False for v1 files (no sequence-number fields in the schema).
+    pub has_sequence_numbers: bool,
+}
+
+/// The Iceberg type of an Avro partition-field value (the inverse of Java's `TypeToSchema`).
+fn iceberg_type_of(node: &Node) -> Result<PrimitiveType> {
+    let n = node.non_null();
+    Ok(match (&n.kind, n.logical) {
+        (Kind::Boolean, _) => PrimitiveType::Boolean,
+        (Kind::Int, Logical::Date) => PrimitiveType::Date,
+        (Kind::Int, _) => PrimitiveType::Int,
+        (Kind::Long, Logical::TimeMicros) => PrimitiveType::Time,
+        (Kind::Long, Logical::TimestampMicros { utc: true }) => PrimitiveType::Timestamptz,
+        (Kind::Long, Logical::TimestampMicros { utc: false }) => PrimitiveType::Timestamp,
+        (Kind::Long, Logical::TimestampNanos { utc: true }) => PrimitiveType::TimestamptzNs,
+        (Kind::Long, Logical::TimestampNanos { utc: false }) => PrimitiveType::TimestampNs,
+        (Kind::Long, _) => PrimitiveType::Long,
+        (Kind::Float, _) => PrimitiveType::Float,
+        (Kind::Double, _) => PrimitiveType::Double,
+        (Kind::String, Logical::Uuid) => PrimitiveType::Uuid,
+        (Kind::String, _) => PrimitiveType::String,
+        (Kind::Bytes | Kind::Fixed(_), Logical::Decimal { precision, scale }) => {
+            PrimitiveType::Decimal { precision, scale }
+        }
+        (Kind::Fixed(16), Logical::Uuid) => PrimitiveType::Uuid,
+        (Kind::Fixed(n), _) => PrimitiveType::Fixed(*n as u64),
+        (Kind::Bytes, _) => PrimitiveType::Binary,
+        (k, _) => return Err(invalid_data(format!("unsupported Avro type for a partition value: {k:?}"))),
+    })
+}
+
+fn record_of<'a>(node: &'a Node, what: &str) -> Result<&'a Record> {
+    node.as_record().ok_or_else(|| invalid_data(format!("manifest field {what} is not a record")))
+}
+
+pub(crate) fn compile_entry_plan(schema: &Node) -> Result<EntryPlan> {
+    let rec = record_of(schema, "manifest_entry")?;
+    let entry: Vec<(EntrySlot, Node)> =
+        rec.fields.iter().map(|f| (entry_slot(f.field_id, &f.name), f.node.clone())).collect();
+    let has = |s: EntrySlot| entry.iter().any(|(x, _)| *x == s);
+    if !has(EntrySlot::Status) || !has(EntrySlot::DataFile) {
+        return Err(invalid_data("manifest entry schema needs status (0) and data_file (2)"));
+    }
+    let has_sequence_numbers = has(EntrySlot::SequenceNumber);
+    let df_node = &entry
+        .iter()
+        .find(|(s, _)| *s == EntrySlot::DataFile)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| Node { kind: Kind::Null, logical: Logical::None });
+    let df = record_of(df_node, "data_file (2)")?;
+    let file: Vec<(FileSlot, Node)> =
+        df.fields.iter().map(|f| (file_slot(f.field_id, &f.name), f.node.clone())).collect();
+    for (slot, name) in [
+        (FileSlot::FilePath, "file_path (100)"),
+        (FileSlot::FileFormat, "file_format (101)"),
+        (FileSlot::RecordCount, "record_count (103)"),
+        (FileSlot::FileSize, "file_size_in_bytes (104)"),
+    ] {
+        if !file.iter().any(|(s, _)| *s == slot) {
+            return Err(invalid_data(format!("manifest data_file schema has no field {name}")));
+        }
+    }
+    let mut partition = Vec::new();
+    let mut fields = Vec::new();
+    if let Some((_, pnode)) = file.iter().find(|(s, _)| *s == FileSlot::Partition) {
+        let prec = record_of(pnode, "partition (102)")?;
+        for (i, f) in prec.fields.iter().enumerate() {
+            let ty =
+                iceberg_type_of(&f.node).map_err(|e| e.with_context("partition field", f.name.clone()))?;
+            // Legacy writers without ids: partition field ids start at 1000 by position.
+            let id = f.field_id.unwrap_or(1000 + i as i32);
+            fields.push(NestedField::optional(id, f.name.clone(), Type::Primitive(ty.clone())));
+            partition.push((f.node.clone(), ty));
+        }
+    }
+    Ok(EntryPlan { entry, file, partition, partition_type: StructType::new(fields), has_sequence_numbers })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+fn read_partition_value(c: &mut Cursor<'_>, node: &Node, ty: &PrimitiveType) -> Result<Option<Literal>> {
+    let Some(n) = c.read_optional(node)? else {
+        return Ok(None);
+    };
+    let lit = match (&n.kind, ty) {
+        (Kind::Boolean, _) => Literal::Boolean(c.read_bool()?),
+        (Kind::Int, PrimitiveType::Date) => Literal::Date(c.read_int()?),
+        (Kind::Int, _) => Literal::Int(c.read_int()?),
+        (Kind::Long, PrimitiveType::Time) => Literal::Time(c.read_long()?),
+        (Kind::Long, PrimitiveType::Timestamp) => Literal::Timestamp(c.read_long()?),
+        (Kind::Long, PrimitiveType::Timestamptz) => Literal::Timestamptz(c.read_long()?),
+        (Kind::Long, PrimitiveType::TimestampNs) => Literal::TimestampNs(c.read_long()?),
+        (Kind::Long, PrimitiveType::TimestamptzNs) => Literal::TimestamptzNs(c.read_long()?),
+        (Kind::Long, _) => Literal::Long(c.read_long()?),
+        (Kind::Float, _) => Literal::Float(c.read_f32()?),
+        (Kind::Double, _) => Literal::Double(c.read_f64()?),
+        (Kind::String, PrimitiveType::Uuid) => {
+            let s = c.read_str()?;
+            let u = uuid::Uuid::parse_str(s)
+                .map_err(|e| invalid_data(format!("bad uuid partition value '{s}'")).with_source(e))?;
+            Literal::Uuid(u.as_u128())
+        }
+        (Kind::String, _) => Literal::String(c.read_str()?.to_string()),
+        (Kind::Bytes, PrimitiveType::Decimal { .. }) => {
+            Literal::Decimal(decimal_from_bytes(c.read_bytes()?)?)
+        }
+        (Kind::Fixed(len), PrimitiveType::Decimal { .. }) => {
+            Literal::Decimal(decimal_from_bytes(c.read_fixed(*len)?)?)
+        }
+        (Kind::Fixed(16), PrimitiveType::Uuid) => {
+            let b: [u8; 16] =
+                c.read_fixed(16)?.try_into().map_err(|_| invalid_data("uuid needs 16 bytes"))?;
+            Literal::Uuid(u128::from_be_bytes(b))
+        }
+        (Kind::Fixed(len), _) => Literal::Fixed(c.read_fixed(*len)?.to_vec()),
+        (Kind::Bytes, _) => Literal::Binary(c.read_bytes()?.to_vec()),
+        (k, _) => return Err(invalid_data(format!("unsupported Avro type for a partition value: {k:?}"))),
+    };
+    Ok(Some(lit))
+}
+
+/// Reads an int-keyed map, written as an array of key/value records (or an Avro map with
+/// string keys), into `out`. `value` decodes one value from its node.
+fn read_int_map<V>(
+    c: &mut Cursor<'_>,
+    node: &Node,
+    out: &mut BTreeMap<i32, V>,
+    mut value: impl FnMut(&mut Cursor<'_>, &Node) -> Result<V>,
+) -> Result<()> {
+    let Some(n) = c.read_optional(node)? else {
+        return Ok(());
+    };
+    match &n.kind {
+        Kind::Array(items) => {
+            let rec = items.as_record().ok_or_else(|| invalid_data("metrics map entries are not records"))?;
+            let (Some(kf), Some(vf)) = (
+                rec.fields.iter().position(|f| f.name == "key"),
+                rec.fields.iter().position(|f| f.name == "value"),
+            ) else {
+                return Err(invalid_data("metrics map entry record needs 'key' and 'value' fields"));
+            };
+            loop {
+                let count = c.read_block_count()?;
+                if count == 0 {
+                    break;
+                }
+                for _ in 0..count {
+                    let mut key = None;
+                    let mut val = None;
+                    for (i, f) in rec.fields.iter().enumerate() {
+                        if i == kf {
+                            key = read_opt_int(c, &f.node)?;
+                        } else if i == vf {
+                            val = Some(value(c, &f.node)?);
+                        } else {
+                            c.skip(&f.node)?;
+                        }
+                    }
+                    if let (Some(k), Some(v)) = (key, val) {
+                        out.insert(k, v);
+                    }
+                }
+            }
+        }
+        Kind::Map(values) => loop {
+            let count = c.read_block_count()?;
+            if count == 0 {
+                break;
+            }
+            for _ in 0..count {
+                let k = c.read_str()?;
+                let k: i32 =
+                    k.parse().map_err(|_| invalid_data(format!("metrics map key '{k}' is not an int")))?;
+                let v = value(c, values)?;
+                out.insert(k, v);
+            }
+        },
+        k => return Err(invalid_data(format!("expected a metrics map, found {k:?}"))),
+    }
+    Ok(())
+}
+
+fn count_value(c: &mut Cursor<'_>, n: &Node) -> Result<i64> {
+    required(read_opt_long(c, n)?, "metrics map value")
+}
+
+fn bytes_value(c: &mut Cursor<'_>, n: &Node) -> Result<Vec<u8>> {
+    Ok(required(read_opt_bytes(c, n)?, "bound value")?.to_vec())
+}
+
+fn read_list<T>(
+    c: &mut Cursor<'_>,
+    node: &Node,
+    mut item: impl FnMut(&mut Cursor<'_>, &Node) -> Result<T>,
+) -> Result<Option<Vec<T>>> {
+    let Some(n) = c.read_optional(node)? else {
+        return Ok(None);
+    };
+    let Kind::Array(items) = &n.kind else {
+        return Err(invalid_data(format!("expected an Avro array, found {:?}", n.kind)));
+    };
+    let mut v = Vec::new();
+    loop {
+        let count = c.read_block_count()?;
+        if count == 0 {
+            break;
+        }
+        v.reserve(count.min(1 << 16));
+        for _ in 0..count {
+            v.push(item(c, items)?);
+        }
+    }
+    Ok(Some(v))
+}
+
+fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Result<DataFile> {
+    let mut f = DataFile::new_data(String::new(), 0, 0);
+    f.spec_id = spec_id;
+    let (mut path, mut format, mut records, mut size) = (None, None, None, None);
+    for (slot, node) in &plan.file {
+        match slot {
+            FileSlot::Content => {
+                if let Some(v) = read_opt_int(c, node)? {
+                    f.content = DataContentType::from_i32(v)?;
+                }
+            }
+            FileSlot::FilePath => path = read_opt_str(c, node)?,
+            FileSlot::FileFormat => format = read_opt_str(c, node)?,
+            FileSlot::Partition => {
+                let Some(pn) = c.read_optional(node)? else {
+                    return Err(invalid_data("required field partition (102) is null"));
+                };
+                let Kind::Record(_) = &pn.kind else {
+                    return Err(invalid_data("partition (102) is not a record"));
+                };
+                let mut values: StructValue = Vec::with_capacity(plan.partition.len());
+                for (pnode, ty) in &plan.partition {
+                    values.push(read_partition_value(c, pnode, ty)?);
+                }
+                f.partition = values;
+            }
+            FileSlot::RecordCount => records = read_opt_long(c, node)?,
+            FileSlot::FileSize => size = read_opt_long(c, node)?,
+            FileSlot::ColumnSizes => read_int_map(c, node, &mut f.column_sizes, count_value)?,
+            FileSlot::ValueCounts => read_int_map(c, node, &mut f.value_counts, count_value)?,
+            FileSlot::NullValueCounts => read_int_map(c, node, &mut f.null_value_counts, count_value)?,
+            FileSlot::NanValueCounts => read_int_map(c, node, &mut f.nan_value_counts, count_value)?,
+            FileSlot::LowerBounds => read_int_map(c, node, &mut f.lower_bounds, bytes_value)?,
+            FileSlot::UpperBounds => read_int_map(c, node, &mut f.upper_bounds, bytes_value)?,
+            FileSlot::KeyMetadata => f.key_metadata = read_opt_bytes(c, node)?.map(<[u8]>::to_vec),
+            FileSlot::SplitOffsets => {
+                f.split_offsets = read_list(c, node, |c, n| required(read_opt_long(c, n)?, "split offset"))?
+            }
+            FileSlot::EqualityIds => {
+                f.equality_ids = read_list(c, node, |c, n| required(read_opt_int(c, n)?, "equality id"))?
+            }
+            FileSlot::SortOrderId => f.sort_order_id = read_opt_int(c, node)?,
+            FileSlot::ReferencedDataFile => {
+                f.referenced_data_file = read_opt_str(c, node)?.map(str::to_string)
+            }
+            FileSlot::Skip => c.skip(node)?,
+        }
+    }
+    f.file_path = required(path, "file_path (100)")?.to_string();
+    f.file_format = FileFormat::parse(required(format, "file_format (101)")?)?;
+    f.record_count = required(records, "record_count (103)")?;
+    f.file_size_in_bytes = required(size, "file_size_in_bytes (104)")?;
+    if f.partition.is_empty() && !plan.partition.is_empty() {
+        return Err(invalid_data("manifest entry has no partition (102)"));
+    }
+    Ok(f)
+}
+
+/// Decodes one `manifest_entry` as written (no inheritance applied).
+pub(crate) fn decode_entry(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Result<ManifestEntry> {
+    let mut status = None;
+    let mut snapshot_id = None;
+    let mut sequence_number = None;
+    let mut file_sequence_number = None;
+    let mut data_file = None;
+    for (slot, node) in &plan.entry {
+        match slot {
+            EntrySlot::Status => status = read_opt_int(c, node)?,
+            EntrySlot::SnapshotId => snapshot_id = read_opt_long(c, node)?,
+            EntrySlot::SequenceNumber => sequence_number = read_opt_long(c, node)?,
+            EntrySlot::FileSequenceNumber => file_sequence_number = read_opt_long(c, node)?,
+            EntrySlot::DataFile => {
+                if c.read_optional(node)?.is_none() {
+                    return Err(invalid_data("required field data_file (2) is null"));
+                }
+                data_file = Some(decode_data_file(c, plan, spec_id)?);
+            }
+            EntrySlot::Skip => c.skip(node)?,
+        }
+    }
+    Ok(ManifestEntry {
+        status: EntryStatus::from_i32(required(status, "status (0)")?)?,
+        snapshot_id,
+        sequence_number,
+        file_sequence_number,
+        data_file: required(data_file, "data_file (2)")?,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding (v2)
+
+/// Bytes Java uses for a decimal of this precision as Avro fixed (`TypeUtil.decimalRequiredBytes`).
+pub(crate) fn decimal_required_bytes(precision: u32) -> usize {
+    (1..=16usize)
+        .find(|n| {
+            let max_digits = ((8 * n - 1) as f64 * std::f64::consts::LOG10_2).floor() as u32;
+            precision <= max_digits
+        })
+        .unwrap_or(16)
+}
+
+fn encode_partition_value(out: &mut Vec<u8>, v: &Literal, ty: &PrimitiveType) -> Result<()> {
+    match (v, ty) {
+        (Literal::Boolean(b), PrimitiveType::Boolean) => out.push(u8::from(*b)),
+        (Literal::Int(x), PrimitiveType::Int) | (Literal::Date(x), PrimitiveType::Date) => {
+            write_long(out, i64::from(*x))
+        }
+        (Literal::Long(x), PrimitiveType::Long)
+        | (Literal::Time(x), PrimitiveType::Time)
+        | (Literal::Timestamp(x), PrimitiveType::Timestamp)
+        | (Literal::Timestamptz(x), PrimitiveType::Timestamptz)
+        | (Literal::TimestampNs(x), PrimitiveType::TimestampNs)
+        | (Literal::TimestamptzNs(x), PrimitiveType::TimestamptzNs) => write_long(out, *x),
+        (Literal::Float(x), PrimitiveType::Float) => out.extend_from_slice(&x.to_le_bytes()),
+        (Literal::Double(x), PrimitiveType::Double) => out.extend_from_slice(&x.to_le_bytes()),
+        (Literal::String(s), PrimitiveType::String) => write_bytes(out, s.as_bytes()),
+        (Literal::Uuid(u), PrimitiveType::Uuid) => out.extend_from_slice(&u.to_be_bytes()),
+        (Literal::Fixed(b), PrimitiveType::Fixed(l)) if b.len() as u64 == *l => out.extend_from_slice(b),
+        (Literal::Binary(b), PrimitiveType::Binary) => write_bytes(out, b),
+        (Literal::Decimal(x), PrimitiveType::Decimal { precision, .. }) => {
+            let n = decimal_required_bytes(*precision);
+            let full = x.to_be_bytes();
+            let (head, tail) = full.split_at(16 - n);
+            let fill = if *x < 0 { 0xff } else { 0x00 };
+            if head.iter().any(|b| *b != fill) || (tail[0] & 0x80 != 0) != (*x < 0) {
+                return Err(validation(format!("decimal unscaled value {x} does not fit {ty}")));
+            }
+            out.extend_from_slice(tail);
+        }
+        _ => return Err(validation(format!("partition value {v:?} is not a {ty}"))),
+    }
+    Ok(())
+}
+
+fn encode_count_map(out: &mut Vec<u8>, m: &BTreeMap<i32, i64>) {
+    // Java writes a null map when it has no metrics; an empty map reads back the same.
+    write_opt(out, (!m.is_empty()).then_some(m), |out, m| {
+        write_long(out, m.len() as i64);
+        for (k, v) in m {
+            write_long(out, i64::from(*k));
+            write_long(out, *v);
+        }
+        write_long(out, 0);
+    });
+}
+
+fn encode_bytes_map(out: &mut Vec<u8>, m: &BTreeMap<i32, Vec<u8>>) {
+    write_opt(out, (!m.is_empty()).then_some(m), |out, m| {
+        write_long(out, m.len() as i64);
+        for (k, v) in m {
+            write_long(out, i64::from(*k));
+            write_bytes(out, v);
+        }
+        write_long(out, 0);
+    });
+}
+
+fn encode_list<T: Copy>(out: &mut Vec<u8>, v: Option<&Vec<T>>, to_i64: impl Fn(T) -> i64) {
+    write_opt(out, v, |out, v| {
+        if !v.is_empty() {
+            write_long(out, v.len() as i64);
+            for x in v {
+                write_long(out, to_i64(*x));
+            }
+        }
+        write_long(out, 0);
+    });
+}
+
+/// Encodes one v2 `manifest_entry` in Java's field order.
+pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &ManifestEntry, partition_type: &StructType) -> Result<()> {
+    let f = &e.data_file;
+    write_long(out, e.status as i64);
+    write_opt(out, e.snapshot_id, write_long);
+    write_opt(out, e.sequence_number, write_long);
+    write_opt(out, e.file_sequence_number, write_long);
+    // data_file (r2): 134, 100, 101, 102, 103, 104, 108, 109, 110, 137, 125, 128, 131, 132, 135, 140, 143
+    write_long(out, f.content as i64);
+    write_bytes(out, f.file_path.as_bytes());
+    write_bytes(out, f.file_format.as_str().as_bytes());
+    if f.partition.len() != partition_type.fields.len() {
+        return Err(validation(format!(
+            "data file {} has {} partition values, the spec has {} fields",
+            f.file_path,
+            f.partition.len(),
+            partition_type.fields.len()
+        )));
+    }
+    for (v, field) in f.partition.iter().zip(&partition_type.fields) {
+        match v {
+            None => write_long(out, 0),
+            Some(v) => {
+                write_long(out, 1);
+                let ty = field.field_type.as_primitive().ok_or_else(|| {
+                    validation(format!("partition field {} is not a primitive type", field.name))
+                })?;
+                encode_partition_value(out, v, ty).map_err(|e| {
+                    e.with_context("file", f.file_path.clone())
+                        .with_context("partition field", field.name.clone())
+                })?;
+            }
+        }
+    }
+    write_long(out, f.record_count);
+    write_long(out, f.file_size_in_bytes);
+    encode_count_map(out, &f.column_sizes);
+    encode_count_map(out, &f.value_counts);
+    encode_count_map(out, &f.null_value_counts);
+    encode_count_map(out, &f.nan_value_counts);
+    encode_bytes_map(out, &f.lower_bounds);
+    encode_bytes_map(out, &f.upper_bounds);
+    write_opt(out, f.key_metadata.as_deref(), write_bytes);
+    encode_list(out, f.split_offsets.as_ref(), |x| x);
+    encode_list(out, f.equality_ids.as_ref(), i64::from);
+    write_opt(out, f.sort_order_id, |o, v| write_long(o, i64::from(v)));
+    write_opt(out, f.referenced_data_file.as_deref(), |o, s| write_bytes(o, s.as_bytes()));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema text
+
+/// Java's `AvroSchemaUtil.makeCompatibleName`: valid Avro names pass through.
+pub(crate) fn sanitize_avro_name(name: &str) -> Option<String> {
+    let valid = name
+        .chars()
+        .enumerate()
+        .all(|(i, ch)| ch == '_' || ch.is_ascii_alphabetic() || (i > 0 && ch.is_ascii_digit()))
+        && !name.is_empty();
+    if valid {
+        return None;
+    }
+    let mut out = String::new();
+    for (i, ch) in name.chars().enumerate() {
+        if ch == '_' || ch.is_ascii_alphabetic() || (i > 0 && ch.is_ascii_digit()) {
+            out.push(ch);
+        } else if i == 0 && ch.is_ascii_digit() {
+            out.push('_');
+            out.push(ch);
+        } else {
+            out.push_str(&format!("_x{:X}", ch as u32));
+        }
+    }
+    Some(out)
+}
+
+/// The Avro type text of a partition value type, as Java's `TypeToSchema` writes it.
+/// Named fixed types are defined once per schema and referenced by name after that.
+fn avro_type_text(ty: &PrimitiveType, defined: &mut Vec<String>) -> String {
+    let mut fixed = |name: String, size: usize, extra: String| {
+        if defined.contains(&name) {
+            quote(&name)
+        } else {
+            let s = format!("{{\"type\":\"fixed\",\"name\":{},\"size\":{size}{extra}}}", quote(&name));
+            defined.push(name);
+            s
+        }
+    };
+    match ty {
+        PrimitiveType::Boolean => "\"boolean\"".into(),
+        PrimitiveType::Int => "\"int\"".into(),
+        PrimitiveType::Long => "\"long\"".into(),
+        PrimitiveType::Float => "\"float\"".into(),
+        PrimitiveType::Double => "\"double\"".into(),
+        PrimitiveType::Date => "{\"type\":\"int\",\"logicalType\":\"date\"}".into(),
+        PrimitiveType::Time => "{\"type\":\"long\",\"logicalType\":\"time-micros\"}".into(),
+        PrimitiveType::Timestamp => {
+            "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":false}".into()
+        }
+        PrimitiveType::Timestamptz => {
+            "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}".into()
+        }
+        PrimitiveType::TimestampNs => {
+            "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\",\"adjust-to-utc\":false}".into()
+        }
+        PrimitiveType::TimestamptzNs => {
+            "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\",\"adjust-to-utc\":true}".into()
+        }
+        PrimitiveType::String => "\"string\"".into(),
+        PrimitiveType::Binary => "\"bytes\"".into(),
+        PrimitiveType::Uuid => fixed("uuid_fixed".into(), 16, ",\"logicalType\":\"uuid\"".into()),
+        PrimitiveType::Fixed(l) => fixed(format!("fixed_{l}"), *l as usize, String::new()),
+        PrimitiveType::Decimal { precision, scale } => fixed(
+            format!("decimal_{precision}_{scale}"),
+            decimal_required_bytes(*precision),
+            format!(",\"logicalType\":\"decimal\",\"precision\":{precision},\"scale\":{scale}"),
+        ),
+    }
+}
+
+/// The v2 `manifest_entry` Avro schema text for a partition type, byte for byte as Java.
+pub(crate) fn manifest_entry_schema_v2(partition_type: &StructType) -> Result<String> {
+    let mut defined = Vec::new();
+    let mut p = JsonWriter::record("r102");
+    for f in &partition_type.fields {
+        let ty = f
+            .field_type
+            .as_primitive()
+            .ok_or_else(|| validation(format!("partition field {} is not a primitive type", f.name)))?;
+        let text = avro_type_text(ty, &mut defined);
+        let sanitized = sanitize_avro_name(&f.name);
+        match &sanitized {
+            Some(s) => p.field_with(s, &text, None, true, f.id, Some(&f.name)),
+            None => p.field(&f.name, &text, None, true, f.id),
+        }
+    }
+    let partition = p.finish();
+
+    let mut d = JsonWriter::record("r2");
+    d.field(
+        "content",
+        "\"int\"",
+        Some("Contents of the file: 0=data, 1=position deletes, 2=equality deletes"),
+        false,
+        134,
+    );
+    d.field("file_path", "\"string\"", Some("Location URI with FS scheme"), false, 100);
+    d.field("file_format", "\"string\"", Some("File format name: avro, orc, or parquet"), false, 101);
+    d.field(
+        "partition",
+        &partition,
+        Some("Partition data tuple, schema based on the partition spec"),
+        false,
+        102,
+    );
+    d.field("record_count", "\"long\"", Some("Number of records in the file"), false, 103);
+    d.field("file_size_in_bytes", "\"long\"", Some("Total file size in bytes"), false, 104);
+    d.field(
+        "column_sizes",
+        &sj::int_map(117, 118, "\"long\""),
+        Some("Map of column id to total size on disk"),
+        true,
+        108,
+    );
+    d.field(
+        "value_counts",
+        &sj::int_map(119, 120, "\"long\""),
+        Some("Map of column id to total count, including null and NaN"),
+        true,
+        109,
+    );
+    d.field(
+        "null_value_counts",
+        &sj::int_map(121, 122, "\"long\""),
+        Some("Map of column id to null value count"),
+        true,
+        110,
+    );
+    d.field(
+        "nan_value_counts",
+        &sj::int_map(138, 139, "\"long\""),
+        Some("Map of column id to number of NaN values in the column"),
+        true,
+        137,
+    );
+    d.field(
+        "lower_bounds",
+        &sj::int_map(126, 127, "\"bytes\""),
+        Some("Map of column id to lower bound"),
+        true,
+        125,
+    );
+    d.field(
+        "upper_bounds",
+        &sj::int_map(129, 130, "\"bytes\""),
+        Some("Map of column id to upper bound"),
+        true,
+        128,
+    );
+    d.field("key_metadata", "\"bytes\"", Some("Encryption key metadata blob"), true, 131);
+    d.field("split_offsets", &sj::array("\"long\"", 133), Some("Splittable offsets"), true, 132);
+    d.field("equality_ids", &sj::array("\"int\"", 136), Some("Equality comparison field IDs"), true, 135);
+    d.field("sort_order_id", "\"int\"", Some("Sort order ID"), true, 140);
+    d.field(
+        "referenced_data_file",
+        "\"string\"",
+        Some("Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
+        true,
+        143,
+    );
+    let data_file = d.finish();
+
+    let mut e = JsonWriter::record("manifest_entry");
+    e.field("status", "\"int\"", None, false, 0);
+    e.field("snapshot_id", "\"long\"", None, true, 1);
+    e.field("sequence_number", "\"long\"", None, true, 3);
+    e.field("file_sequence_number", "\"long\"", None, true, 4);
+    e.field("data_file", &data_file, None, false, 2);
+    Ok(e.finish())
+}
+
+/// The `iceberg.schema` metadata Java writes next to `avro.schema`: the entry struct as
+/// Iceberg schema JSON.
+pub(crate) fn manifest_entry_iceberg_schema_v2(partition_type: &StructType) -> String {
+    let field = sj::iceberg_field;
+    let map = |k: i32, v: i32, vt: &str| {
+        format!("{{\"type\":\"map\",\"key-id\":{k},\"key\":\"int\",\"value-id\":{v},\"value\":\"{vt}\",\"value-required\":true}}")
+    };
+    let list = |e: i32, et: &str| {
+        format!("{{\"type\":\"list\",\"element-id\":{e},\"element\":\"{et}\",\"element-required\":true}}")
+    };
+    let pfields: Vec<String> = partition_type
+        .fields
+        .iter()
+        .map(|f| field(f.id, &f.name, f.required, &quote(&f.field_type.to_string()), None))
+        .collect();
+    let partition = format!("{{\"type\":\"struct\",\"fields\":[{}]}}", pfields.join(","));
+    let df = [
+        field(
+            134,
+            "content",
+            true,
+            "\"int\"",
+            Some("Contents of the file: 0=data, 1=position deletes, 2=equality deletes"),
+        ),
+        field(100, "file_path", true, "\"string\"", Some("Location URI with FS scheme")),
+        field(101, "file_format", true, "\"string\"", Some("File format name: avro, orc, or parquet")),
+        field(
+            102,
+            "partition",
+            true,
+            &partition,
+            Some("Partition data tuple, schema based on the partition spec"),
+        ),
+        field(103, "record_count", true, "\"long\"", Some("Number of records in the file")),
+        field(104, "file_size_in_bytes", true, "\"long\"", Some("Total file size in bytes")),
+        field(
+            108,
+            "column_sizes",
+            false,
+            &map(117, 118, "long"),
+            Some("Map of column id to total size on disk"),
+        ),
+        field(
+            109,
+            "value_counts",
+            false,
+            &map(119, 120, "long"),
+            Some("Map of column id to total count, including null and NaN"),
+        ),
+        field(
+            110,
+            "null_value_counts",
+            false,
+            &map(121, 122, "long"),
+            Some("Map of column id to null value count"),
+        ),
+        field(
+            137,
+            "nan_value_counts",
+            false,
+            &map(138, 139, "long"),
+            Some("Map of column id to number of NaN values in the column"),
+        ),
+        field(125, "lower_bounds", false, &map(126, 127, "binary"), Some("Map of column id to lower bound")),
+        field(128, "upper_bounds", false, &map(129, 130, "binary"), Some("Map of column id to upper bound")),
+        field(131, "key_metadata", false, "\"binary\"", Some("Encryption key metadata blob")),
+        field(132, "split_offsets", false, &list(133, "long"), Some("Splittable offsets")),
+        field(135, "equality_ids", false, &list(136, "int"), Some("Equality comparison field IDs")),
+        field(140, "sort_order_id", false, "\"int\"", Some("Sort order ID")),
+        field(
+            143,
+            "referenced_data_file",
+            false,
+            "\"string\"",
+            Some("Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
+        ),
+    ];
+    let data_file = format!("{{\"type\":\"struct\",\"fields\":[{}]}}", df.join(","));
+    let entry = [
+        field(0, "status", true, "\"int\"", None),
+        field(1, "snapshot_id", false, "\"long\"", None),
+        field(3, "sequence_number", false, "\"long\"", None),
+        field(4, "file_sequence_number", false, "\"long\"", None),
+        field(2, "data_file", true, &data_file, None),
+    ];
+    format!("{{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{}]}}", entry.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_bytes_match_java() {
+        assert_eq!(decimal_required_bytes(1), 1);
+        assert_eq!(decimal_required_bytes(2), 1);
+        assert_eq!(decimal_required_bytes(3), 2);
+        assert_eq!(decimal_required_bytes(9), 4);
+        assert_eq!(decimal_required_bytes(18), 8);
+        assert_eq!(decimal_required_bytes(38), 16);
+    }
+
+    #[test]
+    fn sanitizes_like_java() {
+        assert_eq!(sanitize_avro_name("ts_day"), None);
+        assert_eq!(sanitize_avro_name("1a").as_deref(), Some("_1a"));
+        assert_eq!(sanitize_avro_name("a-b").as_deref(), Some("a_x2Db"));
+    }
+}
