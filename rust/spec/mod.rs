@@ -1,6 +1,8 @@
 //! Iceberg's nouns, no I/O: types, schemas, values, partition specs and transforms,
 //! sort orders, snapshots and refs, table metadata (+ its versioned JSON wire form).
 
+#[cfg(test)]
+mod golden_tests;
 pub mod metrics_truncate;
 pub mod partition;
 pub mod schema;
