@@ -1,0 +1,61 @@
+"""Catalogs: where tables are found and where commits swap their metadata pointer.
+
+`load_catalog("local", warehouse="/data/wh")` gives the filesystem catalog (Iceberg's
+HadoopCatalog layout); `load_catalog("db", type="sql", uri="sqlite:///cat.db",
+warehouse="/data/wh")` the SQL catalog (Iceberg's JdbcCatalog schema).
+"""
+
+from __future__ import annotations
+
+from icefloe.catalog._base import Catalog, Identifier, Properties, PropertiesUpdateSummary
+from icefloe.catalog.filesystem import FilesystemCatalog
+from icefloe.catalog.sql import SqlCatalog
+from icefloe.exceptions import NotSupportedError, ValidationError
+
+__all__ = [
+    "Catalog",
+    "FilesystemCatalog",
+    "Identifier",
+    "Properties",
+    "PropertiesUpdateSummary",
+    "SqlCatalog",
+    "load_catalog",
+]
+
+_TYPES: dict[str, type[Catalog]] = {
+    "filesystem": FilesystemCatalog,
+    "hadoop": FilesystemCatalog,
+    "sql": SqlCatalog,
+}
+
+
+def load_catalog(name: str = "default", **properties: str) -> Catalog:
+    """A catalog named `name` configured by `properties`.
+
+    `type` picks the implementation: `filesystem` (alias `hadoop`; the default when a
+    `warehouse` is given without a `uri`) or `sql` (the default when `uri` is a
+    `sqlite:` URI).
+    """
+    kind = properties.get("type")
+    if kind is None:
+        uri = properties.get("uri")
+        if uri is None:
+            if not properties.get("warehouse"):
+                raise ValidationError(
+                    f"catalog {name!r}: give a 'warehouse' folder (filesystem catalog) or a 'uri' "
+                    "(e.g. type='sql', uri='sqlite:///catalog.db')"
+                )
+            kind = "filesystem"
+        elif str(uri).startswith("sqlite:"):
+            kind = "sql"
+        else:
+            raise NotSupportedError(
+                f"catalog {name!r}: cannot infer the catalog type from uri {uri!r}; "
+                "supported types are 'filesystem' and 'sql' (sqlite)"
+            )
+    cls = _TYPES.get(str(kind).lower())
+    if cls is None:
+        raise NotSupportedError(
+            f"catalog {name!r}: type {kind!r} is not supported (supported: filesystem, sql)"
+        )
+    return cls(name, **{k: v for k, v in properties.items() if k != "type"})

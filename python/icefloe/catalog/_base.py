@@ -1,0 +1,270 @@
+"""The Catalog base class: PyIceberg's method names, identifier handling, and the
+pieces every catalog shares (building new table metadata, purging a table's files)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
+
+from icefloe import _io, _native
+from icefloe.exceptions import (
+    NamespaceAlreadyExistsError,
+    NotSupportedError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
+from icefloe.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from icefloe.schema import Schema
+from icefloe.sorting import UNSORTED_SORT_ORDER, SortOrder
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.table import Table
+
+logger = logging.getLogger("icefloe")
+
+Identifier = tuple[str, ...]
+Properties = dict[str, str]
+IdentifierLike = Union[str, Iterable[str]]
+
+
+@dataclass
+class PropertiesUpdateSummary:
+    removed: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+class Catalog(ABC):
+    """A catalog of Iceberg tables grouped in namespaces.
+
+    Identifiers are dotted strings (`"db.events"`) or tuples (`("db", "events")`).
+    """
+
+    def __init__(self, name: str, **properties: str) -> None:
+        self.name = name
+        self.properties: Properties = {k: str(v) for k, v in properties.items()}
+
+    # ---- identifiers ----
+    @staticmethod
+    def identifier_to_tuple(identifier: IdentifierLike) -> Identifier:
+        if isinstance(identifier, str):
+            parts = tuple(identifier.split(".")) if identifier else ()
+        else:
+            parts = tuple(identifier)
+        for p in parts:
+            if not isinstance(p, str) or not p:
+                raise ValidationError(f"invalid identifier {identifier!r}: empty or non-string part")
+        return parts
+
+    @staticmethod
+    def table_identifier(identifier: IdentifierLike) -> Identifier:
+        parts = Catalog.identifier_to_tuple(identifier)
+        if len(parts) < 2:
+            raise ValidationError(f"expected a table identifier 'namespace.table', found {identifier!r}")
+        return parts
+
+    @staticmethod
+    def namespace_from(identifier: IdentifierLike) -> Identifier:
+        return Catalog.table_identifier(identifier)[:-1]
+
+    @staticmethod
+    def table_name_from(identifier: IdentifierLike) -> str:
+        return Catalog.table_identifier(identifier)[-1]
+
+    @staticmethod
+    def namespace_to_string(namespace: IdentifierLike) -> str:
+        parts = Catalog.identifier_to_tuple(namespace)
+        if not parts:
+            raise ValidationError("expected a non-empty namespace")
+        return ".".join(parts)
+
+    # ---- tables ----
+    @abstractmethod
+    def create_table(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> Table:
+        """Creates a table; TableAlreadyExistsError if one exists, NoSuchNamespaceError
+        if its namespace does not."""
+
+    def create_table_if_not_exists(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> Table:
+        try:
+            return self.create_table(identifier, schema, partition_spec, sort_order, properties, location)
+        except TableAlreadyExistsError:
+            return self.load_table(identifier)
+
+    @abstractmethod
+    def load_table(self, identifier: IdentifierLike) -> Table:
+        """The table's current version; NoSuchTableError if there is none."""
+
+    @abstractmethod
+    def table_exists(self, identifier: IdentifierLike) -> bool: ...
+
+    @abstractmethod
+    def list_tables(self, namespace: IdentifierLike) -> list[Identifier]: ...
+
+    @abstractmethod
+    def drop_table(self, identifier: IdentifierLike) -> None:
+        """Removes the table from the catalog (NoSuchTableError if absent)."""
+
+    def purge_table(self, identifier: IdentifierLike) -> None:
+        """Drops the table and deletes its files: data files and manifest lists of every
+        snapshot, old metadata files, and the table's metadata folder."""
+        table = self.load_table(identifier)
+        files = _table_files(table)
+        self.drop_table(identifier)
+        _native.delete_files(files)
+        _remove_table_dirs(table)
+
+    @abstractmethod
+    def rename_table(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> Table: ...
+
+    # ---- namespaces ----
+    @abstractmethod
+    def create_namespace(self, namespace: IdentifierLike, properties: Properties | None = None) -> None: ...
+
+    def create_namespace_if_not_exists(
+        self, namespace: IdentifierLike, properties: Properties | None = None
+    ) -> None:
+        try:
+            self.create_namespace(namespace, properties)
+        except NamespaceAlreadyExistsError:
+            pass
+
+    @abstractmethod
+    def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Identifier]: ...
+
+    @abstractmethod
+    def drop_namespace(self, namespace: IdentifierLike) -> None:
+        """NoSuchNamespaceError if absent, NamespaceNotEmptyError if it holds anything."""
+
+    @abstractmethod
+    def load_namespace_properties(self, namespace: IdentifierLike) -> Properties: ...
+
+    @abstractmethod
+    def namespace_exists(self, namespace: IdentifierLike) -> bool: ...
+
+    def update_namespace_properties(
+        self,
+        namespace: IdentifierLike,
+        removals: set[str] | None = None,
+        updates: Properties | None = None,
+    ) -> PropertiesUpdateSummary:
+        raise NotSupportedError(f"{type(self).__name__} does not store namespace properties")
+
+    # ---- commit (used by Table) ----
+    @abstractmethod
+    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        """Swaps the table's pointer from `table.metadata_location` to a new metadata file
+        holding `new_metadata`, only if it still names that base. Returns the committed
+        metadata (with its metadata_location). CommitConflictError if the table moved on;
+        nothing is left behind in that case."""
+
+    # ---- shared helpers ----
+    @staticmethod
+    def _new_table_metadata(
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
+        location: str,
+        properties: Properties | None,
+    ) -> _native.TableMetadata:
+        props = {str(k): str(v) for k, v in (properties or {}).items()}
+        # format-version is a table attribute, not a stored property (as in Iceberg Java).
+        fv_text = props.pop("format-version", "2")
+        try:
+            format_version = int(fv_text)
+        except ValueError:
+            raise ValidationError(f"format-version must be 1 or 2, found {fv_text!r}") from None
+        schema_json = _schema_json(schema)
+        spec = partition_spec or UNPARTITIONED_PARTITION_SPEC
+        order = sort_order or UNSORTED_SORT_ORDER
+        return _native.TableMetadata.new_table(
+            schema_json,
+            spec.to_json(),
+            order.to_json(),
+            location.rstrip("/"),
+            props,
+            format_version,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _schema_json(schema: object) -> str:
+    if isinstance(schema, Schema):
+        return schema.to_json()
+    import pyarrow as pa
+
+    if isinstance(schema, pa.Schema):
+        return _native.schema_from_arrow(schema)
+    raise ValidationError(f"expected an icefloe Schema or a pyarrow.Schema, found {type(schema).__name__}")
+
+
+def _table_files(table: Table) -> list[str]:
+    """Every file the table's metadata references that purge should delete."""
+    md = table.metadata
+    files: set[str] = set()
+    for snap in md.snapshots():
+        sid = snap.get("snapshot-id")
+        ml = snap.get("manifest-list")
+        if isinstance(ml, str):
+            files.add(ml)
+        if isinstance(sid, int):
+            try:
+                for task in table.scan(snapshot_id=sid).plan_files():
+                    files.add(task.file.file_path)
+            except NotSupportedError:
+                logger.warning("icefloe: purge of %s: snapshot %s has delete files; skipped", table, sid)
+    for entry in md.metadata_log():
+        loc = entry.get("metadata-file")
+        if isinstance(loc, str):
+            files.add(loc)
+    if table.metadata_location:
+        files.add(table.metadata_location)
+    return sorted(files)
+
+
+def _remove_table_dirs(table: Table) -> None:
+    """Removes the table's metadata folder (manifests live there) and its data folder if
+    they are local and now hold nothing but what this table wrote."""
+    loc = table.location()
+    if not _io.is_local(loc):
+        return
+    root = _io.local_path(loc)
+    meta = table.properties.get("write.metadata.path") or os.path.join(root, "metadata")
+    shutil.rmtree(_io.local_path(meta), ignore_errors=True)
+    data = table.properties.get("write.data.path") or os.path.join(root, "data")
+    _remove_empty_dirs(_io.local_path(data))
+    _remove_empty_dirs(root)
+
+
+def _remove_empty_dirs(path: str) -> None:
+    if not os.path.isdir(path):
+        return
+    for dirpath, _dirnames, _files in sorted(os.walk(path), key=lambda t: -len(t[0])):
+        try:
+            os.rmdir(dirpath)
+        except OSError:
+            pass

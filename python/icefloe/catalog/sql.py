@@ -1,0 +1,466 @@
+"""The SQL catalog: table pointers in a database, on the schema Iceberg Java's
+JdbcCatalog and PyIceberg's SqlCatalog share, so all three see the same tables.
+
+    iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
+                   previous_metadata_location, iceberg_type)
+    iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)
+
+`uri="sqlite:///path/to/catalog.db"` uses the standard library's sqlite3 (no
+SQLAlchemy). Metadata files are `<location>/metadata/<NNNNN>-<uuid>.metadata.json`; a
+commit is a conditional UPDATE that only matches while the row still names the base
+metadata file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from icefloe import _io, _native
+from icefloe.catalog._base import (
+    Catalog,
+    Identifier,
+    IdentifierLike,
+    Properties,
+    PropertiesUpdateSummary,
+)
+from icefloe.exceptions import (
+    CommitConflictError,
+    IcefloeIOError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NotSupportedError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.partitioning import PartitionSpec
+    from icefloe.schema import Schema
+    from icefloe.sorting import SortOrder
+    from icefloe.table import Table
+
+__all__ = ["SqlCatalog"]
+
+# Column sizes as in Iceberg Java's JdbcUtil (V1 schema, with iceberg_type) and PyIceberg.
+_CREATE_TABLES = """
+CREATE TABLE IF NOT EXISTS iceberg_tables (
+    catalog_name VARCHAR(255) NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    iceberg_type VARCHAR(5),
+    PRIMARY KEY (catalog_name, table_namespace, table_name)
+)
+"""
+_CREATE_NAMESPACE_PROPERTIES = """
+CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+    catalog_name VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255) NOT NULL,
+    property_key VARCHAR(255),
+    property_value VARCHAR(1000),
+    PRIMARY KEY (catalog_name, namespace, property_key)
+)
+"""
+# Seconds a connection waits for another process's lock before giving up.
+_BUSY_TIMEOUT_S = 60.0
+_METADATA_FILE = re.compile(r"^(\d+)-.*\.metadata\.json$")
+
+
+def _sqlite_path(uri: str) -> str:
+    """The file of a SQLAlchemy-style sqlite URI: `sqlite:///rel.db`, `sqlite:////abs.db`,
+    `sqlite:///:memory:`."""
+    if uri.startswith("sqlite:///"):
+        return uri[len("sqlite:///") :] or ":memory:"
+    if uri in ("sqlite://", "sqlite:"):
+        return ":memory:"
+    scheme = uri.split(":", 1)[0]
+    raise NotSupportedError(
+        f"SQL catalog uri {uri!r}: only sqlite:///<path> is supported (the {scheme!r} "
+        "database needs a driver icefloe does not bundle yet)"
+    )
+
+
+class SqlCatalog(Catalog):
+    """Tables and namespaces recorded in a SQLite database (JdbcCatalog's schema)."""
+
+    def __init__(self, name: str, **properties: str) -> None:
+        super().__init__(name, **properties)
+        uri = self.properties.get("uri")
+        if not uri:
+            raise ValidationError("the SQL catalog needs a 'uri' property, e.g. sqlite:///catalog.db")
+        self._path = _sqlite_path(uri)
+        self._memory: sqlite3.Connection | None = None
+        self._memory_lock = threading.Lock()
+        if self._path == ":memory:":
+            self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        elif os.path.dirname(self._path):
+            os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
+        self._warehouse = self.properties.get("warehouse", "").rstrip("/")
+        if self._warehouse and not urlparse_scheme(self._warehouse):
+            self._warehouse = os.path.abspath(self._warehouse)
+        self._has_type_column = False
+        if self.properties.get("init_catalog_tables", "true").lower() != "false":
+            self._ensure_tables()
+
+    # ---- connections ----
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        if self._memory is not None:
+            with self._memory_lock:
+                yield self._memory
+            return
+        try:
+            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as e:
+            raise IcefloeIOError(f"cannot open SQL catalog database {self._path}: {e}") from e
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that takes the database's write lock up front (BEGIN
+        IMMEDIATE), so concurrent writers queue on the busy timeout instead of failing
+        with 'database is locked' on a lock upgrade."""
+        with self._connect() as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise IcefloeIOError(f"cannot lock SQL catalog database {self._path}: {e}") from e
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise IcefloeIOError(f"cannot commit to SQL catalog database {self._path}: {e}") from e
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._connect() as conn:
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise IcefloeIOError(f"SQL catalog query failed ({self._path}): {e}") from e
+
+    def _ensure_tables(self) -> None:
+        with self._write() as conn:
+            conn.execute(_CREATE_TABLES)
+            conn.execute(_CREATE_NAMESPACE_PROPERTIES)
+            cols = {row[1] for row in conn.execute("PRAGMA table_info(iceberg_tables)")}
+        self._has_type_column = "iceberg_type" in cols
+
+    def _is_table(self) -> str:
+        # Rows written by PyIceberg or Java's V0 schema have no type: they are tables.
+        if self._has_type_column:
+            return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+        return ""
+
+    # ---- locations ----
+    def _default_location(self, ns: Identifier, table_name: str) -> str:
+        if not self._warehouse:
+            raise ValidationError(
+                "the SQL catalog needs a 'warehouse' property (or an explicit location) to create tables"
+            )
+        return _io.join(self._warehouse, *ns, table_name)
+
+    @staticmethod
+    def _metadata_dir(metadata: _native.TableMetadata) -> str:
+        custom = metadata.properties.get("write.metadata.path")
+        return custom.rstrip("/") if custom else _io.join(metadata.location, "metadata")
+
+    @staticmethod
+    def _new_metadata_location(metadata: _native.TableMetadata, version: int) -> str:
+        return _io.join(SqlCatalog._metadata_dir(metadata), f"{version:05d}-{uuid.uuid4()}.metadata.json")
+
+    @staticmethod
+    def _version_of(metadata_location: str | None) -> int:
+        """The version number a metadata file name starts with; -1 when it has none
+        (Java's JdbcTableOperations does the same)."""
+        if not metadata_location:
+            return -1
+        m = _METADATA_FILE.match(metadata_location.rsplit("/", 1)[-1])
+        return int(m.group(1)) if m else -1
+
+    # ---- tables ----
+    def create_table(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> Table:
+        parts = self.table_identifier(identifier)
+        ns, table_name = parts[:-1], parts[-1]
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        if self.table_exists(parts):
+            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists")
+        table_location = (location or self._default_location(ns, table_name)).rstrip("/")
+        metadata = self._new_table_metadata(schema, partition_spec, sort_order, table_location, properties)
+        metadata_location = self._new_metadata_location(metadata, 0)
+        _io.write_new(metadata_location, metadata.to_json().encode("utf-8"))
+        try:
+            with self._write() as conn:
+                if self._has_type_column:
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                        "metadata_location, previous_metadata_location, iceberg_type) "
+                        "VALUES (?, ?, ?, ?, NULL, 'TABLE')",
+                        (self.name, ".".join(ns), table_name, metadata_location),
+                    )
+                else:
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                        "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
+                        (self.name, ".".join(ns), table_name, metadata_location),
+                    )
+        except sqlite3.IntegrityError:
+            _io.remove_quietly(_io.local_path(metadata_location))
+            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
+        except BaseException:
+            _io.remove_quietly(_io.local_path(metadata_location))
+            raise
+        return self.load_table(parts)
+
+    def _metadata_location(self, parts: Identifier) -> str | None:
+        rows = self._query(
+            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+            "AND table_name = ?" + self._is_table(),
+            (self.name, ".".join(parts[:-1]), parts[-1]),
+        )
+        return rows[0][0] if rows else None
+
+    def load_table(self, identifier: IdentifierLike) -> Table:
+        from icefloe.table import Table
+
+        parts = self.table_identifier(identifier)
+        location = self._metadata_location(parts)
+        if not location:
+            raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
+        metadata = _native.TableMetadata.from_json(_io.read_text(location), location)
+        return Table(parts, metadata, location, self)
+
+    def table_exists(self, identifier: IdentifierLike) -> bool:
+        return self._metadata_location(self.table_identifier(identifier)) is not None
+
+    def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = self.identifier_to_tuple(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        rows = self._query(
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ?"
+            + self._is_table()
+            + " ORDER BY table_name",
+            (self.name, ".".join(ns)),
+        )
+        return [(*ns, r[0]) for r in rows]
+
+    def drop_table(self, identifier: IdentifierLike) -> None:
+        parts = self.table_identifier(identifier)
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+                + self._is_table(),
+                (self.name, ".".join(parts[:-1]), parts[-1]),
+            )
+            if cur.rowcount < 1:
+                raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
+
+    def rename_table(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> Table:
+        src = self.table_identifier(from_identifier)
+        dst = self.table_identifier(to_identifier)
+        if not self.namespace_exists(dst[:-1]):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(dst[:-1])} does not exist")
+        try:
+            with self._write() as conn:
+                cur = conn.execute(
+                    "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
+                    "AND table_namespace = ? AND table_name = ?" + self._is_table(),
+                    (".".join(dst[:-1]), dst[-1], self.name, ".".join(src[:-1]), src[-1]),
+                )
+                if cur.rowcount < 1:
+                    raise NoSuchTableError(f"table {'.'.join(src)} does not exist")
+        except sqlite3.IntegrityError:
+            raise TableAlreadyExistsError(f"table {'.'.join(dst)} already exists") from None
+        return self.load_table(dst)
+
+    # ---- namespaces ----
+    @staticmethod
+    def _like_prefix(ns: str) -> str:
+        return ns.replace("!", "!!").replace("_", "!_").replace("%", "!%") + ".%"
+
+    def namespace_exists(self, namespace: IdentifierLike) -> bool:
+        ns = self.identifier_to_tuple(namespace)
+        if not ns:
+            return False
+        name = ".".join(ns)
+        like = self._like_prefix(name)
+        rows = self._query(
+            "SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND "
+            "(table_namespace = ? OR table_namespace LIKE ? ESCAPE '!') "
+            "UNION ALL SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND "
+            "(namespace = ? OR namespace LIKE ? ESCAPE '!') LIMIT 1",
+            (self.name, name, like, self.name, name, like),
+        )
+        return bool(rows)
+
+    def create_namespace(self, namespace: IdentifierLike, properties: Properties | None = None) -> None:
+        ns = self.identifier_to_tuple(namespace)
+        if not ns:
+            raise ValidationError("cannot create the empty namespace")
+        props = dict(properties) if properties else {"exists": "true"}
+        name = ".".join(ns)
+        with self._write() as conn:
+            if conn.execute(
+                "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                "UNION ALL SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                "LIMIT 1",
+                (self.name, name, self.name, name),
+            ).fetchall():
+                raise NamespaceAlreadyExistsError(f"namespace {name} already exists")
+            conn.executemany(
+                "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                "property_value) VALUES (?, ?, ?, ?)",
+                [(self.name, name, str(k), str(v)) for k, v in props.items()],
+            )
+
+    def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Identifier]:
+        parent = self.identifier_to_tuple(namespace)
+        if parent and not self.namespace_exists(parent):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(parent)} does not exist")
+        rows = self._query(
+            "SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ? "
+            "UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?",
+            (self.name, self.name),
+        )
+        level = len(parent) + 1
+        found = {
+            tuple(r[0].split("."))[:level]
+            for r in rows
+            if r[0] and len(r[0].split(".")) >= level and tuple(r[0].split("."))[: level - 1] == parent
+        }
+        return sorted(found)
+
+    def drop_namespace(self, namespace: IdentifierLike) -> None:
+        ns = self.identifier_to_tuple(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        tables = self.list_tables(ns)
+        children = self.list_namespaces(ns)
+        if tables or children:
+            held = [".".join(t) for t in tables] + [".".join(c) for c in children]
+            raise NamespaceNotEmptyError(
+                f"namespace {'.'.join(ns)} is not empty: it holds {', '.join(held[:10])}"
+            )
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?",
+                (self.name, ".".join(ns)),
+            )
+
+    def load_namespace_properties(self, namespace: IdentifierLike) -> Properties:
+        ns = self.identifier_to_tuple(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        rows = self._query(
+            "SELECT property_key, property_value FROM iceberg_namespace_properties "
+            "WHERE catalog_name = ? AND namespace = ?",
+            (self.name, ".".join(ns)),
+        )
+        return {k: v for k, v in rows if k is not None}
+
+    def update_namespace_properties(
+        self,
+        namespace: IdentifierLike,
+        removals: set[str] | None = None,
+        updates: Properties | None = None,
+    ) -> PropertiesUpdateSummary:
+        ns = self.identifier_to_tuple(namespace)
+        removals = set(removals or ())
+        updates = dict(updates or {})
+        if removals & set(updates):
+            raise ValidationError(f"properties both updated and removed: {sorted(removals & set(updates))}")
+        current = self.load_namespace_properties(ns)
+        name = ".".join(ns)
+        summary = PropertiesUpdateSummary(
+            removed=sorted(k for k in removals if k in current),
+            updated=sorted(updates),
+            missing=sorted(k for k in removals if k not in current),
+        )
+        with self._write() as conn:
+            keys = list(removals) + list(updates)
+            conn.executemany(
+                "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                "AND property_key = ?",
+                [(self.name, name, k) for k in keys],
+            )
+            conn.executemany(
+                "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                "property_value) VALUES (?, ?, ?, ?)",
+                [(self.name, name, k, str(v)) for k, v in updates.items()],
+            )
+        return summary
+
+    # ---- commit ----
+    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        parts = self.table_identifier(table.identifier)
+        base = table.metadata_location
+        version = self._version_of(base) + 1
+        location = self._new_metadata_location(new_metadata, version)
+        text = new_metadata.to_json()
+        _io.write_new(location, text.encode("utf-8"))
+        committed = False
+        try:
+            with self._write() as conn:
+                cur = conn.execute(
+                    "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                    "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+                    "AND metadata_location = ?",
+                    (location, base, self.name, ".".join(parts[:-1]), parts[-1], base),
+                )
+                if cur.rowcount < 1:
+                    exists = conn.execute(
+                        "SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                        "AND table_name = ?",
+                        (self.name, ".".join(parts[:-1]), parts[-1]),
+                    ).fetchall()
+                    if not exists:
+                        raise NoSuchTableError(f"table {'.'.join(parts)} no longer exists")
+                    raise CommitConflictError(
+                        f"table {'.'.join(parts)} was updated by another writer "
+                        f"(its metadata is no longer {base})"
+                    )
+            committed = True
+        finally:
+            # sqlite rolls back a failed transaction, so a failed swap left nothing behind.
+            if not committed:
+                _io.remove_quietly(_io.local_path(location))
+        return _native.TableMetadata.from_json(text, location)
+
+    def __repr__(self) -> str:
+        return f"SqlCatalog({self.name!r}, uri={self.properties.get('uri')!r})"
+
+
+def urlparse_scheme(location: str) -> str:
+    from urllib.parse import urlparse
+
+    return urlparse(location).scheme

@@ -1,0 +1,64 @@
+"""The icefloe exception hierarchy.
+
+Every error icefloe raises is an `IcefloeError`. The core's kinds come from the native
+module (declared there as `icefloe.exceptions.*`); the catalog errors below use
+PyIceberg's names so code written against PyIceberg catches the same things.
+"""
+
+from __future__ import annotations
+
+from icefloe._native import (
+    CommitConflictError,
+    IcefloeError,
+    IcefloeIOError,
+    InvalidDataError,
+    NotFoundError,
+    NotSupportedError,
+    ValidationError,
+)
+
+__all__ = [
+    "CommitConflictError",
+    "CommitFailedException",
+    "CommitStateUnknownException",
+    "IcefloeError",
+    "IcefloeIOError",
+    "InvalidDataError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "NoSuchNamespaceError",
+    "NoSuchTableError",
+    "NotFoundError",
+    "NotSupportedError",
+    "TableAlreadyExistsError",
+    "ValidationError",
+]
+
+
+class NoSuchTableError(IcefloeError):
+    """The catalog has no table with this identifier."""
+
+
+class NoSuchNamespaceError(IcefloeError):
+    """The catalog has no namespace with this identifier."""
+
+
+class TableAlreadyExistsError(IcefloeError):
+    """A table with this identifier already exists."""
+
+
+class NamespaceAlreadyExistsError(IcefloeError):
+    """A namespace with this identifier already exists."""
+
+
+class NamespaceNotEmptyError(IcefloeError):
+    """The namespace still holds tables or namespaces."""
+
+
+class CommitStateUnknownException(IcefloeError):
+    """The catalog could not tell whether a commit went through; icefloe neither retries
+    nor deletes the files the commit references (they may be live)."""
+
+
+# PyIceberg's name for a lost compare-and-swap.
+CommitFailedException = CommitConflictError

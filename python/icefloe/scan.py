@@ -1,0 +1,389 @@
+"""Table scans (PyIceberg's `DataScan`): plan the data files of a snapshot in the native
+core, read each FileScanTask as Arrow, then apply the row filter and the projection."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from enum import IntEnum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from icefloe import _native
+from icefloe.exceptions import InvalidDataError, ValidationError
+from icefloe.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, as_row_filter
+from icefloe.schema import Schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from icefloe.snapshots import Snapshot
+    from icefloe.table import Table
+
+__all__ = ["DataFile", "DataFileContent", "DataScan", "FileScanTask"]
+
+_READ_THREADS = 4
+
+
+class DataFileContent(IntEnum):
+    DATA = 0
+    POSITION_DELETES = 1
+    EQUALITY_DELETES = 2
+
+
+_CONTENT_NAMES = {
+    "data": DataFileContent.DATA,
+    "positiondeletes": DataFileContent.POSITION_DELETES,
+    "equalitydeletes": DataFileContent.EQUALITY_DELETES,
+}
+
+
+def _literal(v: Any) -> Any:
+    """A partition value from its serde form (`{"Int": 5}`) to Python: the spec's units
+    (days for dates, microseconds for timestamps, unscaled decimals), bytes, UUID."""
+    if isinstance(v, dict) and len(v) == 1:
+        kind, inner = next(iter(v.items()))
+        if kind in ("Fixed", "Binary") and isinstance(inner, list):
+            return bytes(inner)
+        if kind == "Uuid" and isinstance(inner, int):
+            return uuid.UUID(int=inner)
+        return inner
+    return v
+
+
+def _int_map(m: Any) -> dict[int, Any]:
+    return {int(k): v for k, v in (m or {}).items()}
+
+
+def _bytes_map(m: Any) -> dict[int, bytes]:
+    return {int(k): bytes(v) for k, v in (m or {}).items()}
+
+
+class DataFile:
+    """A read-only view of a DataFile descriptor (the core's serde JSON)."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self._obj = obj
+
+    @property
+    def content(self) -> DataFileContent:
+        c = self._obj.get("content", 0)
+        if isinstance(c, int):
+            return DataFileContent(c)
+        return _CONTENT_NAMES.get(str(c).replace("_", "").lower(), DataFileContent.DATA)
+
+    @property
+    def file_path(self) -> str:
+        return str(self._obj["file_path"])
+
+    @property
+    def file_format(self) -> str:
+        return str(self._obj.get("file_format", "PARQUET")).upper()
+
+    @property
+    def partition(self) -> list[Any]:
+        return [_literal(v) for v in self._obj.get("partition") or []]
+
+    @property
+    def record_count(self) -> int:
+        return int(self._obj["record_count"])
+
+    @property
+    def file_size_in_bytes(self) -> int:
+        return int(self._obj["file_size_in_bytes"])
+
+    @property
+    def spec_id(self) -> int:
+        return int(self._obj.get("spec_id", 0))
+
+    @property
+    def column_sizes(self) -> dict[int, int]:
+        return _int_map(self._obj.get("column_sizes"))
+
+    @property
+    def value_counts(self) -> dict[int, int]:
+        return _int_map(self._obj.get("value_counts"))
+
+    @property
+    def null_value_counts(self) -> dict[int, int]:
+        return _int_map(self._obj.get("null_value_counts"))
+
+    @property
+    def nan_value_counts(self) -> dict[int, int]:
+        return _int_map(self._obj.get("nan_value_counts"))
+
+    @property
+    def lower_bounds(self) -> dict[int, bytes]:
+        return _bytes_map(self._obj.get("lower_bounds"))
+
+    @property
+    def upper_bounds(self) -> dict[int, bytes]:
+        return _bytes_map(self._obj.get("upper_bounds"))
+
+    @property
+    def split_offsets(self) -> list[int] | None:
+        s = self._obj.get("split_offsets")
+        return None if s is None else [int(x) for x in s]
+
+    @property
+    def sort_order_id(self) -> int | None:
+        s = self._obj.get("sort_order_id")
+        return None if s is None else int(s)
+
+    def __repr__(self) -> str:
+        return f"DataFile(file_path={self.file_path!r}, record_count={self.record_count})"
+
+
+class FileScanTask:
+    """One planned read: a data file (or a split of it). Wraps the task JSON that crosses
+    to the executors; parsed only when an attribute is asked for."""
+
+    def __init__(self, task_json: str) -> None:
+        self._json = task_json
+
+    @cached_property
+    def _obj(self) -> dict[str, Any]:
+        try:
+            obj = json.loads(self._json)
+        except ValueError as e:
+            raise InvalidDataError(f"malformed FileScanTask JSON: {e}") from None
+        if not isinstance(obj, dict) or "file" not in obj:
+            raise InvalidDataError(f"FileScanTask JSON has no 'file': {self._json[:200]}")
+        return obj
+
+    @cached_property
+    def file(self) -> DataFile:
+        return DataFile(self._obj["file"])
+
+    @property
+    def start(self) -> int:
+        return int(self._obj.get("start", 0))
+
+    @property
+    def length(self) -> int:
+        return int(self._obj.get("length", self.file.file_size_in_bytes))
+
+    @property
+    def delete_files(self) -> set[DataFile]:
+        return set()
+
+    def to_json(self) -> str:
+        return self._json
+
+    def __repr__(self) -> str:
+        return f"FileScanTask({self.file.file_path!r}, start={self.start}, length={self.length})"
+
+
+class DataScan:
+    """A scan of one snapshot of a table: `plan_files()`, `to_arrow()`, `to_batches()`,
+    `to_pandas()`, `count()`."""
+
+    def __init__(
+        self,
+        table: Table,
+        row_filter: BooleanExpression | str | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        snapshot_id: int | None = None,
+        case_sensitive: bool = True,
+        limit: int | None = None,
+    ) -> None:
+        self.table = table
+        self.row_filter = as_row_filter(row_filter)
+        if isinstance(selected_fields, str):
+            selected_fields = (selected_fields,)
+        self.selected_fields = tuple(selected_fields)
+        self.snapshot_id = snapshot_id
+        self.case_sensitive = case_sensitive
+        if limit is not None and limit < 0:
+            raise ValidationError(f"scan limit must be >= 0, found {limit}")
+        self.limit = limit
+        self._metadata = table.metadata
+        if snapshot_id is not None and self._metadata.snapshot_by_id(snapshot_id) is None:
+            raise ValidationError(
+                f"snapshot {snapshot_id} does not exist in table {'.'.join(table.identifier)}"
+            )
+        # Bind now so an unknown column fails where the scan is built.
+        self._bound_filter = self.row_filter.bind(self._schema, case_sensitive)
+
+    @property
+    def bound_row_filter(self) -> BooleanExpression:
+        """The row filter bound to the scan's schema: exact column names, typed literals."""
+        return self._bound_filter
+
+    def row_filter_is_always_true(self) -> bool:
+        return isinstance(self._bound_filter, AlwaysTrue)
+
+    # ---- builder-style updates (PyIceberg) ----
+    def _update(self, **kw: Any) -> DataScan:
+        args: dict[str, Any] = {
+            "row_filter": self.row_filter,
+            "selected_fields": self.selected_fields,
+            "snapshot_id": self.snapshot_id,
+            "case_sensitive": self.case_sensitive,
+            "limit": self.limit,
+        }
+        args.update(kw)
+        return DataScan(self.table, **args)
+
+    def select(self, *field_names: str) -> DataScan:
+        return self._update(selected_fields=field_names)
+
+    def filter(self, expr: BooleanExpression) -> DataScan:
+        combined = expr if isinstance(self.row_filter, AlwaysTrue) else self.row_filter & expr
+        return self._update(row_filter=combined)
+
+    def use_snapshot(self, snapshot_id: int) -> DataScan:
+        return self._update(snapshot_id=snapshot_id)
+
+    def with_case_sensitive(self, case_sensitive: bool = True) -> DataScan:
+        return self._update(case_sensitive=case_sensitive)
+
+    # ---- what is read ----
+    def snapshot(self) -> Snapshot | None:
+        if self.snapshot_id is not None:
+            return self.table.snapshot_by_id(self.snapshot_id)
+        return self.table.current_snapshot()
+
+    @cached_property
+    def _schema(self) -> Schema:
+        """The schema the scan's snapshot was written with (current schema otherwise)."""
+        snap = self._metadata.snapshot_by_id(self.snapshot_id) if self.snapshot_id is not None else None
+        schema_id = snap.get("schema-id") if snap else None
+        if isinstance(schema_id, int):
+            try:
+                return Schema.from_json(self._metadata.schema_json(schema_id))
+            except Exception:  # an unknown schema id: fall back to the current schema
+                pass
+        return Schema.from_json(self._metadata.schema_json())
+
+    def projection(self) -> Schema:
+        """The schema of the scan's output: the selected fields (ValidationError naming
+        each unknown one)."""
+        if "*" in self.selected_fields:
+            return self._schema
+        return self._schema.select(*self.selected_fields, case_sensitive=self.case_sensitive)
+
+    def read_schema(self) -> Schema:
+        """The projection plus the columns the row filter reads."""
+        if "*" in self.selected_fields:
+            return self._schema
+        names = set(self.selected_fields) | self._bound_filter.referenced_columns()
+        return self._schema.select(*sorted(names), case_sensitive=self.case_sensitive)
+
+    def plan_files(self) -> list[FileScanTask]:
+        if self.snapshot_id is None and self._metadata.current_snapshot_id is None:
+            return []
+        return [FileScanTask(t) for t in _native.plan_files(self._metadata, self.snapshot_id)]
+
+    # ---- reading ----
+    def _reader(self) -> tuple[Schema, pa.Schema, pa.Schema]:
+        read_schema = self.read_schema()
+        target = self.projection().as_arrow()
+        return read_schema, read_schema.as_arrow(), target
+
+    def _finish(self, data: pa.Table, target: pa.Schema) -> pa.Table:
+        if not isinstance(self._bound_filter, AlwaysTrue):
+            data = data.filter(self._bound_filter.to_pyarrow())
+        return _project(data, target)
+
+    def to_arrow(self) -> pa.Table:
+        read_schema, _read_arrow, target = self._reader()
+        if isinstance(self._bound_filter, AlwaysFalse) or self.limit == 0:
+            return target.empty_table()
+        tasks = self.plan_files()
+        if not tasks:
+            return target.empty_table()
+        read_json = read_schema.to_json()
+
+        def read(task: FileScanTask) -> pa.Table:
+            return self._finish(_native.read_task(task.to_json(), read_json).read_all(), target)
+
+        parts: list[pa.Table] = []
+        rows = 0
+        with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(tasks))) as pool:
+            futures = [pool.submit(read, t) for t in tasks]
+            try:
+                for fut in futures:
+                    part = fut.result()
+                    parts.append(part)
+                    rows += part.num_rows
+                    if self.limit is not None and rows >= self.limit:
+                        break
+            finally:
+                for fut in futures:
+                    fut.cancel()
+        out = pa.concat_tables(parts) if parts else target.empty_table()
+        if self.limit is not None and out.num_rows > self.limit:
+            out = out.slice(0, self.limit)
+        return out
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The scan as a stream of record batches, one task after another."""
+        read_schema, _read_arrow, target = self._reader()
+        if isinstance(self._bound_filter, AlwaysFalse) or self.limit == 0:
+            return pa.RecordBatchReader.from_batches(target, iter(()))
+        tasks = self.plan_files()
+        read_json = read_schema.to_json()
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            remaining = self.limit
+            for task in tasks:
+                for batch in _native.read_task(task.to_json(), read_json):
+                    part = self._finish(pa.Table.from_batches([batch]), target)
+                    if remaining is not None:
+                        part = part.slice(0, remaining)
+                        remaining -= part.num_rows
+                    yield from part.to_batches()
+                    if remaining is not None and remaining <= 0:
+                        return
+
+        return pa.RecordBatchReader.from_batches(target, batches())
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        return self.to_arrow().to_pandas(**kwargs)
+
+    def count(self) -> int:
+        """Rows the scan returns: from file metadata when there is no filter, else by
+        reading only the columns the filter needs."""
+        if isinstance(self._bound_filter, AlwaysFalse):
+            return 0
+        if isinstance(self._bound_filter, AlwaysTrue):
+            total = sum(t.file.record_count for t in self.plan_files())
+        else:
+            cols = tuple(sorted(self._bound_filter.referenced_columns()))
+            total = self._update(selected_fields=cols, limit=None).to_arrow().num_rows
+        return total if self.limit is None else min(total, self.limit)
+
+    def __repr__(self) -> str:
+        return (
+            f"DataScan(table={'.'.join(self.table.identifier)!r}, row_filter={self.row_filter!r}, "
+            f"selected_fields={self.selected_fields!r}, snapshot_id={self.snapshot_id}, limit={self.limit})"
+        )
+
+
+def _project(data: pa.Table, target: pa.Schema) -> pa.Table:
+    """`data` cut down to `target`'s columns (structs pruned to the target's children)."""
+    if data.schema.equals(target, check_metadata=False):
+        return data
+    columns = []
+    for f in target:
+        col = data.column(f.name)
+        if not col.type.equals(f.type):
+            col = pa.chunked_array([_prune_array(c, f.type) for c in col.chunks], type=f.type)
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def _prune_array(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    if arr.type.equals(target):
+        return arr
+    if pa.types.is_struct(target) and isinstance(arr, pa.StructArray):
+        children = [_prune_array(arr.field(tf.name), tf.type) for tf in target]
+        return pa.StructArray.from_arrays(
+            children, fields=list(target), mask=arr.is_null() if arr.null_count else None
+        )
+    return arr.cast(target)

@@ -1,0 +1,265 @@
+"""`Table`: one Iceberg table as loaded from a catalog (PyIceberg's names), with append
+and scan, plus the write/commit hooks the Spark layer reuses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Union
+
+import pyarrow as pa
+
+from icefloe import _io, _native
+from icefloe.exceptions import CommitStateUnknownException, ValidationError
+from icefloe.expressions import BooleanExpression
+from icefloe.partitioning import PartitionSpec
+from icefloe.schema import Schema
+from icefloe.snapshots import Snapshot, SnapshotLogEntry
+from icefloe.sorting import SortOrder
+from icefloe.transaction import BuildFn, commit_with_retry
+
+if TYPE_CHECKING:
+    from icefloe.catalog import Catalog
+    from icefloe.scan import DataScan
+
+__all__ = ["Table"]
+
+logger = logging.getLogger("icefloe")
+
+ArrowData = Union[pa.Table, pa.RecordBatchReader, pa.RecordBatch, Iterable[pa.RecordBatch]]
+
+
+class Table:
+    """An Iceberg table at the version it was loaded (or last committed) at."""
+
+    def __init__(
+        self,
+        identifier: tuple[str, ...],
+        metadata: _native.TableMetadata,
+        metadata_location: str,
+        catalog: Catalog,
+    ) -> None:
+        self._identifier = tuple(identifier)
+        self._metadata = metadata
+        self._metadata_location = metadata_location
+        self._catalog = catalog
+
+    # ---- identity ----
+    @property
+    def identifier(self) -> tuple[str, ...]:
+        return self._identifier
+
+    def name(self) -> tuple[str, ...]:
+        return self._identifier
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    @property
+    def metadata(self) -> _native.TableMetadata:
+        return self._metadata
+
+    @property
+    def metadata_location(self) -> str:
+        """The metadata file this object was loaded from; commits are swapped against it."""
+        return self._metadata_location
+
+    @property
+    def format_version(self) -> int:
+        return self._metadata.format_version
+
+    def location(self) -> str:
+        return self._metadata.location
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return dict(self._metadata.properties)
+
+    # ---- schema, spec, order ----
+    def schema(self) -> Schema:
+        return Schema.from_json(self._metadata.schema_json())
+
+    def schemas(self) -> dict[int, Schema]:
+        out = {}
+        for text in self._metadata.schemas_json():
+            s = Schema.from_json(text)
+            out[s.schema_id] = s
+        return out
+
+    def spec(self) -> PartitionSpec:
+        return PartitionSpec.from_json(self._metadata.spec_json())
+
+    def specs(self) -> dict[int, PartitionSpec]:
+        out = {}
+        for text in self._metadata.specs_json():
+            s = PartitionSpec.from_json(text)
+            out[s.spec_id] = s
+        return out
+
+    def sort_order(self) -> SortOrder:
+        return SortOrder.from_json(self._metadata.sort_order_json())
+
+    # ---- snapshots ----
+    def current_snapshot(self) -> Snapshot | None:
+        sid = self._metadata.current_snapshot_id
+        return None if sid is None else self.snapshot_by_id(sid)
+
+    def snapshots(self) -> list[Snapshot]:
+        return [Snapshot.from_native(d) for d in self._metadata.snapshots()]
+
+    def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        d = self._metadata.snapshot_by_id(snapshot_id)
+        return None if d is None else Snapshot.from_native(d)
+
+    def history(self) -> list[SnapshotLogEntry]:
+        return [
+            SnapshotLogEntry(snapshot_id=int(e["snapshot-id"]), timestamp_ms=int(e["timestamp-ms"]))
+            for e in self._metadata.snapshot_log()
+        ]
+
+    def refresh(self) -> Table:
+        """Reloads the table's current version from the catalog."""
+        fresh = self._catalog.load_table(self._identifier)
+        self._metadata = fresh._metadata
+        self._metadata_location = fresh._metadata_location
+        return self
+
+    def _set_metadata(self, metadata: _native.TableMetadata) -> None:
+        location = metadata.metadata_location
+        if location is None:
+            raise ValidationError("committed metadata has no metadata_location")
+        self._metadata = metadata
+        self._metadata_location = location
+
+    # ---- read ----
+    def scan(
+        self,
+        row_filter: BooleanExpression | str | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        snapshot_id: int | None = None,
+        case_sensitive: bool = True,
+        limit: int | None = None,
+    ) -> DataScan:
+        from icefloe.scan import DataScan
+
+        return DataScan(self, row_filter, selected_fields, snapshot_id, case_sensitive, limit)
+
+    # ---- write ----
+    def append(self, df: ArrowData, snapshot_properties: dict[str, str] | None = None) -> None:
+        """Appends Arrow data as a new `append` snapshot. The data must fit the table's
+        schema (ValidationError naming each column that does not); on any failure nothing
+        is committed and every file written is deleted."""
+        reader = _as_reader(df)
+        _native.check_arrow_schema(self._metadata, reader.schema)
+        write_id = self._new_write_id()
+        try:
+            descriptors = _native.write_data_files(self._metadata, reader, write_id, 0)
+        except BaseException:
+            self._abort_write(write_id)
+            raise
+        if descriptors:
+            self._commit_data_files(descriptors, snapshot_properties)
+
+    # ---- hooks for the Spark layer and later operations ----
+    @staticmethod
+    def _new_write_id() -> str:
+        """An id that names every file of one write (`<task>-<write_id>-<n>.parquet`)."""
+        return uuid.uuid4().hex
+
+    def _commit(self, build: BuildFn) -> _native.TableMetadata:
+        """Commits the metadata `build(base)` makes, retrying on conflict (see transaction)."""
+        return commit_with_retry(self, build)
+
+    def _commit_data_files(
+        self, descriptors: list[str], snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """Commits an `append` snapshot adding these DataFile descriptors (JSON, from
+        `write_data_files`). On failure the data files are deleted too (unless the commit
+        state is unknown). With no descriptors nothing is committed (no empty snapshots)
+        and the current snapshot is returned."""
+        if not descriptors:
+            return self.current_snapshot()
+        props = {str(k): str(v) for k, v in (snapshot_properties or {}).items()}
+        try:
+            committed = self._commit(lambda base: _native.fast_append(base, descriptors, props))
+        except CommitStateUnknownException:
+            raise
+        except BaseException:
+            _native.delete_files(_descriptor_paths(descriptors))
+            raise
+        sid = committed.current_snapshot_id
+        snap = None if sid is None else self.snapshot_by_id(sid)
+        if snap is None:
+            raise ValidationError(f"commit to {self} produced no current snapshot")
+        return snap
+
+    def _data_location(self) -> str:
+        props = self._metadata.properties
+        return (
+            props.get("write.data.path")
+            or props.get("write.folder-storage.path")
+            or _io.join(self._metadata.location, "data")
+        ).rstrip("/")
+
+    def _abort_write(self, write_id: str) -> list[str]:
+        """Deletes every file under the table's data location whose name contains
+        `write_id` (catches files of failed Spark tasks the driver never heard of).
+        Best effort; returns the paths deleted."""
+        if not write_id or len(write_id) < 8:
+            raise ValidationError(f"refusing to abort a write with id {write_id!r} (too short to be unique)")
+        location = self._data_location()
+        if not _io.is_local(location):
+            logger.warning("icefloe: cannot list %s to abort write %s (not local)", location, write_id)
+            return []
+        root = _io.local_path(location)
+        found: list[str] = []
+        for dirpath, _dirs, files in os.walk(root):
+            found.extend(os.path.join(dirpath, f) for f in files if write_id in f)
+        for path in found:
+            _io.remove_quietly(path)
+        return found
+
+    def __repr__(self) -> str:
+        return f"Table({'.'.join(self._identifier)!r}, {self._metadata_location!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Table)
+            and self._identifier == other._identifier
+            and self._metadata_location == other._metadata_location
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._identifier, self._metadata_location))
+
+
+def _descriptor_paths(descriptors: list[str]) -> list[str]:
+    paths = []
+    for d in descriptors:
+        try:
+            paths.append(str(json.loads(d)["file_path"]))
+        except (ValueError, KeyError, TypeError):
+            logger.warning("icefloe: malformed DataFile descriptor %.200s", d)
+    return paths
+
+
+def _as_reader(df: object) -> pa.RecordBatchReader:
+    if isinstance(df, pa.RecordBatchReader):
+        return df
+    if isinstance(df, pa.Table):
+        return df.to_reader()
+    if isinstance(df, pa.RecordBatch):
+        return pa.RecordBatchReader.from_batches(df.schema, [df])
+    if isinstance(df, (list, tuple)):
+        if not df:
+            raise ValidationError("cannot append an empty list of record batches (no schema)")
+        if not all(isinstance(b, pa.RecordBatch) for b in df):
+            raise ValidationError("expected a list of pyarrow.RecordBatch")
+        return pa.RecordBatchReader.from_batches(df[0].schema, df)
+    raise ValidationError(
+        f"expected a pyarrow.Table, RecordBatchReader or list of RecordBatch, found {type(df).__name__}"
+    )

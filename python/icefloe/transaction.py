@@ -1,0 +1,92 @@
+"""The commit loop every table change goes through: build new metadata from the base,
+swap it in through the catalog, and on a conflict refresh, rebuild and retry with
+exponential backoff (Iceberg's `commit.retry.*` table properties).
+
+A build function takes the base metadata and returns `(new_metadata, files_written)`;
+the files of an attempt that loses the swap are deleted before the next attempt.
+Operations that must re-validate against what was committed in between (overwrite,
+row delta) do so inside their build function, which sees the refreshed base.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from icefloe import _native
+from icefloe.exceptions import CommitConflictError, CommitStateUnknownException
+
+if TYPE_CHECKING:
+    from icefloe.table import Table
+
+logger = logging.getLogger("icefloe")
+
+BuildFn = Callable[[_native.TableMetadata], "tuple[_native.TableMetadata, list[str]]"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`commit.retry.*` with Iceberg Java's defaults."""
+
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @staticmethod
+    def from_properties(props: dict[str, str]) -> RetryPolicy:
+        def num(key: str, default: int) -> int:
+            try:
+                return max(0, int(props.get(key, default)))
+            except ValueError:
+                return default
+
+        return RetryPolicy(
+            num_retries=num("commit.retry.num-retries", 4),
+            min_wait_ms=num("commit.retry.min-wait-ms", 100),
+            max_wait_ms=num("commit.retry.max-wait-ms", 60_000),
+            total_timeout_ms=num("commit.retry.total-timeout-ms", 1_800_000),
+        )
+
+    def wait_ms(self, retry: int) -> float:
+        """Backoff before retry number `retry` (1-based): doubling from min-wait, capped at
+        max-wait, with jitter so writers that collided do not collide again in step."""
+        base = min(self.min_wait_ms * (2 ** (retry - 1)), self.max_wait_ms)
+        return float(min(base * random.uniform(0.5, 1.5), self.max_wait_ms))
+
+
+def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
+    """Runs `build` against the table's current metadata and swaps the result in; on
+    CommitConflictError refreshes the table and retries per the table's retry policy.
+    Updates `table` to the committed version and returns its metadata."""
+    start = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        new_metadata, written = build(table.metadata)
+        try:
+            committed = table._catalog._commit_table(table, new_metadata)
+        except CommitStateUnknownException:
+            raise  # the files may be live: keep them
+        except CommitConflictError:
+            _native.delete_files(written)
+            policy = RetryPolicy.from_properties(table.metadata.properties)
+            elapsed_ms = (time.monotonic() - start) * 1000
+            if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
+                raise
+            wait = min(policy.wait_ms(attempt), max(0.0, policy.total_timeout_ms - elapsed_ms))
+            logger.debug(
+                "icefloe: commit to %s conflicted (attempt %d); retrying in %.0f ms", table, attempt, wait
+            )
+            time.sleep(wait / 1000)
+            table.refresh()
+            continue
+        except BaseException:
+            _native.delete_files(written)
+            raise
+        table._set_metadata(committed)
+        return committed
