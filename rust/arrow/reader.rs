@@ -118,13 +118,11 @@ fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Erro
 }
 
 /// Index of the field whose `PARQUET:field_id` is `id`.
-fn find_by_id<'a>(mut fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
-    let mut i = 0;
-    for f in fields.by_ref() {
+fn find_by_id<'a>(fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
+    for (i, f) in fields.enumerate() {
         if arrow_field_id(f)? == Some(id) {
             return Ok(Some(i));
         }
-        i += 1;
     }
     Ok(None)
 }

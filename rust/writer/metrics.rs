@@ -1,0 +1,446 @@
+//! Per data file metrics (checklist §9), as Iceberg Java computes them: column sizes, value
+//! and null counts, lower/upper bounds from the Parquet footer; float/double counts, NaN
+//! counts and bounds from the written data (so NaN never reaches a bound and -0.0 < +0.0).
+//! Nothing but column sizes for leaves inside a list or map; no bounds for uuid (T7).
+
+use std::collections::{BTreeMap, HashMap};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::NullBuffer;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::statistics::Statistics;
+
+use crate::error::{validation, Error, ErrorKind, Result};
+use crate::manifest::DataFile;
+use crate::spec::{
+    truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string, Literal,
+    NestedField, PrimitiveType, Schema, Type,
+};
+
+pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
+pub const METRICS_COLUMN_PREFIX: &str = "write.metadata.metrics.column.";
+pub const METRICS_MAX_INFERRED_COLUMNS: &str = "write.metadata.metrics.max-inferred-column-defaults";
+const DEFAULT_MAX_INFERRED_COLUMNS: usize = 100;
+
+/// What metrics to keep for a column (`none`, `counts`, `truncate(N)`, `full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsMode {
+    None,
+    Counts,
+    Truncate(usize),
+    Full,
+}
+
+impl MetricsMode {
+    pub fn parse(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "none" => Ok(MetricsMode::None),
+            "counts" => Ok(MetricsMode::Counts),
+            "full" => Ok(MetricsMode::Full),
+            _ => {
+                let n = t
+                    .strip_prefix("truncate(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .and_then(|n| n.trim().parse::<usize>().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| {
+                        validation(format!(
+                            "expected a metrics mode none, counts, truncate(N) with N > 0, or full; found '{s}'"
+                        ))
+                    })?;
+                Ok(MetricsMode::Truncate(n))
+            }
+        }
+    }
+
+    fn has_bounds(&self) -> bool {
+        matches!(self, MetricsMode::Truncate(_) | MetricsMode::Full)
+    }
+}
+
+/// The metrics mode of every column, from `write.metadata.metrics.*` table properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsConfig {
+    /// Mode by field id for every leaf column (primitive field) of the schema.
+    modes: HashMap<i32, MetricsMode>,
+}
+
+impl MetricsConfig {
+    /// Java's rules: the default mode is `write.metadata.metrics.default` or truncate(16); without an
+    /// explicit default only the first `max-inferred-column-defaults` (100) leaf columns get it and
+    /// the rest get none; `write.metadata.metrics.column.<full name>` overrides per column.
+    pub fn from_table_properties(props: &BTreeMap<String, String>, schema: &Schema) -> Result<Self> {
+        let explicit = props.get(METRICS_DEFAULT).map(|s| MetricsMode::parse(s)).transpose()?;
+        let max_inferred = match props.get(METRICS_MAX_INFERRED_COLUMNS) {
+            None => DEFAULT_MAX_INFERRED_COLUMNS,
+            Some(v) => v.trim().parse::<usize>().map_err(|_| {
+                validation(format!("expected an integer for '{METRICS_MAX_INFERRED_COLUMNS}', found '{v}'"))
+            })?,
+        };
+        let mut modes = HashMap::new();
+        for (i, leaf) in leaves(schema).iter().enumerate() {
+            let mode = match explicit {
+                Some(m) => m,
+                None if i < max_inferred => MetricsMode::Truncate(16),
+                None => MetricsMode::None,
+            };
+            modes.insert(leaf.id, mode);
+        }
+        for (k, v) in props.range(METRICS_COLUMN_PREFIX.to_string()..) {
+            let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) else { break };
+            let mode = MetricsMode::parse(v).map_err(|e| e.with_context("property", k.clone()))?;
+            // Unknown columns are ignored, like Java (the property may predate a schema change).
+            if let Some(f) = schema.field_by_name(col) {
+                for id in leaf_ids_under(f) {
+                    modes.insert(id, mode);
+                }
+            }
+        }
+        Ok(MetricsConfig { modes })
+    }
+
+    /// The mode of a leaf column; leaves not in the schema get none.
+    pub fn mode(&self, field_id: i32) -> MetricsMode {
+        self.modes.get(&field_id).copied().unwrap_or(MetricsMode::None)
+    }
+}
+
+fn leaf_ids_under(f: &NestedField) -> Vec<i32> {
+    let mut out = Vec::new();
+    visit_leaves(f, false, &mut |l| out.push(l.id));
+    out
+}
+
+/// A primitive (leaf) column, in Parquet column order.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaf {
+    pub id: i32,
+    pub ty: PrimitiveType,
+    /// Inside a list or a map: counts and bounds are not kept (only the column size).
+    pub repeated: bool,
+}
+
+pub(crate) fn leaves(schema: &Schema) -> Vec<Leaf> {
+    let mut out = Vec::new();
+    for f in schema.fields() {
+        visit_leaves(f, false, &mut |l| out.push(l));
+    }
+    out
+}
+
+fn visit_leaves(f: &NestedField, repeated: bool, out: &mut dyn FnMut(Leaf)) {
+    match &f.field_type {
+        Type::Primitive(p) => out(Leaf { id: f.id, ty: p.clone(), repeated }),
+        Type::Struct(s) => s.fields.iter().for_each(|c| visit_leaves(c, repeated, out)),
+        Type::List(l) => visit_leaves(&l.element_field, true, out),
+        Type::Map(m) => {
+            visit_leaves(&m.key_field, true, out);
+            visit_leaves(&m.value_field, true, out);
+        }
+    }
+}
+
+/// Counts and bounds of one float/double column, computed from the data like Java's writer:
+/// only slots whose parent structs are non-null count; NaN is counted, never a bound.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FloatStats {
+    pub values: i64,
+    pub nulls: i64,
+    pub nans: i64,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+#[derive(Debug)]
+struct FloatLeaf {
+    id: i32,
+    /// Column index in the batch, then child indexes through structs.
+    path: Vec<usize>,
+}
+
+/// Collects [`FloatStats`] for every float/double column not inside a list or map.
+#[derive(Debug)]
+pub struct FloatCollector {
+    leaves: Vec<FloatLeaf>,
+    stats: HashMap<i32, FloatStats>,
+}
+
+impl FloatCollector {
+    pub fn new(schema: &Schema) -> Self {
+        let mut leaves = Vec::new();
+        fn walk(f: &NestedField, path: &mut Vec<usize>, out: &mut Vec<FloatLeaf>) {
+            match &f.field_type {
+                Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
+                    out.push(FloatLeaf { id: f.id, path: path.clone() })
+                }
+                Type::Struct(s) => {
+                    for (i, c) in s.fields.iter().enumerate() {
+                        path.push(i);
+                        walk(c, path, out);
+                        path.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, f) in schema.fields().iter().enumerate() {
+            walk(f, &mut vec![i], &mut leaves);
+        }
+        FloatCollector { leaves, stats: HashMap::new() }
+    }
+
+    pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
+        for leaf in &self.leaves {
+            let internal = || {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("batch does not match the schema at field id {}", leaf.id),
+                )
+            };
+            let mut arr: ArrayRef = batch.columns().get(leaf.path[0]).ok_or_else(internal)?.clone();
+            let mut parents: Option<NullBuffer> = None;
+            for &i in &leaf.path[1..] {
+                let sa = arr.as_struct_opt().ok_or_else(internal)?;
+                parents = NullBuffer::union(parents.as_ref(), sa.nulls());
+                arr = sa.columns().get(i).ok_or_else(internal)?.clone();
+            }
+            let st = self.stats.entry(leaf.id).or_default();
+            let parent_ok = |i: usize| parents.as_ref().is_none_or(|p| p.is_valid(i));
+            let mut add = |v: f64| {
+                if v.is_nan() {
+                    st.nans += 1;
+                } else {
+                    if st.min.is_none_or(|m| v.total_cmp(&m).is_lt()) {
+                        st.min = Some(v);
+                    }
+                    if st.max.is_none_or(|m| v.total_cmp(&m).is_gt()) {
+                        st.max = Some(v);
+                    }
+                }
+            };
+            let mut values = 0;
+            let mut nulls = 0;
+            if let Some(a) = arr.as_primitive_opt::<Float32Type>() {
+                for i in 0..a.len() {
+                    if !parent_ok(i) {
+                        continue;
+                    }
+                    values += 1;
+                    if a.is_null(i) {
+                        nulls += 1;
+                    } else {
+                        add(f64::from(a.value(i)));
+                    }
+                }
+            } else if let Some(a) = arr.as_primitive_opt::<Float64Type>() {
+                for i in 0..a.len() {
+                    if !parent_ok(i) {
+                        continue;
+                    }
+                    values += 1;
+                    if a.is_null(i) {
+                        nulls += 1;
+                    } else {
+                        add(a.value(i));
+                    }
+                }
+            } else {
+                return Err(internal());
+            }
+            st.values += values;
+            st.nulls += nulls;
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self, field_id: i32) -> Option<&FloatStats> {
+        self.stats.get(&field_id)
+    }
+}
+
+/// Bounds of one column being merged across row groups.
+#[derive(Default)]
+struct BoundAcc {
+    min: Option<Literal>,
+    max: Option<Literal>,
+    /// A row group had values but no usable min/max: no bounds at all.
+    broken: bool,
+}
+
+/// Fills record_count, split_offsets and the metric maps of `df` from the footer and the
+/// float statistics. `file_size_in_bytes` must already be set.
+pub(crate) fn fill_metrics(
+    df: &mut DataFile,
+    meta: &ParquetMetaData,
+    schema: &Schema,
+    config: &MetricsConfig,
+    floats: &FloatCollector,
+) -> Result<()> {
+    let leaves = leaves(schema);
+    let mut record_count = 0i64;
+    let mut splits = Vec::with_capacity(meta.num_row_groups());
+    let mut null_ok: HashMap<i32, bool> = HashMap::new();
+    let mut bounds: HashMap<i32, BoundAcc> = HashMap::new();
+    for rg in meta.row_groups() {
+        record_count += rg.num_rows();
+        if rg.num_columns() != leaves.len() {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("expected {} column chunks per row group, found {}", leaves.len(), rg.num_columns()),
+            ));
+        }
+        if let Some(first) = rg.columns().first() {
+            let data = first.data_page_offset();
+            let start = match first.dictionary_page_offset() {
+                Some(d) if d < data => d,
+                _ => data,
+            };
+            splits.push(start);
+        }
+        for (leaf, cc) in leaves.iter().zip(rg.columns()) {
+            let mode = config.mode(leaf.id);
+            if mode == MetricsMode::None {
+                continue;
+            }
+            *df.column_sizes.entry(leaf.id).or_insert(0) += cc.compressed_size();
+            if leaf.repeated || matches!(leaf.ty, PrimitiveType::Float | PrimitiveType::Double) {
+                continue;
+            }
+            *df.value_counts.entry(leaf.id).or_insert(0) += cc.num_values();
+            let stats = cc.statistics();
+            match stats.and_then(|s| s.null_count_opt()) {
+                Some(n) => *df.null_value_counts.entry(leaf.id).or_insert(0) += n as i64,
+                None => {
+                    null_ok.insert(leaf.id, false);
+                }
+            }
+            if !mode.has_bounds() || leaf.ty == PrimitiveType::Uuid {
+                continue;
+            }
+            let acc = bounds.entry(leaf.id).or_default();
+            let all_null =
+                stats.and_then(|s| s.null_count_opt()).is_some_and(|n| n as i64 == cc.num_values());
+            match stats.map(|s| (stat_literal(&leaf.ty, s, true), stat_literal(&leaf.ty, s, false))) {
+                Some((Some(lo), Some(hi))) => {
+                    if acc.min.as_ref().is_none_or(|m| lo.cmp_same_type(m).is_some_and(|o| o.is_lt())) {
+                        acc.min = Some(lo);
+                    }
+                    if acc.max.as_ref().is_none_or(|m| hi.cmp_same_type(m).is_some_and(|o| o.is_gt())) {
+                        acc.max = Some(hi);
+                    }
+                }
+                _ if all_null => {}
+                _ => acc.broken = true,
+            }
+        }
+    }
+    df.record_count = record_count;
+    df.split_offsets = Some(splits);
+
+    for leaf in &leaves {
+        let mode = config.mode(leaf.id);
+        if mode == MetricsMode::None || leaf.repeated {
+            continue;
+        }
+        if matches!(leaf.ty, PrimitiveType::Float | PrimitiveType::Double) {
+            let Some(st) = floats.stats(leaf.id) else { continue };
+            df.value_counts.insert(leaf.id, st.values);
+            df.null_value_counts.insert(leaf.id, st.nulls);
+            df.nan_value_counts.insert(leaf.id, st.nans);
+            if mode.has_bounds() {
+                if let (Some(lo), Some(hi)) = (st.min, st.max) {
+                    let (lo, hi) = if leaf.ty == PrimitiveType::Float {
+                        (Literal::Float(lo as f32), Literal::Float(hi as f32))
+                    } else {
+                        (Literal::Double(lo), Literal::Double(hi))
+                    };
+                    df.lower_bounds.insert(leaf.id, lo.to_bytes());
+                    df.upper_bounds.insert(leaf.id, hi.to_bytes());
+                }
+            }
+            continue;
+        }
+        if null_ok.get(&leaf.id) == Some(&false) {
+            // T5: no bounds without null counts.
+            df.null_value_counts.remove(&leaf.id);
+            continue;
+        }
+        let Some(acc) = bounds.remove(&leaf.id) else { continue };
+        if acc.broken {
+            continue;
+        }
+        if let Some(lo) = acc.min.and_then(|v| truncate_bound(v, mode, false)) {
+            df.lower_bounds.insert(leaf.id, lo.to_bytes());
+        }
+        if let Some(hi) = acc.max.and_then(|v| truncate_bound(v, mode, true)) {
+            df.upper_bounds.insert(leaf.id, hi.to_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Applies `truncate(N)` to string/binary/fixed bounds (upper: incremented prefix, or none).
+fn truncate_bound(v: Literal, mode: MetricsMode, upper: bool) -> Option<Literal> {
+    let MetricsMode::Truncate(n) = mode else { return Some(v) };
+    match v {
+        Literal::String(s) if upper => truncate_upper_string(&s, n).map(Literal::String),
+        Literal::String(s) => Some(Literal::String(truncate_lower_string(&s, n))),
+        Literal::Binary(b) if upper => truncate_upper_binary(&b, n).map(Literal::Binary),
+        Literal::Binary(b) => Some(Literal::Binary(truncate_lower_binary(&b, n))),
+        Literal::Fixed(b) if upper => truncate_upper_binary(&b, n).map(Literal::Fixed),
+        Literal::Fixed(b) => Some(Literal::Fixed(truncate_lower_binary(&b, n))),
+        other => Some(other),
+    }
+}
+
+/// A footer min (`min = true`) or max as an Iceberg value of `ty`; None if absent or not exact.
+fn stat_literal(ty: &PrimitiveType, s: &Statistics, min: bool) -> Option<Literal> {
+    let exact = if min { s.min_is_exact() } else { s.max_is_exact() };
+    if !exact {
+        return None;
+    }
+    use PrimitiveType as P;
+    Some(match (ty, s) {
+        (P::Boolean, Statistics::Boolean(v)) => Literal::Boolean(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Int, Statistics::Int32(v)) => Literal::Int(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Date, Statistics::Int32(v)) => Literal::Date(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Long, Statistics::Int64(v)) => Literal::Long(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Time, Statistics::Int64(v)) => Literal::Time(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Timestamp, Statistics::Int64(v)) => Literal::Timestamp(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::Timestamptz, Statistics::Int64(v)) => Literal::Timestamptz(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::TimestampNs, Statistics::Int64(v)) => Literal::TimestampNs(*pick(v.min_opt(), v.max_opt(), min)?),
+        (P::TimestamptzNs, Statistics::Int64(v)) => {
+            Literal::TimestamptzNs(*pick(v.min_opt(), v.max_opt(), min)?)
+        }
+        (P::Decimal { .. }, Statistics::Int32(v)) => {
+            Literal::Decimal(i128::from(*pick(v.min_opt(), v.max_opt(), min)?))
+        }
+        (P::Decimal { .. }, Statistics::Int64(v)) => {
+            Literal::Decimal(i128::from(*pick(v.min_opt(), v.max_opt(), min)?))
+        }
+        (P::Decimal { .. }, Statistics::FixedLenByteArray(v)) => {
+            Literal::from_bytes(ty, pick(v.min_opt(), v.max_opt(), min)?.data()).ok()?
+        }
+        (P::String, Statistics::ByteArray(v)) => {
+            Literal::String(String::from_utf8(pick(v.min_opt(), v.max_opt(), min)?.data().to_vec()).ok()?)
+        }
+        (P::Binary, Statistics::ByteArray(v)) => {
+            Literal::Binary(pick(v.min_opt(), v.max_opt(), min)?.data().to_vec())
+        }
+        (P::Fixed(_), Statistics::FixedLenByteArray(v)) => {
+            Literal::Fixed(pick(v.min_opt(), v.max_opt(), min)?.data().to_vec())
+        }
+        _ => return None,
+    })
+}
+
+fn pick<T>(lo: Option<T>, hi: Option<T>, min: bool) -> Option<T> {
+    if min {
+        lo
+    } else {
+        hi
+    }
+}
