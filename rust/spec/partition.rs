@@ -170,18 +170,33 @@ impl PartitionSpec {
     /// The Hive-style path of a partition tuple: `name=value` per field, URL form-encoded
     /// (space -> `+`), joined by `/`; null -> `null`. Values use the transform's human form.
     pub fn partition_path(&self, schema: &Schema, values: &StructValue) -> Result<String> {
-        if values.len() != self.fields.len() {
+        self.partition_path_with_type(&self.partition_type(schema)?, values)
+    }
+
+    /// As [`PartitionSpec::partition_path`], given the partition struct type (e.g. from a
+    /// manifest) instead of the table schema.
+    pub fn partition_path_with_type(
+        &self,
+        partition_type: &StructType,
+        values: &StructValue,
+    ) -> Result<String> {
+        if values.len() != self.fields.len() || partition_type.fields.len() != self.fields.len() {
             return Err(invalid_data(format!(
-                "expected a partition tuple of {} value(s) for spec {}, found {}",
+                "expected a partition tuple of {} value(s) for spec {}, found {} value(s) and {} type field(s)",
                 self.fields.len(),
                 self.spec_id,
-                values.len()
+                values.len(),
+                partition_type.fields.len()
             )));
         }
         let mut parts = Vec::with_capacity(values.len());
-        for (f, v) in self.fields.iter().zip(values) {
-            let src = self.source_type(schema, f)?;
-            let human = f.transform.to_human_string(src, v.as_ref());
+        for ((f, v), pf) in self.fields.iter().zip(values).zip(&partition_type.fields) {
+            // For identity and truncate (the transforms whose human form needs the type, for
+            // decimal scale) the result type is the source type.
+            let ty = pf.field_type.as_primitive().ok_or_else(|| {
+                invalid_data(format!("partition field '{}' has non-primitive type {}", f.name, pf.field_type))
+            })?;
+            let human = f.transform.to_human_string(ty, v.as_ref());
             parts.push(format!("{}={}", form_encode(&f.name), form_encode(&human)));
         }
         Ok(parts.join("/"))
@@ -466,6 +481,11 @@ mod tests {
             "name=a+b%2Fc%3Dd%26%C3%A9/ts_day=2017-11-16/amount=14.20/bin=%2B%2F8%3D/ts_hour=null"
         );
         assert!(spec.partition_path(&s, &vec![]).is_err());
+        let pt = spec.partition_type(&s).unwrap();
+        assert_eq!(
+            spec.partition_path_with_type(&pt, &values).unwrap(),
+            spec.partition_path(&s, &values).unwrap()
+        );
         let pv = spec
             .partition_value(|id| match id {
                 2 => Some(Literal::Timestamptz(-1)),
