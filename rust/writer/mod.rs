@@ -3,6 +3,8 @@
 
 pub mod metrics;
 pub mod parquet_writer;
+pub mod rolling;
 
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
+pub use rolling::RollingDataWriter;
