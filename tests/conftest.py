@@ -1,0 +1,121 @@
+"""Shared fixtures: one SparkSession with Apache Iceberg Java (the oracle) for the whole run.
+
+- ``warehouse``: a session-scoped folder; Spark's catalog ``oracle`` (Iceberg SparkCatalog,
+  type hadoop) and icefloe's filesystem catalog both point at it, so a table ``db.t`` is the same
+  table for both.
+- ``spark``: local[2], UI off, two shuffle partitions, UTC, Arrow enabled, the oracle jar from
+  ``ICEFLOE_ORACLE_JAR`` (the Makefile's ``test-python`` sets it; a missing jar is an error,
+  never a skip).
+- ``oracle``: ``tests.oracle.Oracle`` on that session.
+- ``table_name``: a fresh ``db.t_<hex>`` identifier per test (the warehouse is shared).
+- ``catalog``: ``icefloe.load_catalog("local", type="filesystem", warehouse=<warehouse>)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Rows are compared in UTC: naive timestamps from Spark are local times of this process.
+os.environ["TZ"] = "UTC"
+if hasattr(time, "tzset"):
+    time.tzset()
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import Oracle
+
+NAMESPACE = "db"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # py4j (PySpark's bridge to the JVM) leaves client sockets for the garbage collector; with
+    # filterwarnings=error their ResourceWarnings would fail whichever test happens to be running.
+    config.addinivalue_line("filterwarnings", "ignore:unclosed <socket.socket:ResourceWarning")
+    config.addinivalue_line(
+        "filterwarnings",
+        "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning",
+    )
+
+
+def oracle_jar() -> str:
+    jar = os.environ.get("ICEFLOE_ORACLE_JAR")
+    if not jar:
+        pytest.fail(
+            "ICEFLOE_ORACLE_JAR is not set: it must name the iceberg-spark-runtime-3.5_2.12 jar "
+            "(run the suite with `make test-python`, which fetches it with `make oracle` and sets it)",
+            pytrace=False,
+        )
+    path = Path(jar)
+    if not path.is_file():
+        pytest.fail(f"ICEFLOE_ORACLE_JAR={jar} does not exist (run `make oracle`)", pytrace=False)
+    return str(path.resolve())
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared warehouse folder of the ``oracle`` Spark catalog and icefloe's filesystem catalog."""
+    return tmp_path_factory.mktemp("warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(warehouse: Path) -> Iterator[Any]:
+    jar = oracle_jar()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("icefloe-tests")
+        .config("spark.jars", jar)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.oracle.type", "hadoop")
+        .config("spark.sql.catalog.oracle.warehouse", f"file://{warehouse}")
+        # icefloe commits behind Spark's back: never serve a cached table.
+        .config("spark.sql.catalog.oracle.cache-enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    session.sql(f"CREATE NAMESPACE IF NOT EXISTS oracle.{NAMESPACE}")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def oracle(spark: Any, warehouse: Path) -> Oracle:
+    return Oracle(spark, str(warehouse))
+
+
+def new_table_name(prefix: str = "t") -> str:
+    return f"{NAMESPACE}.{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def table_name() -> str:
+    """A fresh ``db.t_<hex>`` identifier (no table is created)."""
+    return new_table_name()
+
+
+@pytest.fixture(scope="session")
+def catalog(warehouse: Path) -> Any:
+    """icefloe's filesystem catalog on the shared warehouse."""
+    import icefloe
+
+    return icefloe.load_catalog("local", type="filesystem", warehouse=str(warehouse))
