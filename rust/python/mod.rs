@@ -1,1 +1,151 @@
-//! pyo3 bindings (being written)
+//! The pyo3 bindings: the only module that imports pyo3. Exposed as `icefloe._native`.
+//!
+//! Metadata crosses as JSON strings, data as Arrow through the C Data Interface.
+//! Every core `Error` is mapped to a Python exception exactly once, in `errors.rs`.
+//! Heavy calls (I/O, decoding, encoding) release the GIL.
+
+mod errors;
+mod metadata;
+
+use std::collections::BTreeMap;
+
+use arrow::ffi_stream::RecordBatchStreamReader;
+use arrow::pyarrow::PyArrowType;
+use arrow::record_batch::RecordBatchReader;
+use arrow::record_batch::RecordBatch;
+use arrow_schema::{ArrowError, Schema as ArrowSchema, SchemaRef};
+use pyo3::prelude::*;
+
+use self::errors::{to_py, PyResultExt};
+use self::metadata::PyTableMetadata;
+use crate::manifest::DataFile;
+use crate::scan::FileScanTask;
+use crate::spec::Schema;
+
+#[pyfunction]
+fn schema_from_arrow(schema: PyArrowType<ArrowSchema>) -> PyResult<String> {
+    let s = crate::arrow::schema_from_arrow(&schema.0).py()?;
+    Ok(s.to_json_string())
+}
+
+#[pyfunction]
+fn schema_to_arrow(schema_json: &str) -> PyResult<PyArrowType<ArrowSchema>> {
+    let s = Schema::from_json_str(schema_json).py()?;
+    Ok(PyArrowType(crate::arrow::schema_to_arrow(&s).py()?))
+}
+
+#[pyfunction]
+fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchema>) -> PyResult<()> {
+    crate::writer::check_arrow_schema(metadata.inner.current_schema(), &schema.0).py()
+}
+
+#[pyfunction]
+fn write_data_files(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    batches: PyArrowType<RecordBatchStreamReader>,
+    write_id: &str,
+    task_id: u32,
+) -> PyResult<Vec<String>> {
+    let md = metadata.inner.clone();
+    let reader = batches.0;
+    let files = py
+        .detach(move || {
+            crate::writer::write_data_files(&md, reader.map(|r| r.map_err(Into::into)), write_id, task_id)
+        })
+        .py()?;
+    files.iter().map(|f| f.to_descriptor().py()).collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (metadata, data_files, snapshot_properties=None))]
+fn fast_append(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    data_files: Vec<String>,
+    snapshot_properties: Option<BTreeMap<String, String>>,
+) -> PyResult<(PyTableMetadata, Vec<String>)> {
+    let files = data_files.iter().map(|d| DataFile::from_descriptor(d)).collect::<Result<Vec<_>, _>>().py()?;
+    let base = metadata.inner.clone();
+    let props = snapshot_properties.unwrap_or_default();
+    let (md, written) = py
+        .detach(move || crate::commit::fast_append(&base, files, &props, now_ms()))
+        .py()?;
+    Ok((PyTableMetadata::new(md), written))
+}
+
+#[pyfunction]
+#[pyo3(signature = (metadata, snapshot_id=None))]
+fn plan_files(py: Python<'_>, metadata: &PyTableMetadata, snapshot_id: Option<i64>) -> PyResult<Vec<String>> {
+    let md = metadata.inner.clone();
+    let tasks = py.detach(move || crate::scan::plan_files(&md, snapshot_id)).py()?;
+    tasks.iter().map(|t| t.to_json().py()).collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (task, projected_schema_json, batch_size=65536))]
+fn read_task(
+    py: Python<'_>,
+    task: &str,
+    projected_schema_json: &str,
+    batch_size: usize,
+) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+    let task = FileScanTask::from_json(task).py()?;
+    let schema = Schema::from_json_str(projected_schema_json).py()?;
+    let reader = py.detach(move || crate::arrow::read_parquet(&task.file.file_path, &schema, batch_size)).py()?;
+    let schema = reader.schema();
+    Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))
+}
+
+/// An `ArrowReader` as a `RecordBatchReader` for the C stream interface. A core error
+/// mid-stream travels as an external Arrow error whose message keeps the file path.
+struct TaskReader {
+    inner: crate::arrow::ArrowReader,
+    schema: SchemaRef,
+}
+
+impl Iterator for TaskReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for TaskReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+#[pyfunction]
+fn delete_files(py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
+    py.detach(move || {
+        for p in &paths {
+            crate::io::delete_file(p)?;
+        }
+        Ok(())
+    })
+    .map_err(to_py)
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    m.add_class::<PyTableMetadata>()?;
+    m.add_function(wrap_pyfunction!(schema_from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_to_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
+    m.add_function(wrap_pyfunction!(fast_append, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_files, m)?)?;
+    m.add_function(wrap_pyfunction!(read_task, m)?)?;
+    m.add_function(wrap_pyfunction!(delete_files, m)?)?;
+    Ok(())
+}
