@@ -88,8 +88,8 @@ impl ArrowReader {
         let mut columns = Vec::with_capacity(self.target.fields().len());
         for (f, tf) in self.projected.fields().iter().zip(self.target.fields()) {
             let col = match find_by_id(file_fields.fields().iter(), f.id)? {
-                Some(i) => adapt(batch.column(i), f, tf.data_type(), &f.name)?,
-                None => absent(f, tf.data_type(), rows, &f.name)?,
+                Some(i) => adapt(batch.column(i), f, tf.data_type(), &f.name, Match::ById)?,
+                None => absent(f, tf.data_type(), rows, &f.name, Match::ById)?,
             };
             columns.push(col);
         }
@@ -186,35 +186,70 @@ fn walk(
     }
 }
 
-/// An all-null column for a field the file does not have (an error if it is required).
-fn absent(f: &NestedField, dt: &DataType, rows: usize, path: &str) -> Result<ArrayRef> {
+/// How file (or input) columns are matched to Iceberg fields, and who is to blame for a misfit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Match {
+    /// Reading a data file: by Parquet field id; misfits are InvalidData.
+    ById,
+    /// Conforming a user's batch to a table: by name; misfits are Validation errors.
+    ByName,
+}
+
+impl Match {
+    fn err(self, msg: String) -> Error {
+        match self {
+            Match::ById => invalid_data(msg),
+            Match::ByName => Error::new(ErrorKind::Validation, msg),
+        }
+    }
+
+    fn source_name(self) -> &'static str {
+        match self {
+            Match::ById => "the data file",
+            Match::ByName => "the input",
+        }
+    }
+}
+
+/// An all-null column for a field the source does not have (an error if it is required).
+pub(crate) fn absent(f: &NestedField, dt: &DataType, rows: usize, path: &str, m: Match) -> Result<ArrayRef> {
     if f.required {
-        return Err(invalid_data(format!("required field '{path}' (id {}) is not in the data file", f.id)));
+        return Err(m.err(format!("required field '{path}' (id {}) is not in {}", f.id, m.source_name())));
     }
     Ok(new_null_array(dt, rows))
 }
 
 /// Adapts a file column to the projected field's Arrow type.
-fn adapt(array: &ArrayRef, f: &NestedField, target: &DataType, path: &str) -> Result<ArrayRef> {
+pub(crate) fn adapt(
+    array: &ArrayRef,
+    f: &NestedField,
+    target: &DataType,
+    path: &str,
+    m: Match,
+) -> Result<ArrayRef> {
     match (&f.field_type, target) {
-        (Type::Primitive(p), _) => adapt_primitive(array, p, target, path),
+        (Type::Primitive(p), _) => adapt_primitive(array, p, target, path, m),
         (Type::Struct(st), DataType::Struct(target_fields)) => {
             let sa = array
                 .as_any()
                 .downcast_ref::<StructArray>()
-                .ok_or_else(|| mismatch(path, "struct", array))?;
+                .ok_or_else(|| mismatch(m, path, "struct", array))?;
             let (src_fields, src_cols) = (sa.fields(), sa.columns());
             let mut cols = Vec::with_capacity(target_fields.len());
             for (child, tf) in st.fields.iter().zip(target_fields.iter()) {
                 let cpath = format!("{path}.{}", child.name);
-                cols.push(match find_by_id(src_fields.iter(), child.id)? {
-                    Some(i) => adapt(&src_cols[i], child, tf.data_type(), &cpath)?,
-                    None => absent(child, tf.data_type(), sa.len(), &cpath)?,
+                let found = match m {
+                    Match::ById => find_by_id(src_fields.iter(), child.id)?,
+                    Match::ByName => src_fields.iter().position(|sf| sf.name() == &child.name),
+                };
+                cols.push(match found {
+                    Some(i) => adapt(&src_cols[i], child, tf.data_type(), &cpath, m)?,
+                    None => absent(child, tf.data_type(), sa.len(), &cpath, m)?,
                 });
             }
             let out =
                 StructArray::try_new_with_length(target_fields.clone(), cols, sa.nulls().cloned(), sa.len())
-                    .map_err(|e| invalid_data(format!("cannot rebuild struct '{path}'")).with_source(e))?;
+                    .map_err(|e| m.err(format!("cannot build struct '{path}': {e}")))?;
             Ok(Arc::new(out))
         }
         (Type::List(l), DataType::List(target_el)) => {
@@ -224,47 +259,47 @@ fn adapt(array: &ArrayRef, f: &NestedField, target: &DataType, path: &str) -> Re
                     let la = array
                         .as_any()
                         .downcast_ref::<ListArray>()
-                        .ok_or_else(|| mismatch(path, "list", array))?;
+                        .ok_or_else(|| mismatch(m, path, "list", array))?;
                     (la.offsets().clone(), la.values().clone(), la.nulls().cloned())
                 }
                 DataType::LargeList(_) => {
                     let cast = cast_with_options(array, &DataType::List(target_el.clone()), &strict())
-                        .map_err(|e| {
-                            invalid_data(format!("cannot read large list '{path}'")).with_source(e)
-                        })?;
+                        .map_err(|e| m.err(format!("cannot read large list '{path}': {e}")))?;
                     let la = cast
                         .as_any()
                         .downcast_ref::<ListArray>()
-                        .ok_or_else(|| mismatch(path, "list", array))?;
+                        .ok_or_else(|| mismatch(m, path, "list", array))?;
                     (la.offsets().clone(), la.values().clone(), la.nulls().cloned())
                 }
-                _ => return Err(mismatch(path, "list", array)),
+                _ => return Err(mismatch(m, path, "list", array)),
             };
-            let values = adapt(&values, &l.element_field, target_el.data_type(), &epath)?;
+            let values = adapt(&values, &l.element_field, target_el.data_type(), &epath, m)?;
             let out = ListArray::try_new(target_el.clone(), offsets, values, nulls)
-                .map_err(|e| invalid_data(format!("cannot rebuild list '{path}'")).with_source(e))?;
+                .map_err(|e| m.err(format!("cannot build list '{path}': {e}")))?;
             Ok(Arc::new(out))
         }
-        (Type::Map(m), DataType::Map(entries_field, sorted)) => {
-            let ma = array.as_any().downcast_ref::<MapArray>().ok_or_else(|| mismatch(path, "map", array))?;
+        (Type::Map(mt), DataType::Map(entries_field, sorted)) => {
+            let ma =
+                array.as_any().downcast_ref::<MapArray>().ok_or_else(|| mismatch(m, path, "map", array))?;
             let DataType::Struct(kv_fields) = entries_field.data_type() else {
                 return Err(invalid_data(format!("map '{path}' has no key/value struct")));
             };
-            let key = adapt(ma.keys(), &m.key_field, kv_fields[0].data_type(), &format!("{path}.key"))?;
+            let key = adapt(ma.keys(), &mt.key_field, kv_fields[0].data_type(), &format!("{path}.key"), m)?;
             let value =
-                adapt(ma.values(), &m.value_field, kv_fields[1].data_type(), &format!("{path}.value"))?;
+                adapt(ma.values(), &mt.value_field, kv_fields[1].data_type(), &format!("{path}.value"), m)?;
             let entries = StructArray::try_new(kv_fields.clone(), vec![key, value], None)
-                .map_err(|e| invalid_data(format!("cannot rebuild map entries '{path}'")).with_source(e))?;
+                .map_err(|e| m.err(format!("cannot build map entries '{path}': {e}")))?;
             let offsets: OffsetBuffer<i32> = ma.offsets().clone();
             let out =
                 MapArray::try_new(entries_field.clone(), offsets, entries, ma.nulls().cloned(), *sorted)
-                    .map_err(|e| invalid_data(format!("cannot rebuild map '{path}'")).with_source(e))?;
+                    .map_err(|e| m.err(format!("cannot build map '{path}': {e}")))?;
             Ok(Arc::new(out))
         }
-        (t, _) => Err(invalid_data(format!(
-            "expected {t} for field '{path}' (id {}), found Arrow type {} in the data file",
+        (t, _) => Err(m.err(format!(
+            "expected {t} for field '{path}' (id {}), found Arrow type {} in {}",
             f.id,
-            array.data_type()
+            array.data_type(),
+            m.source_name()
         ))),
     }
 }
@@ -273,10 +308,11 @@ fn strict() -> CastOptions<'static> {
     CastOptions { safe: false, ..Default::default() }
 }
 
-fn mismatch(path: &str, expected: &str, array: &ArrayRef) -> Error {
-    invalid_data(format!(
-        "expected a {expected} for field '{path}', found Arrow type {} in the data file",
-        array.data_type()
+fn mismatch(m: Match, path: &str, expected: &str, array: &ArrayRef) -> Error {
+    m.err(format!(
+        "expected a {expected} for field '{path}', found Arrow type {} in {}",
+        array.data_type(),
+        m.source_name()
     ))
 }
 
@@ -295,27 +331,53 @@ pub fn can_read_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
     }
 }
 
-fn adapt_primitive(array: &ArrayRef, p: &PrimitiveType, target: &DataType, path: &str) -> Result<ArrayRef> {
+fn adapt_primitive(
+    array: &ArrayRef,
+    p: &PrimitiveType,
+    target: &DataType,
+    path: &str,
+    m: Match,
+) -> Result<ArrayRef> {
     if array.data_type() == target {
         return Ok(array.clone());
     }
-    let ns = matches!(p, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)
-        || matches!(array.data_type(), DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _));
-    let from = primitive_from_arrow(array.data_type(), FromArrowOptions { nanosecond_timestamps: ns })
-        .map_err(|e| Error::new(e.kind(), format!("{} (field '{path}')", e.message())))?;
-    if !can_read_as(&from, p) {
-        return Err(Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "expected {p} for field '{path}', found {from} (Arrow {}) in the data file",
-                array.data_type()
-            ),
-        ));
+    let from = arrow_primitive_type(array.data_type(), p)
+        .map_err(|e| m.err(format!("{} (field '{path}')", e.message())))?;
+    let ok = match m {
+        Match::ById => can_read_as(&from, p),
+        Match::ByName => can_write_as(&from, p),
+    };
+    if !ok {
+        return Err(m.err(format!(
+            "expected {p} for field '{path}', found {from} (Arrow {}) in {}",
+            array.data_type(),
+            m.source_name()
+        )));
     }
     cast_with_options(array, target, &strict()).map_err(|e| {
-        invalid_data(format!("cannot convert field '{path}' from Arrow {} to {target}", array.data_type()))
-            .with_source(e)
+        m.err(format!("cannot convert field '{path}' from Arrow {} to {target}: {e}", array.data_type()))
     })
+}
+
+/// The Iceberg type of an Arrow primitive, reading nanosecond timestamps as the ns types
+/// only when the target is one.
+pub(crate) fn arrow_primitive_type(dt: &DataType, target: &PrimitiveType) -> Result<PrimitiveType> {
+    let ns = matches!(target, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs);
+    primitive_from_arrow(dt, FromArrowOptions { nanosecond_timestamps: ns })
+}
+
+/// Whether user data of Iceberg type `from` may be written to a column of type `to`: the same
+/// type (any Arrow string/binary/timestamp-unit/timezone spelling) or a safe widening.
+pub fn can_write_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
+    use PrimitiveType as P;
+    match (from, to) {
+        (a, b) if a == b => true,
+        (P::Int, P::Long) | (P::Float, P::Double) | (P::Fixed(16), P::Uuid) => true,
+        (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
+            s1 == s2 && p1 <= p2
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
