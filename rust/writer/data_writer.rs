@@ -176,6 +176,9 @@ pub fn conform_batch(schema: &Schema, target: &SchemaRef, batch: &RecordBatch) -
 
 type PathGen = Box<dyn FnMut() -> String>;
 
+/// A partition tuple as single-value bytes: hashable, and `null` differs from the string "null".
+type PartitionKey = Vec<Option<Vec<u8>>>;
+
 struct WriteTask {
     schema: Arc<Schema>,
     target: SchemaRef,
@@ -188,8 +191,8 @@ struct WriteTask {
     write_id: String,
     task_id: u32,
     counter: Rc<Cell<u32>>,
-    writers: HashMap<Vec<Option<Vec<u8>>>, RollingDataWriter<PathGen>>,
-    order: Vec<Vec<Option<Vec<u8>>>>,
+    writers: HashMap<PartitionKey, RollingDataWriter<PathGen>>,
+    order: Vec<PartitionKey>,
     checked: Option<SchemaRef>,
 }
 
@@ -256,15 +259,14 @@ impl WriteTask {
             return self.writer_for(vec![], vec![])?.write(&batch);
         }
         // Group rows by partition tuple, in first-seen order.
-        let mut groups: Vec<(Vec<Option<Vec<u8>>>, StructValue, Vec<u32>)> = Vec::new();
-        let mut index: HashMap<Vec<Option<Vec<u8>>>, usize> = HashMap::new();
+        let mut groups: Vec<(PartitionKey, StructValue, Vec<u32>)> = Vec::new();
+        let mut index: HashMap<PartitionKey, usize> = HashMap::new();
         for row in 0..batch.num_rows() {
             let mut values = Vec::with_capacity(self.sources.len());
             for (col, ty) in &self.sources {
                 values.push(literal_at(batch.column(*col), ty, row)?);
             }
-            let key: Vec<Option<Vec<u8>>> =
-                values.iter().map(|v| v.as_ref().map(Literal::to_bytes)).collect();
+            let key: PartitionKey = values.iter().map(|v| v.as_ref().map(Literal::to_bytes)).collect();
             let g = match index.get(&key) {
                 Some(&g) => g,
                 None => {
@@ -290,7 +292,7 @@ impl WriteTask {
 
     fn writer_for(
         &mut self,
-        key: Vec<Option<Vec<u8>>>,
+        key: PartitionKey,
         values: StructValue,
     ) -> Result<&mut RollingDataWriter<PathGen>> {
         if !self.writers.contains_key(&key) {
