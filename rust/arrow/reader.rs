@@ -526,3 +526,62 @@ mod tests {
         assert!(err.to_string().contains("noids.parquet"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod golden_delete_tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+
+    /// Java's position-delete files: reserved field ids 2147483546 (file_path) / 2147483545 (pos).
+    #[test]
+    fn reads_java_position_delete_files() {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(2147483546, "file_path", PrimitiveType::String.into()),
+                NestedField::required(2147483545, "pos", PrimitiveType::Long.into()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        for name in ["v2_deletes_position_delete_1_1.parquet", "v2_deletes_position_delete_1_2.parquet"] {
+            let path = format!("{}/tests/data/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+            let reader = read_parquet(&path, &schema, 100).unwrap();
+            let batches: Vec<RecordBatch> = reader.collect::<Result<Vec<_>>>().unwrap();
+            assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1, "{name}");
+            let b = &batches[0];
+            assert!(b.column(0).as_string::<i32>().value(0).ends_with(".parquet"), "{name}");
+            assert!(b.column(1).as_primitive::<Int64Type>().value(0) >= 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn reader_is_send() {
+        fn is_send<T: Send>(_: &T) {}
+        let path = format!("{}/tests/data/golden/all_types.parquet", env!("CARGO_MANIFEST_DIR"));
+        let schema =
+            Schema::new(0, vec![NestedField::optional(1, "b", PrimitiveType::Boolean.into())], vec![])
+                .unwrap();
+        let r = read_parquet(&path, &schema, 1).unwrap();
+        is_send(&r);
+        assert_eq!(r.schema().fields().len(), 1);
+        assert_eq!(r.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), vec![1; 5]);
+    }
+}
+
+#[cfg(test)]
+mod empty_projection_tests {
+    use super::*;
+
+    #[test]
+    fn only_missing_columns_still_yields_rows() {
+        let path = format!("{}/tests/data/golden/all_types.parquet", env!("CARGO_MANIFEST_DIR"));
+        let schema =
+            Schema::new(0, vec![NestedField::optional(500, "later", PrimitiveType::String.into())], vec![])
+                .unwrap();
+        let rows: usize = read_parquet(&path, &schema, 2).unwrap().map(|b| b.unwrap().num_rows()).sum();
+        assert_eq!(rows, 5);
+    }
+}

@@ -444,3 +444,40 @@ fn pick<T>(lo: Option<T>, hi: Option<T>, min: bool) -> Option<T> {
         hi
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wide_schema(n: i32) -> Schema {
+        Schema::new(
+            0,
+            (1..=n).map(|i| NestedField::optional(i, format!("c{i}"), PrimitiveType::Int.into())).collect(),
+            vec![],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(MetricsMode::parse("None").unwrap(), MetricsMode::None);
+        assert_eq!(MetricsMode::parse("counts").unwrap(), MetricsMode::Counts);
+        assert_eq!(MetricsMode::parse("truncate(8)").unwrap(), MetricsMode::Truncate(8));
+        assert_eq!(MetricsMode::parse("full").unwrap(), MetricsMode::Full);
+        for bad in ["truncate(0)", "truncate", "all", "truncate(-1)"] {
+            assert_eq!(MetricsMode::parse(bad).unwrap_err().kind(), ErrorKind::Validation, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_first_100_columns_get_the_inferred_default() {
+        let s = wide_schema(120);
+        let c = MetricsConfig::from_table_properties(&BTreeMap::new(), &s).unwrap();
+        assert_eq!(c.mode(100), MetricsMode::Truncate(16));
+        assert_eq!(c.mode(101), MetricsMode::None);
+        let p = BTreeMap::from([(METRICS_COLUMN_PREFIX.to_string() + "c110", "counts".to_string())]);
+        assert_eq!(MetricsConfig::from_table_properties(&p, &s).unwrap().mode(110), MetricsMode::Counts);
+        let p = BTreeMap::from([(METRICS_DEFAULT.to_string(), "full".to_string())]);
+        assert_eq!(MetricsConfig::from_table_properties(&p, &s).unwrap().mode(120), MetricsMode::Full);
+    }
+}
