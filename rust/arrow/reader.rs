@@ -219,7 +219,7 @@ pub(crate) fn absent(f: &NestedField, dt: &DataType, rows: usize, path: &str, m:
     Ok(new_null_array(dt, rows))
 }
 
-/// Adapts a file column to the projected field's Arrow type.
+/// Adapts a file column (or an input column) to the Arrow type of Iceberg field `f`.
 pub(crate) fn adapt(
     array: &ArrayRef,
     f: &NestedField,
@@ -227,6 +227,10 @@ pub(crate) fn adapt(
     path: &str,
     m: Match,
 ) -> Result<ArrayRef> {
+    if array.data_type() == &DataType::Null && target != &DataType::Null {
+        // An all-null input column (e.g. pyarrow's type for a column of Nones).
+        return Ok(new_null_array(target, array.len()));
+    }
     match (&f.field_type, target) {
         (Type::Primitive(p), _) => adapt_primitive(array, p, target, path, m),
         (Type::Struct(st), DataType::Struct(target_fields)) => {
@@ -343,6 +347,9 @@ fn adapt_primitive(
     }
     let from = arrow_primitive_type(array.data_type(), p)
         .map_err(|e| m.err(format!("{} (field '{path}')", e.message())))?;
+    if m == Match::ByName && from == PrimitiveType::String && *p == PrimitiveType::Uuid {
+        return uuid_from_strings(array, path);
+    }
     let ok = match m {
         Match::ById => can_read_as(&from, p),
         Match::ByName => can_write_as(&from, p),
@@ -359,9 +366,49 @@ fn adapt_primitive(
     })
 }
 
+/// Engines without a uuid type (Spark) hand uuids over as strings: parse them.
+fn uuid_from_strings(array: &ArrayRef, path: &str) -> Result<ArrayRef> {
+    let strings = cast_with_options(array, &DataType::Utf8, &strict()).map_err(|e| {
+        Error::new(ErrorKind::Validation, format!("cannot read column '{path}' as strings: {e}"))
+    })?;
+    let strings = strings.as_any().downcast_ref::<arrow_array::StringArray>().ok_or_else(|| {
+        Error::new(ErrorKind::Internal, format!("cast of '{path}' to Utf8 gave another type"))
+    })?;
+    let mut values = Vec::with_capacity(strings.len());
+    for v in strings.iter() {
+        values.push(match v {
+            None => None,
+            Some(s) => Some(
+                *uuid::Uuid::parse_str(s.trim())
+                    .map_err(|_| {
+                        Error::new(
+                            ErrorKind::Validation,
+                            format!("expected a UUID string in column '{path}', found '{s}'"),
+                        )
+                    })?
+                    .as_bytes(),
+            ),
+        });
+    }
+    let out = if values.iter().all(Option::is_none) {
+        new_null_array(&DataType::FixedSizeBinary(16), values.len())
+    } else {
+        Arc::new(
+            arrow_array::FixedSizeBinaryArray::try_from_sparse_iter_with_size(values.into_iter(), 16)
+                .map_err(|e| {
+                    Error::new(ErrorKind::Internal, format!("cannot build uuid column '{path}': {e}"))
+                })?,
+        )
+    };
+    Ok(out)
+}
+
 /// The Iceberg type of an Arrow primitive, reading nanosecond timestamps as the ns types
-/// only when the target is one.
+/// only when the target is one. Dictionary-encoded columns have their value type.
 pub(crate) fn arrow_primitive_type(dt: &DataType, target: &PrimitiveType) -> Result<PrimitiveType> {
+    if let DataType::Dictionary(_, v) = dt {
+        return arrow_primitive_type(v, target);
+    }
     let ns = matches!(target, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs);
     primitive_from_arrow(dt, FromArrowOptions { nanosecond_timestamps: ns })
 }
@@ -373,6 +420,8 @@ pub fn can_write_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
     match (from, to) {
         (a, b) if a == b => true,
         (P::Int, P::Long) | (P::Float, P::Double) | (P::Fixed(16), P::Uuid) => true,
+        // Strings are parsed as UUIDs (engines without a uuid type, like Spark, send strings).
+        (P::String, P::Uuid) => true,
         (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
             s1 == s2 && p1 <= p2
         }

@@ -125,6 +125,8 @@ fn check_type(ty: &Type, dt: &DataType, path: &str, problems: &mut Vec<String>) 
         problems.push(format!("incompatible type for column '{path}': expected {ty}, found Arrow {dt}"))
     };
     match (ty, dt) {
+        // All nulls fit any optional column (a required one fails the per-batch null check).
+        (_, DataType::Null) => {}
         (Type::Primitive(p), _) => match arrow_primitive_type(dt, p) {
             Ok(from) if can_write_as(&from, p) => {}
             _ => incompatible(problems),
@@ -615,6 +617,119 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NotSupported);
         assert!(err.to_string().contains("ts_day"), "{err}");
+    }
+
+    #[test]
+    fn uuid_strings_null_columns_and_dictionaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "u", PrimitiveType::Uuid.into()),
+                NestedField::optional(2, "s", PrimitiveType::String.into()),
+                NestedField::optional(3, "n", PrimitiveType::Long.into()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        let dict: arrow_array::DictionaryArray<Int32Type> = vec!["x", "y", "x"].into_iter().collect();
+        let arrow = Arc::new(ArrowSchema::new(vec![
+            Field::new("u", DataType::Utf8, false),
+            Field::new("s", dict.data_type().clone(), true),
+            Field::new("n", DataType::Null, true),
+        ]));
+        let ok = RecordBatch::try_new(
+            arrow.clone(),
+            vec![
+                Arc::new(StringArray::from(vec![
+                    "f79c3e09-677c-4bbd-a479-3f349cb785e7",
+                    "00000000-0000-0000-0000-000000000001",
+                    "F79C3E09-677C-4BBD-A479-3F349CB785E7",
+                ])),
+                Arc::new(dict.clone()),
+                Arc::new(arrow_array::NullArray::new(3)),
+            ],
+        )
+        .unwrap();
+        let files = write_data_files_with(
+            &schema,
+            &PartitionSpec::unpartitioned(),
+            dir.path().to_str().unwrap(),
+            &BTreeMap::new(),
+            vec![Ok(ok)].into_iter(),
+            "w",
+            0,
+        )
+        .unwrap();
+        let back: Vec<RecordBatch> = crate::arrow::read_parquet(&files[0].file_path, &schema, 10)
+            .unwrap()
+            .collect::<Result<Vec<_>>>()
+            .unwrap();
+        let u = back[0].column(0).as_fixed_size_binary().value(0).to_vec();
+        assert_eq!(
+            u,
+            uuid::Uuid::parse_str("f79c3e09-677c-4bbd-a479-3f349cb785e7").unwrap().as_bytes().to_vec()
+        );
+        assert_eq!(back[0].column(1).as_string::<i32>().value(2), "x");
+        assert_eq!(back[0].column(2).null_count(), 3);
+        assert!(!files[0].lower_bounds.contains_key(&1), "no uuid bounds");
+
+        let bad = RecordBatch::try_new(
+            arrow,
+            vec![
+                Arc::new(StringArray::from(vec!["not-a-uuid", "x", "y"])),
+                Arc::new(dict),
+                Arc::new(arrow_array::NullArray::new(3)),
+            ],
+        )
+        .unwrap();
+        let err = write_data_files_with(
+            &schema,
+            &PartitionSpec::unpartitioned(),
+            dir.path().join("t2").to_str().unwrap(),
+            &BTreeMap::new(),
+            vec![Ok(bad)].into_iter(),
+            "w",
+            0,
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Validation);
+        assert!(err.to_string().contains("not-a-uuid") && err.to_string().contains("'u'"), "{err}");
+    }
+
+    #[test]
+    fn many_row_groups_aggregate_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let props = BTreeMap::from([("write.parquet.row-group-size-bytes".to_string(), "8192".to_string())]);
+        let n = 50_000;
+        let batches = (0..5).map(|k| {
+            let ids: Vec<Option<i32>> = (0..n / 5).map(|i| Some(k * (n / 5) + i)).collect();
+            let cats: Vec<Option<&str>> =
+                (0..n / 5).map(|i| if i % 7 == 0 { None } else { Some("c") }).collect();
+            Ok(user_batch(ids, cats))
+        });
+        let files = write_data_files_with(
+            &table_schema(),
+            &PartitionSpec::unpartitioned(),
+            dir.path().to_str().unwrap(),
+            &props,
+            batches,
+            "w",
+            0,
+        )
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        let f = &files[0];
+        let splits = f.split_offsets.clone().unwrap();
+        assert!(splits.len() > 3, "{splits:?}");
+        assert!(splits.windows(2).all(|w| w[0] < w[1]) && *splits.last().unwrap() < f.file_size_in_bytes);
+        assert_eq!(splits[0], 4);
+        assert_eq!(f.record_count, n as i64);
+        assert_eq!(f.value_counts[&1], n as i64);
+        assert_eq!(f.null_value_counts[&2], 5 * (0..n / 5).filter(|i| i % 7 == 0).count() as i64);
+        assert_eq!(f.lower_bounds[&1], 0i64.to_le_bytes().to_vec());
+        assert_eq!(f.upper_bounds[&1], (n as i64 - 1).to_le_bytes().to_vec());
+        assert_eq!(f.file_size_in_bytes as u64, std::fs::metadata(&f.file_path).unwrap().len());
     }
 
     /// Rewrites Java's golden all_types.parquet through our writer and compares the metrics

@@ -154,7 +154,9 @@ impl ParquetWriterProps {
 /// (field ids on every node, INT32/INT64/FIXED decimals by precision, TIMESTAMP(MICROS)
 /// adjusted for timestamptz only) with the UUID logical type added to uuid columns.
 pub fn parquet_schema(schema: &Schema, arrow: &arrow_schema::Schema) -> Result<SchemaDescriptor> {
+    // Java names the Parquet root "table".
     let descr = ArrowSchemaConverter::new()
+        .schema_root("table")
         .convert(arrow)
         .map_err(|e| invalid_data("cannot convert the Arrow schema to Parquet").with_source(e))?;
     let mut uuid_ids = HashSet::new();
@@ -267,10 +269,8 @@ impl ParquetFileWriter {
             .create_new(true)
             .open(&local)
             .map_err(|e| Error::from(e).with_context("file", path))?;
-        let options = ArrowWriterOptions::new()
-            .with_properties(props.writer_properties())
-            .with_parquet_schema(descr)
-            .with_schema_root("table".to_string());
+        let options =
+            ArrowWriterOptions::new().with_properties(props.writer_properties()).with_parquet_schema(descr);
         let writer = ArrowWriter::try_new_with_options(CountingFile { file }, arrow_schema.clone(), options)
             .map_err(|e| {
                 invalid_data("cannot create Parquet writer").with_context("file", path).with_source(e)
@@ -549,6 +549,7 @@ pub(crate) mod tests {
         let (df, _) = write_one(dir.path(), BTreeMap::new());
         let reader = SerializedFileReader::new(File::open(&df.file_path).unwrap()).unwrap();
         let descr = reader.metadata().file_metadata().schema_descr_ptr();
+        assert_eq!(descr.root_schema().name(), "table");
         // Every node has an id except the root and the repeated list/map wrapper groups.
         fn check(t: &ParquetType, wrapper: bool, seen: &mut Vec<i32>) {
             let info = t.get_basic_info();
