@@ -364,8 +364,9 @@ pub(crate) fn fill_metrics(
             continue;
         }
         if null_ok.get(&leaf.id) == Some(&false) {
-            // T5: no bounds without null counts.
+            // A row group without statistics: like Java, no counts at all, and (T5) no bounds.
             df.null_value_counts.remove(&leaf.id);
+            df.value_counts.remove(&leaf.id);
             continue;
         }
         let Some(acc) = bounds.remove(&leaf.id) else { continue };
@@ -382,7 +383,8 @@ pub(crate) fn fill_metrics(
     Ok(())
 }
 
-/// Applies `truncate(N)` to string/binary/fixed bounds (upper: incremented prefix, or none).
+/// Applies `truncate(N)` to string/binary bounds (upper: incremented prefix, or none). Like
+/// Java, fixed values are never truncated.
 fn truncate_bound(v: Literal, mode: MetricsMode, upper: bool) -> Option<Literal> {
     let MetricsMode::Truncate(n) = mode else { return Some(v) };
     match v {
@@ -390,8 +392,6 @@ fn truncate_bound(v: Literal, mode: MetricsMode, upper: bool) -> Option<Literal>
         Literal::String(s) => Some(Literal::String(truncate_lower_string(&s, n))),
         Literal::Binary(b) if upper => truncate_upper_binary(&b, n).map(Literal::Binary),
         Literal::Binary(b) => Some(Literal::Binary(truncate_lower_binary(&b, n))),
-        Literal::Fixed(b) if upper => truncate_upper_binary(&b, n).map(Literal::Fixed),
-        Literal::Fixed(b) => Some(Literal::Fixed(truncate_lower_binary(&b, n))),
         other => Some(other),
     }
 }
