@@ -701,6 +701,7 @@ pub(crate) mod tests {
             ("write.metadata.metrics.column.s", "full"),
             ("write.metadata.metrics.column.i", "none"),
             ("write.metadata.metrics.column.bin", "truncate(2)"),
+            ("write.metadata.metrics.column.fx", "truncate(2)"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -712,6 +713,8 @@ pub(crate) mod tests {
         assert_eq!(df.upper_bounds[&13], LONG_S3.as_bytes());
         assert_eq!(df.lower_bounds[&16], b"".to_vec());
         assert_eq!(df.upper_bounds.get(&16), None);
+        // fixed is never truncated (Java)
+        assert_eq!(df.upper_bounds[&15], vec![0xff; 3]);
         assert!(!df.lower_bounds.contains_key(&4) && df.nan_value_counts[&4] == 1);
         let e = MetricsConfig::from_table_properties(
             &BTreeMap::from([("write.metadata.metrics.default".to_string(), "truncate(x)".to_string())]),
