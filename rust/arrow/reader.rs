@@ -172,11 +172,21 @@ fn walk(
     any_id: &mut bool,
 ) {
     if node.is_group() {
+        let (first_leaf, selected_before) = (*next_leaf, leaves.len());
         for c in node.get_fields() {
             let info = c.get_basic_info();
             *any_id |= info.has_id();
             let child_keep = keep && (!info.has_id() || wanted.contains(&info.id()));
             walk(c, child_keep, wanted, next_leaf, leaves, any_id);
+        }
+        // A projected struct/list/map none of whose projected children are in the file still
+        // needs one leaf, so its own nulls are read (its children then read as nulls).
+        if keep
+            && node.get_basic_info().has_id()
+            && leaves.len() == selected_before
+            && *next_leaf > first_leaf
+        {
+            leaves.push(first_leaf);
         }
     } else {
         if keep {
@@ -623,6 +633,23 @@ mod golden_delete_tests {
 #[cfg(test)]
 mod empty_projection_tests {
     use super::*;
+
+    #[test]
+    fn struct_with_only_new_children_keeps_its_nulls() {
+        let path = format!("{}/tests/data/golden/all_types.parquet", env!("CARGO_MANIFEST_DIR"));
+        let st = Type::Struct(crate::spec::StructType::new(vec![NestedField::optional(
+            501,
+            "new",
+            PrimitiveType::Int.into(),
+        )]));
+        let schema = Schema::new(0, vec![NestedField::optional(13, "st", st)], vec![]).unwrap();
+        let batches: Vec<RecordBatch> =
+            read_parquet(&path, &schema, 10).unwrap().collect::<Result<Vec<_>>>().unwrap();
+        let col = batches[0].column(0);
+        // rows 2 and 3 have a null struct in the file; the others a struct with a null child
+        assert_eq!((0..5).map(|i| col.is_null(i)).collect::<Vec<_>>(), vec![false, false, true, true, false]);
+        assert_eq!(batches[0].schema().as_ref(), &schema_to_arrow(&schema).unwrap());
+    }
 
     #[test]
     fn only_missing_columns_still_yields_rows() {
