@@ -304,6 +304,13 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub fn read_long(&mut self) -> Result<i64> {
+        // Most values (counts, ids, lengths, union indexes) fit in one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b & 0x80 == 0 {
+                self.pos += 1;
+                return Ok(i64::from(b >> 1) ^ -i64::from(b & 1));
+            }
+        }
         let mut value: u64 = 0;
         let mut shift = 0u32;
         loop {
@@ -484,12 +491,13 @@ impl Container {
     }
 
     pub fn record_count(&self) -> usize {
-        self.blocks.iter().map(|b| b.0).sum()
+        self.blocks.iter().fold(0usize, |acc, b| acc.saturating_add(b.0))
     }
 
     /// Decodes every record with `f`, checking each block is consumed exactly.
     pub fn decode_all<T>(&self, mut f: impl FnMut(&mut Cursor<'_>) -> Result<T>) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.record_count());
+        // Counts come from the file: never trust them for an allocation larger than the data.
+        let mut out = Vec::with_capacity(self.record_count().min(self.data.len()));
         let mut start = 0;
         for (i, &(count, end)) in self.blocks.iter().enumerate() {
             let mut c = Cursor::new(&self.data[start..end]);
@@ -734,5 +742,20 @@ mod tests {
         // The reference implementation agrees.
         let n = apache_avro::Reader::new(&bytes[..]).unwrap().count();
         assert_eq!(n, 20_000);
+    }
+
+    #[test]
+    fn huge_counts_in_a_corrupt_file_are_errors_not_panics() {
+        let schema =
+            r#"{"type":"record","name":"x","fields":[{"name":"a","type":{"type":"array","items":"long"}}]}"#;
+        let mut w = ContainerWriter::new(schema, &[], Codec::Null);
+        let b = w.record_buf();
+        write_long(b, i64::MAX); // an array block claiming 2^63 items
+        write_long(b, 1);
+        w.end_record().unwrap();
+        let bytes = w.finish().unwrap();
+        let c = read_container(&bytes).unwrap();
+        let node = c.schema.as_record().unwrap().fields[0].node.clone();
+        assert!(c.decode_all(|cur| cur.skip(&node)).is_err());
     }
 }

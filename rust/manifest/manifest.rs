@@ -12,7 +12,7 @@ use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGN
 use super::manifest_serde::{self as ser, EntryPlan};
 use crate::error::{invalid_data, validation, Result};
 use crate::io;
-use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, StructType};
+use crate::spec::{Literal, PartitionSpec, Schema, StructType};
 
 /// `status` of a manifest entry (field 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -447,17 +447,11 @@ impl ManifestWriter {
     }
 }
 
-/// The partition field result types of a partition struct, in order (for callers that decode
-/// single-value bytes such as partition summaries).
-pub fn partition_field_types(partition_type: &StructType) -> Vec<Option<PrimitiveType>> {
-    partition_type.fields.iter().map(|f| f.field_type.as_primitive().cloned()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::manifest::{DataContentType, FileFormat, ManifestListWriter};
-    use crate::spec::{NestedField, Type};
+    use crate::spec::{NestedField, PrimitiveType, Type};
 
     fn partition_type() -> StructType {
         let p = |id, name: &str, t: PrimitiveType| NestedField::optional(id, name, Type::Primitive(t));

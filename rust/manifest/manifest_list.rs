@@ -345,7 +345,7 @@ fn decode_manifest_file(c: &mut Cursor<'_>, plan: &ListPlan) -> Result<ManifestF
                         if n == 0 {
                             break;
                         }
-                        v.reserve(n);
+                        v.reserve(n.min(1 << 12));
                         for _ in 0..n {
                             v.push(decode_summary(c, &plan.summary)?);
                         }

@@ -113,7 +113,8 @@ fn file_slot(id: Option<i32>, name: &str) -> FileSlot {
 /// How to decode the entries of one manifest file, compiled from its writer schema.
 pub(crate) struct EntryPlan {
     entry: Vec<(EntrySlot, Node)>,
-    file: Vec<(FileSlot, Node)>,
+    /// Data-file fields; the flag marks a metrics map in Java's exact layout (fast path).
+    file: Vec<(FileSlot, Node, bool)>,
     /// Writer partition fields, in writer order, with the Iceberg type of each.
     partition: Vec<(Node, PrimitiveType)>,
     /// The partition struct type (from the writer schema: names, field ids, result types).
@@ -168,21 +169,27 @@ pub(crate) fn compile_entry_plan(schema: &Node) -> Result<EntryPlan> {
         .map(|(_, n)| n.clone())
         .unwrap_or_else(|| Node { kind: Kind::Null, logical: Logical::None });
     let df = record_of(df_node, "data_file (2)")?;
-    let file: Vec<(FileSlot, Node)> =
-        df.fields.iter().map(|f| (file_slot(f.field_id, &f.name), f.node.clone())).collect();
+    let file: Vec<(FileSlot, Node, bool)> = df
+        .fields
+        .iter()
+        .map(|f| {
+            let slot = file_slot(f.field_id, &f.name);
+            (slot, f.node.clone(), is_java_int_map(&f.node, slot))
+        })
+        .collect();
     for (slot, name) in [
         (FileSlot::FilePath, "file_path (100)"),
         (FileSlot::FileFormat, "file_format (101)"),
         (FileSlot::RecordCount, "record_count (103)"),
         (FileSlot::FileSize, "file_size_in_bytes (104)"),
     ] {
-        if !file.iter().any(|(s, _)| *s == slot) {
+        if !file.iter().any(|(s, _, _)| *s == slot) {
             return Err(invalid_data(format!("manifest data_file schema has no field {name}")));
         }
     }
     let mut partition = Vec::new();
     let mut fields = Vec::new();
-    if let Some((_, pnode)) = file.iter().find(|(s, _)| *s == FileSlot::Partition) {
+    if let Some((_, pnode, _)) = file.iter().find(|(s, _, _)| *s == FileSlot::Partition) {
         let prec = record_of(pnode, "partition (102)")?;
         for (i, f) in prec.fields.iter().enumerate() {
             let ty =
@@ -245,12 +252,28 @@ fn read_partition_value(c: &mut Cursor<'_>, node: &Node, ty: &PrimitiveType) -> 
 fn read_int_map<V>(
     c: &mut Cursor<'_>,
     node: &Node,
+    fast: bool,
     out: &mut BTreeMap<i32, V>,
     mut value: impl FnMut(&mut Cursor<'_>, &Node) -> Result<V>,
+    mut raw: impl FnMut(&mut Cursor<'_>) -> Result<V>,
 ) -> Result<()> {
     let Some(n) = c.read_optional(node)? else {
         return Ok(());
     };
+    if fast {
+        // Java's layout, checked once per file: plain int keys, plain values, no unions.
+        loop {
+            let count = c.read_block_count()?;
+            if count == 0 {
+                return Ok(());
+            }
+            for _ in 0..count {
+                let k = c.read_int()?;
+                let v = raw(c)?;
+                out.insert(k, v);
+            }
+        }
+    }
     match &n.kind {
         Kind::Array(items) => {
             let rec = items.as_record().ok_or_else(|| invalid_data("metrics map entries are not records"))?;
@@ -301,6 +324,39 @@ fn read_int_map<V>(
     Ok(())
 }
 
+/// True for a metrics map written as Java does: an array of `{key: int, value: long|bytes}`.
+fn is_java_int_map(node: &Node, slot: FileSlot) -> bool {
+    let value_kind = match slot {
+        FileSlot::ColumnSizes
+        | FileSlot::ValueCounts
+        | FileSlot::NullValueCounts
+        | FileSlot::NanValueCounts => Kind::Long,
+        FileSlot::LowerBounds | FileSlot::UpperBounds => Kind::Bytes,
+        _ => return false,
+    };
+    let Kind::Array(items) = &node.non_null().kind else {
+        return false;
+    };
+    let Kind::Record(rec) = &items.kind else {
+        return false;
+    };
+    rec.fields.len() == 2
+        && rec.fields[0].name == "key"
+        && rec.fields[0].node.kind == Kind::Int
+        && rec.fields[1].name == "value"
+        && rec.fields[1].node.kind == value_kind
+}
+
+#[inline]
+fn raw_count(c: &mut Cursor<'_>) -> Result<i64> {
+    c.read_long()
+}
+
+#[inline]
+fn raw_bytes(c: &mut Cursor<'_>) -> Result<Vec<u8>> {
+    Ok(c.read_bytes()?.to_vec())
+}
+
 fn count_value(c: &mut Cursor<'_>, n: &Node) -> Result<i64> {
     required(read_opt_long(c, n)?, "metrics map value")
 }
@@ -338,7 +394,8 @@ fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Resul
     let mut f = DataFile::new_data(String::new(), 0, 0);
     f.spec_id = spec_id;
     let (mut path, mut format, mut records, mut size) = (None, None, None, None);
-    for (slot, node) in &plan.file {
+    for (slot, node, fast) in &plan.file {
+        let fast = *fast;
         match slot {
             FileSlot::Content => {
                 if let Some(v) = read_opt_int(c, node)? {
@@ -362,12 +419,24 @@ fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Resul
             }
             FileSlot::RecordCount => records = read_opt_long(c, node)?,
             FileSlot::FileSize => size = read_opt_long(c, node)?,
-            FileSlot::ColumnSizes => read_int_map(c, node, &mut f.column_sizes, count_value)?,
-            FileSlot::ValueCounts => read_int_map(c, node, &mut f.value_counts, count_value)?,
-            FileSlot::NullValueCounts => read_int_map(c, node, &mut f.null_value_counts, count_value)?,
-            FileSlot::NanValueCounts => read_int_map(c, node, &mut f.nan_value_counts, count_value)?,
-            FileSlot::LowerBounds => read_int_map(c, node, &mut f.lower_bounds, bytes_value)?,
-            FileSlot::UpperBounds => read_int_map(c, node, &mut f.upper_bounds, bytes_value)?,
+            FileSlot::ColumnSizes => {
+                read_int_map(c, node, fast, &mut f.column_sizes, count_value, raw_count)?
+            }
+            FileSlot::ValueCounts => {
+                read_int_map(c, node, fast, &mut f.value_counts, count_value, raw_count)?
+            }
+            FileSlot::NullValueCounts => {
+                read_int_map(c, node, fast, &mut f.null_value_counts, count_value, raw_count)?
+            }
+            FileSlot::NanValueCounts => {
+                read_int_map(c, node, fast, &mut f.nan_value_counts, count_value, raw_count)?
+            }
+            FileSlot::LowerBounds => {
+                read_int_map(c, node, fast, &mut f.lower_bounds, bytes_value, raw_bytes)?
+            }
+            FileSlot::UpperBounds => {
+                read_int_map(c, node, fast, &mut f.upper_bounds, bytes_value, raw_bytes)?
+            }
             FileSlot::KeyMetadata => f.key_metadata = read_opt_bytes(c, node)?.map(<[u8]>::to_vec),
             FileSlot::SplitOffsets => {
                 f.split_offsets = read_list(c, node, |c, n| required(read_opt_long(c, n)?, "split offset"))?
@@ -833,5 +902,40 @@ mod tests {
         assert_eq!(sanitize_avro_name("ts_day"), None);
         assert_eq!(sanitize_avro_name("1a").as_deref(), Some("_1a"));
         assert_eq!(sanitize_avro_name("a-b").as_deref(), Some("a_x2Db"));
+    }
+
+    #[test]
+    fn metrics_maps_in_other_layouts() {
+        use super::super::avro::parse_schema;
+        // Values as unions, and a string-keyed Avro map: read through the general path.
+        let arr = parse_schema(
+            r#"["null",{"type":"array","logicalType":"map","items":{"type":"record","name":"kv","fields":[
+                {"name":"value","type":["null","long"]},{"name":"key","type":"int"}]}}]"#,
+        )
+        .unwrap();
+        assert!(!is_java_int_map(&arr, FileSlot::ValueCounts));
+        let mut buf = Vec::new();
+        write_long(&mut buf, 1); // union branch: array
+        write_long(&mut buf, -2); // block of 2 items with a byte size
+        write_long(&mut buf, 6);
+        for (k, v) in [(3, 30), (1, 10)] {
+            write_long(&mut buf, 1);
+            write_long(&mut buf, v);
+            write_long(&mut buf, k);
+        }
+        write_long(&mut buf, 0);
+        let mut out = BTreeMap::new();
+        read_int_map(&mut Cursor::new(&buf), &arr, false, &mut out, count_value, raw_count).unwrap();
+        assert_eq!(out, BTreeMap::from([(1, 10), (3, 30)]));
+
+        let map = parse_schema(r#"{"type":"map","values":"long"}"#).unwrap();
+        let mut buf = Vec::new();
+        write_long(&mut buf, 1);
+        write_bytes(&mut buf, b"7");
+        write_long(&mut buf, 70);
+        write_long(&mut buf, 0);
+        let mut out = BTreeMap::new();
+        read_int_map(&mut Cursor::new(&buf), &map, false, &mut out, count_value, raw_count).unwrap();
+        assert_eq!(out, BTreeMap::from([(7, 70)]));
     }
 }

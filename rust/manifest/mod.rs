@@ -16,8 +16,8 @@ mod golden_tests;
 
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use manifest::{
-    partition_field_types, read_manifest, read_manifest_with_metadata, EntryStatus, Manifest, ManifestEntry,
-    ManifestMetadata, ManifestWriter,
+    read_manifest, read_manifest_with_metadata, EntryStatus, Manifest, ManifestEntry, ManifestMetadata,
+    ManifestWriter,
 };
 pub use manifest_list::{
     read_manifest_list, read_manifest_list_bytes, FieldSummary, ManifestContent, ManifestFile,
