@@ -133,6 +133,16 @@ def test_concurrent_appends_lose_nothing(setup: tuple[dict[str, str], Catalog], 
     data_dir = Path(table.location()) / "data"
     on_disk = sorted(os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs)
     assert on_disk == sorted(t.file.file_path for t in table.scan().plan_files())
+    # ... and so did their commit attempts: one manifest list + one manifest per snapshot,
+    # one metadata file per version (the creation plus 40 appends).
+    meta_dir = Path(table.metadata_location).parent
+    names = os.listdir(meta_dir)
+    assert sorted(str(meta_dir / n) for n in names if n.startswith("snap-")) == sorted(
+        str(s.manifest_list) for s in snaps
+    )
+    assert len([n for n in names if n.endswith("-m0.avro")]) == PROCESSES * APPENDS
+    assert len([n for n in names if n.endswith(".metadata.json")]) == PROCESSES * APPENDS + 1
+    assert not [n for n in names if n.endswith(".tmp")]
 
 
 @pytest.mark.timeout(600)
