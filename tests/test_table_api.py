@@ -300,3 +300,32 @@ def test_table_accessors(any_catalog: Catalog) -> None:
     assert list(t.specs()) == [0]
     assert t.name() == ("db", "acc")
     assert "db.acc" in repr(t)
+
+
+def test_retry_policy() -> None:
+    from icefloe.transaction import RetryPolicy
+
+    p = RetryPolicy.from_properties({})
+    assert (p.num_retries, p.min_wait_ms, p.max_wait_ms, p.total_timeout_ms) == (4, 100, 60_000, 1_800_000)
+    p = RetryPolicy.from_properties(
+        {"commit.retry.num-retries": "7", "commit.retry.min-wait-ms": "10", "commit.retry.max-wait-ms": "50"}
+    )
+    assert p.num_retries == 7
+    for retry in range(1, 10):
+        base = min(10 * 2 ** (retry - 1), 50)
+        assert base * 0.5 <= p.wait_ms(retry) <= min(base * 1.5, 50)
+    assert RetryPolicy.from_properties({"commit.retry.num-retries": "x"}).num_retries == 4
+
+
+def test_total_timeout_stops_retrying(any_catalog: Catalog) -> None:
+    any_catalog.create_table(
+        "db.to",
+        schema=SCHEMA,
+        properties={"commit.retry.num-retries": "100", "commit.retry.total-timeout-ms": "0"},
+    )
+    a = any_catalog.load_table("db.to")
+    b = any_catalog.load_table("db.to")
+    a.append(batch(range(2)))
+    with pytest.raises(CommitConflictError):
+        b.append(batch(range(2, 4)))
+    assert any_catalog.load_table("db.to").scan().count() == 2

@@ -188,7 +188,8 @@ class Table:
             committed = self._commit(lambda base: _native.fast_append(base, descriptors, props))
         except CommitStateUnknownException:
             raise
-        except BaseException:
+        except Exception:
+            # Not on interrupts (BaseException): the swap may have happened (see transaction).
             _native.delete_files(_descriptor_paths(descriptors))
             raise
         sid = committed.current_snapshot_id

@@ -85,7 +85,9 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             time.sleep(wait / 1000)
             table.refresh()
             continue
-        except BaseException:
+        except Exception:
+            # An ordinary error means the swap did not happen. An interrupt (KeyboardInterrupt,
+            # SystemExit) may have landed after it: keep the files, orphans are harmless.
             _native.delete_files(written)
             raise
         table._set_metadata(committed)

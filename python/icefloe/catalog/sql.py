@@ -428,7 +428,6 @@ class SqlCatalog(Catalog):
         location = self._new_metadata_location(new_metadata, version)
         text = new_metadata.to_json()
         _io.write_new(location, text.encode("utf-8"))
-        committed = False
         try:
             with self._write() as conn:
                 cur = conn.execute(
@@ -449,11 +448,11 @@ class SqlCatalog(Catalog):
                         f"table {'.'.join(parts)} was updated by another writer "
                         f"(its metadata is no longer {base})"
                     )
-            committed = True
-        finally:
-            # sqlite rolls back a failed transaction, so a failed swap left nothing behind.
-            if not committed:
-                _io.remove_quietly(_io.local_path(location))
+        except Exception:
+            # sqlite rolls back a failed transaction, so the swap did not happen. (Not on an
+            # interrupt, which may land after the COMMIT: an orphan file is harmless.)
+            _io.remove_quietly(_io.local_path(location))
+            raise
         return _native.TableMetadata.from_json(text, location)
 
     def __repr__(self) -> str:
