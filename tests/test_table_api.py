@@ -119,7 +119,7 @@ def test_selected_fields_and_row_filter(table: Table) -> None:
     table.append(batch(range(20, 40), "b"))
 
     picked = table.scan(selected_fields=("name", "id")).to_arrow()
-    assert picked.schema.names == ["id", "name"]  # schema order
+    assert picked.schema.names == ["name", "id"]  # the order asked for, as Spark's select
     assert picked.num_rows == 40
 
     # The filter reads a column that is not selected; it is dropped from the output.
@@ -134,6 +134,11 @@ def test_selected_fields_and_row_filter(table: Table) -> None:
     assert table.scan(row_filter=In("id", [1, 21, 99])).count() == 2
     assert table.scan(row_filter=LessThan("id", 0)).to_arrow().num_rows == 0
     assert table.scan(row_filter=EqualTo("ID", 3), case_sensitive=False).count() == 1
+
+    # The scan keeps the filter bound: exact names and typed literals, ready for executors.
+    scan = table.scan(row_filter=EqualTo("ID", 3), case_sensitive=False)
+    assert scan.row_filter.referenced_columns() == {"id"}
+    assert batch(range(5)).filter(scan.row_filter.to_pyarrow()).num_rows == 1
 
     with pytest.raises(ValidationError, match="'nope'"):
         table.scan(selected_fields=("id", "nope")).to_arrow()

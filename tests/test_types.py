@@ -261,7 +261,11 @@ def ids(expr: object) -> list[int]:
         (NotEqualTo("name", "apple"), [2, 4, 5]),  # the null name is not selected
         (LessThan("id", 3), [1, 2]),
         (LessThanOrEqual("id", 3), [1, 2, 3]),
-        (GreaterThan("x", 1.0), [4, 5]),  # null and NaN are not > 1
+        (GreaterThan("x", 1.0), [2, 4, 5]),  # NaN sorts above numbers (Java, Spark); null never
+        (GreaterThanOrEqual("x", 4.0), [2, 4, 5]),
+        (LessThan("x", 4.0), [1]),  # NaN is not < 4
+        (LessThanOrEqual("x", 5.0), [1, 4, 5]),
+        (NotEqualTo("x", 1.0), [2, 4, 5]),
         (GreaterThanOrEqual("d", "2024-01-04"), [4, 5]),
         (In("name", ["apple", "cherry", "zzz"]), [1, 5]),
         (NotIn("name", ["apple"]), [2, 4, 5]),
@@ -300,6 +304,8 @@ def test_expression_binding_errors_name_the_column() -> None:
         StartsWith("id", "1").bind(flat_schema())
     with pytest.raises(ValidationError):
         EqualTo("id", None)
+    with pytest.raises(ValidationError, match="IsNaN"):
+        GreaterThan("x", float("nan")).bind(flat_schema())
     # Case-insensitive binding resolves to the schema's spelling.
     bound = EqualTo("ID", 2).bind(flat_schema(), case_sensitive=False)
     assert bound.referenced_columns() == {"id"}

@@ -5,6 +5,9 @@ the literals against the column types, and `to_pyarrow()` turns the result into 
 `pyarrow.compute.Expression` with SQL null semantics: a comparison with a null value is
 never true, so `NotEqualTo("x", 1)`, `NotIn` and `NotStartsWith` do not select nulls
 (`NotNaN` does: a null is not NaN, as in Iceberg Java and Spark's `NOT isnan(x)`).
+Float and double columns compare in Iceberg Java's and Spark's total order, where NaN is
+greater than every number: `GreaterThan("x", 0.0)` selects NaN values. NaN literals are
+refused (use IsNaN / NotNaN), as Iceberg Java does.
 """
 
 from __future__ import annotations
@@ -324,6 +327,9 @@ class _LiteralPredicate(UnboundPredicate):
     def _value(self) -> Any:
         return self._scalar if self._scalar is not None else self.literal
 
+    def _is_floating(self) -> bool:
+        return self._bound is not None and isinstance(self._bound.field_type, (FloatType, DoubleType))
+
     def _key(self) -> tuple[Any, ...]:
         return (self.term, self.literal)
 
@@ -353,12 +359,18 @@ class LessThanOrEqual(_LiteralPredicate):
 
 class GreaterThan(_LiteralPredicate):
     def to_pyarrow(self) -> pc.Expression:
-        return self._field() > self._value()
+        f = self._field()
+        if self._is_floating():  # NaN sorts above every number
+            return (f > self._value()) | _is_nan(f)
+        return f > self._value()
 
 
 class GreaterThanOrEqual(_LiteralPredicate):
     def to_pyarrow(self) -> pc.Expression:
-        return self._field() >= self._value()
+        f = self._field()
+        if self._is_floating():
+            return (f >= self._value()) | _is_nan(f)
+        return f >= self._value()
 
 
 class _PrefixPredicate(_LiteralPredicate):
@@ -504,6 +516,8 @@ def _to_scalar(pred: UnboundPredicate, b: _Bound, value: Any) -> pa.Scalar:
             raise ValueError("not a boolean")
         elif isinstance(t, (IntegerType, LongType)) and isinstance(v, bool):
             raise ValueError("a boolean is not an integer")
+        elif isinstance(t, (FloatType, DoubleType)) and isinstance(v, (int, float)) and v != v:
+            raise ValueError("NaN is not a comparable literal; use IsNaN / NotNaN")
         return pa.scalar(v, type=arrow_type)
     except (ValueError, TypeError, decimal.InvalidOperation, pa.ArrowException) as e:
         raise ValidationError(

@@ -206,8 +206,11 @@ class DataScan:
             raise ValidationError(
                 f"snapshot {snapshot_id} does not exist in table {'.'.join(table.identifier)}"
             )
-        # Bind now so an unknown column fails where the scan is built.
+        # Bind now so an unknown column fails where the scan is built. `row_filter` is the
+        # bound form: exact column names and literals typed like their columns, so its
+        # to_pyarrow() is what executors should apply.
         self._bound_filter = self.row_filter.bind(self._schema, case_sensitive)
+        self.row_filter = self._bound_filter
 
     @property
     def bound_row_filter(self) -> BooleanExpression:
@@ -265,7 +268,20 @@ class DataScan:
         each unknown one)."""
         if "*" in self.selected_fields:
             return self._schema
-        return self._schema.select(*self.selected_fields, case_sensitive=self.case_sensitive)
+        selected = self._schema.select(*self.selected_fields, case_sensitive=self.case_sensitive)
+        # Top-level columns in the order asked for (as Spark's select does), nested
+        # selections placed where their top-level column is first named.
+        order: list[str] = []
+        for name in self.selected_fields:
+            top = self._schema.find_column_path(name, self.case_sensitive)[0]
+            if top not in order:
+                order.append(top)
+        by_name = {f.name: f for f in selected.fields}
+        return Schema(
+            *(by_name[n] for n in order),
+            schema_id=selected.schema_id,
+            identifier_field_ids=selected.identifier_field_ids,
+        )
 
     def read_schema(self) -> Schema:
         """The projection plus the columns the row filter reads."""
