@@ -261,3 +261,20 @@ def test_purge_deletes_files(sql_catalog: SqlCatalog, tmp_path: Path) -> None:
     assert not sql_catalog.table_exists("db.t")
     assert not any(Path(p).exists() for p in data_files)
     assert not (tmp_path / "wh" / "db" / "t" / "metadata").exists()
+
+
+def test_register_table(sql_catalog: SqlCatalog, tmp_path: Path) -> None:
+    sql_catalog.create_namespace("db")
+    t = sql_catalog.create_table("db.t", schema=ARROW_SCHEMA)
+    t.append(rows(3))
+    other = icefloe.load_catalog(
+        "other", type="sql", uri=f"sqlite:///{tmp_path}/other.db", warehouse=str(tmp_path / "wh")
+    )
+    other.create_namespace("imported")
+    r = other.register_table("imported.t", t.metadata_location)
+    assert r.metadata_location == t.metadata_location
+    assert r.scan().count() == 3
+    with pytest.raises(TableAlreadyExistsError):
+        other.register_table("imported.t", t.metadata_location)
+    with pytest.raises(NoSuchNamespaceError):
+        other.register_table("nons.t", t.metadata_location)

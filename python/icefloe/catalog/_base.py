@@ -113,6 +113,10 @@ class Catalog(ABC):
         except TableAlreadyExistsError:
             return self.load_table(identifier)
 
+    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        """Adds an existing table (its current metadata file) to the catalog."""
+        raise NotSupportedError(f"{type(self).__name__} cannot register existing tables")
+
     @abstractmethod
     def load_table(self, identifier: IdentifierLike) -> Table:
         """The table's current version; NoSuchTableError if there is none."""

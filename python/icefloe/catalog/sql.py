@@ -241,6 +241,28 @@ class SqlCatalog(Catalog):
             raise
         return self.load_table(parts)
 
+    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        parts = self.table_identifier(identifier)
+        ns, table_name = parts[:-1], parts[-1]
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        # Fail before touching the catalog if the file is not table metadata.
+        _native.TableMetadata.from_json(_io.read_text(metadata_location), metadata_location)
+        columns = "catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location"
+        values = "?, ?, ?, ?, NULL"
+        if self._has_type_column:
+            columns += ", iceberg_type"
+            values += ", 'TABLE'"
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    f"INSERT INTO iceberg_tables ({columns}) VALUES ({values})",
+                    (self.name, ".".join(ns), table_name, metadata_location),
+                )
+        except sqlite3.IntegrityError:
+            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
+        return self.load_table(parts)
+
     def _metadata_location(self, parts: Identifier) -> str | None:
         rows = self._query(
             "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
