@@ -241,6 +241,11 @@ pub(crate) fn adapt(
         // An all-null input column (e.g. pyarrow's type for a column of Nones).
         return Ok(new_null_array(target, array.len()));
     }
+    if array.is_empty() {
+        // Arrow Java (Spark's Arrow output) exports zero-length lists and maps with an empty
+        // offsets buffer where arrow-rs expects one offset; never read those offsets.
+        return Ok(arrow_array::new_empty_array(target));
+    }
     match (&f.field_type, target) {
         (Type::Primitive(p), _) => adapt_primitive(array, p, target, path, m),
         (Type::Struct(st), DataType::Struct(target_fields)) => {
