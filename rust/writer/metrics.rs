@@ -143,8 +143,11 @@ fn visit_leaves(f: &NestedField, repeated: bool, out: &mut dyn FnMut(Leaf)) {
     }
 }
 
-/// Counts and bounds of one float/double column, computed from the data like Java's writer:
-/// only slots whose parent structs are non-null count; NaN is counted, never a bound.
+/// Counts and bounds of one float/double column, computed from the data (the footer's min/max
+/// may include NaN): NaN is counted, never a bound. A slot whose parent struct is null counts
+/// as a null value, as the footer counts it for every other column type. (Java 1.10's float
+/// metrics skip such slots instead, so its float value counts disagree with its own counts of
+/// the other columns; the spec defines value_counts as values including nulls.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FloatStats {
     pub values: i64,
@@ -225,10 +228,11 @@ impl FloatCollector {
             let mut nulls = 0;
             if let Some(a) = arr.as_primitive_opt::<Float32Type>() {
                 for i in 0..a.len() {
+                    values += 1;
                     if !parent_ok(i) {
+                        nulls += 1;
                         continue;
                     }
-                    values += 1;
                     if a.is_null(i) {
                         nulls += 1;
                     } else {
@@ -237,10 +241,11 @@ impl FloatCollector {
                 }
             } else if let Some(a) = arr.as_primitive_opt::<Float64Type>() {
                 for i in 0..a.len() {
+                    values += 1;
                     if !parent_ok(i) {
+                        nulls += 1;
                         continue;
                     }
-                    values += 1;
                     if a.is_null(i) {
                         nulls += 1;
                     } else {

@@ -626,13 +626,13 @@ pub(crate) mod tests {
             (14, 1),
             (15, 1),
             (16, 1),
-            (18, 1),
+            (18, 2),
             (19, 2),
         ]
         .into();
         assert_eq!(df.null_value_counts, nulls);
-        // st.x: the row where st is null does not count (Java's writer metrics)
-        assert_eq!(df.value_counts[&18], 3);
+        // st.x: the row where st is null counts as a null, like every other column type
+        assert_eq!(df.value_counts[&18], 4);
         // st.y: footer counts (Java): all 4 slots, 2 nulls (one from the null struct)
         assert_eq!(df.value_counts[&19], 4);
         assert_eq!(df.nan_value_counts, BTreeMap::from([(4, 1), (5, 1), (18, 1)]));
