@@ -8,7 +8,7 @@ ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python oracle wheel lint fmt bench clean
+.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -16,7 +16,7 @@ help:  ## list the targets
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
+	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2"
 	touch $@
 
@@ -45,6 +45,9 @@ test-python: release oracle  ## the pytest suite, Spark and interop included
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
 
 test: test-rust test-python  ## everything CI runs
+
+golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids: only on purpose)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) tests/data/generate_golden.py
 
 wheel: venv  ## build an abi3 wheel into dist/
 	$(VENV)/bin/maturin build --release -o dist

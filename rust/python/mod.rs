@@ -51,7 +51,7 @@ fn write_data_files(
     let reader = batches.0;
     let files = py
         .detach(move || {
-            crate::writer::write_data_files(&md, reader.map(|r| r.map_err(Into::into)), write_id, task_id)
+            crate::writer::write_data_files(&md, reader.map(|r| r.map_err(|e| crate::error::invalid_data("cannot read the input Arrow stream").with_source(e))), write_id, task_id)
         })
         .py()?;
     files.iter().map(|f| f.to_descriptor().py()).collect()
