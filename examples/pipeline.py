@@ -13,12 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow as pa
-from pyspark.sql import SparkSession
-
 import icefloe
 import icefloe.spark
+import pyarrow as pa
 from icefloe.expressions import GreaterThanOrEqual
+from pyspark.sql import SparkSession
 
 WAREHOUSE = Path(__file__).resolve().parent.parent / "warehouse"
 
@@ -59,11 +58,16 @@ def main() -> None:
     )
     icefloe.spark.append(df, table)
     table.refresh()
-    print(f"spark append: 100,000 rows in {time.perf_counter() - t0:.1f}s -> snapshot {table.current_snapshot().snapshot_id}")
+    snap = table.current_snapshot()
+    print(f"spark append: 100,000 rows in {time.perf_counter() - t0:.1f}s -> snapshot {snap.snapshot_id}")
 
     more = pa.table(
-        {"order_id": [100_000, 100_001], "region": ["eu", None], "amount": [12.5, float("nan")],
-         "ts": pa.array([0, 1_700_000_000_000_000], pa.timestamp("us", tz="UTC"))},
+        {
+            "order_id": [100_000, 100_001],
+            "region": ["eu", None],
+            "amount": [12.5, float("nan")],
+            "ts": pa.array([0, 1_700_000_000_000_000], pa.timestamp("us", tz="UTC")),
+        },
         schema=schema,
     )
     table.append(more)
@@ -71,8 +75,10 @@ def main() -> None:
 
     for snap in table.snapshots():
         s = snap.summary
-        print(f"  snapshot {snap.snapshot_id}: {s.operation} total-records={s['total-records']} "
-              f"total-data-files={s['total-data-files']}")
+        print(
+            f"  snapshot {snap.snapshot_id}: {s.operation} total-records={s['total-records']} "
+            f"total-data-files={s['total-data-files']}"
+        )
 
     out = icefloe.spark.read(spark, table, row_filter=GreaterThanOrEqual("amount", 99.0))
     print("spark read, amount >= 99.0, rows by region:")

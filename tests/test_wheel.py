@@ -30,4 +30,3 @@ def test_abi3_wheel_installs_into_fresh_venv(tmp_path: Path) -> None:
     )
     res = subprocess.run([str(py), "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert res.stdout.split() == [icefloe.__version__, "int64"]
-

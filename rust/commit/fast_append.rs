@@ -94,7 +94,8 @@ fn build(
     }
     let list_path = format!("{metadata_dir}/snap-{snapshot_id}-1-{commit_uuid}.avro");
     written.push(list_path.clone());
-    let mut list = ManifestListWriter::new(&list_path, snapshot_id, parent.map(|p| p.snapshot_id), sequence_number);
+    let mut list =
+        ManifestListWriter::new(&list_path, snapshot_id, parent.map(|p| p.snapshot_id), sequence_number);
     list.add_all(manifests);
     list.write()?;
 
@@ -158,9 +159,13 @@ mod tests {
         assert_eq!(s1.summary.get("total-records"), Some("15"));
         assert_eq!(s1.summary.get("changed-partition-count"), Some("2"));
 
-        let (t2, _) =
-            fast_append(&t1, vec![file(dir.path(), "c.parquet", "eu", 1)], &BTreeMap::new(), 1_700_000_000_001)
-                .unwrap();
+        let (t2, _) = fast_append(
+            &t1,
+            vec![file(dir.path(), "c.parquet", "eu", 1)],
+            &BTreeMap::new(),
+            1_700_000_000_001,
+        )
+        .unwrap();
         let s2 = t2.current_snapshot().unwrap();
         assert_eq!(s2.parent_snapshot_id, Some(s1.snapshot_id));
         assert_eq!(s2.sequence_number, 2);

@@ -27,7 +27,8 @@ fn to_py_obj<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 }
 
 fn parse_json(text: &str, what: &str) -> crate::Result<Value> {
-    serde_json::from_str(text).map_err(|e| crate::error::validation(format!("{what} is not valid JSON")).with_source(e))
+    serde_json::from_str(text)
+        .map_err(|e| crate::error::validation(format!("{what} is not valid JSON")).with_source(e))
 }
 
 fn snapshot_json(s: &crate::spec::Snapshot) -> PyResult<Value> {

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::PyArrowType;
-use arrow::record_batch::RecordBatchReader;
 use arrow::record_batch::RecordBatch;
+use arrow::record_batch::RecordBatchReader;
 use arrow_schema::{ArrowError, Schema as ArrowSchema, SchemaRef};
 use pyo3::prelude::*;
 
@@ -51,7 +51,16 @@ fn write_data_files(
     let reader = batches.0;
     let files = py
         .detach(move || {
-            crate::writer::write_data_files(&md, reader.map(|r| r.map_err(|e| crate::error::invalid_data("cannot read the input Arrow stream").with_source(e))), write_id, task_id)
+            crate::writer::write_data_files(
+                &md,
+                reader.map(|r| {
+                    r.map_err(|e| {
+                        crate::error::invalid_data("cannot read the input Arrow stream").with_source(e)
+                    })
+                }),
+                write_id,
+                task_id,
+            )
         })
         .py()?;
     files.iter().map(|f| f.to_descriptor().py()).collect()
@@ -65,12 +74,11 @@ fn fast_append(
     data_files: Vec<String>,
     snapshot_properties: Option<BTreeMap<String, String>>,
 ) -> PyResult<(PyTableMetadata, Vec<String>)> {
-    let files = data_files.iter().map(|d| DataFile::from_descriptor(d)).collect::<Result<Vec<_>, _>>().py()?;
+    let files =
+        data_files.iter().map(|d| DataFile::from_descriptor(d)).collect::<Result<Vec<_>, _>>().py()?;
     let base = metadata.inner.clone();
     let props = snapshot_properties.unwrap_or_default();
-    let (md, written) = py
-        .detach(move || crate::commit::fast_append(&base, files, &props, now_ms()))
-        .py()?;
+    let (md, written) = py.detach(move || crate::commit::fast_append(&base, files, &props, now_ms())).py()?;
     Ok((PyTableMetadata::new(md), written))
 }
 
@@ -92,7 +100,8 @@ fn read_task(
 ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
     let task = FileScanTask::from_json(task).py()?;
     let schema = Schema::from_json_str(projected_schema_json).py()?;
-    let reader = py.detach(move || crate::arrow::read_parquet(&task.file.file_path, &schema, batch_size)).py()?;
+    let reader =
+        py.detach(move || crate::arrow::read_parquet(&task.file.file_path, &schema, batch_size)).py()?;
     let schema = reader.schema();
     Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))
 }

@@ -777,7 +777,8 @@ mod tests {
         // One deliberate difference: Java's float metrics skip slots whose parent struct is
         // null, while its footer-based counts of every other type include them as nulls. We
         // count floats like the other types; adjust Java's numbers for floats in structs.
-        let (mut java_values, mut java_nulls) = (counts(&java["value_counts"]), counts(&java["null_value_counts"]));
+        let (mut java_values, mut java_nulls) =
+            (counts(&java["value_counts"]), counts(&java["null_value_counts"]));
         for f in schema.fields() {
             if let Type::Struct(_) = f.field_type {
                 let mut stack = vec![f.clone()];

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -49,40 +49,27 @@ def read(
     projection = json.loads(scan.projection().to_json())
     target = spark_arrow_schema(projection)
     spark_schema = from_arrow_schema(target)
-
-    # The filter may need columns the caller did not select: read them, filter, drop them.
-    filter_expr = None
-    read_schema = projection
-    if scan.row_filter is not None and not scan.row_filter_is_always_true():
-        filter_expr = scan.row_filter.to_pyarrow()
-        needed = set(scan.row_filter.referenced_columns())
-        selected = {f["name"] for f in projection["fields"]}
-        if fields != ("*",) and not needed <= selected:
-            wider = table.scan(
-                selected_fields=tuple(selected | needed),
-                snapshot_id=snapshot_id,
-                case_sensitive=case_sensitive,
-            )
-            read_schema = json.loads(wider.projection().to_json())
-    read_schema_json = json.dumps(read_schema)
+    # Tasks read the projection plus what the filter needs, filter, then keep the projection.
+    read_schema_json = scan.read_schema().to_json()
+    filter_expr = None if scan.row_filter_is_always_true() else scan.bound_row_filter.to_pyarrow()
     out_names = [f["name"] for f in projection["fields"]]
 
     tasks = [t.to_json() for t in scan.plan_files()]
     if not tasks:
         return spark.createDataFrame([], spark_schema)
 
-    def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def read_tasks(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 for b in native.read_task(task, read_schema_json):
                     if filter_expr is not None:
-                        b = pa.Table.from_batches([b]).filter(filter_expr).select(out_names)
-                        for fb in b.to_batches():
-                            yield to_spark_batch(fb, projection, target)
-                    else:
-                        yield to_spark_batch(b, projection, target)
+                        b = pa.Table.from_batches([b]).filter(filter_expr).combine_chunks()
+                        if b.num_rows == 0:
+                            continue
+                        b = b.to_batches()[0]
+                    yield to_spark_batch(b.select(out_names), projection, target)
 
     task_rdd = spark.sparkContext.parallelize([(t,) for t in tasks], numSlices=len(tasks))
     task_df = spark.createDataFrame(task_rdd, "task string")
@@ -109,17 +96,18 @@ def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | No
     write_id = table._new_write_id()
     metadata_json = table.metadata.to_json()
 
-    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from pyspark import TaskContext
 
         from icefloe import _native as native
 
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
-        first = next(batches, None)
+        it = iter(batches)
+        first = next(it, None)
         if first is None:
             return
-        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
+        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
         md = native.TableMetadata.from_json(metadata_json)
         descriptors = native.write_data_files(md, reader, write_id, task_id)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
