@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::avro;
-use super::manifest_serde as ser;
+use super::manifest_schema;
 use super::*;
 
 fn golden_dir() -> PathBuf {
@@ -227,12 +227,12 @@ fn golden_manifests() {
             let pt = &m.metadata.partition_type;
             assert_eq!(
                 c.meta_str("avro.schema").unwrap(),
-                ser::manifest_entry_schema_v2(pt).unwrap(),
+                manifest_schema::manifest_entry_schema_v2(pt).unwrap(),
                 "{ctx}"
             );
             assert_eq!(
                 c.meta_str("iceberg.schema").unwrap(),
-                ser::manifest_entry_iceberg_schema_v2(pt),
+                manifest_schema::manifest_entry_iceberg_schema_v2(pt),
                 "{ctx}"
             );
             rewrite_and_compare(&m, &mf, &c, &ctx);

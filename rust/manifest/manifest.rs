@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::avro;
 use super::data_file::DataFile;
+use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan};
+use super::manifest_encode::encode_entry;
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGNED_SEQ};
-use super::manifest_serde::{self as ser, EntryPlan};
+use super::manifest_schema::{manifest_entry_iceberg_schema_v2, manifest_entry_schema_v2};
 use crate::error::{invalid_data, validation, Result};
 use crate::io;
 use crate::spec::{Literal, PartitionSpec, Schema, StructType};
@@ -95,7 +97,7 @@ impl Manifest {
     /// no file name.
     pub fn parse(bytes: &[u8]) -> Result<Manifest> {
         let container = avro::read_container(bytes)?;
-        let plan: EntryPlan = ser::compile_entry_plan(&container.schema)?;
+        let plan: EntryPlan = compile_entry_plan(&container.schema)?;
         let meta_int = |key: &str| -> Result<Option<i32>> {
             container
                 .meta_str(key)
@@ -118,7 +120,7 @@ impl Manifest {
                 )))
             }
         };
-        let entries = container.decode_all(|c| ser::decode_entry(c, &plan, partition_spec_id))?;
+        let entries = container.decode_all(|c| decode_entry(c, &plan, partition_spec_id))?;
         Ok(Manifest {
             metadata: ManifestMetadata {
                 schema_json: container.meta_str("schema").map(str::to_string),
@@ -296,8 +298,8 @@ impl ManifestWriter {
         partition_type: StructType,
     ) -> Result<Self> {
         let path = path.into();
-        let avro_schema = ser::manifest_entry_schema_v2(&partition_type)?;
-        let iceberg_schema = ser::manifest_entry_iceberg_schema_v2(&partition_type);
+        let avro_schema = manifest_entry_schema_v2(&partition_type)?;
+        let iceberg_schema = manifest_entry_iceberg_schema_v2(&partition_type);
         let spec_id_text = spec_id.to_string();
         let meta = [
             ("schema", schema_json),
@@ -365,7 +367,7 @@ impl ManifestWriter {
                 self.min_sequence_number = Some(self.min_sequence_number.map_or(s, |m| m.min(s)));
             }
         }
-        ser::encode_entry(self.writer.record_buf(), entry, &self.partition_type)
+        encode_entry(self.writer.record_buf(), entry, &self.partition_type)
             .map_err(|e| e.with_context("manifest", self.path.clone()))?;
         self.writer.end_record()
     }

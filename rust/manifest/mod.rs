@@ -2,13 +2,17 @@
 //!
 //! Both are decoded by our own Avro codec (`avro.rs`) through a plan compiled once per file
 //! from the writer schema, resolving fields by field id (v1, v2 and v3 files read alike).
+//! Manifest entries: `manifest_decode` (plan + decoding), `manifest_encode` (v2 records),
+//! `manifest_schema` (the v2 schema texts Java writes).
 
 mod avro;
 pub mod data_file;
 #[allow(clippy::module_inception)]
 pub mod manifest;
+mod manifest_decode;
+mod manifest_encode;
 pub mod manifest_list;
-mod manifest_serde;
+mod manifest_schema;
 mod schema_json;
 
 #[cfg(test)]
