@@ -8,7 +8,7 @@ use super::data_file::{DataContentType, DataFile, FileFormat};
 use super::manifest::{EntryStatus, ManifestEntry};
 use super::manifest_list::{read_opt_bytes, read_opt_int, read_opt_long, read_opt_str, required};
 use crate::error::{invalid_data, Result};
-use crate::spec::values::decimal_from_bytes;
+use crate::spec::decimal_from_bytes;
 use crate::spec::{Literal, NestedField, PrimitiveType, StructType, StructValue, Type};
 
 // ---------------------------------------------------------------------------------------------

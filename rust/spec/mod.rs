@@ -12,6 +12,9 @@ pub mod table_metadata;
 mod table_metadata_serde;
 pub mod transform;
 pub mod types;
+mod value_binary;
+mod value_human;
+mod value_json;
 pub mod values;
 
 pub use metrics_truncate::{
@@ -32,4 +35,5 @@ pub use table_metadata::{
 };
 pub use transform::{bucket_hash, Transform};
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
+pub(crate) use value_binary::decimal_from_bytes;
 pub use values::{Literal, StructValue};

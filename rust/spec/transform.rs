@@ -9,7 +9,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::types::PrimitiveType;
-use super::values::{days_to_ymd, decimal_to_bytes, format_date, Literal, MICROS_PER_DAY, MICROS_PER_HOUR};
+use super::value_binary::decimal_to_bytes;
+use super::value_human::format_date;
+use super::values::{days_to_ymd, Literal, MICROS_PER_DAY, MICROS_PER_HOUR};
 use crate::error::{invalid_data, validation, Error, Result};
 
 /// A partition (or sort) transform. `Unknown` keeps transforms from newer writers so
