@@ -1,7 +1,7 @@
-//! The write task behind `write_data_files`: validate the user's Arrow schema against the
-//! table (all problems in one ValidationError), conform each batch to the table's Arrow
-//! schema, split rows by partition (identity transforms for now) and write rolling Parquet
-//! files under `<data location>/<partition path>/`. On error every file written is deleted.
+//! The write task behind `write_data_files`: validate and conform each batch (see
+//! `input_schema.rs`), split rows by partition (identity transforms for now) and write rolling
+//! Parquet files under `<data location>/<partition path>/`. On error every file written is
+//! deleted.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -10,19 +10,18 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_schema::SchemaRef;
 
+// Re-exported so `writer::data_writer::{check_arrow_schema, conform_batch}` keep working.
+pub use super::input_schema::{check_arrow_schema, conform_batch};
 use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
 use super::rolling::RollingDataWriter;
-use crate::arrow::reader::{absent, adapt, arrow_primitive_type, can_write_as, Match};
 use crate::arrow::schema_to_arrow;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
-use crate::spec::{
-    Literal, NestedField, PartitionSpec, PrimitiveType, Schema, StructValue, TableMetadata, Transform, Type,
-};
+use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, StructValue, TableMetadata, Transform};
 
 /// `write.data.path`: where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
@@ -65,115 +64,6 @@ pub fn write_data_files_with(
         }
     }
     task.close()
-}
-
-/// Checks that an Arrow schema can be written to a table schema: every required column present,
-/// no unknown columns, every type the same or a safe widening. All problems in one error.
-pub fn check_arrow_schema(schema: &Schema, arrow: &ArrowSchema) -> Result<()> {
-    let mut problems = Vec::new();
-    check_fields(
-        schema.fields().iter().map(|f| f.as_ref()),
-        arrow.fields().iter().map(|f| f.as_ref()),
-        "",
-        &mut problems,
-    );
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(validation(format!(
-            "the data does not fit the table schema ({} problem(s)): {}",
-            problems.len(),
-            problems.join("; ")
-        )))
-    }
-}
-
-fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() {
-        name.to_string()
-    } else {
-        format!("{prefix}.{name}")
-    }
-}
-
-fn check_fields<'a>(
-    table: impl Iterator<Item = &'a NestedField>,
-    arrow: impl Iterator<Item = &'a Field> + Clone,
-    prefix: &str,
-    problems: &mut Vec<String>,
-) {
-    let table: Vec<&NestedField> = table.collect();
-    for f in &table {
-        let path = join(prefix, &f.name);
-        match arrow.clone().find(|a| a.name() == &f.name) {
-            None if f.required => {
-                problems.push(format!("missing required column '{path}' ({})", f.field_type))
-            }
-            None => {}
-            Some(a) => check_type(&f.field_type, a.data_type(), &path, problems),
-        }
-    }
-    for a in arrow {
-        if !table.iter().any(|f| &f.name == a.name()) {
-            problems.push(format!("unknown column '{}' (not in the table schema)", join(prefix, a.name())));
-        }
-    }
-}
-
-fn check_type(ty: &Type, dt: &DataType, path: &str, problems: &mut Vec<String>) {
-    let incompatible = |problems: &mut Vec<String>| {
-        problems.push(format!("incompatible type for column '{path}': expected {ty}, found Arrow {dt}"))
-    };
-    match (ty, dt) {
-        // All nulls fit any optional column (a required one fails the per-batch null check).
-        (_, DataType::Null) => {}
-        (Type::Primitive(p), _) => match arrow_primitive_type(dt, p) {
-            Ok(from) if can_write_as(&from, p) => {}
-            _ => incompatible(problems),
-        },
-        (Type::Struct(st), DataType::Struct(fs)) => {
-            check_fields(st.fields.iter().map(|f| f.as_ref()), fs.iter().map(|f| f.as_ref()), path, problems)
-        }
-        (Type::List(l), DataType::List(el) | DataType::LargeList(el)) => {
-            check_type(&l.element_field.field_type, el.data_type(), &join(path, "element"), problems)
-        }
-        (Type::Map(m), DataType::Map(entries, _)) => match entries.data_type() {
-            DataType::Struct(kv) if kv.len() == 2 => {
-                check_type(&m.key_field.field_type, kv[0].data_type(), &join(path, "key"), problems);
-                check_type(&m.value_field.field_type, kv[1].data_type(), &join(path, "value"), problems);
-            }
-            _ => incompatible(problems),
-        },
-        _ => incompatible(problems),
-    }
-}
-
-/// Conforms a batch to the table's Arrow schema (by name: reorder, cast, fill missing optional
-/// columns with nulls) and checks required fields hold no nulls.
-pub fn conform_batch(schema: &Schema, target: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
-    let rows = batch.num_rows();
-    let src = batch.schema();
-    let mut cols = Vec::with_capacity(target.fields().len());
-    for (f, tf) in schema.fields().iter().zip(target.fields()) {
-        let col = match src.index_of(&f.name) {
-            Ok(i) => adapt(batch.column(i), f, tf.data_type(), &f.name, Match::ByName)?,
-            Err(_) => absent(f, tf.data_type(), rows, &f.name, Match::ByName)?,
-        };
-        if f.required && col.null_count() > 0 {
-            return Err(validation(format!(
-                "column '{}' is required but the data has {} null value(s)",
-                f.name,
-                col.null_count()
-            )));
-        }
-        cols.push(col);
-    }
-    RecordBatch::try_new_with_options(
-        target.clone(),
-        cols,
-        &RecordBatchOptions::new().with_row_count(Some(rows)),
-    )
-    .map_err(|e| validation(format!("the data does not fit the table schema: {e}")))
 }
 
 type PathGen = Box<dyn FnMut() -> String>;
@@ -407,10 +297,11 @@ mod tests {
     use arrow_array::{
         Float32Array, Int32Array, Int64Array, LargeStringArray, StringArray, TimestampMillisecondArray,
     };
+    use arrow_schema::{DataType, Field, Schema as ArrowSchema};
     use serde_json::Value;
 
     use super::*;
-    use crate::spec::PartitionField;
+    use crate::spec::{NestedField, PartitionField, Type};
 
     const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden");
 
