@@ -55,7 +55,7 @@ wheel: venv  ## build an abi3 wheel into dist/
 lint:  ## rustfmt, clippy, ruff, mypy
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
-	cargo clippy --all-targets --features python -q -- -D warnings
+	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(VENV)/bin/mypy
