@@ -52,13 +52,14 @@ golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids:
 wheel: venv  ## build an abi3 wheel into dist/
 	$(VENV)/bin/maturin build --release -o dist
 
-lint:  ## rustfmt, clippy, ruff, mypy
+lint: develop  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
 	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(VENV)/bin/mypy
+	$(VPY) -m mypy.stubtest icefloe._native --ignore-missing-stub --mypy-config-file pyproject.toml
 
 fmt:  ## format Rust and Python
 	cargo fmt

@@ -3,6 +3,8 @@
 # Metadata objects cross as JSON strings (small, rare); data crosses as Arrow (C Data
 # Interface); file descriptors and scan tasks cross as JSON strings (one per file).
 
+from typing import final
+
 import pyarrow as pa
 
 __version__: str
@@ -28,6 +30,7 @@ def schema_to_arrow(schema_json: str) -> pa.Schema:
     timestamp[us], uuid -> fixed_size_binary(16), fixed[L] -> fixed_size_binary(L),
     decimal(P,S) -> decimal128(P,S), time -> time64[us])."""
 
+@final
 class TableMetadata:
     """Immutable table metadata (v1/v2 read, tolerant of v3 fields; written as v2)."""
 
