@@ -52,7 +52,7 @@ golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids:
 wheel: venv  ## build an abi3 wheel into dist/
 	$(VENV)/bin/maturin build --release -o dist
 
-lint: develop  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
+lint: release  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
 	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
