@@ -1,11 +1,14 @@
 //! A small Avro object-container codec for manifests and manifest lists.
 //!
 //! Why our own and not `apache_avro::Reader`: that reader materialises every record as a
-//! generic `Value` whose records own a `String` per field name, and its schema parser drops
-//! the attributes Iceberg relies on (`field-id`, `adjust-to-utc`). Manifest decoding is a hot
-//! path (100,000-file tables), so we parse the writer schema ourselves into [`Node`]s that keep
-//! those attributes, compile a per-file plan keyed by field id, and decode the binary encoding
-//! straight into our structs. `apache_avro::Codec` still does block (de)compression.
+//! generic `Value` whose records own a `String` per field name, and its logical-type
+//! parsing does not keep `adjust-to-utc` on timestamps (timestamp vs timestamptz). Manifest
+//! decoding is a hot path (100,000-file tables): we parse the writer schema into [`Node`]s
+//! keeping `field-id`/`adjust-to-utc`, compile a per-file plan keyed by field id, and decode
+//! the binary encoding straight into our structs. Measured in `benches/manifest_decode.rs`:
+//! on a 10,000-entry manifest this is ~2.8x faster than apache-avro's generic reader, which
+//! does not even build DataFiles. `apache_avro::Codec` still does block (de)compression, and
+//! the tests check that apache-avro reads the files we write.
 
 use std::collections::HashMap;
 use std::str::FromStr;
