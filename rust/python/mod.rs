@@ -99,6 +99,15 @@ fn read_task(
     batch_size: usize,
 ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
     let task = FileScanTask::from_json(task).py()?;
+    if let Some(d) = task.deletes.first() {
+        // Reading without applying the deletes would return deleted rows.
+        return Err(crate::error::not_supported(
+            "this task has row-level delete files; applying them is not supported yet",
+        )
+        .with_context("data file", task.file.file_path.clone())
+        .with_context("delete file", d.file.file_path.clone()))
+        .py();
+    }
     let schema = Schema::from_json_str(projected_schema_json).py()?;
     let reader =
         py.detach(move || crate::arrow::read_parquet(&task.file.file_path, &schema, batch_size)).py()?;

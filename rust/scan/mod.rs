@@ -6,7 +6,7 @@
 
 mod task;
 
-pub use task::FileScanTask;
+pub use task::{CombinedScanTask, DeleteFileRef, FileScanTask};
 
 use crate::error::{not_supported, Error, ErrorKind, Result};
 use crate::manifest::{read_manifest, read_manifest_list, ManifestContent};
@@ -59,8 +59,8 @@ pub fn plan_files(metadata: &TableMetadata, snapshot_id: Option<i64>) -> Result<
             continue;
         }
         for e in live {
-            let length = e.data_file.file_size_in_bytes;
-            tasks.push(FileScanTask { file: e.data_file, start: 0, length });
+            let seq = e.sequence_number.unwrap_or(0);
+            tasks.push(FileScanTask::whole_file(e.data_file, seq));
         }
     }
     Ok(tasks)

@@ -1,0 +1,98 @@
+"""icefloe.spark.append: executors write Parquet (Rust) inside mapInArrow, the driver commits.
+
+Written files come back as one descriptor (JSON) per file; if anything fails, every file
+carrying the write's unique id is deleted, including those of task attempts the driver
+never heard of.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from icefloe import _native
+from icefloe.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.table import Table
+
+__all__ = ["append"]
+
+_DESCRIPTOR_SCHEMA = "descriptor string"
+
+
+def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | None = None) -> None:
+    """Appends a DataFrame's rows to the table as one new `append` snapshot.
+
+    Executors write Parquet files (Rust) and return one descriptor each; the driver
+    commits them. If anything fails, every file this write produced is deleted,
+    including files of Spark task attempts the driver never heard of (found by the
+    write's unique id in their names).
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        arrow_schema = to_arrow_schema(df.schema)
+    except TypeError as e:  # a Spark type Arrow cannot carry
+        raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
+    # Fail fast, before any task runs, when the DataFrame cannot fit the table.
+    _native.check_arrow_schema(table.metadata, arrow_schema)
+
+    write_id = table._new_write_id()
+    metadata_json = table.metadata.to_json()
+
+    def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from icefloe import _native as native
+
+        ctx = TaskContext.get()
+        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        it = iter(batches)
+        first = next(it, None)
+        if first is None:
+            return
+        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
+        md = native.TableMetadata.from_json(metadata_json)
+        descriptors = native.write_data_files(md, reader, write_id, task_id)
+        yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
+
+    try:
+        try:
+            rows = df.mapInArrow(write_task, _DESCRIPTOR_SCHEMA).collect()
+        except Exception as e:
+            raise _executor_error(e) from e
+        table._commit_data_files([r["descriptor"] for r in rows], snapshot_properties)
+    except BaseException:
+        table._abort_write(write_id)
+        raise
+
+
+_EXECUTOR_ERROR = re.compile(r"icefloe\.exceptions\.(\w+): (.*)")
+
+
+def _executor_error(e: Exception) -> Exception:
+    """The icefloe exception an executor raised, re-raised as its own class on the driver.
+
+    Spark wraps a Python worker's exception in a PythonException carrying its traceback
+    text; callers should be able to catch ValidationError etc. whichever side raised it.
+    """
+    import icefloe.exceptions as exc
+
+    m = _EXECUTOR_ERROR.search(str(e))
+    if m is None:
+        return e
+    cls = getattr(exc, m.group(1), None)
+    if not (isinstance(cls, type) and issubclass(cls, exc.IcefloeError)):
+        return e
+    return cls(f"{m.group(2).strip()} (raised in a Spark task)")
+
+
+def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield first
+    yield from rest
