@@ -11,6 +11,7 @@ pub mod sort_order;
 pub mod table_metadata;
 mod table_metadata_serde;
 pub mod transform;
+pub mod transform_arrow;
 pub mod types;
 mod value_binary;
 mod value_human;
@@ -34,6 +35,7 @@ pub use table_metadata::{
     PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT,
 };
 pub use transform::{bucket_hash, Transform};
+pub use transform_arrow::apply_transform_array;
 pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
 pub(crate) use value_binary::decimal_from_bytes;
 pub use values::{Literal, StructValue};
