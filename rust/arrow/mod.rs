@@ -1,8 +1,14 @@
-//! Iceberg <-> Arrow: schema conversion and reading Parquet data files by field id.
+//! Iceberg <-> Arrow: schema conversion, reading Parquet data files by field id, and the
+//! executor's task reader (position and equality deletes, metadata columns).
 
+pub mod delete_cache;
+pub mod equality_deletes;
+pub mod position_deletes;
+pub mod read_task;
 pub mod reader;
 pub mod schema;
 
+pub use read_task::{read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, ROW_POS_FIELD_ID};
 pub use reader::{can_read_as, can_write_as, read_parquet, ArrowReader, DEFAULT_BATCH_SIZE};
 pub use schema::{
     arrow_field_id, field_to_arrow, primitive_to_arrow, schema_from_arrow, schema_from_arrow_with,

@@ -83,20 +83,30 @@ impl ArrowReader {
     }
 
     fn adapt_batch(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let rows = batch.num_rows();
-        let file_fields = batch.schema();
-        let mut columns = Vec::with_capacity(self.target.fields().len());
-        for (f, tf) in self.projected.fields().iter().zip(self.target.fields()) {
-            let col = match find_by_id(file_fields.fields().iter(), f.id)? {
-                Some(i) => adapt(batch.column(i), f, tf.data_type(), &f.name, Match::ById)?,
-                None => absent(f, tf.data_type(), rows, &f.name, Match::ById)?,
-            };
-            columns.push(col);
-        }
-        let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
-        RecordBatch::try_new_with_options(self.target.clone(), columns, &opts)
-            .map_err(|e| invalid_data("data file does not fit the projected schema").with_source(e))
+        adapt_file_batch(&batch, &self.projected, &self.target)
     }
+}
+
+/// Adapts a batch as decoded from a data file (columns carrying `PARQUET:field_id`) to
+/// `target = schema_to_arrow(projected)`: by field id, with promotions and absent columns as nulls.
+pub(crate) fn adapt_file_batch(
+    batch: &RecordBatch,
+    projected: &Schema,
+    target: &SchemaRef,
+) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    let file_fields = batch.schema();
+    let mut columns = Vec::with_capacity(target.fields().len());
+    for (f, tf) in projected.fields().iter().zip(target.fields()) {
+        let col = match find_by_id(file_fields.fields().iter(), f.id)? {
+            Some(i) => adapt(batch.column(i), f, tf.data_type(), &f.name, Match::ById)?,
+            None => absent(f, tf.data_type(), rows, &f.name, Match::ById)?,
+        };
+        columns.push(col);
+    }
+    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(target.clone(), columns, &opts)
+        .map_err(|e| invalid_data("data file does not fit the projected schema").with_source(e))
 }
 
 impl Iterator for ArrowReader {
@@ -113,12 +123,12 @@ impl Iterator for ArrowReader {
     }
 }
 
-fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
+pub(crate) fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
     invalid_data(what).with_context("file", path).with_source(e)
 }
 
 /// Index of the field whose `PARQUET:field_id` is `id`.
-fn find_by_id<'a>(fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
+pub(crate) fn find_by_id<'a>(fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
     for (i, f) in fields.enumerate() {
         if arrow_field_id(f)? == Some(id) {
             return Ok(Some(i));
@@ -129,7 +139,11 @@ fn find_by_id<'a>(fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result
 
 /// The leaves of the file needed for `projected`: a leaf is kept when every node on its path
 /// that carries a field id is a projected field id (list/map wrapper groups carry none).
-fn projection_mask(descr: &SchemaDescriptor, projected: &Schema, path: &str) -> Result<ProjectionMask> {
+pub(crate) fn projection_mask(
+    descr: &SchemaDescriptor,
+    projected: &Schema,
+    path: &str,
+) -> Result<ProjectionMask> {
     let mut wanted = HashSet::new();
     projected.fields().iter().for_each(|f| collect_ids(f, &mut wanted));
     let mut leaves = Vec::new();

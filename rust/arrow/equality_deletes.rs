@@ -1,0 +1,256 @@
+//! Equality deletes as a hashed anti-join: the keys of every equality-delete file with the
+//! same `equality_ids` go into one hash set (memory grows with delete keys, never with data
+//! rows); data rows whose key is in the set are dropped. Null-safe: a null key deletes a
+//! null key, as in Java's `StructLikeSet`.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::reader::read_parquet;
+use super::schema::{schema_from_arrow, type_to_arrow};
+use crate::error::{invalid_data, not_supported, Error, Result};
+use crate::io::local_path;
+use crate::spec::{NestedField, PrimitiveType, Schema, Type};
+
+/// A multiply-rotate hasher (the Fx scheme): keys are ids and short row encodings, not
+/// adversarial input, and SipHash would dominate the probe cost.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.add(u64::from_le_bytes(b));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, v: i64) {
+        self.add(v as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Fold the high bits down: hashbrown picks buckets from the low bits.
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+type FxBuild = BuildHasherDefault<FxHasher>;
+
+enum Keys {
+    /// One long key column: the common primary-key case.
+    Long { values: HashSet<i64, FxBuild>, has_null: bool },
+    /// Any key: arrow-row encodings (nulls encode distinctly, so null matches null).
+    Rows { converter: RowConverter, rows: HashSet<Box<[u8]>, FxBuild> },
+}
+
+/// The delete keys of one `equality_ids` set, merged over all the delete files that apply.
+pub struct EqualityDeleteSet {
+    /// The key fields, with the types both sides are read as.
+    fields: Vec<NestedField>,
+    keys: Keys,
+    len: usize,
+}
+
+impl std::fmt::Debug for EqualityDeleteSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EqualityDeleteSet").field("fields", &self.fields).field("keys", &self.len).finish()
+    }
+}
+
+/// The widest type a key column of type `t` may have been written with later (promotions),
+/// so keys from files of different schema versions compare by value.
+fn widen(t: &Type) -> Type {
+    match t {
+        Type::Primitive(PrimitiveType::Int) => PrimitiveType::Long.into(),
+        Type::Primitive(PrimitiveType::Float) => PrimitiveType::Double.into(),
+        Type::Primitive(PrimitiveType::Decimal { scale, .. }) => {
+            PrimitiveType::Decimal { precision: 38, scale: *scale }.into()
+        }
+        other => other.clone(),
+    }
+}
+
+/// The key field `id` as a delete file declares it (its Parquet schema carries table field ids).
+fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
+    let local = local_path(path)?;
+    let file =
+        std::fs::File::open(&local).map_err(|e| Error::from(e).with_context("equality delete file", path))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
+        invalid_data("cannot open equality delete file")
+            .with_context("equality delete file", path)
+            .with_source(e)
+    })?;
+    let schema =
+        schema_from_arrow(builder.schema()).map_err(|e| e.with_context("equality delete file", path))?;
+    schema.field_by_id(id).map(|f| f.as_ref().clone()).ok_or_else(|| {
+        invalid_data(format!("equality delete file has no column with field id {id} (an equality id)"))
+            .with_context("equality delete file", path)
+    })
+}
+
+impl EqualityDeleteSet {
+    /// Loads the keys of `files` (all with these `equality_ids`). `known` gives a key field's
+    /// type when the caller's projection has it; other keys take the delete file's type, widened.
+    pub fn load(
+        equality_ids: &[i32],
+        files: &[&str],
+        known: &dyn Fn(i32) -> Option<NestedField>,
+    ) -> Result<Self> {
+        if equality_ids.is_empty() {
+            let file = files.first().copied().unwrap_or("");
+            return Err(invalid_data("equality delete file has no equality_ids")
+                .with_context("equality delete file", file));
+        }
+        let mut fields = Vec::with_capacity(equality_ids.len());
+        for &id in equality_ids {
+            let f = match known(id) {
+                Some(f) => f,
+                None => {
+                    let first =
+                        files.first().ok_or_else(|| invalid_data("no equality delete files to load"))?;
+                    let f = field_in_delete_file(first, id)?;
+                    let t = widen(&f.field_type);
+                    NestedField::optional(f.id, f.name, t)
+                }
+            };
+            if !matches!(f.field_type, Type::Primitive(_)) {
+                return Err(not_supported(format!(
+                    "equality delete key '{}' (id {}) is not a primitive column",
+                    f.name, f.id
+                )));
+            }
+            // Keys are compared as values whatever the file says about nullability.
+            fields.push(NestedField::optional(f.id, f.name.clone(), f.field_type.clone()));
+        }
+        let sort_fields = fields
+            .iter()
+            .map(|f| Ok(SortField::new(type_to_arrow(&f.field_type)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let keys = if fields.len() == 1 && type_to_arrow(&fields[0].field_type)? == DataType::Int64 {
+            Keys::Long { values: HashSet::default(), has_null: false }
+        } else {
+            let converter = RowConverter::new(sort_fields)
+                .map_err(|e| not_supported("cannot hash these equality delete key types").with_source(e))?;
+            Keys::Rows { converter, rows: HashSet::default() }
+        };
+        let mut set = EqualityDeleteSet { fields, keys, len: 0 };
+        let schema = Schema::new(0, set.fields.clone(), vec![])?;
+        for path in files {
+            let wrap = |e: Error| e.with_context("equality delete file", *path);
+            for batch in read_parquet(path, &schema, 65536).map_err(wrap)? {
+                let batch = batch.map_err(wrap)?;
+                set.insert(batch.columns()).map_err(wrap)?;
+            }
+        }
+        Ok(set)
+    }
+
+    /// The key fields (read these from the data file, with these types).
+    pub fn fields(&self) -> &[NestedField] {
+        &self.fields
+    }
+
+    /// Number of distinct keys (the cache's weight).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn insert(&mut self, cols: &[ArrayRef]) -> Result<()> {
+        match &mut self.keys {
+            Keys::Long { values, has_null } => {
+                let a = cols[0].as_primitive::<Int64Type>();
+                if a.null_count() == 0 {
+                    values.extend(a.values().iter().copied());
+                } else {
+                    for v in a.iter() {
+                        match v {
+                            Some(v) => {
+                                values.insert(v);
+                            }
+                            None => *has_null = true,
+                        }
+                    }
+                }
+                self.len = values.len() + usize::from(*has_null);
+            }
+            Keys::Rows { converter, rows } => {
+                let r = converter
+                    .convert_columns(cols)
+                    .map_err(|e| invalid_data("cannot encode equality delete keys").with_source(e))?;
+                for row in r.iter() {
+                    rows.insert(row.as_ref().into());
+                }
+                self.len = rows.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any data row is deleted at all (an empty set keeps everything).
+    pub fn keep_mask(&self, cols: &[ArrayRef]) -> Result<BooleanArray> {
+        match &self.keys {
+            Keys::Long { values, has_null } => {
+                let a = cols[0].as_primitive::<Int64Type>();
+                if a.null_count() == 0 {
+                    Ok(a.values().iter().map(|v| Some(!values.contains(v))).collect())
+                } else {
+                    Ok(a.iter()
+                        .map(|v| {
+                            Some(match v {
+                                Some(v) => !values.contains(&v),
+                                None => !*has_null,
+                            })
+                        })
+                        .collect())
+                }
+            }
+            Keys::Rows { converter, rows } => {
+                let r = converter.convert_columns(cols).map_err(|e| {
+                    invalid_data("cannot encode data keys for equality deletes").with_source(e)
+                })?;
+                Ok(r.iter().map(|row| Some(!rows.contains(row.as_ref()))).collect())
+            }
+        }
+    }
+}
+
+/// Shared handle.
+pub type EqualityDeleteSetRef = Arc<EqualityDeleteSet>;

@@ -1,0 +1,200 @@
+//! Position deletes: reading position-delete files (`file_path`, `pos`) into per-data-file
+//! sorted position lists, and turning those into Parquet row selections so deleted rows are
+//! skipped while decoding rather than filtered afterwards.
+
+use std::collections::HashMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::Array;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+
+use super::reader::read_parquet;
+use crate::error::{invalid_data, Result};
+use crate::spec::{NestedField, PrimitiveType, Schema};
+
+/// Reserved field id of a position-delete file's `file_path` column.
+pub const DELETE_FILE_PATH_ID: i32 = 2147483546;
+/// Reserved field id of a position-delete file's `pos` column.
+pub const DELETE_FILE_POS_ID: i32 = 2147483545;
+
+/// The content of one position-delete file: for each data file path it names, the deleted
+/// row positions, sorted ascending (Java writes them sorted by file_path, pos; we sort anyway).
+#[derive(Debug, Default)]
+pub struct PositionDeleteIndex {
+    by_path: HashMap<String, Vec<i64>>,
+    entries: usize,
+}
+
+impl PositionDeleteIndex {
+    /// Deleted positions of `data_file` (sorted, possibly with duplicates), empty when none.
+    pub fn positions(&self, data_file: &str) -> &[i64] {
+        self.by_path.get(data_file).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Number of (file_path, pos) rows held: the cache's weight.
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+}
+
+fn delete_schema() -> Result<Schema> {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(DELETE_FILE_PATH_ID, "file_path", PrimitiveType::String.into()),
+            NestedField::required(DELETE_FILE_POS_ID, "pos", PrimitiveType::Long.into()),
+        ],
+        vec![],
+    )
+}
+
+/// Reads a whole position-delete file, streaming, into a per-data-file index.
+pub fn load_position_deletes(path: &str) -> Result<PositionDeleteIndex> {
+    let wrap = |e: crate::error::Error| e.with_context("position delete file", path);
+    let schema = delete_schema()?;
+    let reader = read_parquet(path, &schema, 65536).map_err(wrap)?;
+    let mut index = PositionDeleteIndex::default();
+    for batch in reader {
+        let batch = batch.map_err(wrap)?;
+        let paths = batch.column(0).as_string::<i32>();
+        let pos = batch.column(1).as_primitive::<Int64Type>();
+        if paths.null_count() > 0 || pos.null_count() > 0 {
+            return Err(invalid_data("position delete file has a null file_path or pos")
+                .with_context("delete file", path));
+        }
+        let mut i = 0;
+        while i < batch.num_rows() {
+            // Rows come in runs of one data file path: look the path up once per run.
+            let p = paths.value(i);
+            let mut j = i + 1;
+            while j < batch.num_rows() && paths.value(j) == p {
+                j += 1;
+            }
+            let list = match index.by_path.get_mut(p) {
+                Some(l) => l,
+                None => index.by_path.entry(p.to_string()).or_default(),
+            };
+            list.extend_from_slice(&pos.values()[i..j]);
+            index.entries += j - i;
+            i = j;
+        }
+    }
+    for list in index.by_path.values_mut() {
+        if !list.is_sorted() {
+            list.sort_unstable();
+        }
+    }
+    Ok(index)
+}
+
+/// Merges several sorted position lists into one sorted list without duplicates.
+pub fn merge_positions(lists: &[&[i64]]) -> Vec<i64> {
+    let non_empty: Vec<&[i64]> = lists.iter().copied().filter(|l| !l.is_empty()).collect();
+    let mut out: Vec<i64> = match non_empty.as_slice() {
+        [] => return vec![],
+        [one] => one.to_vec(),
+        many => {
+            let mut v = Vec::with_capacity(many.iter().map(|l| l.len()).sum());
+            many.iter().for_each(|l| v.extend_from_slice(l));
+            v.sort_unstable();
+            v
+        }
+    };
+    out.dedup();
+    out
+}
+
+/// A selection of rows over the chosen row groups (in file order) that skips `deleted`
+/// (sorted, deduplicated file positions), plus the selected file positions as
+/// `(first position, count)` runs in output order (for `_pos`).
+///
+/// `groups` are the chosen row groups as `(first row position in the file, row count)`.
+pub fn row_selection(groups: &[(i64, i64)], deleted: &[i64]) -> (RowSelection, Vec<(i64, i64)>) {
+    let mut selectors: Vec<RowSelector> = Vec::new();
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    let mut push = |sel: RowSelector| {
+        if sel.row_count == 0 {
+            return;
+        }
+        match selectors.last_mut() {
+            Some(last) if last.skip == sel.skip => last.row_count += sel.row_count,
+            _ => selectors.push(sel),
+        }
+    };
+    let mut d = deleted.partition_point(|&p| p < groups.first().map_or(0, |g| g.0));
+    for &(first, count) in groups {
+        let end = first + count;
+        // Deletes before this group (groups left out by the byte range) are irrelevant.
+        while d < deleted.len() && deleted[d] < first {
+            d += 1;
+        }
+        let mut cursor = first;
+        while d < deleted.len() && deleted[d] < end {
+            let p = deleted[d];
+            if p > cursor {
+                push(RowSelector::select((p - cursor) as usize));
+                runs.push((cursor, p - cursor));
+            }
+            push(RowSelector::skip(1));
+            cursor = p + 1;
+            d += 1;
+        }
+        if end > cursor {
+            push(RowSelector::select((end - cursor) as usize));
+            runs.push((cursor, end - cursor));
+        }
+    }
+    (RowSelection::from(selectors), runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_skips_deleted_rows_across_groups() {
+        // groups: rows 0..5 and 10..14 (group 5..10 left out by the byte range)
+        let groups = [(0, 5), (10, 4)];
+        let (sel, runs) = row_selection(&groups, &[1, 2, 4, 7, 10, 13, 99]);
+        let v: Vec<RowSelector> = sel.into();
+        assert_eq!(
+            v,
+            vec![
+                RowSelector::select(1),
+                RowSelector::skip(2),
+                RowSelector::select(1),
+                RowSelector::skip(2),
+                RowSelector::select(2),
+                RowSelector::skip(1),
+            ]
+        );
+        assert_eq!(runs, vec![(0, 1), (3, 1), (11, 2)]);
+        let (sel, runs) = row_selection(&groups, &[]);
+        assert_eq!(Vec::<RowSelector>::from(sel), vec![RowSelector::select(9)]);
+        assert_eq!(runs, vec![(0, 5), (10, 4)]);
+    }
+
+    #[test]
+    fn merge_dedups() {
+        assert_eq!(merge_positions(&[&[1, 5], &[], &[2, 5, 9]]), vec![1, 2, 5, 9]);
+        assert!(merge_positions(&[&[], &[]]).is_empty());
+    }
+
+    #[test]
+    fn reads_java_golden_position_delete_files() {
+        for name in ["v2_deletes_position_delete_1_1.parquet", "v2_deletes_position_delete_1_2.parquet"] {
+            let path = format!("{}/tests/data/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+            let idx = load_position_deletes(&path).unwrap();
+            assert_eq!(idx.len(), 1);
+            let (p, v) = idx.by_path.iter().next().unwrap();
+            assert!(p.ends_with(".parquet") && v.len() == 1 && v[0] >= 0, "{p} {v:?}");
+        }
+        let err = load_position_deletes("/nonexistent/del.parquet").unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/del.parquet"), "{err}");
+    }
+}

@@ -1,0 +1,331 @@
+//! The executor's read of one `FileScanTask`: the row groups of the task's byte range,
+//! projected by field id (plus the key columns equality deletes need, dropped before
+//! output), position deletes skipped while decoding (Parquet row selections), equality
+//! deletes as a hashed anti-join, metadata columns `_file`/`_pos`, and an optional row limit.
+//! Output batches hold at most `batch_size` rows; a data file is never held whole.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_schema::SchemaRef;
+use arrow_select::filter::filter_record_batch;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
+
+use super::delete_cache;
+use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef};
+use super::position_deletes::{merge_positions, row_selection};
+use super::reader::{adapt_file_batch, parquet_err, projection_mask};
+use super::schema::schema_to_arrow;
+use crate::error::{invalid_data, not_supported, Error, Result};
+use crate::io::local_path;
+use crate::manifest::{DataContentType, FileFormat};
+use crate::scan::FileScanTask;
+use crate::spec::{NestedField, Schema};
+
+/// Reserved field id of the `_file` metadata column (the data file's path).
+pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
+/// Reserved field id of the `_pos` metadata column (the row's position in its data file).
+pub const ROW_POS_FIELD_ID: i32 = 2147483645;
+
+/// How to read a task.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// At most this many rows per output batch.
+    pub batch_size: usize,
+    /// Stop after this many output rows.
+    pub limit: Option<usize>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { batch_size: 65536, limit: None }
+    }
+}
+
+enum OutCol {
+    Data(usize),
+    File,
+    Pos,
+}
+
+/// Streams the rows of one task as batches of `schema_to_arrow(projected)`.
+pub struct TaskReader {
+    inner: Option<ParquetRecordBatchReader>,
+    read_schema: Schema,
+    read_target: SchemaRef,
+    output: SchemaRef,
+    plan: Vec<OutCol>,
+    eq: Vec<(EqualityDeleteSetRef, Vec<usize>)>,
+    /// Selected file positions as (first, count) runs, in output order; consumed for `_pos`.
+    runs: std::vec::IntoIter<(i64, i64)>,
+    run: (i64, i64),
+    need_pos: bool,
+    path: String,
+    remaining: Option<usize>,
+}
+
+impl std::fmt::Debug for TaskReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskReader").field("path", &self.path).field("output", &self.output).finish()
+    }
+}
+
+/// Opens `task` for reading `projected` (which may include `_file`/`_pos`).
+pub fn read_task(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> Result<TaskReader> {
+    TaskReader::open(task, projected, opts)
+}
+
+/// The delete files that apply to the task by the spec's sequence-number rule: position
+/// deletes with delete seq >= data seq, equality deletes with delete seq > data seq.
+fn applicable_deletes(task: &FileScanTask) -> Result<(Vec<&str>, BTreeMap<Vec<i32>, Vec<&str>>)> {
+    let mut pos = Vec::new();
+    let mut eq: BTreeMap<Vec<i32>, Vec<&str>> = BTreeMap::new();
+    for d in &task.deletes {
+        let path = d.file.file_path.as_str();
+        if d.file.file_format != FileFormat::Parquet {
+            return Err(not_supported(format!(
+                "{} delete files are not supported",
+                d.file.file_format.as_str()
+            ))
+            .with_context("delete file", path));
+        }
+        match d.file.content {
+            DataContentType::PositionDeletes => {
+                if d.data_sequence_number >= task.data_sequence_number {
+                    pos.push(path);
+                }
+            }
+            DataContentType::EqualityDeletes => {
+                if d.data_sequence_number > task.data_sequence_number {
+                    let ids = d.file.equality_ids.clone().unwrap_or_default();
+                    eq.entry(ids).or_default().push(path);
+                }
+            }
+            DataContentType::Data => {
+                return Err(invalid_data("a data file is attached to a task as a delete file")
+                    .with_context("delete file", path));
+            }
+        }
+    }
+    Ok((pos, eq))
+}
+
+impl TaskReader {
+    pub fn open(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> Result<Self> {
+        let path = task.file.file_path.clone();
+        if task.file.file_format != FileFormat::Parquet {
+            return Err(not_supported(format!(
+                "{} data files are not supported",
+                task.file.file_format.as_str()
+            ))
+            .with_context("file", path));
+        }
+        let output: SchemaRef = Arc::new(schema_to_arrow(projected)?);
+        let (pos_files, eq_groups) = applicable_deletes(task)?;
+
+        // The data columns to read: the projection without metadata columns, then the
+        // equality keys the projection lacks.
+        let mut read_fields: Vec<NestedField> = Vec::new();
+        let mut plan = Vec::with_capacity(projected.fields().len());
+        let mut need_pos = false;
+        for f in projected.fields() {
+            plan.push(match f.id {
+                FILE_PATH_FIELD_ID => OutCol::File,
+                ROW_POS_FIELD_ID => {
+                    need_pos = true;
+                    OutCol::Pos
+                }
+                _ => {
+                    read_fields.push(f.as_ref().clone());
+                    OutCol::Data(read_fields.len() - 1)
+                }
+            });
+        }
+        let mut eq = Vec::with_capacity(eq_groups.len());
+        for (ids, files) in &eq_groups {
+            let set = equality_set(ids, files, projected)?;
+            let mut idx = Vec::with_capacity(ids.len());
+            for kf in set.fields() {
+                let i = match read_fields.iter().position(|f| f.id == kf.id) {
+                    Some(i) => i,
+                    None => {
+                        read_fields.push(kf.clone());
+                        read_fields.len() - 1
+                    }
+                };
+                idx.push(i);
+            }
+            eq.push((set, idx));
+        }
+        let read_schema = Schema::new(projected.schema_id(), read_fields, vec![])?;
+        let read_target: SchemaRef = Arc::new(schema_to_arrow(&read_schema)?);
+
+        let local = local_path(&path)?;
+        let file = File::open(&local).map_err(|e| Error::from(e).with_context("file", path.clone()))?;
+        let ropts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
+            .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))?;
+        let md = builder.metadata().clone();
+
+        // Row groups whose first byte lies in the task's range; their first row positions.
+        let whole = task.start <= 0 && task.length >= task.file.file_size_in_bytes;
+        let end = task.start.saturating_add(task.length);
+        let mut groups = Vec::new();
+        let mut chosen = Vec::new();
+        let mut first_row = 0i64;
+        for (i, rg) in md.row_groups().iter().enumerate() {
+            let start = rg.columns().first().map_or(0, |c| c.byte_range().0 as i64);
+            if whole || (start >= task.start && start < end) {
+                chosen.push(i);
+                groups.push((first_row, rg.num_rows()));
+            }
+            first_row += rg.num_rows();
+        }
+
+        let mut deleted_lists = Vec::with_capacity(pos_files.len());
+        for p in &pos_files {
+            deleted_lists.push(delete_cache::position_deletes(p)?);
+        }
+        let lists: Vec<&[i64]> = deleted_lists.iter().map(|d| d.positions(&path)).collect();
+        let deleted = merge_positions(&lists);
+        let (selection, runs) = row_selection(&groups, &deleted);
+
+        let mask = projection_mask(builder.parquet_schema(), &read_schema, &path)?;
+        let mut builder =
+            builder.with_projection(mask).with_batch_size(opts.batch_size.max(1)).with_row_groups(chosen);
+        if !deleted.is_empty() {
+            builder = builder.with_row_selection(selection);
+        }
+        let inner = builder.build().map_err(|e| parquet_err(e, "cannot read Parquet file", &path))?;
+        Ok(TaskReader {
+            inner: Some(inner),
+            read_schema,
+            read_target,
+            output,
+            plan,
+            eq,
+            runs: runs.into_iter(),
+            run: (0, 0),
+            need_pos,
+            path,
+            remaining: opts.limit,
+        })
+    }
+
+    /// The schema of every batch: `schema_to_arrow(projected)`.
+    pub fn schema(&self) -> SchemaRef {
+        self.output.clone()
+    }
+
+    /// The next `n` selected file positions.
+    fn positions(&mut self, n: usize) -> Result<Int64Array> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if self.run.1 == 0 {
+                self.run = self
+                    .runs
+                    .next()
+                    .ok_or_else(|| invalid_data("the data file has more rows than its row groups declare"))?;
+                continue;
+            }
+            let take = (n - out.len()).min(self.run.1 as usize);
+            out.extend(self.run.0..self.run.0 + take as i64);
+            self.run = (self.run.0 + take as i64, self.run.1 - take as i64);
+        }
+        Ok(Int64Array::from(out))
+    }
+
+    fn process(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        let rows = batch.num_rows();
+        let data = adapt_file_batch(&batch, &self.read_schema, &self.read_target)?;
+        let pos = if self.need_pos { Some(Arc::new(self.positions(rows)?) as ArrayRef) } else { None };
+        let mut keep: Option<BooleanArray> = None;
+        for (set, idx) in &self.eq {
+            let cols: Vec<ArrayRef> = idx.iter().map(|&i| data.column(i).clone()).collect();
+            let m = set.keep_mask(&cols)?;
+            keep = Some(match keep {
+                None => m,
+                Some(k) => arrow::compute::and(&k, &m)
+                    .map_err(|e| invalid_data("cannot combine delete masks").with_source(e))?,
+            });
+        }
+        let mut columns = Vec::with_capacity(self.plan.len());
+        for c in &self.plan {
+            columns.push(match c {
+                OutCol::Data(i) => data.column(*i).clone(),
+                OutCol::File => {
+                    Arc::new(StringArray::from_iter_values(std::iter::repeat_n(&self.path, rows)))
+                }
+                OutCol::Pos => pos.clone().ok_or_else(|| invalid_data("_pos was not computed"))?,
+            });
+        }
+        let ropts = RecordBatchOptions::new().with_row_count(Some(rows));
+        let mut out = RecordBatch::try_new_with_options(self.output.clone(), columns, &ropts)
+            .map_err(|e| invalid_data("data file does not fit the projected schema").with_source(e))?;
+        if let Some(k) = keep {
+            if k.false_count() > 0 {
+                out = filter_record_batch(&out, &k)
+                    .map_err(|e| invalid_data("cannot apply equality deletes").with_source(e))?;
+            }
+        }
+        if out.num_rows() == 0 {
+            return Ok(None);
+        }
+        if let Some(r) = self.remaining.as_mut() {
+            if out.num_rows() > *r {
+                out = out.slice(0, *r);
+            }
+            *r -= out.num_rows();
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The hash set of the equality delete `files` sharing key `ids`, from the process cache.
+fn equality_set(ids: &[i32], files: &[&str], projected: &Schema) -> Result<EqualityDeleteSetRef> {
+    let known = |id: i32| projected.fields().iter().find(|f| f.id == id).map(|f| f.as_ref().clone());
+    let mut sorted: Vec<&str> = files.to_vec();
+    sorted.sort_unstable();
+    let types: Vec<String> =
+        ids.iter().map(|&id| known(id).map_or("?".into(), |f| f.field_type.to_string())).collect();
+    let key = format!("{ids:?}\u{0}{types:?}\u{0}{}", sorted.join("\u{0}"));
+    delete_cache::equality_deletes(&key, || EqualityDeleteSet::load(ids, &sorted, &known))
+}
+
+impl Iterator for TaskReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.remaining == Some(0) {
+                self.inner = None;
+                return None;
+            }
+            let batch = match self.inner.as_mut()?.next()? {
+                Ok(b) => b,
+                Err(e) => {
+                    self.inner = None;
+                    return Some(Err(invalid_data("cannot decode Parquet data")
+                        .with_source(e)
+                        .with_context("file", self.path.clone())));
+                }
+            };
+            match self.process(batch) {
+                Ok(Some(b)) => return Some(Ok(b)),
+                Ok(None) => continue,
+                Err(e) => {
+                    self.inner = None;
+                    return Some(Err(e.with_context("file", self.path.clone())));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "read_task_tests.rs"]
+mod tests;

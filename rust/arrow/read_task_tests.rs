@@ -1,0 +1,271 @@
+//! Tests of the task reader on files written here: byte ranges, position and equality
+//! deletes (sequence-number rules, nulls, several files), `_file`/`_pos`, limits, errors.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+use super::*;
+use crate::manifest::DataFile;
+use crate::scan::DeleteFileRef;
+use crate::spec::PrimitiveType;
+
+fn write(path: &str, schema: &Schema, cols: Vec<ArrayRef>, rg_rows: usize) -> i64 {
+    let arrow = Arc::new(schema_to_arrow(schema).unwrap());
+    let batch = RecordBatch::try_new(arrow.clone(), cols).unwrap();
+    let props = WriterProperties::builder().set_max_row_group_row_count(Some(rg_rows)).build();
+    let mut w = ArrowWriter::try_new(File::create(path).unwrap(), arrow, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    std::fs::metadata(path).unwrap().len() as i64
+}
+
+fn data_schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", PrimitiveType::Long.into()),
+            NestedField::optional(2, "name", PrimitiveType::String.into()),
+            NestedField::optional(3, "k", PrimitiveType::Int.into()),
+        ],
+        vec![],
+    )
+    .unwrap()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    dir: String,
+    data: DataFile,
+}
+
+/// 10 rows, ids 0..9 (id 9 null), names "n0".., k = id % 3; row groups of 4 rows.
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap().to_string();
+    let path = format!("{d}/data.parquet");
+    let ids: Int64Array = (0..10).map(|i| if i == 9 { None } else { Some(i) }).collect();
+    let names = StringArray::from_iter_values((0..10).map(|i| format!("n{i}")));
+    let ks = Int32Array::from_iter_values((0..10).map(|i| i % 3));
+    let size = write(&path, &data_schema(), vec![Arc::new(ids), Arc::new(names), Arc::new(ks)], 4);
+    let mut data = DataFile::new_data(path, 10, size);
+    data.content = DataContentType::Data;
+    Fixture { _dir: dir, dir: d, data }
+}
+
+fn pos_delete(dir: &str, name: &str, rows: &[(&str, i64)], seq: i64) -> DeleteFileRef {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(2147483546, "file_path", PrimitiveType::String.into()),
+            NestedField::required(2147483545, "pos", PrimitiveType::Long.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let path = format!("{dir}/{name}");
+    let size = write(
+        &path,
+        &schema,
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+        ],
+        1000,
+    );
+    let mut f = DataFile::new_data(path, rows.len() as i64, size);
+    f.content = DataContentType::PositionDeletes;
+    DeleteFileRef { file: f, data_sequence_number: seq }
+}
+
+fn eq_delete(
+    dir: &str,
+    name: &str,
+    fields: Vec<NestedField>,
+    cols: Vec<ArrayRef>,
+    seq: i64,
+) -> DeleteFileRef {
+    let ids: Vec<i32> = fields.iter().map(|f| f.id).collect();
+    let schema = Schema::new(0, fields, vec![]).unwrap();
+    let path = format!("{dir}/{name}");
+    let rows = cols[0].len() as i64;
+    let size = write(&path, &schema, cols, 1000);
+    let mut f = DataFile::new_data(path, rows, size);
+    f.content = DataContentType::EqualityDeletes;
+    f.equality_ids = Some(ids);
+    DeleteFileRef { file: f, data_sequence_number: seq }
+}
+
+fn ids_of(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> Vec<Option<i64>> {
+    let r = read_task(task, projected, opts).unwrap();
+    let mut out = vec![];
+    for b in r {
+        let b = b.unwrap();
+        assert!(b.num_rows() <= opts.batch_size);
+        let i = b.schema().index_of("id").unwrap();
+        out.extend(b.column(i).as_primitive::<Int64Type>().iter());
+    }
+    out
+}
+
+fn some(v: &[i64]) -> Vec<Option<i64>> {
+    v.iter().map(|&x| Some(x)).collect()
+}
+
+#[test]
+fn position_deletes_skip_rows_and_pos_column_matches() {
+    let fx = fixture();
+    let p = fx.data.file_path.clone();
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 5);
+    task.deletes.push(pos_delete(
+        &fx.dir,
+        "pd1.parquet",
+        &[("other.parquet", 1), (&p, 1), (&p, 4), (&p, 5)],
+        6,
+    ));
+    task.deletes.push(pos_delete(&fx.dir, "pd2.parquet", &[(&p, 5), (&p, 8)], 5));
+    // An older position delete (seq 4 < data seq 5) does not apply.
+    task.deletes.push(pos_delete(&fx.dir, "pd_old.parquet", &[(&p, 0)], 4));
+    let projected = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", PrimitiveType::Long.into()),
+            NestedField::required(ROW_POS_FIELD_ID, "_pos", PrimitiveType::Long.into()),
+            NestedField::required(FILE_PATH_FIELD_ID, "_file", PrimitiveType::String.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let opts = ReadOptions { batch_size: 3, limit: None };
+    let mut ids = vec![];
+    for b in read_task(&task, &projected, opts).unwrap() {
+        let b = b.unwrap();
+        assert!(b.num_rows() <= 3);
+        let id = b.column(0).as_primitive::<Int64Type>();
+        let pos = b.column(1).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            // the fixture's id equals the row position (except the null id in row 9)
+            let want = if id.is_null(i) { 9 } else { id.value(i) };
+            assert_eq!(pos.value(i), want);
+            assert_eq!(b.column(2).as_string::<i32>().value(i), p);
+        }
+        ids.extend(id.iter());
+    }
+    assert_eq!(ids, vec![Some(0), Some(2), Some(3), Some(6), Some(7), None]);
+}
+
+#[test]
+fn byte_range_reads_only_its_row_groups() {
+    let fx = fixture();
+    let md = ParquetRecordBatchReaderBuilder::try_new(File::open(&fx.data.file_path).unwrap()).unwrap();
+    let starts: Vec<i64> =
+        md.metadata().row_groups().iter().map(|rg| rg.column(0).byte_range().0 as i64).collect();
+    assert_eq!(starts.len(), 3);
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 1);
+    task.start = starts[1];
+    task.length = starts[2] - starts[1];
+    task.deletes.push(pos_delete(
+        &fx.dir,
+        "pd.parquet",
+        &[(&fx.data.file_path, 1), (&fx.data.file_path, 6)],
+        1,
+    ));
+    let opts = ReadOptions::default();
+    assert_eq!(ids_of(&task, &data_schema(), opts), some(&[4, 5, 7]));
+    // The three splits together read every row exactly once.
+    let mut all = vec![];
+    let bounds = [0, starts[1], starts[2], fx.data.file_size_in_bytes];
+    for w in bounds.windows(2) {
+        task.start = w[0];
+        task.length = w[1] - w[0];
+        all.extend(ids_of(&task, &data_schema(), opts));
+    }
+    assert_eq!(all, vec![Some(0), Some(2), Some(3), Some(4), Some(5), Some(7), Some(8), None]);
+}
+
+#[test]
+fn equality_deletes_null_safe_with_sequence_numbers() {
+    let fx = fixture();
+    let key = || vec![NestedField::required(1, "id", PrimitiveType::Long.into())];
+    let opt_key = || vec![NestedField::optional(1, "id", PrimitiveType::Long.into())];
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 3);
+    task.deletes.push(eq_delete(
+        &fx.dir,
+        "e1.parquet",
+        key(),
+        vec![Arc::new(Int64Array::from(vec![1, 2, 100]))],
+        4,
+    ));
+    task.deletes.push(eq_delete(
+        &fx.dir,
+        "e2.parquet",
+        opt_key(),
+        vec![Arc::new(Int64Array::from(vec![None, Some(3)]))],
+        5,
+    ));
+    // Same sequence number as the data: does not apply (strictly greater is required).
+    task.deletes.push(eq_delete(&fx.dir, "e3.parquet", key(), vec![Arc::new(Int64Array::from(vec![4]))], 3));
+    // Projection without the key column: it is read for the join and dropped.
+    let names_only =
+        Schema::new(0, vec![NestedField::optional(2, "name", PrimitiveType::String.into())], vec![]).unwrap();
+    let r = read_task(&task, &names_only, ReadOptions::default()).unwrap();
+    let mut names = vec![];
+    for b in r {
+        let b = b.unwrap();
+        assert_eq!(b.num_columns(), 1);
+        names.extend(b.column(0).as_string::<i32>().iter().map(|s| s.unwrap().to_string()));
+    }
+    assert_eq!(names, vec!["n0", "n4", "n5", "n6", "n7", "n8"]);
+    assert_eq!(ids_of(&task, &data_schema(), ReadOptions::default()), some(&[0, 4, 5, 6, 7, 8]));
+}
+
+#[test]
+fn equality_deletes_on_two_columns_with_int_key_widened() {
+    let fx = fixture();
+    // Keys (k int, name string): deletes (k=1, n1) and (k=0, n5 -- no such row: n5 has k=2).
+    let fields = vec![
+        NestedField::required(3, "k", PrimitiveType::Int.into()),
+        NestedField::required(2, "name", PrimitiveType::String.into()),
+    ];
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 1);
+    task.deletes.push(eq_delete(
+        &fx.dir,
+        "e.parquet",
+        fields,
+        vec![Arc::new(Int32Array::from(vec![1, 0])), Arc::new(StringArray::from(vec!["n1", "n5"]))],
+        2,
+    ));
+    let only_id =
+        Schema::new(0, vec![NestedField::optional(1, "id", PrimitiveType::Long.into())], vec![]).unwrap();
+    let want = vec![Some(0), Some(2), Some(3), Some(4), Some(5), Some(6), Some(7), Some(8), None];
+    assert_eq!(ids_of(&task, &only_id, ReadOptions::default()), want);
+    assert_eq!(
+        ids_of(&task, &data_schema(), ReadOptions { batch_size: 2, limit: Some(4) }),
+        want[..4].to_vec()
+    );
+}
+
+#[test]
+fn missing_or_corrupt_delete_files_fail_naming_the_file() {
+    let fx = fixture();
+    for (kind, name) in
+        [(DataContentType::PositionDeletes, "pos_missing"), (DataContentType::EqualityDeletes, "eq_bad")]
+    {
+        let path = format!("{}/{name}.parquet", fx.dir);
+        if name == "eq_bad" {
+            std::fs::write(&path, b"not a parquet file at all").unwrap();
+        }
+        let mut f = DataFile::new_data(path.clone(), 1, 10);
+        f.content = kind;
+        f.equality_ids = Some(vec![1]);
+        let mut task = FileScanTask::whole_file(fx.data.clone(), 1);
+        task.deletes.push(DeleteFileRef { file: f, data_sequence_number: 2 });
+        let err = read_task(&task, &data_schema(), ReadOptions::default()).unwrap_err();
+        assert!(err.to_string().contains(&path), "{err}");
+    }
+}
