@@ -1,2 +1,10 @@
 //! Expressions: predicates, binding, the SQL filter parser, and the visitors (inclusive and
 //! strict projection, manifest and metrics evaluators, residuals, row filter on Arrow).
+
+pub mod bind;
+pub mod parser;
+pub mod predicate;
+
+pub use bind::{bind, BoundExpr, BoundPredicate, BoundReference};
+pub use parser::parse_filter;
+pub use predicate::{Datum, Expression, Operator, Predicate};
