@@ -1,30 +1,71 @@
 //! The write task behind `write_data_files`: validate and conform each batch (see
-//! `input_schema.rs`), split rows by partition (identity transforms for now) and write rolling
-//! Parquet files under `<data location>/<partition path>/`. On error every file written is
-//! deleted.
+//! `input_schema.rs`), partition it with vectorised transforms (`partitioner.rs`) and write
+//! rolling Parquet files under `<data location>/<partition path>/` through a fanout or
+//! clustered writer (`partitioned.rs`). On error every file written is deleted.
 
-use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
 // Re-exported so `writer::data_writer::{check_arrow_schema, conform_batch}` keep working.
 pub use super::input_schema::{check_arrow_schema, conform_batch};
 use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
-use super::rolling::RollingDataWriter;
+use super::partitioned::{FileSettings, PartitionedWriter, Sorter};
 use crate::arrow::schema_to_arrow;
-use crate::error::{not_supported, validation, Error, ErrorKind, Result};
+use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
-use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, StructValue, TableMetadata, Transform};
+use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata};
 
 /// `write.data.path`: where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
+/// Fanout writer bound (icefloe's own property; Java's fanout writer has no bound).
+pub const WRITE_FANOUT_MAX_OPEN_FILES: &str = "write.fanout.max-open-files";
+pub const DEFAULT_MAX_OPEN_FILES: usize = 1000;
+/// Arrow memory buffered per partition before sorting and writing a file, when sorting.
+pub const DEFAULT_SORT_BUFFER_BYTES: usize = 256 * 1024 * 1024;
+
+/// How rows reach the files of their partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriterMode {
+    /// Fanout (safe for any input order). Clustered input still makes one file per
+    /// partition with fanout; `Clustered` only saves the open files.
+    #[default]
+    Auto,
+    Fanout,
+    /// Input grouped by partition: one open file; a partition that comes back is an error.
+    Clustered,
+}
+
+impl WriterMode {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(WriterMode::Auto),
+            "fanout" => Ok(WriterMode::Fanout),
+            "clustered" => Ok(WriterMode::Clustered),
+            other => {
+                Err(validation(format!("expected writer mode auto, fanout or clustered, found '{other}'")))
+            }
+        }
+    }
+}
+
+/// Options of one write task (all optional; defaults from the table properties).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub mode: WriterMode,
+    /// Fanout: open files at most (default `write.fanout.max-open-files` or 1000).
+    pub max_open_files: Option<usize>,
+    /// Sort rows within each file by the table's default sort order.
+    pub sort: bool,
+    /// When sorting: Arrow bytes buffered per partition before a file is written (default
+    /// the smaller of 256 MiB and the target file size).
+    pub sort_buffer_bytes: Option<usize>,
+}
 
 /// Writes `batches` into data files of `table` (current schema, default spec, properties).
 /// Files are named `<task_id:05>-<write_id>-<n:05>.parquet`.
@@ -34,18 +75,31 @@ pub fn write_data_files(
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
-    write_data_files_with(
-        table.current_schema(),
-        table.default_spec(),
-        table.location(),
-        table.properties(),
-        batches,
-        write_id,
-        task_id,
-    )
+    write_data_files_opts(table, batches, write_id, task_id, &WriteOptions::default())
 }
 
-/// [`write_data_files`] with the table's pieces given separately.
+/// [`write_data_files`] with options (writer mode, open-file bound, sorting).
+pub fn write_data_files_opts(
+    table: &TableMetadata,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    write_id: &str,
+    task_id: u32,
+    options: &WriteOptions,
+) -> Result<Vec<DataFile>> {
+    let task = WriteTask::new(
+        table.current_schema(),
+        table.default_spec(),
+        table.default_sort_order(),
+        table.location(),
+        table.properties(),
+        write_id,
+        task_id,
+        options,
+    )?;
+    task.run(batches)
+}
+
+/// [`write_data_files`] with the table's pieces given separately (unsorted, default options).
 pub fn write_data_files_with(
     schema: &Schema,
     spec: &PartitionSpec,
@@ -55,86 +109,82 @@ pub fn write_data_files_with(
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
-    let mut task = WriteTask::new(schema, spec, location, properties, write_id, task_id)?;
-    for batch in batches {
-        let res = batch.and_then(|b| task.write(&b));
-        if let Err(e) = res {
-            task.abort();
-            return Err(e);
-        }
-    }
-    task.close()
+    let opts = WriteOptions::default();
+    let order = SortOrder::unsorted();
+    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts)?.run(batches)
 }
-
-type PathGen = Box<dyn FnMut() -> String>;
-
-/// A partition tuple as single-value bytes: hashable, and `null` differs from the string "null".
-type PartitionKey = Vec<Option<Vec<u8>>>;
 
 struct WriteTask {
     schema: Arc<Schema>,
     target: SchemaRef,
-    spec: PartitionSpec,
-    /// (column index, source type) of each partition field's source.
-    sources: Vec<(usize, PrimitiveType)>,
-    data_location: String,
-    props: ParquetWriterProps,
-    metrics: Arc<MetricsConfig>,
-    write_id: String,
-    task_id: u32,
-    counter: Rc<Cell<u32>>,
-    writers: HashMap<PartitionKey, RollingDataWriter<PathGen>>,
-    order: Vec<PartitionKey>,
+    writer: PartitionedWriter,
     checked: Option<SchemaRef>,
 }
 
 impl WriteTask {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         schema: &Schema,
         spec: &PartitionSpec,
+        order: &SortOrder,
         location: &str,
         properties: &BTreeMap<String, String>,
         write_id: &str,
         task_id: u32,
+        options: &WriteOptions,
     ) -> Result<Self> {
-        let mut sources = Vec::new();
-        for pf in spec.fields() {
-            if !matches!(pf.transform, Transform::Identity) {
-                return Err(not_supported(format!(
-                    "writing partition field '{}' with transform {:?} is not supported yet (only identity)",
-                    pf.name, pf.transform
-                )));
-            }
-            let idx = schema.fields().iter().position(|f| f.id == pf.source_id).ok_or_else(|| {
-                not_supported(format!(
-                    "partition field '{}' has source field id {} which is not a top-level column",
-                    pf.name, pf.source_id
-                ))
-            })?;
-            let ty = schema.fields()[idx].field_type.as_primitive().cloned().ok_or_else(|| {
-                validation(format!("partition field '{}' has a non-primitive source column", pf.name))
-            })?;
-            sources.push((idx, ty));
-        }
         let data_location = match properties.get(WRITE_DATA_PATH) {
             Some(p) => p.trim_end_matches('/').to_string(),
             None => format!("{}/data", location.trim_end_matches('/')),
         };
+        let props = ParquetWriterProps::from_table_properties(properties)?;
+        let max_open = match (options.max_open_files, properties.get(WRITE_FANOUT_MAX_OPEN_FILES)) {
+            (Some(n), _) => n,
+            (None, Some(v)) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                validation(format!(
+                    "expected a positive integer for table property '{WRITE_FANOUT_MAX_OPEN_FILES}', found '{v}'"
+                ))
+            })?,
+            (None, None) => DEFAULT_MAX_OPEN_FILES,
+        };
+        if max_open == 0 {
+            return Err(validation("max_open_files must be positive, found 0"));
+        }
+        let sorter = if options.sort {
+            let cap = options.sort_buffer_bytes.unwrap_or_else(|| {
+                DEFAULT_SORT_BUFFER_BYTES
+                    .min(usize::try_from(props.target_file_size_bytes).unwrap_or(usize::MAX))
+            });
+            Sorter::try_new(schema, order, cap)?
+        } else {
+            None
+        };
+        let files = FileSettings {
+            schema: Arc::new(schema.clone()),
+            spec: spec.clone(),
+            data_location,
+            metrics: Arc::new(MetricsConfig::from_table_properties(properties, schema)?),
+            props,
+            write_id: write_id.to_string(),
+            task_id,
+        };
+        let clustered = options.mode == WriterMode::Clustered;
         Ok(WriteTask {
             schema: Arc::new(schema.clone()),
             target: Arc::new(schema_to_arrow(schema)?),
-            spec: spec.clone(),
-            sources,
-            data_location,
-            props: ParquetWriterProps::from_table_properties(properties)?,
-            metrics: Arc::new(MetricsConfig::from_table_properties(properties, schema)?),
-            write_id: write_id.to_string(),
-            task_id,
-            counter: Rc::new(Cell::new(0)),
-            writers: HashMap::new(),
-            order: Vec::new(),
+            writer: PartitionedWriter::try_new(files, clustered, max_open, sorter)?,
             checked: None,
         })
+    }
+
+    fn run(mut self, batches: impl Iterator<Item = Result<RecordBatch>>) -> Result<Vec<DataFile>> {
+        for batch in batches {
+            if let Err(e) = batch.and_then(|b| self.write(&b)) {
+                self.writer.abort();
+                return Err(e);
+            }
+        }
+        self.writer.close()
     }
 
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -147,105 +197,7 @@ impl WriteTask {
             return Ok(());
         }
         let batch = conform_batch(&self.schema, &self.target, batch)?;
-        if self.sources.is_empty() {
-            return self.writer_for(vec![], vec![])?.write(&batch);
-        }
-        // Group rows by partition tuple, in first-seen order.
-        let mut groups: Vec<(PartitionKey, StructValue, Vec<u32>)> = Vec::new();
-        let mut index: HashMap<PartitionKey, usize> = HashMap::new();
-        for row in 0..batch.num_rows() {
-            let mut values = Vec::with_capacity(self.sources.len());
-            for (col, ty) in &self.sources {
-                values.push(literal_at(batch.column(*col), ty, row)?);
-            }
-            let key: PartitionKey = values.iter().map(|v| v.as_ref().map(Literal::to_bytes)).collect();
-            let g = match index.get(&key) {
-                Some(&g) => g,
-                None => {
-                    index.insert(key.clone(), groups.len());
-                    groups.push((key, values, Vec::new()));
-                    groups.len() - 1
-                }
-            };
-            groups[g].2.push(row as u32);
-        }
-        for (key, values, rows) in groups {
-            let part = if rows.len() == batch.num_rows() {
-                batch.clone()
-            } else {
-                arrow_select::take::take_record_batch(&batch, &UInt32Array::from(rows)).map_err(|e| {
-                    Error::new(ErrorKind::Internal, "cannot split batch by partition").with_source(e)
-                })?
-            };
-            self.writer_for(key, values)?.write(&part)?;
-        }
-        Ok(())
-    }
-
-    fn writer_for(
-        &mut self,
-        key: PartitionKey,
-        values: StructValue,
-    ) -> Result<&mut RollingDataWriter<PathGen>> {
-        if !self.writers.contains_key(&key) {
-            let dir = if self.spec.fields().is_empty() {
-                self.data_location.clone()
-            } else {
-                format!("{}/{}", self.data_location, self.spec.partition_path(&self.schema, &values)?)
-            };
-            let counter = self.counter.clone();
-            let (task_id, write_id) = (self.task_id, self.write_id.clone());
-            let gen: PathGen = Box::new(move || {
-                let n = counter.get() + 1;
-                counter.set(n);
-                format!("{dir}/{task_id:05}-{write_id}-{n:05}.parquet")
-            });
-            let w = RollingDataWriter::new(
-                self.schema.clone(),
-                self.props.clone(),
-                self.metrics.clone(),
-                values,
-                self.spec.spec_id(),
-                gen,
-            );
-            self.order.push(key.clone());
-            self.writers.insert(key.clone(), w);
-        }
-        self.writers.get_mut(&key).ok_or_else(|| Error::new(ErrorKind::Internal, "partition writer vanished"))
-    }
-
-    fn close(mut self) -> Result<Vec<DataFile>> {
-        let mut out = Vec::new();
-        let mut failed = None;
-        for key in std::mem::take(&mut self.order) {
-            let Some(w) = self.writers.remove(&key) else { continue };
-            if failed.is_some() {
-                let _ = w.abort();
-                continue;
-            }
-            match w.close() {
-                Ok(files) => out.extend(files),
-                Err(e) => failed = Some(e),
-            }
-        }
-        if let Some(e) = failed {
-            for df in &out {
-                let _ = crate::io::delete_file(&df.file_path);
-            }
-            return Err(e);
-        }
-        for df in &mut out {
-            // We do not sort: 0 is the unsorted order, as Java records it.
-            df.sort_order_id = Some(0);
-        }
-        Ok(out)
-    }
-
-    fn abort(&mut self) {
-        for (_, w) in self.writers.drain() {
-            let _ = w.abort();
-        }
-        self.order.clear();
+        self.writer.write(&batch)
     }
 }
 
@@ -301,7 +253,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::spec::{NestedField, PartitionField, Type};
+    use crate::spec::{NestedField, PartitionField, Transform, Type};
 
     const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden");
 
@@ -491,23 +443,6 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::Validation);
         assert!(err.to_string().contains("'id'"), "{err}");
         assert!(files_in(dir.path()).is_empty(), "{:?}", files_in(dir.path()));
-    }
-
-    #[test]
-    fn non_identity_transform_not_supported() {
-        let spec = PartitionSpec::new(0, vec![PartitionField::new(4, 1000, "ts_day", Transform::Day)]);
-        let err = write_data_files_with(
-            &table_schema(),
-            &spec,
-            "/tmp/x",
-            &BTreeMap::new(),
-            std::iter::empty(),
-            "w",
-            0,
-        )
-        .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::NotSupported);
-        assert!(err.to_string().contains("ts_day"), "{err}");
     }
 
     #[test]

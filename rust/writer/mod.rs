@@ -1,13 +1,16 @@
 //! Writing data files: Parquet with field ids and Iceberg's physical types, metrics from the
-//! footer and the data, rolling to a target file size, partitioned fanout.
+//! footer and the data, rolling to a target file size, partitioned fanout and clustered writers
+//! with transforms computed on Arrow arrays, optional sorting within files.
 
 pub mod data_writer;
 pub mod input_schema;
 pub mod metrics;
 pub mod parquet_writer;
+pub mod partitioned;
+pub mod partitioner;
 pub mod rolling;
 
-pub use data_writer::{write_data_files, write_data_files_with};
+pub use data_writer::{write_data_files, write_data_files_with, WriteOptions, WriterMode};
 pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};

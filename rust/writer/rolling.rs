@@ -112,6 +112,17 @@ impl<F: FnMut() -> String> RollingDataWriter<F> {
         Ok(())
     }
 
+    /// Closes the file in progress (if any), so the next rows start a new file.
+    pub fn finish_file(&mut self) -> Result<()> {
+        match self.roll() {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.cleanup();
+                Err(e)
+            }
+        }
+    }
+
     /// Files completed so far (not counting the one in progress).
     pub fn completed(&self) -> &[DataFile] {
         &self.done

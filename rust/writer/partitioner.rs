@@ -1,0 +1,215 @@
+//! Vectorised partitioning of a batch: each partition field's transform runs on the whole
+//! source column (`spec::transform_arrow`), the key columns are encoded into comparable
+//! row bytes (arrow-row), and rows are grouped by those bytes with one hash lookup per row.
+//! A `Literal` is built only once per group (for the DataFile's partition tuple and path).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use arrow::row::{RowConverter, Rows, SortField};
+use arrow_array::{ArrayRef, RecordBatch};
+
+use super::data_writer::literal_at;
+use crate::error::{not_supported, validation, Error, ErrorKind, Result};
+use crate::spec::{apply_transform_array, PartitionSpec, PrimitiveType, Schema, StructValue, Transform};
+
+/// FxHash (rustc's hasher): a few cycles per word; keys here are short and not adversarial.
+#[derive(Default)]
+pub(crate) struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.add(w);
+        }
+        let mut rest = 0u64;
+        for (i, b) in chunks.remainder().iter().enumerate() {
+            rest |= u64::from(*b) << (8 * i);
+        }
+        self.add(rest ^ (bytes.len() as u64) << 56);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// One partition field: where its source column is and how to transform it.
+#[derive(Debug, Clone)]
+struct KeyField {
+    column: usize,
+    source: PrimitiveType,
+    transform: Transform,
+    result: PrimitiveType,
+}
+
+/// Computes partition keys for batches conformed to the table schema.
+pub struct Partitioner {
+    fields: Vec<KeyField>,
+    converter: Option<RowConverter>,
+}
+
+impl std::fmt::Debug for Partitioner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partitioner").field("fields", &self.fields).finish()
+    }
+}
+
+/// The rows of a batch grouped by partition key, groups in first-seen order.
+pub struct Grouping {
+    /// The transformed key columns (one per partition field).
+    keys: Vec<ArrayRef>,
+    rows: Option<Rows>,
+    /// Group index of every row.
+    pub group_of_row: Vec<u32>,
+    /// First row of every group (where its key is read from).
+    pub first_row: Vec<u32>,
+    /// Number of rows of every group.
+    pub sizes: Vec<u32>,
+}
+
+impl Grouping {
+    pub fn num_groups(&self) -> usize {
+        self.first_row.len()
+    }
+
+    /// The comparable bytes of group `g`'s key (equal bytes <=> equal partition tuples).
+    pub fn key_bytes(&self, g: usize) -> &[u8] {
+        match &self.rows {
+            Some(rows) => rows.row(self.first_row[g] as usize).data(),
+            None => &[],
+        }
+    }
+
+    /// The partition tuple of group `g`, typed by each field's result type.
+    pub fn partition_value(&self, p: &Partitioner, g: usize) -> Result<StructValue> {
+        let row = self.first_row[g] as usize;
+        p.fields.iter().zip(&self.keys).map(|(f, k)| literal_at(k, &f.result, row)).collect()
+    }
+
+    /// Row indices ordered by group (a stable counting sort), with each group's start offset.
+    pub fn permutation(&self) -> (Vec<u32>, Vec<usize>) {
+        let mut starts = Vec::with_capacity(self.sizes.len() + 1);
+        let mut acc = 0usize;
+        for s in &self.sizes {
+            starts.push(acc);
+            acc += *s as usize;
+        }
+        starts.push(acc);
+        let mut next = starts.clone();
+        let mut perm = vec![0u32; self.group_of_row.len()];
+        for (row, g) in self.group_of_row.iter().enumerate() {
+            let slot = &mut next[*g as usize];
+            perm[*slot] = row as u32;
+            *slot += 1;
+        }
+        (perm, starts)
+    }
+}
+
+impl Partitioner {
+    /// Resolves each partition field's source column (top-level columns of `schema`).
+    pub fn try_new(schema: &Schema, spec: &PartitionSpec) -> Result<Self> {
+        let mut fields = Vec::new();
+        for pf in spec.fields() {
+            let column = schema.fields().iter().position(|f| f.id == pf.source_id).ok_or_else(|| {
+                not_supported(format!(
+                    "partition field '{}' has source field id {} which is not a top-level column",
+                    pf.name, pf.source_id
+                ))
+            })?;
+            let source = schema.fields()[column].field_type.as_primitive().cloned().ok_or_else(|| {
+                validation(format!("partition field '{}' has a non-primitive source column", pf.name))
+            })?;
+            let result = pf.transform.result_type(&source).map_err(|e| {
+                validation(format!("partition field '{}' (id {}): {}", pf.name, pf.field_id, e.message()))
+            })?;
+            fields.push(KeyField { column, source, transform: pf.transform.clone(), result });
+        }
+        let converter = if fields.is_empty() {
+            None
+        } else {
+            let sort_fields = fields
+                .iter()
+                .map(|f| crate::arrow::primitive_to_arrow(&f.result).map(SortField::new))
+                .collect::<Result<Vec<_>>>()?;
+            Some(RowConverter::new(sort_fields).map_err(arrow_err)?)
+        };
+        Ok(Partitioner { fields, converter })
+    }
+
+    pub fn is_unpartitioned(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Partition key of every row of `batch` (conformed to the table schema), grouped.
+    pub fn group(&self, batch: &RecordBatch) -> Result<Grouping> {
+        let n = batch.num_rows();
+        let Some(converter) = &self.converter else {
+            return Ok(Grouping {
+                keys: vec![],
+                rows: None,
+                group_of_row: vec![0; n],
+                first_row: if n > 0 { vec![0] } else { vec![] },
+                sizes: if n > 0 { vec![n as u32] } else { vec![] },
+            });
+        };
+        let keys = self
+            .fields
+            .iter()
+            .map(|f| apply_transform_array(&f.transform, &f.source, batch.column(f.column).as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = converter.convert_columns(&keys).map_err(arrow_err)?;
+        let mut index: HashMap<&[u8], u32, FxBuild> = HashMap::default();
+        let mut group_of_row = Vec::with_capacity(n);
+        let (mut first_row, mut sizes) = (Vec::new(), Vec::<u32>::new());
+        // Runs of equal keys (clustered or low-cardinality input) skip the hash lookup.
+        let mut prev: Option<(&[u8], u32)> = None;
+        for (i, row) in rows.iter().enumerate() {
+            let bytes = row.data();
+            let g = match prev {
+                Some((p, g)) if p == bytes => g,
+                _ => {
+                    let next = first_row.len() as u32;
+                    let g = *index.entry(bytes).or_insert(next);
+                    if g == next {
+                        first_row.push(i as u32);
+                        sizes.push(0);
+                    }
+                    prev = Some((bytes, g));
+                    g
+                }
+            };
+            sizes[g as usize] += 1;
+            group_of_row.push(g);
+        }
+        drop(index);
+        Ok(Grouping { keys, rows: Some(rows), group_of_row, first_row, sizes })
+    }
+}
+
+fn arrow_err(e: arrow_schema::ArrowError) -> Error {
+    Error::new(ErrorKind::Internal, "cannot encode partition keys").with_source(e)
+}
+
+/// Shared so writers can hold it while a grouping borrows rows from it.
+pub type PartitionerRef = Arc<Partitioner>;
