@@ -123,10 +123,14 @@ def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[
     """One FileScanTask (JSON) per live data file of the snapshot (default: current; none
     -> []). Raises NotSupportedError if the snapshot has live delete files."""
 
-def read_task(task: str, projected_schema_json: str, batch_size: int = 65536) -> pa.RecordBatchReader:
-    """Reads one FileScanTask's data file by field id, projecting the given schema's
-    columns (a column missing from the file reads as null), as a stream of batches with
-    schema `schema_to_arrow(projected_schema_json)`."""
+def read_task(
+    task: str, projected_schema_json: str, batch_size: int = 65536, limit: int | None = None
+) -> pa.RecordBatchReader:
+    """Reads one FileScanTask: the row groups of its byte range, by field id, projecting the
+    given schema's columns (a column missing from the file reads as null; `_file` and `_pos`
+    by their reserved ids 2147483646 / 2147483645), with the task's position and equality
+    deletes applied, as a stream of batches of at most `batch_size` rows with schema
+    `schema_to_arrow(projected_schema_json)`, stopping after `limit` rows when given."""
 
 def delete_files(paths: list[str]) -> None:
     """Deletes files (missing ones are ignored)."""

@@ -6,20 +6,18 @@
 
 mod errors;
 mod metadata;
+mod read;
 
 use std::collections::BTreeMap;
 
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::PyArrowType;
-use arrow::record_batch::RecordBatch;
-use arrow::record_batch::RecordBatchReader;
-use arrow_schema::{ArrowError, Schema as ArrowSchema, SchemaRef};
+use arrow_schema::Schema as ArrowSchema;
 use pyo3::prelude::*;
 
 use self::errors::{to_py, PyResultExt};
 use self::metadata::PyTableMetadata;
 use crate::manifest::DataFile;
-use crate::scan::FileScanTask;
 use crate::spec::Schema;
 
 #[pyfunction]
@@ -91,52 +89,6 @@ fn plan_files(py: Python<'_>, metadata: &PyTableMetadata, snapshot_id: Option<i6
 }
 
 #[pyfunction]
-#[pyo3(signature = (task, projected_schema_json, batch_size=65536))]
-fn read_task(
-    py: Python<'_>,
-    task: &str,
-    projected_schema_json: &str,
-    batch_size: usize,
-) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
-    let task = FileScanTask::from_json(task).py()?;
-    if let Some(d) = task.deletes.first() {
-        // Reading without applying the deletes would return deleted rows.
-        return Err(crate::error::not_supported(
-            "this task has row-level delete files; applying them is not supported yet",
-        )
-        .with_context("data file", task.file.file_path.clone())
-        .with_context("delete file", d.file.file_path.clone()))
-        .py();
-    }
-    let schema = Schema::from_json_str(projected_schema_json).py()?;
-    let reader =
-        py.detach(move || crate::arrow::read_parquet(&task.file.file_path, &schema, batch_size)).py()?;
-    let schema = reader.schema();
-    Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))
-}
-
-/// An `ArrowReader` as a `RecordBatchReader` for the C stream interface. A core error
-/// mid-stream travels as an external Arrow error whose message keeps the file path.
-struct TaskReader {
-    inner: crate::arrow::ArrowReader,
-    schema: SchemaRef,
-}
-
-impl Iterator for TaskReader {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.inner.next().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
-    }
-}
-
-impl RecordBatchReader for TaskReader {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-}
-
-#[pyfunction]
 fn delete_files(py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
     py.detach(move || {
         for p in &paths {
@@ -163,7 +115,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
     m.add_function(wrap_pyfunction!(fast_append, m)?)?;
     m.add_function(wrap_pyfunction!(plan_files, m)?)?;
-    m.add_function(wrap_pyfunction!(read_task, m)?)?;
+    read::register(m)?;
     m.add_function(wrap_pyfunction!(delete_files, m)?)?;
     Ok(())
 }

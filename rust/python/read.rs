@@ -1,0 +1,58 @@
+//! Bindings of the executor's read path: `read_task` streams one FileScanTask's rows
+//! (deletes applied) as an Arrow C stream.
+
+use arrow::pyarrow::PyArrowType;
+use arrow::record_batch::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use pyo3::prelude::*;
+
+use super::errors::PyResultExt;
+use crate::arrow::ReadOptions;
+use crate::scan::FileScanTask;
+use crate::spec::Schema;
+
+/// Reads one task (its byte range, position and equality deletes applied) projected to
+/// `projected_schema_json` (which may name `_file` / `_pos` by their reserved field ids),
+/// `batch_size` rows per batch at most, stopping after `limit` rows when given.
+#[pyfunction]
+#[pyo3(signature = (task, projected_schema_json, batch_size=65536, limit=None))]
+fn read_task(
+    py: Python<'_>,
+    task: &str,
+    projected_schema_json: &str,
+    batch_size: usize,
+    limit: Option<usize>,
+) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+    let task = FileScanTask::from_json(task).py()?;
+    let schema = Schema::from_json_str(projected_schema_json).py()?;
+    let opts = ReadOptions { batch_size: batch_size.max(1), limit };
+    let reader = py.detach(move || crate::arrow::read_task(&task, &schema, opts)).py()?;
+    let schema = reader.schema();
+    Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))
+}
+
+/// A core `TaskReader` as a `RecordBatchReader` for the C stream interface. A core error
+/// mid-stream travels as an external Arrow error whose message keeps the file path.
+struct TaskReader {
+    inner: crate::arrow::TaskReader,
+    schema: SchemaRef,
+}
+
+impl Iterator for TaskReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for TaskReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_task, m)?)?;
+    Ok(())
+}
