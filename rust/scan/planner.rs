@@ -1,0 +1,339 @@
+//! The scan planner (Iceberg Java's `TableScan.planFiles` / `ManifestGroup`): snapshot ->
+//! manifest list -> manifests pruned by the filter -> manifests decoded in parallel ->
+//! entries pruned per file -> delete file index -> one FileScanTask per live data file.
+//!
+//! Delete manifests are read first (in parallel) to build the [`DeleteFileIndex`]; then the
+//! data manifests (in parallel), each worker attaching deletes and residuals to its tasks.
+//! Tasks drop the column stats of their data file unless asked to keep them (as Java does).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::cache::ManifestCache;
+use super::delete_file_index::DeleteFileIndex;
+use super::filter::{AcceptAll, ScanFilterRef};
+use super::metrics::ScanMetrics;
+use super::pool::{default_threads, parallel_map};
+use super::snapshot_select::{select, select_append_range, SnapshotSelection};
+use super::task::{DeleteFileRef, FileScanTask};
+use crate::error::{invalid_data, not_supported, Result};
+use crate::manifest::{
+    read_manifest_list, read_manifest_with_metadata, DataFile, EntryStatus, Manifest, ManifestContent,
+    ManifestFile,
+};
+use crate::spec::{PartitionSpec, Snapshot, TableMetadata};
+
+/// What to plan.
+#[derive(Clone)]
+pub struct ScanOptions {
+    pub selection: SnapshotSelection,
+    pub filter: ScanFilterRef,
+    /// Keep column stats (sizes, counts, bounds) on the planned data files.
+    pub include_column_stats: bool,
+    /// Worker threads for reading manifests (default: available cores).
+    pub threads: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            selection: SnapshotSelection::Current,
+            filter: Arc::new(AcceptAll),
+            include_column_stats: false,
+            threads: default_threads(),
+        }
+    }
+}
+
+/// The result of planning: the tasks (one per live matching data file, whole file) and metrics.
+#[derive(Debug, Clone, Default)]
+pub struct ScanPlan {
+    /// The snapshot read (the `to` snapshot of an incremental scan); `None` for an empty table.
+    pub snapshot_id: Option<i64>,
+    pub tasks: Vec<FileScanTask>,
+    pub metrics: ScanMetrics,
+}
+
+/// Plans a scan of `metadata`. `cache`, when given, supplies and keeps decoded manifests.
+pub fn plan_scan(
+    metadata: &TableMetadata,
+    options: &ScanOptions,
+    cache: Option<&ManifestCache>,
+) -> Result<ScanPlan> {
+    let started = Instant::now();
+    let mut plan = match &options.selection {
+        SnapshotSelection::Incremental { from_snapshot_id, to_snapshot_id } => {
+            let range = select_append_range(metadata, *from_snapshot_id, *to_snapshot_id)?;
+            plan_appends(metadata, &range, options, cache)?
+        }
+        selection => match select(metadata, selection)? {
+            None => ScanPlan::default(),
+            Some(snapshot) => plan_snapshot(metadata, snapshot, options, cache)?,
+        },
+    };
+    plan.metrics.planning_time_ns = started.elapsed().as_nanos() as u64;
+    Ok(plan)
+}
+
+fn manifest_list_of(snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
+    let list = snapshot.manifest_list.as_deref().ok_or_else(|| {
+        not_supported(format!(
+            "snapshot {} lists its manifests inline (legacy v1 'manifests'); not supported",
+            snapshot.snapshot_id
+        ))
+    })?;
+    read_manifest_list(list)
+}
+
+struct Context<'a> {
+    specs: HashMap<i32, PartitionSpec>,
+    options: &'a ScanOptions,
+    cache: Option<&'a ManifestCache>,
+}
+
+impl Context<'_> {
+    fn spec(&self, manifest: &ManifestFile) -> Result<&PartitionSpec> {
+        self.specs.get(&manifest.partition_spec_id).ok_or_else(|| {
+            invalid_data(format!(
+                "manifest names partition spec {} which the table does not have",
+                manifest.partition_spec_id
+            ))
+            .with_context("file", manifest.manifest_path.clone())
+        })
+    }
+
+    /// The manifests the filter may match, counting the rest as skipped.
+    fn prune<'m>(&self, manifests: &[&'m ManifestFile], skipped: &mut u64) -> Result<Vec<&'m ManifestFile>> {
+        let mut kept = Vec::with_capacity(manifests.len());
+        for m in manifests {
+            if self.options.filter.manifest_may_match(m, self.spec(m)?)? {
+                kept.push(*m);
+            } else {
+                *skipped += 1;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// The decoded manifest (from the cache when there) and whether it came from the cache.
+    fn load(&self, manifest: &ManifestFile) -> Result<(Arc<Manifest>, bool)> {
+        if let Some(cache) = self.cache {
+            if let Some(m) = cache.get(&manifest.manifest_path, manifest.manifest_length) {
+                return Ok((m, true));
+            }
+        }
+        let m = Arc::new(read_manifest_with_metadata(manifest)?);
+        if let Some(cache) = self.cache {
+            cache.insert(&manifest.manifest_path, manifest.manifest_length, m.clone());
+        }
+        Ok((m, false))
+    }
+}
+
+fn context<'a>(
+    metadata: &TableMetadata,
+    options: &'a ScanOptions,
+    cache: Option<&'a ManifestCache>,
+) -> Context<'a> {
+    let specs = metadata.partition_specs().iter().map(|s| (s.spec_id(), s.clone())).collect();
+    Context { specs, options, cache }
+}
+
+/// One manifest's contribution.
+#[derive(Default)]
+struct Part {
+    tasks: Vec<FileScanTask>,
+    deletes: Vec<(DataFile, i64)>,
+    skipped: u64,
+    from_cache: bool,
+}
+
+fn plan_snapshot(
+    metadata: &TableMetadata,
+    snapshot: &Snapshot,
+    options: &ScanOptions,
+    cache: Option<&ManifestCache>,
+) -> Result<ScanPlan> {
+    let mut metrics = ScanMetrics::default();
+    let mut plan = ScanPlan { snapshot_id: Some(snapshot.snapshot_id), ..ScanPlan::default() };
+    let manifests = manifest_list_of(snapshot)?;
+    metrics.total_manifests = manifests.len() as u64;
+    if options.filter.is_always_false() {
+        plan.metrics = metrics;
+        return Ok(plan);
+    }
+    let ctx = context(metadata, options, cache);
+    // Manifests holding only deleted entries contribute nothing (Java ManifestGroup).
+    let live = |m: &&ManifestFile| m.has_added_files() || m.has_existing_files();
+    let data: Vec<&ManifestFile> =
+        manifests.iter().filter(|m| m.content == ManifestContent::Data).filter(live).collect();
+    let deletes: Vec<&ManifestFile> =
+        manifests.iter().filter(|m| m.content == ManifestContent::Deletes).filter(live).collect();
+    let data = ctx.prune(&data, &mut metrics.skipped_data_manifests)?;
+    let deletes = ctx.prune(&deletes, &mut metrics.skipped_delete_manifests)?;
+    metrics.scanned_data_manifests = data.len() as u64;
+    metrics.scanned_delete_manifests = deletes.len() as u64;
+
+    // 1. Delete files -> index.
+    let parts = parallel_map(&deletes, options.threads, |m| read_deletes(&ctx, m));
+    let mut delete_files = Vec::new();
+    for p in parts {
+        let p = p?;
+        count_read(&mut metrics, p.from_cache);
+        metrics.skipped_delete_files += p.skipped;
+        delete_files.extend(p.deletes);
+    }
+    metrics.indexed_delete_files = delete_files.len() as u64;
+    metrics.total_delete_file_size_in_bytes =
+        delete_files.iter().map(|(f, _)| f.file_size_in_bytes.max(0) as u64).sum();
+    let index = DeleteFileIndex::build(delete_files, &ctx.specs, metadata.current_schema())?;
+
+    // 2. Data files -> tasks.
+    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, None));
+    collect_data(parts, &mut plan, &mut metrics)?;
+    plan.metrics = metrics;
+    Ok(plan)
+}
+
+/// Incremental append scan: the data files ADDED by the snapshots of `range`.
+fn plan_appends(
+    metadata: &TableMetadata,
+    range: &[&Snapshot],
+    options: &ScanOptions,
+    cache: Option<&ManifestCache>,
+) -> Result<ScanPlan> {
+    let mut metrics = ScanMetrics::default();
+    let mut plan = ScanPlan { snapshot_id: range.last().map(|s| s.snapshot_id), ..ScanPlan::default() };
+    if range.is_empty() || options.filter.is_always_false() {
+        return Ok(plan);
+    }
+    let ids: HashSet<i64> = range.iter().map(|s| s.snapshot_id).collect();
+    let mut seen = HashSet::new();
+    let mut manifests = Vec::new();
+    for s in range {
+        for m in manifest_list_of(s)? {
+            metrics.total_manifests += 1;
+            let added_here = ids.contains(&m.added_snapshot_id) && m.has_added_files();
+            if m.content == ManifestContent::Data && added_here && seen.insert(m.manifest_path.clone()) {
+                manifests.push(m);
+            }
+        }
+    }
+    let ctx = context(metadata, options, cache);
+    let refs: Vec<&ManifestFile> = manifests.iter().collect();
+    let data = ctx.prune(&refs, &mut metrics.skipped_data_manifests)?;
+    metrics.scanned_data_manifests = data.len() as u64;
+    let index = DeleteFileIndex::default();
+    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, Some(&ids)));
+    collect_data(parts, &mut plan, &mut metrics)?;
+    plan.metrics = metrics;
+    Ok(plan)
+}
+
+fn count_read(metrics: &mut ScanMetrics, from_cache: bool) {
+    if from_cache {
+        metrics.manifests_from_cache += 1;
+    } else {
+        metrics.manifests_read += 1;
+    }
+}
+
+fn collect_data(parts: Vec<Result<Part>>, plan: &mut ScanPlan, metrics: &mut ScanMetrics) -> Result<()> {
+    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+    plan.tasks.reserve(parts.iter().map(|p| p.tasks.len()).sum());
+    for p in parts {
+        count_read(metrics, p.from_cache);
+        metrics.skipped_data_files += p.skipped;
+        for t in &p.tasks {
+            metrics.result_delete_files += t.deletes.len() as u64;
+            metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
+        }
+        metrics.result_data_files += p.tasks.len() as u64;
+        plan.tasks.extend(p.tasks);
+    }
+    Ok(())
+}
+
+fn read_deletes(ctx: &Context<'_>, manifest: &ManifestFile) -> Result<Part> {
+    let spec = ctx.spec(manifest)?;
+    let (m, from_cache) = ctx.load(manifest)?;
+    let mut part = Part { from_cache, ..Part::default() };
+    for e in m.entries.iter().filter(|e| e.status != EntryStatus::Deleted) {
+        if ctx.options.filter.file_may_match(&e.data_file, spec)? {
+            part.deletes.push((e.data_file.clone(), e.sequence_number.unwrap_or(0)));
+        } else {
+            part.skipped += 1;
+        }
+    }
+    Ok(part)
+}
+
+fn read_data(
+    ctx: &Context<'_>,
+    manifest: &ManifestFile,
+    index: &DeleteFileIndex,
+    added_by: Option<&HashSet<i64>>,
+) -> Result<Part> {
+    let spec = ctx.spec(manifest)?;
+    let (m, from_cache) = ctx.load(manifest)?;
+    let mut part = Part { from_cache, ..Part::default() };
+    let filter = &ctx.options.filter;
+    for e in &m.entries {
+        let wanted = match added_by {
+            None => e.status != EntryStatus::Deleted,
+            Some(ids) => e.status == EntryStatus::Added && e.snapshot_id.is_some_and(|s| ids.contains(&s)),
+        };
+        if !wanted {
+            continue;
+        }
+        let file = &e.data_file;
+        if !filter.file_may_match(file, spec)? {
+            part.skipped += 1;
+            continue;
+        }
+        let seq = e.sequence_number.unwrap_or(0);
+        let deletes = index
+            .for_data_file(seq, file)
+            .into_iter()
+            .map(|d| DeleteFileRef { file: (*d.file).clone(), data_sequence_number: d.data_sequence_number })
+            .collect();
+        let residual = filter.residual(file, spec)?;
+        let file = if ctx.options.include_column_stats { file.clone() } else { without_stats(file) };
+        let length = file.file_size_in_bytes;
+        part.tasks.push(FileScanTask {
+            file,
+            start: 0,
+            length,
+            data_sequence_number: seq,
+            deletes,
+            residual,
+        });
+    }
+    Ok(part)
+}
+
+/// A copy of `f` without column stats (Java `ContentFile.copyWithoutStats`); cheap because
+/// the metric maps are what make a DataFile heavy.
+pub fn without_stats(f: &DataFile) -> DataFile {
+    DataFile {
+        content: f.content,
+        file_path: f.file_path.clone(),
+        file_format: f.file_format,
+        partition: f.partition.clone(),
+        record_count: f.record_count,
+        file_size_in_bytes: f.file_size_in_bytes,
+        column_sizes: Default::default(),
+        value_counts: Default::default(),
+        null_value_counts: Default::default(),
+        nan_value_counts: Default::default(),
+        lower_bounds: Default::default(),
+        upper_bounds: Default::default(),
+        key_metadata: f.key_metadata.clone(),
+        split_offsets: f.split_offsets.clone(),
+        equality_ids: f.equality_ids.clone(),
+        sort_order_id: f.sort_order_id,
+        referenced_data_file: f.referenced_data_file.clone(),
+        spec_id: f.spec_id,
+    }
+}
