@@ -2,10 +2,21 @@
 //!
 //! A producer writes the new manifest(s) and manifest list and returns uncommitted
 //! metadata plus the files it wrote; the catalog swaps the metadata in (compare-and-swap)
-//! and the caller deletes those files if the swap fails.
+//! and the caller deletes those files if the swap fails. On a lost race the caller
+//! refreshes, runs [`validate`] against what was committed in between, and produces again.
 
 mod fast_append;
+mod merge_append;
+mod overwrite;
+mod producer;
+mod replace_partitions;
 mod summary;
+mod validation;
 
 pub use fast_append::fast_append;
+pub use merge_append::{merge_append, MergeConfig};
+pub use overwrite::overwrite_files;
+pub use producer::{partition_key, produce, Change, Removal};
+pub use replace_partitions::{partitions_of, replace_partitions};
 pub use summary::SnapshotSummaryBuilder;
+pub use validation::{snapshots_since, validate, ConflictScope, Validation};

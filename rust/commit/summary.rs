@@ -17,6 +17,14 @@ pub struct SnapshotSummaryBuilder {
     added_equality_delete_files: i64,
     added_position_deletes: i64,
     added_equality_deletes: i64,
+    deleted_data_files: i64,
+    deleted_records: i64,
+    removed_files_size: i64,
+    removed_delete_files: i64,
+    removed_position_delete_files: i64,
+    removed_equality_delete_files: i64,
+    removed_position_deletes: i64,
+    removed_equality_deletes: i64,
     partitions: BTreeSet<String>,
 }
 
@@ -53,6 +61,38 @@ impl SnapshotSummaryBuilder {
         }
     }
 
+    /// Records a removed file (Java's `deletedFile`); its partition counts as changed.
+    pub fn remove_file(&mut self, file: &DataFile, partition_key: String) {
+        self.partitions.insert(partition_key);
+        self.removed_files_size += file.file_size_in_bytes;
+        match file.content {
+            DataContentType::Data => {
+                self.deleted_data_files += 1;
+                self.deleted_records += file.record_count;
+            }
+            DataContentType::PositionDeletes => {
+                self.removed_delete_files += 1;
+                self.removed_position_delete_files += 1;
+                self.removed_position_deletes += file.record_count;
+            }
+            DataContentType::EqualityDeletes => {
+                self.removed_delete_files += 1;
+                self.removed_equality_delete_files += 1;
+                self.removed_equality_deletes += file.record_count;
+            }
+        }
+    }
+
+    /// True when a data file was added.
+    pub fn adds_data_files(&self) -> bool {
+        self.added_data_files > 0
+    }
+
+    /// True when a data file was removed.
+    pub fn deletes_data_files(&self) -> bool {
+        self.deleted_data_files > 0
+    }
+
     /// The summary (without `operation`), totals computed from the previous snapshot's.
     /// A previous summary lacking totals (written by an engine that omits them) leaves
     /// those totals out, as Java does, rather than inventing them.
@@ -75,16 +115,24 @@ impl SnapshotSummaryBuilder {
         put("added-files-size", self.added_files_size);
         put("added-position-deletes", self.added_position_deletes);
         put("added-equality-deletes", self.added_equality_deletes);
+        put("deleted-data-files", self.deleted_data_files);
+        put("deleted-records", self.deleted_records);
+        put("removed-files-size", self.removed_files_size);
+        put("removed-delete-files", self.removed_delete_files);
+        put("removed-position-delete-files", self.removed_position_delete_files);
+        put("removed-equality-delete-files", self.removed_equality_delete_files);
+        put("removed-position-deletes", self.removed_position_deletes);
+        put("removed-equality-deletes", self.removed_equality_deletes);
         m.insert("changed-partition-count".into(), self.partitions.len().to_string());
 
         let added = |k: &str| -> i64 {
             match k {
-                "total-records" => self.added_records,
-                "total-files-size" => self.added_files_size,
-                "total-data-files" => self.added_data_files,
-                "total-delete-files" => self.added_delete_files,
-                "total-position-deletes" => self.added_position_deletes,
-                "total-equality-deletes" => self.added_equality_deletes,
+                "total-records" => self.added_records - self.deleted_records,
+                "total-files-size" => self.added_files_size - self.removed_files_size,
+                "total-data-files" => self.added_data_files - self.deleted_data_files,
+                "total-delete-files" => self.added_delete_files - self.removed_delete_files,
+                "total-position-deletes" => self.added_position_deletes - self.removed_position_deletes,
+                "total-equality-deletes" => self.added_equality_deletes - self.removed_equality_deletes,
                 _ => 0,
             }
         };

@@ -4,20 +4,18 @@
 //! Every core `Error` is mapped to a Python exception exactly once, in `errors.rs`.
 //! Heavy calls (I/O, decoding, encoding) release the GIL.
 
+mod commit;
 mod errors;
 mod metadata;
 mod read;
-
-use std::collections::BTreeMap;
 
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::PyArrowType;
 use arrow_schema::Schema as ArrowSchema;
 use pyo3::prelude::*;
 
-use self::errors::{to_py, PyResultExt};
+use self::errors::PyResultExt;
 use self::metadata::PyTableMetadata;
-use crate::manifest::DataFile;
 use crate::spec::Schema;
 
 #[pyfunction]
@@ -65,42 +63,11 @@ fn write_data_files(
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, data_files, snapshot_properties=None))]
-fn fast_append(
-    py: Python<'_>,
-    metadata: &PyTableMetadata,
-    data_files: Vec<String>,
-    snapshot_properties: Option<BTreeMap<String, String>>,
-) -> PyResult<(PyTableMetadata, Vec<String>)> {
-    let files =
-        data_files.iter().map(|d| DataFile::from_descriptor(d)).collect::<Result<Vec<_>, _>>().py()?;
-    let base = metadata.inner.clone();
-    let props = snapshot_properties.unwrap_or_default();
-    let (md, written) = py.detach(move || crate::commit::fast_append(&base, files, &props, now_ms())).py()?;
-    Ok((PyTableMetadata::new(md), written))
-}
-
-#[pyfunction]
 #[pyo3(signature = (metadata, snapshot_id=None))]
 fn plan_files(py: Python<'_>, metadata: &PyTableMetadata, snapshot_id: Option<i64>) -> PyResult<Vec<String>> {
     let md = metadata.inner.clone();
     let tasks = py.detach(move || crate::scan::plan_files(&md, snapshot_id)).py()?;
     tasks.iter().map(|t| t.to_json().py()).collect()
-}
-
-#[pyfunction]
-fn delete_files(py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
-    py.detach(move || {
-        for p in &paths {
-            crate::io::delete_file(p)?;
-        }
-        Ok(())
-    })
-    .map_err(to_py)
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 #[pymodule]
@@ -113,9 +80,8 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_to_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
-    m.add_function(wrap_pyfunction!(fast_append, m)?)?;
     m.add_function(wrap_pyfunction!(plan_files, m)?)?;
     read::register(m)?;
-    m.add_function(wrap_pyfunction!(delete_files, m)?)?;
+    commit::register(m)?;
     Ok(())
 }

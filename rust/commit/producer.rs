@@ -1,0 +1,290 @@
+//! The merging snapshot producer shared by merge append, overwrite, delete and
+//! replace-partitions (Iceberg Java's `MergingSnapshotProducer`): new files go into a new
+//! manifest, files to remove are marked DELETED in rewritten copies of the manifests that
+//! hold them (the filter step), then small data manifests are merged (the merge step) when
+//! the table's properties ask for it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::commit::merge_append::{merge_manifests, MergeConfig};
+use crate::commit::summary::SnapshotSummaryBuilder;
+use crate::error::{not_supported, validation, Error, ErrorKind, Result};
+use crate::io;
+use crate::manifest::{
+    read_manifest, read_manifest_list, DataContentType, DataFile, ManifestContent, ManifestFile,
+    ManifestListWriter, ManifestWriter,
+};
+use crate::spec::{Operation, Snapshot, Summary, TableMetadata};
+
+/// Which live data files of the parent snapshot a change removes.
+#[derive(Debug, Clone, Default)]
+pub enum Removal {
+    /// None (append).
+    #[default]
+    Nothing,
+    /// Exactly these paths; each must still be live (else a commit conflict: another
+    /// writer removed it since the operation read the table).
+    Paths(BTreeSet<String>),
+    /// Every live data file whose partition is one of these keys ([`partition_key`]).
+    Partitions(BTreeSet<String>),
+}
+
+/// One snapshot change to produce.
+#[derive(Debug, Clone, Default)]
+pub struct Change {
+    pub added: Vec<DataFile>,
+    pub removal: Removal,
+    /// The operation; `None` derives it as Java's `BaseOverwriteFiles` does (only removes:
+    /// `delete`, only adds: `append`, both: `overwrite`).
+    pub operation: Option<Operation>,
+    /// Extra summary entries (user snapshot properties, `replace-partitions`).
+    pub summary_properties: BTreeMap<String, String>,
+}
+
+/// `<spec id>:<partition path>`: identifies one partition of one spec.
+pub fn partition_key(base: &TableMetadata, file: &DataFile) -> Result<String> {
+    let spec = base
+        .spec_by_id(file.spec_id)
+        .ok_or_else(|| validation(format!("unknown partition spec id {}", file.spec_id)))
+        .map_err(|e| e.with_context("file", file.file_path.clone()))?;
+    Ok(format!("{}:{}", file.spec_id, spec.partition_path(base.current_schema(), &file.partition)?))
+}
+
+/// Builds the next metadata for `change` on top of `base`'s current snapshot.
+///
+/// Returns the uncommitted metadata and every file written; if writing fails midway, what
+/// was written is deleted before the error is returned.
+pub fn produce(base: &TableMetadata, change: Change, now_ms: i64) -> Result<(TableMetadata, Vec<String>)> {
+    let mut written = Vec::new();
+    match build(base, change, now_ms, &mut written) {
+        Ok(md) => Ok((md, written)),
+        Err(e) => {
+            for p in &written {
+                let _ = io::delete_file(p);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Shared state of one attempt: ids and the paths of the files it writes.
+pub(crate) struct Attempt<'a> {
+    pub base: &'a TableMetadata,
+    pub snapshot_id: i64,
+    pub commit_uuid: uuid::Uuid,
+    pub next_manifest: usize,
+    pub written: &'a mut Vec<String>,
+}
+
+impl Attempt<'_> {
+    pub fn new_manifest_path(&mut self) -> String {
+        let path =
+            format!("{}/metadata/{}-m{}.avro", self.base.location(), self.commit_uuid, self.next_manifest);
+        self.next_manifest += 1;
+        // Recorded before the writer opens it, so a failure after a partial write cleans up.
+        self.written.push(path.clone());
+        path
+    }
+
+    pub fn writer(&mut self, spec_id: i32, content: ManifestContent) -> Result<ManifestWriter> {
+        let spec = self
+            .base
+            .spec_by_id(spec_id)
+            .ok_or_else(|| validation(format!("unknown partition spec id {spec_id}")))?;
+        let path = self.new_manifest_path();
+        ManifestWriter::new(&path, self.snapshot_id, content, self.base.current_schema(), spec)
+    }
+
+    /// Forgets and deletes a manifest this attempt wrote but does not commit.
+    pub fn discard(&mut self, path: &str) {
+        self.written.retain(|p| p != path);
+        let _ = io::delete_file(path);
+    }
+}
+
+fn check_added(base: &TableMetadata, files: &[DataFile]) -> Result<()> {
+    if base.format_version() != 2 {
+        return Err(not_supported(format!(
+            "writing to a format-version {} table; icefloe writes format v2 tables only",
+            base.format_version()
+        ))
+        .with_context("table", base.location().to_string()));
+    }
+    for f in files {
+        if f.content != DataContentType::Data {
+            return Err(validation(format!("expected data files to add, found {:?}", f.content))
+                .with_context("file", f.file_path.clone()));
+        }
+        if base.spec_by_id(f.spec_id).is_none() {
+            return Err(validation(format!("data file has unknown partition spec id {}", f.spec_id))
+                .with_context("file", f.file_path.clone()));
+        }
+    }
+    Ok(())
+}
+
+fn build(
+    base: &TableMetadata,
+    change: Change,
+    now_ms: i64,
+    written: &mut Vec<String>,
+) -> Result<TableMetadata> {
+    check_added(base, &change.added)?;
+    let parent = base.current_snapshot();
+    let mut attempt = Attempt {
+        base,
+        snapshot_id: base.new_snapshot_id(),
+        commit_uuid: uuid::Uuid::new_v4(),
+        next_manifest: 0,
+        written,
+    };
+    let sequence_number = base.next_sequence_number();
+    let mut summary = SnapshotSummaryBuilder::default();
+
+    // New files: one manifest per spec, written first (so the merge sees them first, as Java).
+    let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
+    for f in change.added {
+        by_spec.entry(f.spec_id).or_default().push(f);
+    }
+    let mut data_manifests: Vec<ManifestFile> = Vec::new();
+    for (spec_id, files) in by_spec {
+        let mut w = attempt.writer(spec_id, ManifestContent::Data)?;
+        for f in files {
+            summary.add_file(&f, partition_key(base, &f)?);
+            w.add(f)?;
+        }
+        data_manifests.push(w.close()?);
+    }
+
+    // Filter the parent's manifests.
+    let mut delete_manifests = Vec::new();
+    let mut to_find: BTreeSet<String> = match &change.removal {
+        Removal::Paths(p) => p.clone(),
+        _ => BTreeSet::new(),
+    };
+    let parent_manifests = match parent.and_then(|p| p.manifest_list.as_deref()) {
+        Some(list) => read_manifest_list(list)?,
+        None if parent.is_some() => {
+            return Err(not_supported("the current snapshot lists its manifests inline (legacy v1)"))
+        }
+        None => vec![],
+    };
+    for m in parent_manifests {
+        if m.content == ManifestContent::Deletes {
+            delete_manifests.push(m);
+            continue;
+        }
+        if !m.has_added_files() && !m.has_existing_files() {
+            continue; // only DELETED entries of an earlier snapshot: nothing live to carry
+        }
+        match &change.removal {
+            Removal::Nothing => data_manifests.push(m),
+            removal => {
+                data_manifests.push(filter_manifest(&mut attempt, &m, removal, &mut to_find, &mut summary)?);
+            }
+        }
+    }
+    if let Some(missing) = to_find.into_iter().next() {
+        return Err(Error::new(
+            ErrorKind::CommitConflict,
+            format!("cannot delete {missing}: it is no longer a live file of the table (removed by a concurrent commit?)"),
+        )
+        .with_context("table", base.location().to_string()));
+    }
+
+    let merged =
+        merge_manifests(&mut attempt, data_manifests, &MergeConfig::from_properties(base.properties()))?;
+    let mut manifests = merged;
+    manifests.extend(delete_manifests);
+
+    let operation =
+        change.operation.unwrap_or(match (summary.adds_data_files(), summary.deletes_data_files()) {
+            (false, true) => Operation::Delete,
+            (true, false) => Operation::Append,
+            _ => Operation::Overwrite,
+        });
+    let list_path =
+        format!("{}/metadata/snap-{}-1-{}.avro", base.location(), attempt.snapshot_id, attempt.commit_uuid);
+    attempt.written.push(list_path.clone());
+    let mut list = ManifestListWriter::new(
+        &list_path,
+        attempt.snapshot_id,
+        parent.map(|p| p.snapshot_id),
+        sequence_number,
+    );
+    list.add_all(manifests);
+    list.write()?;
+
+    let snapshot = Snapshot {
+        snapshot_id: attempt.snapshot_id,
+        parent_snapshot_id: parent.map(|p| p.snapshot_id),
+        sequence_number,
+        timestamp_ms: now_ms,
+        manifest_list: Some(list_path),
+        manifests: None,
+        summary: Summary { operation, other: summary.build(parent, &change.summary_properties) },
+        schema_id: Some(base.current_schema().schema_id()),
+    };
+    base.add_snapshot(snapshot, now_ms)
+}
+
+/// Rewrites `m` with the files `removal` selects marked DELETED (others EXISTING, DELETED
+/// entries of earlier snapshots dropped), or returns it unchanged when it holds none. A
+/// manifest whose files are all removed is still written: its DELETED entries record the
+/// removal in this snapshot, as Java keeps them.
+fn filter_manifest(
+    attempt: &mut Attempt<'_>,
+    m: &ManifestFile,
+    removal: &Removal,
+    to_find: &mut BTreeSet<String>,
+    summary: &mut SnapshotSummaryBuilder,
+) -> Result<ManifestFile> {
+    let base = attempt.base;
+    let entries = read_manifest(m)?;
+    let mut hit = Vec::with_capacity(entries.len());
+    let mut any = false;
+    for e in &entries {
+        let remove = e.status.is_live()
+            && match removal {
+                Removal::Nothing => false,
+                Removal::Paths(p) => p.contains(&e.data_file.file_path),
+                Removal::Partitions(keys) => {
+                    let mut f = e.data_file.clone();
+                    f.spec_id = m.partition_spec_id;
+                    keys.contains(&partition_key(base, &f)?)
+                }
+            };
+        any |= remove;
+        hit.push(remove);
+    }
+    if !any {
+        return Ok(m.clone());
+    }
+    let mut w = attempt.writer(m.partition_spec_id, ManifestContent::Data)?;
+    for (e, remove) in entries.into_iter().zip(hit) {
+        if !e.status.is_live() {
+            continue;
+        }
+        let seq = e.sequence_number.ok_or_else(|| {
+            validation("a live manifest entry has no data sequence number after inheritance")
+                .with_context("manifest", m.manifest_path.clone())
+        })?;
+        let snapshot_id = e.snapshot_id.unwrap_or(m.added_snapshot_id);
+        let mut f = e.data_file;
+        f.spec_id = m.partition_spec_id;
+        if remove {
+            if !to_find.remove(&f.file_path) && matches!(removal, Removal::Paths(_)) {
+                return Err(validation(format!("file {} is live twice in the snapshot", f.file_path)));
+            }
+            summary.remove_file(&f, partition_key(base, &f)?);
+            w.delete(f, seq, e.file_sequence_number)?;
+        } else {
+            w.existing(f, snapshot_id, seq, e.file_sequence_number)?;
+        }
+    }
+    w.close()
+}
+
+#[cfg(test)]
+#[path = "producer_tests.rs"]
+mod tests;

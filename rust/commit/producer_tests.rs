@@ -1,0 +1,205 @@
+//! Tests of the merging producer: merge append, overwrite, replace partitions, validation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::commit::{merge_append, overwrite_files, replace_partitions, validate, ConflictScope, Validation};
+use crate::error::ErrorKind;
+use crate::manifest::{read_manifest, read_manifest_list, DataFile, EntryStatus};
+use crate::scan::plan_files;
+use crate::spec::{Literal, NestedField, PartitionSpec, PrimitiveType, Schema, TableMetadata};
+
+fn table(dir: &std::path::Path, props: &[(&str, &str)]) -> TableMetadata {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long.into()),
+            NestedField::optional(2, "region", PrimitiveType::String.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
+    let props = props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), props, 2).unwrap()
+}
+
+fn file(dir: &std::path::Path, name: &str, region: &str, rows: i64) -> DataFile {
+    let mut f = DataFile::new_data(format!("{}/data/{name}", dir.display()), rows, 100 * rows);
+    f.partition = vec![Some(Literal::String(region.into()))];
+    f
+}
+
+fn manifests(md: &TableMetadata) -> Vec<crate::manifest::ManifestFile> {
+    read_manifest_list(md.current_snapshot().unwrap().manifest_list.as_deref().unwrap()).unwrap()
+}
+
+fn live_paths(md: &TableMetadata) -> Vec<String> {
+    let mut v: Vec<String> = plan_files(md, None).unwrap().into_iter().map(|t| t.file.file_path).collect();
+    v.sort();
+    v
+}
+
+fn no_props() -> BTreeMap<String, String> {
+    BTreeMap::new()
+}
+
+#[test]
+fn merge_append_merges_at_min_count_and_keeps_sequence_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut md = table(dir.path(), &[("commit.manifest.min-count-to-merge", "3")]);
+    let mut counts = Vec::new();
+    for i in 0..7 {
+        let f = file(dir.path(), &format!("f{i}.parquet"), if i % 2 == 0 { "eu" } else { "us" }, 1 + i);
+        let (next, _) = merge_append(&md, vec![f], &no_props(), 1_700_000_000_000 + i).unwrap();
+        md = next.with_metadata_location(format!("{}/metadata/v{i}.json", dir.path().display()));
+        counts.push(manifests(&md).len());
+    }
+    // Java's ManifestMergeManager with min-count 3: 1, 2, merge(3) -> 1, 2, merge -> 1, 2, merge -> 1.
+    assert_eq!(counts, vec![1, 2, 1, 2, 1, 2, 1]);
+    assert_eq!(live_paths(&md).len(), 7);
+    let s = md.current_snapshot().unwrap();
+    assert_eq!(s.summary.get("total-records"), Some("28"));
+    assert_eq!(s.summary.get("added-data-files"), Some("1"));
+    let m = &manifests(&md)[0];
+    assert_eq!(m.added_files_count, Some(1));
+    assert_eq!(m.existing_files_count, Some(6));
+    assert_eq!(m.min_sequence_number, 1);
+    let mut seqs: Vec<(String, i64, EntryStatus)> = read_manifest(m)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.data_file.file_path, e.sequence_number.unwrap(), e.status))
+        .collect();
+    seqs.sort_by_key(|t| t.1);
+    for (i, (p, seq, status)) in seqs.iter().enumerate() {
+        assert!(p.ends_with(&format!("f{i}.parquet")), "{p}");
+        assert_eq!(*seq, i as i64 + 1, "original data sequence number kept");
+        let want = if i == 6 { EntryStatus::Added } else { EntryStatus::Existing };
+        assert_eq!(*status, want);
+    }
+    // No stray manifests of merged-away attempts remain.
+    let avro = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("-m"))
+        .count();
+    let referenced: BTreeSet<String> = md
+        .snapshots()
+        .iter()
+        .flat_map(|s| read_manifest_list(s.manifest_list.as_deref().unwrap()).unwrap())
+        .map(|m| m.manifest_path)
+        .collect();
+    assert_eq!(avro, referenced.len());
+}
+
+#[test]
+fn merge_disabled_is_a_fast_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut md = table(
+        dir.path(),
+        &[("commit.manifest.min-count-to-merge", "2"), ("commit.manifest-merge.enabled", "false")],
+    );
+    for i in 0..4 {
+        let f = file(dir.path(), &format!("f{i}.parquet"), "eu", 1);
+        md = merge_append(&md, vec![f], &no_props(), 1_700_000_000_000 + i).unwrap().0;
+    }
+    assert_eq!(manifests(&md).len(), 4);
+}
+
+#[test]
+fn overwrite_removes_files_and_summarises_like_java() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = table(dir.path(), &[]);
+    let (md, _) = merge_append(
+        &md,
+        vec![file(dir.path(), "a.parquet", "eu", 10), file(dir.path(), "b.parquet", "us", 5)],
+        &no_props(),
+        1,
+    )
+    .unwrap();
+    let a = format!("{}/data/a.parquet", dir.path().display());
+    let (md2, _) = overwrite_files(
+        &md,
+        vec![file(dir.path(), "c.parquet", "eu", 3)],
+        BTreeSet::from([a.clone()]),
+        &no_props(),
+        2,
+    )
+    .unwrap();
+    let s = md2.current_snapshot().unwrap();
+    assert_eq!(s.summary.operation.as_str(), "overwrite");
+    for (k, v) in [
+        ("added-data-files", "1"),
+        ("deleted-data-files", "1"),
+        ("added-records", "3"),
+        ("deleted-records", "10"),
+        ("removed-files-size", "1000"),
+        ("total-records", "8"),
+        ("total-data-files", "2"),
+        ("total-files-size", "800"),
+        ("changed-partition-count", "1"),
+    ] {
+        assert_eq!(s.summary.get(k), Some(v), "{k}");
+    }
+    assert_eq!(live_paths(&md2).len(), 2);
+    assert!(!live_paths(&md2).contains(&a));
+
+    // Delete only: operation delete; removing a file that is gone is a conflict.
+    let (md3, _) =
+        overwrite_files(&md2, vec![], BTreeSet::from([live_paths(&md2)[0].clone()]), &no_props(), 3).unwrap();
+    assert_eq!(md3.current_snapshot().unwrap().summary.operation.as_str(), "delete");
+    let err = overwrite_files(&md3, vec![], BTreeSet::from([a]), &no_props(), 4).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::CommitConflict, "{err}");
+}
+
+#[test]
+fn replace_partitions_replaces_only_touched_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = table(dir.path(), &[]);
+    let (md, _) = merge_append(
+        &md,
+        vec![
+            file(dir.path(), "a.parquet", "eu", 10),
+            file(dir.path(), "b.parquet", "us", 5),
+            file(dir.path(), "c.parquet", "eu", 1),
+        ],
+        &no_props(),
+        1,
+    )
+    .unwrap();
+    let (md2, _) =
+        replace_partitions(&md, vec![file(dir.path(), "d.parquet", "eu", 2)], &no_props(), 2).unwrap();
+    let s = md2.current_snapshot().unwrap();
+    assert_eq!(s.summary.operation.as_str(), "overwrite");
+    assert_eq!(s.summary.get("replace-partitions"), Some("true"));
+    assert_eq!(s.summary.get("deleted-data-files"), Some("2"));
+    assert_eq!(s.summary.get("total-records"), Some("7"));
+    let live = live_paths(&md2);
+    assert_eq!(live.len(), 2);
+    assert!(live[0].ends_with("b.parquet") && live[1].ends_with("d.parquet"), "{live:?}");
+}
+
+#[test]
+fn validation_finds_concurrent_data_in_scope_and_names_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = table(dir.path(), &[]);
+    let (md, _) = merge_append(&md, vec![file(dir.path(), "a.parquet", "eu", 1)], &no_props(), 1).unwrap();
+    let start = md.current_snapshot_id();
+    let (md2, _) = merge_append(&md, vec![file(dir.path(), "b.parquet", "us", 1)], &no_props(), 2).unwrap();
+    let eu = BTreeSet::from(["0:region=eu".to_string()]);
+    let us = BTreeSet::from(["0:region=us".to_string()]);
+    let v = |scope| Validation { start_snapshot_id: start, data: scope, ..Default::default() };
+    validate(&md2, &v(ConflictScope::Partitions(eu))).unwrap();
+    let err = validate(&md2, &v(ConflictScope::Partitions(us))).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::CommitConflict);
+    let sid = md2.current_snapshot_id().unwrap().to_string();
+    assert!(err.to_string().contains(&sid), "{err}");
+    validate(&md2, &v(ConflictScope::Nothing)).unwrap();
+
+    // A concurrent removal of a file we remove conflicts.
+    let a = format!("{}/data/a.parquet", dir.path().display());
+    let (md3, _) = overwrite_files(&md2, vec![], BTreeSet::from([a.clone()]), &no_props(), 3).unwrap();
+    let v = Validation { start_snapshot_id: start, removed_paths: BTreeSet::from([a]), ..Default::default() };
+    assert_eq!(validate(&md3, &v).unwrap_err().kind(), ErrorKind::CommitConflict);
+    // A start that is not an ancestor is a conflict.
+    let v = Validation { start_snapshot_id: Some(42), data: ConflictScope::Everything, ..Default::default() };
+    assert_eq!(validate(&md3, &v).unwrap_err().kind(), ErrorKind::CommitConflict);
+}
