@@ -1,0 +1,229 @@
+"""Merge-on-read tables written by Apache Iceberg Java, read by icefloe.
+
+Position deletes come from Spark SQL (`DELETE`, `UPDATE`, `MERGE INTO` with merge-on-read
+modes); equality deletes are committed through the Java API the way Flink's upsert writer does
+(`GenericAppenderFactory.newEqDeleteWriter` + `newRowDelta().addDeletes`). For every snapshot,
+icefloe in process (`scan().to_arrow()`) and on Spark (`icefloe.spark.read`) must return exactly
+the rows Iceberg Java returns.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import new_table_name, oracle_jar
+from oracle import Oracle, assert_same_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+MOR = (
+    "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+    "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')"
+)
+
+
+def _assert_every_snapshot(
+    spark: Any, oracle: Oracle, catalog: Any, name: str, spark_too: bool = True
+) -> None:
+    import icefloe.spark
+
+    table = catalog.load_table(name)
+    for snap in oracle.snapshot_ids(name):
+        expected = oracle.df(name, snap)
+        assert_same_rows(table.scan(snapshot_id=snap).to_arrow(), expected, context=f"{name}@{snap}")
+        if spark_too:
+            got = icefloe.spark.read(spark, table, snapshot_id=snap)
+            assert_same_rows(got, expected, context=f"spark {name}@{snap}")
+
+
+# ------------------------------------------------------------------------------------------------
+# position deletes (Spark SQL merge-on-read)
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_position_deletes_delete_update_merge(
+    spark: Any, oracle: Oracle, catalog: Any, partitioned: bool
+) -> None:
+    name = new_table_name("mor_pos")
+    q = oracle.qualified(name)
+    part = "PARTITIONED BY (category)" if partitioned else ""
+    oracle.sql(f"CREATE TABLE {q} (id bigint, category string, amount double) USING iceberg {part} {MOR}")
+    rows = ", ".join(f"({i}, '{'abc'[i % 3]}', {i * 1.5})" for i in range(1, 41))
+    oracle.sql(f"INSERT INTO {q} VALUES {rows}")
+    oracle.sql(f"INSERT INTO {q} VALUES (41, null, null), (42, 'a', 0.0)")
+    oracle.sql(f"DELETE FROM {q} WHERE id % 5 = 0")
+    oracle.sql(f"UPDATE {q} SET amount = -amount WHERE id % 7 = 0")
+    oracle.sql(
+        f"MERGE INTO {q} t USING (SELECT id, 'c' AS category, 99.0 AS amount FROM range(35, 50)) s "
+        "ON t.id = s.id WHEN MATCHED AND t.id % 2 = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET t.amount = s.amount WHEN NOT MATCHED THEN INSERT *"
+    )
+    oracle.sql(f"DELETE FROM {q} WHERE category IS NULL OR id = 3")
+    files = oracle.files(name)
+    assert any(f["content"] == 1 for f in files), "the oracle wrote no position deletes"
+    _assert_every_snapshot(spark, oracle, catalog, name)
+    # projection and _pos-free reads with a filter still apply the deletes
+    table = catalog.load_table(name)
+    assert_same_rows(table.scan(selected_fields=("id",)).to_arrow(), oracle.df(name, columns=["id"]))
+
+
+# ------------------------------------------------------------------------------------------------
+# equality deletes (Java API, as Flink's upsert writer)
+# ------------------------------------------------------------------------------------------------
+
+
+_HELPER_SRC = Path(__file__).parent / "java" / "EqDeleteWriter.java"
+_HELPER_OUT = Path(__file__).resolve().parent.parent / ".cache" / "java"
+
+
+def _java_classpath() -> str:
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    return f"{oracle_jar()}:{jars}/*"
+
+
+def eq_delete_helper() -> list[str]:
+    """The `java` command running tests/java/EqDeleteWriter (compiled once into .cache/java)."""
+    cls = _HELPER_OUT / "EqDeleteWriter.class"
+    if not cls.exists() or cls.stat().st_mtime < _HELPER_SRC.stat().st_mtime:
+        _HELPER_OUT.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["javac", "-nowarn", "-cp", _java_classpath(), "-d", str(_HELPER_OUT), str(_HELPER_SRC)],
+            check=True,
+            capture_output=True,
+        )
+    return ["java", "-Xmx2g", "-cp", f"{_HELPER_OUT}:{_java_classpath()}", "EqDeleteWriter"]
+
+
+def commit_eq_delete(
+    warehouse: str,
+    name: str,
+    columns: list[str],
+    keys: Iterable[tuple[Any, ...]],
+    spec_id: int | None = None,
+    partition: dict[str, Any] | None = None,
+) -> None:
+    """Commits one equality-delete file with `keys` on `columns` through the Java API
+    (GenericAppenderFactory.newEqDeleteWriter + newRowDelta, as Flink's upsert writer)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+        for key in keys:
+            f.write("\t".join("\\N" if v is None else str(v) for v in key) + "\n")
+    try:
+        part = ",".join(f"{k}={v}" for k, v in (partition or {}).items())
+        args = [
+            f"file://{warehouse}",
+            name,
+            str(-1 if spec_id is None else spec_id),
+            part,
+            ",".join(columns),
+            f.name,
+        ]
+        proc = subprocess.run([*eq_delete_helper(), *args], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    finally:
+        os.unlink(f.name)
+
+
+def _eq_delete(
+    oracle: Oracle,
+    name: str,
+    columns: list[str],
+    keys: list[tuple[Any, ...]],
+    spec_id: int | None = None,
+    partition: dict[str, Any] | None = None,
+) -> None:
+    commit_eq_delete(oracle.warehouse, name, columns, keys, spec_id, partition)
+
+
+def test_equality_deletes_primary_key_upserts(spark: Any, oracle: Oracle, catalog: Any) -> None:
+    """Unpartitioned v2 table keyed by id: several eq-delete files over several snapshots,
+    re-inserts of deleted keys (newer data survives older deletes), a null key."""
+    name = new_table_name("mor_eq")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint, name string, v int) USING iceberg TBLPROPERTIES ('format-version'='2')"
+    )
+    oracle.sql(
+        f"INSERT INTO {q} VALUES "
+        + ", ".join(f"({i}, 'n{i}', {i})" for i in range(1, 21))
+        + ", (null, 'nul', 0)"
+    )
+    _eq_delete(oracle, name, ["id"], [(3,), (5,), (7,), (999,)])
+    # upsert: delete key 5 again and re-insert it in a later snapshot
+    oracle.sql(f"INSERT INTO {q} VALUES (5, 'n5-new', 50), (21, 'n21', 21)")
+    _eq_delete(oracle, name, ["id"], [(None,), (11,)])
+    _eq_delete(oracle, name, ["id"], [(21,), (12,)])
+    oracle.sql(f"INSERT INTO {q} VALUES (null, 'nul-new', 1), (3, 'n3-new', 30)")
+    assert sum(1 for f in oracle.files(name) if f["content"] == 2) == 3
+    _assert_every_snapshot(spark, oracle, catalog, name)
+    # key column not projected: read for the join, then dropped
+    table = catalog.load_table(name)
+    assert_same_rows(table.scan(selected_fields=("name",)).to_arrow(), oracle.df(name, columns=["name"]))
+
+
+def test_equality_deletes_two_key_columns_with_nulls(spark: Any, oracle: Oracle, catalog: Any) -> None:
+    name = new_table_name("mor_eq2")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (a int, b string, v double) USING iceberg TBLPROPERTIES ('format-version'='2')"
+    )
+    oracle.sql(
+        f"INSERT INTO {q} VALUES (1, 'x', 1.0), (1, 'y', 2.0), (2, 'x', 3.0), (null, 'x', 4.0), "
+        "(2, null, 5.0), (null, null, 6.0), (3, 'z', 7.0)"
+    )
+    _eq_delete(oracle, name, ["a", "b"], [(1, "y"), (None, "x"), (None, None), (3, "x")])
+    _assert_every_snapshot(spark, oracle, catalog, name, spark_too=False)
+
+
+def test_equality_deletes_partition_scoped_and_global_with_partition_evolution(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """Spec 0 unpartitioned, then partitioned by category (spec 1): eq deletes written in a
+    partition of spec 1 apply only there; eq deletes of spec 0 (unpartitioned) apply globally."""
+    name = new_table_name("mor_eqp")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint, category string, v int) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2')"
+    )
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a', 1), (2, 'b', 2), (3, 'a', 3)")
+    oracle.sql(f"ALTER TABLE {q} ADD PARTITION FIELD category")
+    oracle.sql(f"INSERT INTO {q} VALUES (4, 'a', 4), (5, 'b', 5), (1, 'b', 10), (2, 'a', 20)")
+    # scoped to partition category=a of spec 1: deletes id 4 and id 2 there (not in b, not spec 0 files)
+    _eq_delete(oracle, name, ["id"], [(4,), (2,), (1,)], partition={"category": "a"})
+    # global (spec 0 unpartitioned): id 5 and 3 everywhere
+    _eq_delete(oracle, name, ["id"], [(5,), (3,)], spec_id=0)
+    oracle.sql(f"INSERT INTO {q} VALUES (5, 'b', 55)")
+    _assert_every_snapshot(spark, oracle, catalog, name)
+
+
+# ------------------------------------------------------------------------------------------------
+# schema evolution between snapshots, with deletes
+# ------------------------------------------------------------------------------------------------
+
+
+def test_schema_evolution_with_position_and_equality_deletes(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    name = new_table_name("mor_evo")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id int, name string, price float, gone string) USING iceberg {MOR}")
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a', 1.5, 'g1'), (2, 'b', 2.5, 'g2'), (3, 'c', 3.5, 'g3')")
+    oracle.sql(f"DELETE FROM {q} WHERE id = 2")
+    oracle.sql(f"ALTER TABLE {q} ADD COLUMN note string")
+    oracle.sql(f"ALTER TABLE {q} RENAME COLUMN name TO full_name")
+    oracle.sql(f"ALTER TABLE {q} ALTER COLUMN id TYPE bigint")
+    oracle.sql(f"ALTER TABLE {q} ALTER COLUMN price TYPE double")
+    oracle.sql(f"ALTER TABLE {q} DROP COLUMN gone")
+    oracle.sql(f"INSERT INTO {q} VALUES (3000000000, 'big', 9.25, 'new'), (4, 'd', 4.5, null)")
+    _eq_delete(oracle, name, ["id"], [(1,), (4,)])
+    oracle.sql(f"UPDATE {q} SET note = 'upd' WHERE id = 3")
+    _assert_every_snapshot(spark, oracle, catalog, name)
