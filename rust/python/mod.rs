@@ -8,6 +8,7 @@ mod commit;
 mod errors;
 mod metadata;
 mod read;
+mod scan;
 
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::PyArrowType;
@@ -62,14 +63,6 @@ fn write_data_files(
     files.iter().map(|f| f.to_descriptor().py()).collect()
 }
 
-#[pyfunction]
-#[pyo3(signature = (metadata, snapshot_id=None))]
-fn plan_files(py: Python<'_>, metadata: &PyTableMetadata, snapshot_id: Option<i64>) -> PyResult<Vec<String>> {
-    let md = metadata.inner.clone();
-    let tasks = py.detach(move || crate::scan::plan_files(&md, snapshot_id)).py()?;
-    tasks.iter().map(|t| t.to_json().py()).collect()
-}
-
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -80,7 +73,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_to_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
-    m.add_function(wrap_pyfunction!(plan_files, m)?)?;
+    scan::register(m)?;
     read::register(m)?;
     commit::register(m)?;
     Ok(())

@@ -51,12 +51,7 @@ pub fn select<'a>(
         SnapshotSelection::SnapshotId(id) => by_id(metadata, *id).map(Some),
         SnapshotSelection::AsOfTimestamp(ts) => {
             // Java SnapshotUtil.snapshotIdAsOfTime: the last log entry at or before `ts`.
-            let id = metadata
-                .snapshot_log()
-                .iter()
-                .filter(|e| e.timestamp_ms <= *ts)
-                .last()
-                .map(|e| e.snapshot_id);
+            let id = metadata.snapshot_log().iter().rfind(|e| e.timestamp_ms <= *ts).map(|e| e.snapshot_id);
             match id {
                 Some(id) => by_id(metadata, id).map(Some),
                 None => {
