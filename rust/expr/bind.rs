@@ -568,7 +568,7 @@ fn parse_timestamp_nanos(s: &str) -> Option<(i128, bool)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::spec::{NestedField, StructType, Type};
 
