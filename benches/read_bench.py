@@ -90,7 +90,8 @@ def build_table(spark: Any) -> None:
     spark.sql(
         f"INSERT INTO {q} SELECT id AS order_id, date_add(DATE'2020-01-01', CAST(id % 1500 AS int)), "
         "CAST(id % 10 + 1 AS int), CAST(id % 5000 AS int), concat('user_', CAST(id % 100000 AS string)), "
-        f"CAST((id % 100000) / 100.0 AS double) FROM range({ROWS}) DISTRIBUTE BY CAST(id / {max(ROWS // 4, 1)} AS int)"
+        f"CAST((id % 100000) / 100.0 AS double) FROM range({ROWS}) "
+        f"DISTRIBUTE BY CAST(id / {max(ROWS // 4, 1)} AS int)"
     )
     # 10% position deletes (merge-on-read DELETE), then 10% equality deletes on order_id.
     spark.sql(f"DELETE FROM {q} WHERE order_id % 10 = 3")
@@ -166,8 +167,8 @@ def main() -> None:
             ("count(*)", lambda d: d.count()),
             ("sum(amount)", lambda d: d.agg({"amount": "sum"}).collect()[0][0]),
         ):
-            jb, jm, jv = best(lambda: agg(java_df))
-            ib, im, iv = best(lambda: agg(ice_df))
+            jb, jm, jv = best(lambda agg=agg, d=java_df: agg(d))
+            ib, im, iv = best(lambda agg=agg, d=ice_df: agg(d))
             if what == "count(*)":
                 assert jv == iv == results[f"icefloe {snap}"][0], (jv, iv)
             else:
