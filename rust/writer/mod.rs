@@ -15,3 +15,5 @@ pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
 pub use rolling::RollingDataWriter;
+#[cfg(test)]
+mod partitioned_tests;

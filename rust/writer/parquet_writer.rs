@@ -142,6 +142,8 @@ impl ParquetWriterProps {
             .set_max_row_group_row_count(None)
             .set_data_page_size_limit(self.page_size_bytes)
             .set_data_page_row_count_limit(self.page_row_limit)
+            // The row limit is checked once per write batch: keep batches within it.
+            .set_write_batch_size(self.page_row_limit.min(1024))
             .set_dictionary_page_size_limit(self.dict_size_bytes)
             .set_statistics_enabled(EnabledStatistics::Page)
             .set_statistics_truncate_length(None)
