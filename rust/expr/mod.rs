@@ -3,11 +3,19 @@
 
 pub mod bind;
 pub mod bounds;
+pub mod manifest_evaluator;
 pub mod metrics_evaluator;
 pub mod parser;
 pub mod predicate;
+pub mod projection;
+pub mod residual;
+pub mod struct_evaluator;
 
 pub use bind::{bind, BoundExpr, BoundPredicate, BoundReference};
+pub use manifest_evaluator::ManifestEvaluator;
 pub use metrics_evaluator::{FileStats, InclusiveMetricsEvaluator, StrictMetricsEvaluator};
 pub use parser::parse_filter;
 pub use predicate::{Datum, Expression, Operator, Predicate};
+pub use projection::{inclusive_projection, strict_projection};
+pub use residual::ResidualEvaluator;
+pub use struct_evaluator::StructEvaluator;
