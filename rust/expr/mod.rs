@@ -3,6 +3,7 @@
 
 pub mod bind;
 pub mod bounds;
+pub mod evaluator;
 pub mod manifest_evaluator;
 pub mod metrics_evaluator;
 pub mod parser;
@@ -12,6 +13,7 @@ pub mod residual;
 pub mod struct_evaluator;
 
 pub use bind::{bind, BoundExpr, BoundPredicate, BoundReference};
+pub use evaluator::{filter_batch, filter_mask};
 pub use manifest_evaluator::ManifestEvaluator;
 pub use metrics_evaluator::{FileStats, InclusiveMetricsEvaluator, StrictMetricsEvaluator};
 pub use parser::parse_filter;
