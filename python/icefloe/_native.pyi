@@ -134,3 +134,17 @@ def read_task(
 
 def delete_files(paths: list[str]) -> None:
     """Deletes files (missing ones are ignored)."""
+
+# ---- expressions (rust/python/expr.rs) ----
+def parse_filter(text: str) -> str:
+    """JSON of the unbound expression a row-filter string means (ValidationError naming the
+    bad token; NotSupportedError for SQL outside the supported subset)."""
+
+def bind_filter(expr_json: str, schema_json: str, case_sensitive: bool = True) -> str:
+    """JSON of the expression bound to the schema (field ids, types, converted literals)."""
+
+def eval_inclusive_metrics(data_file_json: str, bound_json: str) -> bool:
+    """May a row of this data file match the bound filter? (InclusiveMetricsEvaluator)"""
+
+def files_matching_metrics(data_files_json: list[str], bound_json: str) -> list[str]:
+    """Paths of the data files the InclusiveMetricsEvaluator keeps for the bound filter."""

@@ -6,6 +6,7 @@
 
 mod commit;
 mod errors;
+mod expr;
 mod metadata;
 mod read;
 mod scan;
@@ -76,5 +77,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     read::register(m)?;
     commit::register(m)?;
+    expr::register(m)?;
     Ok(())
 }

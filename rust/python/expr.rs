@@ -1,0 +1,58 @@
+//! Bindings of the expression room: parse a filter string, bind an expression to a schema,
+//! and evaluate the InclusiveMetricsEvaluator on one file (for tests against Iceberg Java).
+
+use pyo3::prelude::*;
+
+use super::errors::PyResultExt;
+use crate::error::invalid_data;
+use crate::expr::{bind, parse_filter as core_parse_filter, BoundExpr, Expression, InclusiveMetricsEvaluator};
+use crate::manifest::DataFile;
+use crate::spec::Schema;
+
+/// JSON of the unbound expression a filter string means.
+#[pyfunction]
+fn parse_filter(text: &str) -> PyResult<String> {
+    Ok(core_parse_filter(text).py()?.to_json().to_string())
+}
+
+/// JSON of `expr_json` bound to the schema (field ids, types, converted literals).
+#[pyfunction]
+#[pyo3(signature = (expr_json, schema_json, case_sensitive=true))]
+fn bind_filter(expr_json: &str, schema_json: &str, case_sensitive: bool) -> PyResult<String> {
+    let e = Expression::from_json_str(expr_json).py()?;
+    let s = Schema::from_json_str(schema_json).py()?;
+    Ok(bind(&e, &s, case_sensitive).py()?.to_json().py()?.to_string())
+}
+
+/// May a row of this data file (descriptor JSON) match the bound filter (JSON)?
+#[pyfunction]
+fn eval_inclusive_metrics(data_file_json: &str, bound_json: &str) -> PyResult<bool> {
+    let f = DataFile::from_descriptor(data_file_json).py()?;
+    let e = BoundExpr::from_json_str(bound_json).py()?;
+    Ok(InclusiveMetricsEvaluator::new(&e).eval(&f))
+}
+
+/// The paths of the files (descriptor JSONs) that may match the bound filter.
+#[pyfunction]
+fn files_matching_metrics(data_files_json: Vec<String>, bound_json: &str) -> PyResult<Vec<String>> {
+    let e = BoundExpr::from_json_str(bound_json).py()?;
+    let ev = InclusiveMetricsEvaluator::new(&e);
+    let mut out = vec![];
+    for d in &data_files_json {
+        let f = DataFile::from_descriptor(d)
+            .map_err(|e| invalid_data(format!("bad data file descriptor: {}", e.message())))
+            .py()?;
+        if ev.eval(&f) {
+            out.push(f.file_path);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_filter, m)?)?;
+    m.add_function(wrap_pyfunction!(bind_filter, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_inclusive_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(files_matching_metrics, m)?)?;
+    Ok(())
+}
