@@ -99,15 +99,31 @@ def write_data_files(
     batches: pa.RecordBatchReader,
     write_id: str,
     task_id: int,
+    *,
+    mode: str | None = None,
+    max_open_files: int | None = None,
+    sort: bool = False,
+    sort_buffer_bytes: int | None = None,
 ) -> list[str]:
     """Writes the batches as Parquet data files under the table's data location
-    (`write.data.path`, default `<location>/data`), split by identity partition values,
-    rolling at `write.target-file-size-bytes`, file names
-    `<task_id:05>-<write_id>-<n:05>.parquet` (every file of one write carries write_id).
+    (`write.data.path`, default `<location>/data`), split by the default spec's partition
+    transforms (computed on Arrow arrays), rolling at `write.target-file-size-bytes`, file
+    names `<task_id:05>-<write_id>-<n:05>.parquet` (every file of one write carries
+    write_id). `mode`: "fanout" (default; any input order, at most `max_open_files` open
+    files, default `write.fanout.max-open-files` or 1000, least recently used closed first)
+    or "clustered" (input grouped by partition; a partition that comes back raises
+    ValidationError). `sort`: sort each file's rows by the table's default sort order
+    (buffering up to `sort_buffer_bytes` of Arrow memory per partition, default
+    min(256 MiB, target file size); every file is sorted as a whole).
     Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
     and raises (ValidationError for a null in a required field, naming the column)."""
 
-# ---- commit (driver) ----
+def apply_transform(transform: str, source_type: str, array: pa.Array) -> pa.Array:
+    """A partition transform (`bucket[16]`, `truncate[4]`, `day`, ...) applied to an array
+    of values of Iceberg type `source_type` (`long`, `decimal(9, 2)`, `timestamptz`, ...),
+    vectorised; the same results as Iceberg Java."""
+
+# ---- commit (driver; rust/python/commit.rs) ----
 def fast_append(
     metadata: TableMetadata,
     data_files: list[str],
@@ -118,10 +134,151 @@ def fast_append(
     (not yet committed: the catalog swaps it in) and the paths of the files written, so a
     caller whose swap fails can delete them."""
 
+def merge_append(
+    metadata: TableMetadata,
+    data_files: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """Like fast_append, merging small data manifests per `commit.manifest-merge.enabled`,
+    `commit.manifest.target-size-bytes` and `commit.manifest.min-count-to-merge` (Iceberg
+    Java's MergeAppend)."""
+
+def overwrite_files(
+    metadata: TableMetadata,
+    added_files: list[str],
+    removed_paths: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """A snapshot removing the live data files at `removed_paths` and adding `added_files`:
+    `delete` (removals only), `append` (additions only) or `overwrite`. A removed path that
+    is not live raises CommitConflictError."""
+
+def replace_partitions(
+    metadata: TableMetadata,
+    added_files: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """An `overwrite` snapshot (`replace-partitions=true`) removing every live data file in
+    the partitions the added files write to."""
+
+def partitions_of(metadata: TableMetadata, data_files: list[str]) -> list[str]:
+    """The partition keys (`<spec id>:<partition path>`) of these files."""
+
+def validate_commit(
+    metadata: TableMetadata,
+    start_snapshot_id: int | None,
+    conflicting_data: bool | list[str] | None = None,
+    conflicting_deletes: bool | list[str] | None = None,
+    removed_paths: list[str] | None = None,
+) -> None:
+    """Raises CommitConflictError naming the first snapshot committed since
+    `start_snapshot_id` that added data files (or delete files) in scope (True: any; a list:
+    those partition keys) or removed one of `removed_paths`."""
+
+def delete_files(paths: list[str]) -> None:
+    """Deletes files (missing ones are ignored)."""
+
 # ---- scan (driver plans, executors read) ----
 def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[str]:
-    """One FileScanTask (JSON) per live data file of the snapshot (default: current; none
-    -> []). Raises NotSupportedError if the snapshot has live delete files."""
+    """One whole-file FileScanTask (JSON) per live data file of the snapshot (default:
+    current; none -> []), no filter, the applicable delete files attached."""
+
+# ---- scan planning (driver; rust/python/scan.rs) ----
+@final
+class ManifestCache:
+    """Decoded manifests shared by the scans of one table object (path + length keys)."""
+
+    def __init__(self, max_entries: int = 250000) -> None: ...
+    def stats(self) -> tuple[int, int, int, int]:
+        """(manifests cached, entries cached, hits, misses)"""
+    def clear(self) -> None: ...
+
+@final
+class FileScanTaskView:
+    """One planned task, read from the plan held in Rust."""
+
+    @property
+    def file_path(self) -> str: ...
+    @property
+    def record_count(self) -> int: ...
+    @property
+    def file_size_in_bytes(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def data_sequence_number(self) -> int: ...
+    @property
+    def spec_id(self) -> int: ...
+    def file_json(self) -> str: ...
+    @property
+    def deletes(self) -> list[tuple[str, int, int]]:
+        """(path, content 1 = position / 2 = equality, data sequence number) per delete file."""
+    def delete_files_json(self) -> list[str]: ...
+    @property
+    def residual(self) -> str | None: ...
+    def to_json(self) -> str: ...
+
+@final
+class CombinedTasks:
+    """Combined tasks (one Spark partition each), held in Rust."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> bytes:
+        """Combined task `i` as JSON bytes: {"tasks": [FileScanTask, ...]}."""
+    def task_count(self, i: int) -> int: ...
+    def to_json_list(self) -> list[bytes]: ...
+
+@final
+class ScanPlan:
+    """The planned file scan tasks of one scan, held in Rust."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> FileScanTaskView: ...
+    @property
+    def snapshot_id(self) -> int | None: ...
+    @property
+    def metrics(self) -> dict[str, int]: ...
+    def record_count(self) -> int: ...
+    def tasks_json(self) -> list[str]: ...
+    def combined(
+        self, target_size: int | None = None, open_file_cost: int | None = None, lookback: int | None = None
+    ) -> CombinedTasks:
+        """Split at split offsets (else fixed target-size chunks) and bin-pack by the table's
+        read.split.* settings unless overridden (Java TableScanUtil.planTasks)."""
+
+def plan_scan(
+    metadata: TableMetadata,
+    *,
+    snapshot_id: int | None = None,
+    ref_name: str | None = None,
+    as_of_timestamp: int | None = None,
+    from_snapshot_id: int | None = None,
+    to_snapshot_id: int | None = None,
+    incremental: bool = False,
+    row_filter: str | None = None,
+    row_filter_json: str | None = None,
+    case_sensitive: bool = True,
+    include_column_stats: bool = False,
+    cache: ManifestCache | None = None,
+    threads: int | None = None,
+) -> ScanPlan:
+    """Plans a scan in Rust (manifests pruned and read in parallel, delete index applied).
+    At most one of snapshot_id / ref_name / as_of_timestamp / an incremental range
+    (from exclusive, to inclusive, appends only)."""
+
+def resolve_snapshot(
+    metadata: TableMetadata,
+    *,
+    snapshot_id: int | None = None,
+    ref_name: str | None = None,
+    as_of_timestamp: int | None = None,
+) -> int | None:
+    """The snapshot id named (None: empty table); ValidationError listing what exists."""
+
+def split_combined_task(data: bytes) -> list[str]:
+    """The FileScanTask JSONs of a combined task's JSON bytes."""
 
 def read_task(
     task: str, projected_schema_json: str, batch_size: int = 65536, limit: int | None = None
@@ -132,8 +289,6 @@ def read_task(
     deletes applied, as a stream of batches of at most `batch_size` rows with schema
     `schema_to_arrow(projected_schema_json)`, stopping after `limit` rows when given."""
 
-def delete_files(paths: list[str]) -> None:
-    """Deletes files (missing ones are ignored)."""
 
 # ---- expressions (rust/python/expr.rs) ----
 def parse_filter(text: str) -> str:

@@ -8,7 +8,7 @@ import logging
 import os
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 
@@ -143,26 +143,68 @@ class Table:
         snapshot_id: int | None = None,
         case_sensitive: bool = True,
         limit: int | None = None,
+        **scan_options: Any,
     ) -> DataScan:
+        """A scan; `scan_options` go to DataScan (as_of_timestamp, ref, from_snapshot_id,
+        to_snapshot_id, include_column_stats, ...)."""
         from icefloe.scan import DataScan
 
-        return DataScan(self, row_filter, selected_fields, snapshot_id, case_sensitive, limit)
+        return DataScan(self, row_filter, selected_fields, snapshot_id, case_sensitive, limit, **scan_options)
 
     # ---- write ----
     def append(self, df: ArrowData, snapshot_properties: dict[str, str] | None = None) -> None:
-        """Appends Arrow data as a new `append` snapshot. The data must fit the table's
-        schema (ValidationError naming each column that does not); on any failure nothing
-        is committed and every file written is deleted."""
+        """Appends Arrow data as a new `append` snapshot (a merge append: small manifests are
+        merged per `commit.manifest.*`, as Iceberg Java's `newAppend()`). The data must fit
+        the table's schema (ValidationError naming each column that does not); on any
+        failure nothing is committed and every file written is deleted."""
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
+        descriptors = self._write_local(reader, write_id)
+        if descriptors:
+            self._commit_data_files(descriptors, snapshot_properties, write_id=write_id)
+
+    def overwrite(
+        self,
+        df: ArrowData,
+        overwrite_filter: BooleanExpression | str | None = None,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> Snapshot | None:
+        """Replaces rows with `df`'s, as one snapshot.
+
+        With `overwrite_filter`: removes the rows matching it (files where every row
+        matches are dropped, files where some do are rewritten without them) and adds
+        `df` (`overwrite`, or `delete` when `df` is empty). Without a filter: a dynamic
+        partition overwrite, replacing exactly the partitions `df`'s rows fall in (Spark's
+        `overwritePartitions()`; in an unpartitioned table, the whole table).
+
+        Concurrent commits are validated at serializable isolation: CommitConflictError
+        (naming the snapshot) when new data or deletes landed in what this replaces.
+        """
+        reader = _as_reader(df)
+        _native.check_arrow_schema(self._metadata, reader.schema)
+        write_id = self._new_write_id()
+        start = self._metadata.current_snapshot_id
+        descriptors = self._write_local(reader, write_id)
+        return self._overwrite_with(descriptors, overwrite_filter, write_id, start, snapshot_properties)
+
+    def delete(
+        self, delete_filter: BooleanExpression | str, snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """Copy-on-write delete of the rows matching `delete_filter`, as one `delete`
+        snapshot (none when nothing matches). Returns the current snapshot."""
+        write_id = self._new_write_id()
+        start = self._metadata.current_snapshot_id
+        return self._overwrite_with(
+            [], delete_filter, write_id, start, snapshot_properties, require_filter=True
+        )
+
+    def _write_local(self, reader: pa.RecordBatchReader, write_id: str) -> list[str]:
         try:
-            descriptors = _native.write_data_files(self._metadata, reader, write_id, 0)
+            return list(_native.write_data_files(self._metadata, reader, write_id, 0))
         except BaseException:
             self._abort_write(write_id)
             raise
-        if descriptors:
-            self._commit_data_files(descriptors, snapshot_properties)
 
     # ---- hooks for the Spark layer and later operations ----
     @staticmethod
@@ -175,23 +217,82 @@ class Table:
         return commit_with_retry(self, build)
 
     def _commit_data_files(
-        self, descriptors: list[str], snapshot_properties: dict[str, str] | None = None
+        self,
+        descriptors: list[str],
+        snapshot_properties: dict[str, str] | None = None,
+        write_id: str | None = None,
     ) -> Snapshot | None:
         """Commits an `append` snapshot adding these DataFile descriptors (JSON, from
-        `write_data_files`). On failure the data files are deleted too (unless the commit
-        state is unknown). With no descriptors nothing is committed (no empty snapshots)
-        and the current snapshot is returned."""
+        `write_data_files`), merging manifests per the table's settings. On failure the
+        data files are deleted too (unless the commit state is unknown); after success,
+        files carrying `write_id` that are not in the commit (failed or speculative Spark
+        task attempts) are deleted. With no descriptors nothing is committed (no empty
+        snapshots) and the current snapshot is returned."""
         if not descriptors:
+            if write_id:
+                self._abort_write(write_id)
             return self.current_snapshot()
-        props = {str(k): str(v) for k, v in (snapshot_properties or {}).items()}
+        props = _props(snapshot_properties)
+        return self._commit_write(
+            lambda base: _native.merge_append(base, descriptors, props), descriptors, write_id
+        )
+
+    def _overwrite_with(
+        self,
+        descriptors: list[str],
+        overwrite_filter: BooleanExpression | str | None,
+        write_id: str,
+        start_snapshot_id: int | None,
+        snapshot_properties: dict[str, str] | None = None,
+        require_filter: bool = False,
+    ) -> Snapshot | None:
+        """Commits `descriptors` (already written, carrying `write_id`) replacing the rows
+        of `overwrite_filter`, or the partitions they fall in when there is no filter.
+        `start_snapshot_id` is the version the operation started from (validation)."""
+        from icefloe import _overwrite
+        from icefloe.expressions import as_row_filter
+
+        props = _props(snapshot_properties)
         try:
-            committed = self._commit(lambda base: _native.fast_append(base, descriptors, props))
-        except CommitStateUnknownException:
+            if overwrite_filter is None and not require_filter:
+                if not descriptors:
+                    self._abort_write(write_id)
+                    return self.current_snapshot()
+                partitions = _native.partitions_of(self._metadata, descriptors)
+                build = _overwrite.replace_partitions_builder(
+                    start_snapshot_id, descriptors, partitions, props
+                )
+                written = descriptors
+            else:
+                if overwrite_filter is None:
+                    raise ValidationError("delete needs a filter (use AlwaysTrue() to delete every row)")
+                bound = as_row_filter(overwrite_filter).bind(self.schema())
+                removal = _overwrite.plan_row_removal(self, bound, write_id)
+                written = descriptors + removal.rewritten
+                if not written and not removal.removed_paths:
+                    self._abort_write(write_id)
+                    return self.current_snapshot()
+                build = _overwrite.overwrite_builder(removal, descriptors, props)
+        except BaseException:
+            self._abort_write(write_id)
             raise
+        return self._commit_write(build, written, write_id)
+
+    def _commit_write(self, build: BuildFn, descriptors: list[str], write_id: str | None) -> Snapshot | None:
+        """Commits; on failure deletes the write's files (all carrying `write_id`, or the
+        descriptors' files); after success deletes the write's files not committed."""
+        try:
+            committed = self._commit(build)
+        except CommitStateUnknownException:
+            raise  # the swap may have happened: the files may be live
         except Exception:
             # Not on interrupts (BaseException): the swap may have happened (see transaction).
             _native.delete_files(_descriptor_paths(descriptors))
+            if write_id:
+                self._abort_write(write_id)
             raise
+        if write_id:
+            self._abort_write(write_id, keep=set(_descriptor_paths(descriptors)))
         sid = committed.current_snapshot_id
         snap = None if sid is None else self.snapshot_by_id(sid)
         if snap is None:
@@ -206,9 +307,10 @@ class Table:
             or _io.join(self._metadata.location, "data")
         ).rstrip("/")
 
-    def _abort_write(self, write_id: str) -> list[str]:
+    def _abort_write(self, write_id: str, keep: set[str] | None = None) -> list[str]:
         """Deletes every file under the table's data location whose name contains
-        `write_id` (catches files of failed Spark tasks the driver never heard of).
+        `write_id` (catches files of failed Spark tasks the driver never heard of), except
+        the paths in `keep` (the committed ones, after a successful commit).
         Best effort; returns the paths deleted."""
         if not write_id or len(write_id) < 8:
             raise ValidationError(f"refusing to abort a write with id {write_id!r} (too short to be unique)")
@@ -220,6 +322,9 @@ class Table:
         found: list[str] = []
         for dirpath, _dirs, files in os.walk(root):
             found.extend(os.path.join(dirpath, f) for f in files if write_id in f)
+        if keep:
+            kept = {_io.local_path(p) for p in keep}
+            found = [p for p in found if p not in kept]
         for path in found:
             _io.remove_quietly(path)
         return found
@@ -236,6 +341,10 @@ class Table:
 
     def __hash__(self) -> int:
         return hash((self._identifier, self._metadata_location))
+
+
+def _props(snapshot_properties: dict[str, str] | None) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (snapshot_properties or {}).items()}
 
 
 def _descriptor_paths(descriptors: list[str]) -> list[str]:

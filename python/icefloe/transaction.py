@@ -72,12 +72,12 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             committed = table._catalog._commit_table(table, new_metadata)
         except CommitStateUnknownException:
             raise  # the files may be live: keep them
-        except CommitConflictError:
+        except CommitConflictError as e:
             _native.delete_files(written)
             policy = RetryPolicy.from_properties(table.metadata.properties)
             elapsed_ms = (time.monotonic() - start) * 1000
             if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
-                raise
+                raise CommitConflictError(_gave_up(table, attempt, e)) from e
             wait = min(policy.wait_ms(attempt), max(0.0, policy.total_timeout_ms - elapsed_ms))
             logger.debug(
                 "icefloe: commit to %s conflicted (attempt %d); retrying in %.0f ms", table, attempt, wait
@@ -90,5 +90,37 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             # SystemExit) may have landed after it: keep the files, orphans are harmless.
             _native.delete_files(written)
             raise
+        base = table.metadata
         table._set_metadata(committed)
+        _delete_removed_metadata_files(base, committed)
         return committed
+
+
+def _gave_up(table: Table, attempts: int, cause: Exception) -> str:
+    """The message of a commit that ran out of retries, naming the snapshot it lost to."""
+    try:
+        current = table._catalog.load_table(table.identifier).metadata.current_snapshot_id
+    except Exception:  # naming the winner is best effort
+        current = None
+    winner = f"; the table is now at snapshot {current}" if current is not None else ""
+    return f"commit to {table} failed after {attempts} attempt(s): {cause}{winner}"
+
+
+def _delete_removed_metadata_files(base: _native.TableMetadata, committed: _native.TableMetadata) -> None:
+    """`write.metadata.delete-after-commit.enabled`: deletes the metadata files that fell
+    out of `metadata-log` (trimmed to `write.metadata.previous-versions-max`) with this
+    commit, as Iceberg Java's table operations do. Best effort."""
+    if committed.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
+        return
+    before = {str(e["metadata-file"]) for e in base.metadata_log()}
+    if base.metadata_location:
+        before.add(base.metadata_location)
+    after = {str(e["metadata-file"]) for e in committed.metadata_log()}
+    if committed.metadata_location:
+        after.add(committed.metadata_location)
+    removed = sorted(before - after)
+    if removed:
+        try:
+            _native.delete_files(removed)
+        except Exception as e:
+            logger.warning("icefloe: could not delete old metadata files %s: %s", removed, e)

@@ -5,6 +5,6 @@ mapInArrow. `read` lives in `read.py`, the write operations in `write.py`.
 """
 
 from icefloe.spark.read import read
-from icefloe.spark.write import append
+from icefloe.spark.write import append, overwrite
 
-__all__ = ["append", "read"]
+__all__ = ["append", "overwrite", "read"]

@@ -19,21 +19,54 @@ from icefloe.exceptions import ValidationError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from icefloe.expressions import BooleanExpression
     from icefloe.table import Table
 
-__all__ = ["append"]
+__all__ = ["append", "overwrite"]
 
 _DESCRIPTOR_SCHEMA = "descriptor string"
 
 
 def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | None = None) -> None:
-    """Appends a DataFrame's rows to the table as one new `append` snapshot.
+    """Appends a DataFrame's rows to the table as one new `append` snapshot (a merge
+    append, like Iceberg Java's `writeTo().append()`).
 
     Executors write Parquet files (Rust) and return one descriptor each; the driver
     commits them. If anything fails, every file this write produced is deleted,
     including files of Spark task attempts the driver never heard of (found by the
-    write's unique id in their names).
+    write's unique id in their names); after a successful commit, files of attempts that
+    did not make it into the commit (failed or speculative) are deleted the same way.
     """
+    write_id = table._new_write_id()
+    descriptors = _write_on_executors(df, table, write_id)
+    table._commit_data_files(descriptors, snapshot_properties, write_id=write_id)
+
+
+def overwrite(
+    df: DataFrame,
+    table: Table,
+    overwrite_filter: BooleanExpression | str | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> None:
+    """Replaces rows with the DataFrame's, as one snapshot.
+
+    With `overwrite_filter`: the rows matching it are removed (files where every row
+    matches dropped, files where some do rewritten without them; the rewrite runs on the
+    driver) and the DataFrame's rows added (`df.writeTo(t).overwrite(expr)`). Without a
+    filter: dynamic partition overwrite, replacing exactly the partitions the DataFrame's
+    rows fall in (`df.writeTo(t).overwritePartitions()`). New data is written on the
+    executors. Conflicts with concurrent commits raise CommitConflictError.
+    """
+    write_id = table._new_write_id()
+    start = table.metadata.current_snapshot_id
+    descriptors = _write_on_executors(df, table, write_id)
+    table._overwrite_with(descriptors, overwrite_filter, write_id, start, snapshot_properties)
+
+
+def _write_on_executors(df: DataFrame, table: Table, write_id: str) -> list[str]:
+    """Writes the DataFrame's rows as data files on the executors; the descriptors of the
+    files of the successful task attempts. On failure, every file carrying `write_id` is
+    deleted and the error (an icefloe class when an executor raised one) propagates."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     try:
@@ -43,7 +76,6 @@ def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | No
     # Fail fast, before any task runs, when the DataFrame cannot fit the table.
     _native.check_arrow_schema(table.metadata, arrow_schema)
 
-    write_id = table._new_write_id()
     metadata_json = table.metadata.to_json()
 
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
@@ -67,10 +99,10 @@ def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | No
             rows = df.mapInArrow(write_task, _DESCRIPTOR_SCHEMA).collect()
         except Exception as e:
             raise _executor_error(e) from e
-        table._commit_data_files([r["descriptor"] for r in rows], snapshot_properties)
     except BaseException:
         table._abort_write(write_id)
         raise
+    return [r["descriptor"] for r in rows]
 
 
 _EXECUTOR_ERROR = re.compile(r"icefloe\.exceptions\.(\w+): (.*)")
