@@ -10,7 +10,9 @@ pub mod partitioned;
 pub mod partitioner;
 pub mod rolling;
 
-pub use data_writer::{write_data_files, write_data_files_with, WriteOptions, WriterMode};
+pub use data_writer::{
+    write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,
+};
 pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
