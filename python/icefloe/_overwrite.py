@@ -49,7 +49,7 @@ def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: st
     out = RowRemoval(md.current_snapshot_id)
     if isinstance(bound_filter, AlwaysFalse) or md.current_snapshot_id is None:
         return out
-    tasks = table.scan().plan_files()
+    tasks = list(table.scan().plan_files())
     if isinstance(bound_filter, AlwaysTrue):
         out.removed_paths = [t.file.file_path for t in tasks]
         return out
