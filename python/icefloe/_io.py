@@ -8,7 +8,7 @@ import gzip
 import logging
 import os
 import uuid
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from icefloe.exceptions import IcefloeIOError, NotFoundError, NotSupportedError
 
@@ -24,7 +24,9 @@ def local_path(location: str) -> str:
     """The filesystem path of a local location (`/a/b`, `file:/a/b`, `file:///a/b`)."""
     parsed = urlparse(location)
     if parsed.scheme == "file":
-        return unquote(parsed.path)
+        # No percent-decoding: Iceberg Java (Hadoop) keeps `%XX` in partition paths literally
+        # on disk (`name=a%C3%B1b/`), and so does the Rust core.
+        return parsed.path
     if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
         return location
     raise NotSupportedError(
