@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from enum import IntEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import pyarrow as pa
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
 
-__all__ = ["DataFile", "DataFileContent", "DataScan", "FileScanTask"]
+__all__ = ["CombinedScanTask", "DataFile", "DataFileContent", "DataScan", "FileScanTask", "PlannedFiles"]
 
 _READ_THREADS = 4
 
@@ -139,43 +139,161 @@ class DataFile:
 
 
 class FileScanTask:
-    """One planned read: a data file (or a split of it). Wraps the task JSON that crosses
-    to the executors; parsed only when an attribute is asked for."""
+    """One planned read: a data file (or a byte range of it) with the delete files that
+    apply to it and the residual filter. Backed either by a native task view (planned in
+    Rust; attributes read on demand) or by the task JSON that crosses to the executors."""
 
-    def __init__(self, task_json: str) -> None:
-        self._json = task_json
+    def __init__(self, task_json: str | None = None, *, view: _native.FileScanTaskView | None = None) -> None:
+        if task_json is None and view is None:
+            raise ValidationError("FileScanTask needs task JSON or a native task view")
+        self._json_text = task_json
+        self._view = view
 
     @cached_property
     def _obj(self) -> dict[str, Any]:
+        text = self.to_json()
         try:
-            obj = json.loads(self._json)
+            obj = json.loads(text)
         except ValueError as e:
             raise InvalidDataError(f"malformed FileScanTask JSON: {e}") from None
         if not isinstance(obj, dict) or "file" not in obj:
-            raise InvalidDataError(f"FileScanTask JSON has no 'file': {self._json[:200]}")
+            raise InvalidDataError(f"FileScanTask JSON has no 'file': {text[:200]}")
         return obj
 
     @cached_property
     def file(self) -> DataFile:
+        if self._view is not None:
+            return DataFile(json.loads(self._view.file_json()))
         return DataFile(self._obj["file"])
 
     @property
+    def file_path(self) -> str:
+        return self._view.file_path if self._view is not None else self.file.file_path
+
+    @property
+    def record_count(self) -> int:
+        return self._view.record_count if self._view is not None else self.file.record_count
+
+    @property
     def start(self) -> int:
-        return int(self._obj.get("start", 0))
+        return self._view.start if self._view is not None else int(self._obj.get("start", 0))
 
     @property
     def length(self) -> int:
+        if self._view is not None:
+            return self._view.length
         return int(self._obj.get("length", self.file.file_size_in_bytes))
 
     @property
-    def delete_files(self) -> set[DataFile]:
-        return set()
+    def data_sequence_number(self) -> int:
+        if self._view is not None:
+            return self._view.data_sequence_number
+        return int(self._obj.get("data_sequence_number", 0))
+
+    @cached_property
+    def delete_files(self) -> list[DataFile]:
+        """The delete files that apply to this data file (position and equality)."""
+        if self._view is not None:
+            return [DataFile(json.loads(d)) for d in self._view.delete_files_json()]
+        return [DataFile(d["file"]) for d in self._obj.get("deletes") or []]
+
+    @property
+    def delete_paths(self) -> list[str]:
+        if self._view is not None:
+            return [p for p, _content, _seq in self._view.deletes]
+        return [d.file_path for d in self.delete_files]
+
+    @property
+    def residual(self) -> str | None:
+        """The residual filter (bound expression JSON); None when nothing is left."""
+        if self._view is not None:
+            return self._view.residual
+        r = self._obj.get("residual")
+        return None if r is None else json.dumps(r)
 
     def to_json(self) -> str:
-        return self._json
+        if self._json_text is None:
+            assert self._view is not None
+            self._json_text = self._view.to_json()
+        return self._json_text
 
     def __repr__(self) -> str:
-        return f"FileScanTask({self.file.file_path!r}, start={self.start}, length={self.length})"
+        return f"FileScanTask({self.file_path!r}, start={self.start}, length={self.length})"
+
+
+class PlannedFiles(Sequence[FileScanTask]):
+    """The file scan tasks of a plan, held in Rust: `len()` is free, a FileScanTask view is
+    made only for the items touched."""
+
+    def __init__(self, plan: _native.ScanPlan) -> None:
+        self._plan = plan
+
+    def __len__(self) -> int:
+        return len(self._plan)
+
+    @overload
+    def __getitem__(self, i: int) -> FileScanTask: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[FileScanTask]: ...
+    def __getitem__(self, i: int | slice) -> FileScanTask | list[FileScanTask]:
+        if isinstance(i, slice):
+            return [FileScanTask(view=self._plan[j]) for j in range(*i.indices(len(self._plan)))]
+        return FileScanTask(view=self._plan[i])
+
+    def __iter__(self) -> Iterator[FileScanTask]:
+        for j in range(len(self._plan)):
+            yield FileScanTask(view=self._plan[j])
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        return self._plan.metrics
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self._plan.snapshot_id
+
+    def record_count(self) -> int:
+        return self._plan.record_count()
+
+    def to_json_list(self) -> list[str]:
+        return self._plan.tasks_json()
+
+    def __repr__(self) -> str:
+        return f"PlannedFiles({len(self)} tasks)"
+
+
+class CombinedScanTask:
+    """File scan tasks packed into one unit of work (one Spark partition); crosses to the
+    executors as JSON bytes."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    @cached_property
+    def tasks(self) -> list[FileScanTask]:
+        return [FileScanTask(t) for t in _native.split_combined_task(self._data)]
+
+    def to_bytes(self) -> bytes:
+        return self._data
+
+    def __repr__(self) -> str:
+        return f"CombinedScanTask({len(self.tasks)} tasks)"
+
+
+_CACHE_ATTR = "_icefloe_manifest_cache"
+
+
+def _manifest_cache(table: Table) -> _native.ManifestCache:
+    """The table object's manifest cache (decoded manifests, keyed by path + length, so
+    reusing it across refreshes of the same table is safe)."""
+    cache = getattr(table, _CACHE_ATTR, None)
+    if cache is None:
+        cache = _native.ManifestCache()
+        try:
+            setattr(table, _CACHE_ATTR, cache)
+        except AttributeError:  # a table type that refuses attributes: plan without reuse
+            pass
+    return cache
 
 
 class DataScan:
@@ -190,6 +308,12 @@ class DataScan:
         snapshot_id: int | None = None,
         case_sensitive: bool = True,
         limit: int | None = None,
+        *,
+        as_of_timestamp: int | None = None,
+        ref: str | None = None,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        include_column_stats: bool = False,
     ) -> None:
         self.table = table
         self.row_filter = as_row_filter(row_filter)
@@ -202,10 +326,25 @@ class DataScan:
             raise ValidationError(f"scan limit must be >= 0, found {limit}")
         self.limit = limit
         self._metadata = table.metadata
-        if snapshot_id is not None and self._metadata.snapshot_by_id(snapshot_id) is None:
+        self.as_of_timestamp = as_of_timestamp
+        self.ref = ref
+        self.from_snapshot_id = from_snapshot_id
+        self.to_snapshot_id = to_snapshot_id
+        self.include_column_stats = include_column_stats
+        self._incremental = from_snapshot_id is not None or to_snapshot_id is not None
+        if self._incremental and (snapshot_id is not None or ref is not None or as_of_timestamp is not None):
             raise ValidationError(
-                f"snapshot {snapshot_id} does not exist in table {'.'.join(table.identifier)}"
+                "an incremental scan (from_snapshot_id/to_snapshot_id) cannot also name "
+                "snapshot_id, ref or as_of_timestamp"
             )
+        if not self._incremental:
+            # Resolve id / ref / time to one snapshot id now (clear errors listing what
+            # exists), so the filter binds to that snapshot's schema.
+            resolved = _native.resolve_snapshot(
+                self._metadata, snapshot_id=snapshot_id, ref_name=ref, as_of_timestamp=as_of_timestamp
+            )
+            if snapshot_id is not None or ref is not None or as_of_timestamp is not None:
+                self.snapshot_id = resolved
         # Bind now so an unknown column fails where the scan is built. `row_filter` is the
         # bound form: exact column names and literals typed like their columns, so its
         # to_pyarrow() is what executors should apply.
@@ -228,6 +367,9 @@ class DataScan:
             "snapshot_id": self.snapshot_id,
             "case_sensitive": self.case_sensitive,
             "limit": self.limit,
+            "from_snapshot_id": self.from_snapshot_id,
+            "to_snapshot_id": self.to_snapshot_id,
+            "include_column_stats": self.include_column_stats,
         }
         args.update(kw)
         return DataScan(self.table, **args)
@@ -241,6 +383,12 @@ class DataScan:
 
     def use_snapshot(self, snapshot_id: int) -> DataScan:
         return self._update(snapshot_id=snapshot_id)
+
+    def use_ref(self, ref: str) -> DataScan:
+        return self._update(snapshot_id=None, ref=ref)
+
+    def as_of(self, timestamp_ms: int) -> DataScan:
+        return self._update(snapshot_id=None, as_of_timestamp=timestamp_ms)
 
     def with_case_sensitive(self, case_sensitive: bool = True) -> DataScan:
         return self._update(case_sensitive=case_sensitive)
@@ -290,10 +438,42 @@ class DataScan:
         names = set(self.selected_fields) | self._bound_filter.referenced_columns()
         return self._schema.select(*sorted(names), case_sensitive=self.case_sensitive)
 
-    def plan_files(self) -> list[FileScanTask]:
-        if self.snapshot_id is None and self._metadata.current_snapshot_id is None:
-            return []
-        return [FileScanTask(t) for t in _native.plan_files(self._metadata, self.snapshot_id)]
+    @cached_property
+    def _plan(self) -> PlannedFiles:
+        plan = _native.plan_scan(
+            self._metadata,
+            snapshot_id=None if self._incremental else self.snapshot_id,
+            from_snapshot_id=self.from_snapshot_id,
+            to_snapshot_id=self.to_snapshot_id,
+            incremental=self._incremental,
+            row_filter_json=None
+            if isinstance(self._bound_filter, AlwaysTrue)
+            else self._bound_filter.to_json(),
+            case_sensitive=self.case_sensitive,
+            include_column_stats=self.include_column_stats,
+            cache=_manifest_cache(self.table),
+        )
+        return PlannedFiles(plan)
+
+    def plan_files(self) -> PlannedFiles:
+        """The file scan tasks (one per live data file that may match), planned in Rust
+        once per scan object; a sequence whose items are materialised when touched."""
+        return self._plan
+
+    def plan_tasks(
+        self, target_size: int | None = None, open_file_cost: int | None = None, lookback: int | None = None
+    ) -> list[CombinedScanTask]:
+        """The planned files split (split offsets) and bin-packed into combined tasks by the
+        table's `read.split.target-size`, `read.split.open-file-cost` and
+        `read.split.planning-lookback` (or the arguments)."""
+        combined = self._plan._plan.combined(target_size, open_file_cost, lookback)
+        return [CombinedScanTask(b) for b in combined.to_json_list()]
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        """Scan metrics of the plan: manifests scanned/skipped/read/from cache, data files
+        matched/skipped, delete files indexed/attached, planning_time_ns."""
+        return self._plan.metrics
 
     # ---- reading ----
     def _reader(self) -> tuple[Schema, pa.Schema, pa.Schema]:
@@ -368,7 +548,7 @@ class DataScan:
         if isinstance(self._bound_filter, AlwaysFalse):
             return 0
         if isinstance(self._bound_filter, AlwaysTrue):
-            total = sum(t.file.record_count for t in self.plan_files())
+            total = self.plan_files().record_count()
         else:
             cols = tuple(sorted(self._bound_filter.referenced_columns()))
             total = self._update(selected_fields=cols, limit=None).to_arrow().num_rows
@@ -377,7 +557,12 @@ class DataScan:
     def __repr__(self) -> str:
         return (
             f"DataScan(table={'.'.join(self.table.identifier)!r}, row_filter={self.row_filter!r}, "
-            f"selected_fields={self.selected_fields!r}, snapshot_id={self.snapshot_id}, limit={self.limit})"
+            f"selected_fields={self.selected_fields!r}, snapshot_id={self.snapshot_id}, limit={self.limit}"
+            + (
+                f", from_snapshot_id={self.from_snapshot_id}, to_snapshot_id={self.to_snapshot_id})"
+                if self._incremental
+                else ")"
+            )
         )
 
 

@@ -317,7 +317,7 @@ fn plan_scan(
                     },
                 };
                 let bound = bind(&expr, &schema, case_sensitive)?;
-                let filter: ScanFilterRef = Arc::new(BoundFilter::new(bound)?);
+                let filter: ScanFilterRef = Arc::new(BoundFilter::new(bound, md.partition_specs())?);
                 options.filter = filter;
             }
             core_plan_scan(&md, &options, cache.as_deref())
@@ -329,6 +329,20 @@ fn plan_scan(
         metrics: plan.metrics,
         split: SplitOptions::from_table(&metadata.inner),
     })
+}
+
+/// The snapshot id a point-in-time selection names (`None`: the table has no snapshot);
+/// an unknown id, ref or time raises ValidationError listing what exists.
+#[pyfunction]
+#[pyo3(signature = (metadata, *, snapshot_id=None, ref_name=None, as_of_timestamp=None))]
+fn resolve_snapshot(
+    metadata: &PyTableMetadata,
+    snapshot_id: Option<i64>,
+    ref_name: Option<String>,
+    as_of_timestamp: Option<i64>,
+) -> PyResult<Option<i64>> {
+    let sel = selection(snapshot_id, ref_name, as_of_timestamp, None, None, false).py()?;
+    Ok(crate::scan::select(&metadata.inner, &sel).py()?.map(|s| s.snapshot_id))
 }
 
 /// Whole-file tasks of a snapshot as JSON (the first planner's entry point, kept for callers
@@ -349,5 +363,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_scan, m)?)?;
     m.add_function(wrap_pyfunction!(plan_files, m)?)?;
     m.add_function(wrap_pyfunction!(split_combined_task, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_snapshot, m)?)?;
     Ok(())
 }

@@ -1,7 +1,9 @@
-"""icefloe.spark.read: a DataFrame of an Iceberg table, one Spark partition per planned task.
+"""icefloe.spark.read: a DataFrame of an Iceberg table, one Spark partition per combined task.
 
-Planning happens on the driver (Rust); each partition's task reads its file in Rust
-inside mapInArrow. Tasks cross to the executors as JSON strings, one per row.
+Planning happens on the driver (Rust): files are split at their split offsets and bin-packed
+into combined tasks (`read.split.*`). Each combined task crosses to the executors as JSON
+bytes, one row and one Spark partition per combined task, and its file ranges are read in
+Rust inside mapInArrow.
 """
 
 from __future__ import annotations
@@ -29,16 +31,23 @@ def read(
     selected_fields: tuple[str, ...] | list[str] | None = None,
     snapshot_id: int | None = None,
     case_sensitive: bool = True,
+    **scan_options: Any,
 ) -> DataFrame:
-    """A DataFrame of the table's rows: one Spark partition per planned file task.
+    """A DataFrame of the table's rows: one Spark partition per combined task.
 
-    Planning happens here, on the driver; each partition's task reads its file in Rust.
+    Planning happens here, on the driver; each partition reads its tasks' file ranges in
+    Rust. `scan_options` go to `Table.scan` (as_of_timestamp, ref, from_snapshot_id,
+    to_snapshot_id).
     """
     from pyspark.sql.pandas.types import from_arrow_schema
 
     fields = tuple(selected_fields) if selected_fields else ("*",)
     scan = table.scan(
-        row_filter=row_filter, selected_fields=fields, snapshot_id=snapshot_id, case_sensitive=case_sensitive
+        row_filter=row_filter,
+        selected_fields=fields,
+        snapshot_id=snapshot_id,
+        case_sensitive=case_sensitive,
+        **scan_options,
     )
     projection = json.loads(scan.projection().to_json())
     target = spark_arrow_schema(projection)
@@ -48,23 +57,27 @@ def read(
     filter_expr = None if scan.row_filter_is_always_true() else scan.bound_row_filter.to_pyarrow()
     out_names = [f["name"] for f in projection["fields"]]
 
-    tasks = [t.to_json() for t in scan.plan_files()]
-    if not tasks:
+    combined = [c.to_bytes() for c in scan.plan_tasks()]
+    if not combined:
         return spark.createDataFrame([], spark_schema)
 
     def read_tasks(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
         for batch in batches:
-            for task in batch.column(0).to_pylist():
-                for b in native.read_task(task, read_schema_json):
-                    if filter_expr is not None:
-                        b = pa.Table.from_batches([b]).filter(filter_expr).combine_chunks()
-                        if b.num_rows == 0:
-                            continue
-                        b = b.to_batches()[0]
-                    yield to_spark_batch(b.select(out_names), projection, target)
+            for data in batch.column(0).to_pylist():
+                for task in native.split_combined_task(data):
+                    yield from read_one(native, task)
 
-    task_rdd = spark.sparkContext.parallelize([(t,) for t in tasks], numSlices=len(tasks))
-    task_df = spark.createDataFrame(task_rdd, "task string")
+    def read_one(native: Any, task: str) -> Iterable[pa.RecordBatch]:
+        for b in native.read_task(task, read_schema_json):
+            if filter_expr is not None:
+                b = pa.Table.from_batches([b]).filter(filter_expr).combine_chunks()
+                if b.num_rows == 0:
+                    continue
+                b = b.to_batches()[0]
+            yield to_spark_batch(b.select(out_names), projection, target)
+
+    task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
+    task_df = spark.createDataFrame(task_rdd, "task binary")
     return task_df.mapInArrow(read_tasks, spark_schema)
