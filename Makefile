@@ -8,7 +8,7 @@ ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read clean
+.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-write clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -71,6 +71,9 @@ bench:  ## criterion benches for the hot paths
 bench-read: release oracle  ## merge-on-read read benchmark vs Iceberg Java on Spark, PyIceberg, pyarrow (not in make test)
 	$(VENV)/bin/pip install -q "pyiceberg>=0.9"
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/read_bench.py
+
+bench-write: release oracle  ## partitioned write (day(ts), bucket(16, id)), 5M rows: icefloe.spark.append vs Iceberg Java (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/write_bench.py
 
 clean:
 	rm -rf target dist $(VENV) .cache warehouse
