@@ -68,6 +68,13 @@ fmt:  ## format Rust and Python
 bench:  ## criterion benches for the hot paths
 	cargo bench
 
+bench-metrics-eval:  ## criterion: InclusiveMetricsEvaluator over 100,000 DataFiles (not in make test)
+	cargo bench --bench metrics_eval
+
+bench-planning: release oracle  ## scan planning, 100,000 files: icefloe vs Iceberg Java planFiles vs PyIceberg (not in make test; ARGS="--files 1000000 --no-pyiceberg")
+	$(VENV)/bin/pip install -q "pyiceberg>=0.9"
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/planning_bench.py $(ARGS)
+
 bench-read: release oracle  ## merge-on-read read benchmark vs Iceberg Java on Spark, PyIceberg, pyarrow (not in make test)
 	$(VENV)/bin/pip install -q "pyiceberg>=0.9"
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/read_bench.py
