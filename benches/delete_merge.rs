@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
     let set = EqualityDeleteSet::load(&[1], &[&p], &|_| None).unwrap();
     let data: ArrayRef = Arc::new(Int64Array::from_iter_values(0..65536));
     c.bench_function("equality probe 64k rows vs 100k long keys", |b| {
-        b.iter(|| set.keep_mask(&[data.clone()]))
+        b.iter(|| set.keep_mask(std::slice::from_ref(&data)))
     });
     c.bench_function("equality load 100k long keys", |b| {
         b.iter(|| EqualityDeleteSet::load(&[1], &[&p], &|_| None).unwrap())

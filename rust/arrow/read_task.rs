@@ -81,7 +81,10 @@ pub fn read_task(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> 
 
 /// The delete files that apply to the task by the spec's sequence-number rule: position
 /// deletes with delete seq >= data seq, equality deletes with delete seq > data seq.
-fn applicable_deletes(task: &FileScanTask) -> Result<(Vec<&str>, BTreeMap<Vec<i32>, Vec<&str>>)> {
+/// Position delete paths, and equality delete paths grouped by their `equality_ids`.
+type Applicable<'a> = (Vec<&'a str>, BTreeMap<Vec<i32>, Vec<&'a str>>);
+
+fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
     let mut pos = Vec::new();
     let mut eq: BTreeMap<Vec<i32>, Vec<&str>> = BTreeMap::new();
     for d in &task.deletes {
