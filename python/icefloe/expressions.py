@@ -8,12 +8,18 @@ never true, so `NotEqualTo("x", 1)`, `NotIn` and `NotStartsWith` do not select n
 Float and double columns compare in Iceberg Java's and Spark's total order, where NaN is
 greater than every number: `GreaterThan("x", 0.0)` selects NaN values. NaN literals are
 refused (use IsNaN / NotNaN), as Iceberg Java does.
+
+Row filters may also be strings, parsed in Rust (`icefloe._native.parse_filter`):
+`"id > 5 AND ts >= '2024-01-01' AND name LIKE 'a%' AND kind IN ('x','y')"` becomes the
+same builder tree (`parse_filter`). Every expression serializes with `to_json()` to the
+JSON the Rust core reads (documented in rust/expr/predicate.rs); `from_json` reads it back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe import _native
+from icefloe.exceptions import ValidationError
 from icefloe.types import (
     BinaryType,
     BooleanType,
@@ -67,6 +74,8 @@ __all__ = [
     "Or",
     "StartsWith",
     "as_row_filter",
+    "from_json",
+    "parse_filter",
 ]
 
 
@@ -84,6 +93,13 @@ class BooleanExpression:
     def referenced_columns(self) -> set[str]:
         """The column names this expression reads (as written, or exact once bound)."""
         return set()
+
+    def to_json(self) -> str:
+        """The unbound JSON form the Rust core reads (see rust/expr/predicate.rs)."""
+        return json.dumps(self._json())
+
+    def _json(self) -> dict[str, Any]:
+        raise NotImplementedError
 
     def __and__(self, other: BooleanExpression) -> BooleanExpression:
         return And(self, other)
@@ -113,6 +129,9 @@ class AlwaysTrue(BooleanExpression):
     def to_pyarrow(self) -> pc.Expression:
         return pc.scalar(True)
 
+    def _json(self) -> dict[str, Any]:
+        return {"type": "true"}
+
     def __repr__(self) -> str:
         return "AlwaysTrue()"
 
@@ -123,6 +142,9 @@ class AlwaysFalse(BooleanExpression):
 
     def to_pyarrow(self) -> pc.Expression:
         return pc.scalar(False)
+
+    def _json(self) -> dict[str, Any]:
+        return {"type": "false"}
 
     def __repr__(self) -> str:
         return "AlwaysFalse()"
@@ -148,6 +170,9 @@ class And(BooleanExpression):
 
     def to_pyarrow(self) -> pc.Expression:
         return self.left.to_pyarrow() & self.right.to_pyarrow()  # Kleene and
+
+    def _json(self) -> dict[str, Any]:
+        return {"type": "and", "left": self.left._json(), "right": self.right._json()}
 
     def referenced_columns(self) -> set[str]:
         return self.left.referenced_columns() | self.right.referenced_columns()
@@ -180,6 +205,9 @@ class Or(BooleanExpression):
     def to_pyarrow(self) -> pc.Expression:
         return self.left.to_pyarrow() | self.right.to_pyarrow()  # Kleene or
 
+    def _json(self) -> dict[str, Any]:
+        return {"type": "or", "left": self.left._json(), "right": self.right._json()}
+
     def referenced_columns(self) -> set[str]:
         return self.left.referenced_columns() | self.right.referenced_columns()
 
@@ -204,6 +232,9 @@ class Not(BooleanExpression):
 
     def to_pyarrow(self) -> pc.Expression:
         return ~self.child.to_pyarrow()  # NOT null is null: not selected
+
+    def _json(self) -> dict[str, Any]:
+        return {"type": "not", "child": self.child._json()}
 
     def referenced_columns(self) -> set[str]:
         return self.child.referenced_columns()
@@ -261,6 +292,9 @@ class UnboundPredicate(BooleanExpression):
 class _UnaryPredicate(UnboundPredicate):
     def bind(self, schema: Schema, case_sensitive: bool = True) -> BooleanExpression:
         return self._copy_bound(self._bind_term(schema, case_sensitive))
+
+    def _json(self) -> dict[str, Any]:
+        return {"type": _JSON_NAMES[type(self)], "term": self.term}
 
     def _key(self) -> tuple[Any, ...]:
         return (self.term,)
@@ -326,6 +360,9 @@ class _LiteralPredicate(UnboundPredicate):
 
     def _value(self) -> Any:
         return self._scalar if self._scalar is not None else self.literal
+
+    def _json(self) -> dict[str, Any]:
+        return {"type": _JSON_NAMES[type(self)], "term": self.term, "value": _literal_json(self.literal)}
 
     def _is_floating(self) -> bool:
         return self._bound is not None and isinstance(self._bound.field_type, (FloatType, DoubleType))
@@ -417,6 +454,13 @@ class _SetPredicate(UnboundPredicate):
         new._array = pa.array([s.as_py() for s in scalars], type=scalars[0].type)
         return new
 
+    def _json(self) -> dict[str, Any]:
+        return {
+            "type": _JSON_NAMES[type(self)],
+            "term": self.term,
+            "values": [_literal_json(v) for v in self.literals],
+        }
+
     def _values(self) -> Any:
         return self._array if self._array is not None else pa.array(list(self.literals))
 
@@ -449,13 +493,96 @@ def as_row_filter(value: BooleanExpression | str | None) -> BooleanExpression:
     if value is None:
         return AlwaysTrue()
     if isinstance(value, str):
-        if value.strip().lower() in ("", "true"):
-            return AlwaysTrue()
-        raise NotSupportedError(
-            f"string row filters ({value!r}) arrive with the scan planner; for now build the filter "
-            "with icefloe.expressions, e.g. EqualTo('id', 5) & NotNull('name')"
-        )
+        return parse_filter(value)
     return _check_expr(value)
+
+
+def parse_filter(text: str) -> BooleanExpression:
+    """The builder tree of a row-filter string (parsed in Rust; ValidationError naming the
+    bad token, NotSupportedError for SQL outside the supported subset)."""
+    return from_json(json.loads(_native.parse_filter(text)))
+
+
+_JSON_NAMES: dict[type[BooleanExpression], str] = {}
+
+
+def _register_json_names() -> None:
+    for cls, name in [
+        (IsNull, "is-null"),
+        (NotNull, "not-null"),
+        (IsNaN, "is-nan"),
+        (NotNaN, "not-nan"),
+        (LessThan, "lt"),
+        (LessThanOrEqual, "lt-eq"),
+        (GreaterThan, "gt"),
+        (GreaterThanOrEqual, "gt-eq"),
+        (EqualTo, "eq"),
+        (NotEqualTo, "not-eq"),
+        (StartsWith, "starts-with"),
+        (NotStartsWith, "not-starts-with"),
+        (In, "in"),
+        (NotIn, "not-in"),
+    ]:
+        _JSON_NAMES[cls] = name
+
+
+_register_json_names()
+_FROM_JSON_NAMES = {v: k for k, v in _JSON_NAMES.items()}
+
+
+def _literal_json(v: Any) -> Any:
+    if isinstance(v, bool) or isinstance(v, (int, str)):
+        return v
+    if isinstance(v, float):
+        if v != v:
+            raise ValidationError("NaN is not a comparable literal; use IsNaN / NotNaN")
+        return v
+    if isinstance(v, decimal.Decimal):
+        return {"decimal": str(v)}
+    if isinstance(v, (bytes, bytearray)):
+        return {"binary": bytes(v).hex().upper()}
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, (dt.date, dt.time)):  # datetime is a date
+        return v.isoformat()
+    raise ValidationError(f"cannot write literal {v!r} ({type(v).__name__}) in a row filter")
+
+
+def _literal_from_json(v: Any) -> Any:
+    if isinstance(v, dict) and "decimal" in v:
+        return decimal.Decimal(v["decimal"])
+    if isinstance(v, dict) and "binary" in v:
+        return bytes.fromhex(v["binary"])
+    if isinstance(v, dict) or isinstance(v, list) or v is None:
+        raise ValidationError(f"expected a literal in a row filter's JSON, found {v!r}")
+    return v
+
+
+def from_json(obj: Any) -> BooleanExpression:
+    """The builder tree of the JSON form (a parsed object or its text)."""
+    if isinstance(obj, str):
+        obj = json.loads(obj)
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise ValidationError(f"expected an expression object with a 'type', found {obj!r}")
+    t = obj["type"]
+    if t == "true":
+        return AlwaysTrue()
+    if t == "false":
+        return AlwaysFalse()
+    if t in ("and", "or"):
+        left, right = from_json(obj["left"]), from_json(obj["right"])
+        return And(left, right) if t == "and" else Or(left, right)
+    if t == "not":
+        return Not(from_json(obj["child"]))
+    cls = _FROM_JSON_NAMES.get(t)
+    if cls is None:
+        raise ValidationError(f"unknown expression type {t!r}")
+    if issubclass(cls, _UnaryPredicate):
+        return cls(obj["term"])
+    if issubclass(cls, _SetPredicate):
+        return cls(obj["term"], [_literal_from_json(v) for v in obj["values"]])
+    pred: BooleanExpression = cls(obj["term"], _literal_from_json(obj["value"]))  # type: ignore[call-arg]
+    return pred
 
 
 # ---- literals ----
@@ -495,7 +622,13 @@ def _to_scalar(pred: UnboundPredicate, b: _Bound, value: Any) -> pa.Scalar:
     try:
         v = value
         t = b.field_type
-        if isinstance(t, (IntegerType, LongType)) and isinstance(v, float):
+        if isinstance(t, (FloatType, DoubleType)) and isinstance(v, decimal.Decimal):
+            v = float(v)
+        elif isinstance(t, (IntegerType, LongType)) and isinstance(v, decimal.Decimal):
+            if v != v.to_integral_value():
+                raise ValueError("not an integer")
+            v = int(v)
+        elif isinstance(t, (IntegerType, LongType)) and isinstance(v, float):
             if not v.is_integer():
                 raise ValueError("not an integer")
             v = int(v)

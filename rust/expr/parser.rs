@@ -156,6 +156,9 @@ impl Converter<'_> {
         Ok(match e {
             Expr::Nested(inner) => self.operand(inner)?,
             Expr::Identifier(_) | Expr::CompoundIdentifier(_) => Operand::Column(self.column(e)?),
+            Expr::Function(f) => {
+                return Err(self.unsupported(format!("function '{}' in a comparison", f.name)))
+            }
             _ => Operand::Value(self.value(e)?),
         })
     }
