@@ -10,6 +10,7 @@ pub mod parser;
 pub mod predicate;
 pub mod projection;
 pub mod residual;
+pub mod row_group;
 pub mod struct_evaluator;
 
 pub use bind::{bind, BoundExpr, BoundPredicate, BoundReference};
@@ -20,4 +21,5 @@ pub use parser::parse_filter;
 pub use predicate::{Datum, Expression, Operator, Predicate};
 pub use projection::{inclusive_projection, strict_projection};
 pub use residual::ResidualEvaluator;
+pub use row_group::{row_group_may_match, RowGroupEvaluator};
 pub use struct_evaluator::StructEvaluator;
