@@ -16,7 +16,7 @@ from icefloe import (
     Table,
 )
 from icefloe.catalog import Catalog
-from icefloe.exceptions import CommitConflictError, NotSupportedError, ValidationError
+from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import And, EqualTo, GreaterThan, In, IsNull, LessThan, NotNull
 
 SCHEMA = pa.schema(
@@ -144,8 +144,7 @@ def test_selected_fields_and_row_filter(table: Table) -> None:
         table.scan(selected_fields=("id", "nope")).to_arrow()
     with pytest.raises(ValidationError, match="'nope'"):
         table.scan(row_filter=EqualTo("nope", 1))
-    with pytest.raises(NotSupportedError, match="scan planner"):
-        table.scan(row_filter="id > 3")
+    assert table.scan(row_filter="id > 3").row_filter.referenced_columns() == {"id"}
 
 
 def test_limit_batches_and_tasks(table: Table) -> None:
