@@ -258,6 +258,16 @@ class PlannedFiles(Sequence[FileScanTask]):
     def to_json_list(self) -> list[str]:
         return self._plan.tasks_json()
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list/tuple (or another plan) of the same tasks, so `plan == []` works."""
+        if not isinstance(other, (list, tuple, PlannedFiles)):
+            return NotImplemented
+        if len(other) != len(self):
+            return False
+        return all(a.to_json() == b.to_json() for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __repr__(self) -> str:
         return f"PlannedFiles({len(self)} tasks)"
 
