@@ -196,3 +196,37 @@ def test_icefloe_writes_after_java_partition_evolution(
     oracle.sql(f"INSERT INTO {oracle.qualified(table_name)} SELECT * FROM {view} WHERE n > 40")
     table = catalog.load_table(table_name)
     assert_same_rows(table.scan().to_arrow(), oracle.df(table_name))
+
+
+def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, table_name: str) -> None:
+    """Same data, same `write.metadata.metrics.*` properties: icefloe's file metrics equal
+    the ones Iceberg Java writes (counts only / truncated bounds / full bounds / none, NaN counts)."""
+    props = (
+        "'write.metadata.metrics.default'='counts', 'write.metadata.metrics.column.name'='truncate(2)', "
+        "'write.metadata.metrics.column.id'='full', 'write.metadata.metrics.column.cat'='none', "
+        "'write.metadata.metrics.column.v'='full'"
+    )
+    ddl = f"{DDL}, v double"
+    rows = [
+        (*r, float("nan") if i % 7 == 0 else (None if i % 11 == 0 else i / 3))
+        for i, r in enumerate(_rows(5, 500))
+    ]
+    df = spark.createDataFrame(rows, ddl).coalesce(1)
+    java_name = table_name + "_java"
+    for name in (table_name, java_name):
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
+    icefloe.spark.append(df, catalog.load_table(table_name))
+    df.writeTo(oracle.qualified(java_name)).append()
+    ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
+    assert len(ours) == len(java) == 1
+    for key in (
+        "record_count",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+    ):
+        assert ours[0][key] == java[0][key], key
+    # The modes did something: no bounds for counts/none columns, name truncated to 2 chars.
+    assert set(ours[0]["lower_bounds"]) == {1, 3, 10}

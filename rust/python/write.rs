@@ -79,7 +79,7 @@ fn apply_transform(
             {
                 input
             } else {
-                arrow_cast::cast(&input, &want).map_err(|e| {
+                arrow_cast::cast_with_options(&input, &want, &arrow_cast::CastOptions { safe: false, ..Default::default() }).map_err(|e| {
                     validation(format!("cannot cast {} values to {want} for a {ty} source", input.data_type()))
                         .with_source(e)
                 })?
