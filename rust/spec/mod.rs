@@ -4,6 +4,7 @@
 #[cfg(test)]
 mod golden_tests;
 pub mod metrics_truncate;
+pub mod name_mapping;
 pub mod partition;
 pub mod schema;
 pub mod snapshot;
@@ -21,6 +22,7 @@ pub mod values;
 pub use metrics_truncate::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string,
 };
+pub use name_mapping::{MappedField, MappedFields, NameMapping, PROPERTY_NAME_MAPPING_DEFAULT};
 pub use partition::{
     PartitionField, PartitionSpec, PartitionSpecBuilder, PARTITION_DATA_ID_START,
     UNPARTITIONED_LAST_ASSIGNED_ID,
