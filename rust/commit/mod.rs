@@ -10,6 +10,7 @@ mod merge_append;
 mod overwrite;
 mod producer;
 mod replace_partitions;
+mod row_filter;
 mod summary;
 mod validation;
 
@@ -18,5 +19,9 @@ pub use merge_append::{merge_append, MergeConfig};
 pub use overwrite::overwrite_files;
 pub use producer::{partition_key, produce, Change, Removal};
 pub use replace_partitions::{partitions_of, replace_partitions};
+pub use row_filter::{plan_row_removal, FileMatch, RowFilter};
 pub use summary::SnapshotSummaryBuilder;
 pub use validation::{snapshots_since, validate, ConflictScope, Validation};
+
+#[cfg(test)]
+mod row_filter_tests;

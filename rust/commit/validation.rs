@@ -5,17 +5,22 @@
 //!
 //! Appends never conflict. An overwrite or partition replacement at serializable isolation
 //! conflicts when a concurrent snapshot added data files in its scope, added delete files in
-//! its scope, or removed one of the files it removes.
+//! its scope, removed a data file in its scope (Java's `validateDeletedDataFiles`), or removed
+//! one of the files it removes. A row-filter scope is answered from file metadata (partition
+//! projections and column stats, [`RowFilter::may_match`]), so a concurrent write into
+//! another partition, or outside the filter's value range, is not a conflict.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use crate::commit::producer::partition_key;
+use crate::commit::row_filter::RowFilter;
 use crate::error::{Error, ErrorKind, Result};
 use crate::manifest::{read_manifest, read_manifest_list, DataContentType, DataFile, EntryStatus};
 use crate::spec::{Operation, Snapshot, TableMetadata};
 
 /// Which concurrently added files conflict.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub enum ConflictScope {
     /// None (appends; snapshot isolation for new data).
     #[default]
@@ -25,6 +30,8 @@ pub enum ConflictScope {
     Everything,
     /// Files in these partitions (`<spec id>:<path>` keys).
     Partitions(BTreeSet<String>),
+    /// Files that may hold rows matching this filter.
+    Filter(Arc<RowFilter>),
 }
 
 impl ConflictScope {
@@ -33,6 +40,7 @@ impl ConflictScope {
             ConflictScope::Nothing => false,
             ConflictScope::Everything => true,
             ConflictScope::Partitions(keys) => keys.contains(&partition_key(base, f)?),
+            ConflictScope::Filter(filter) => filter.may_match(f),
         })
     }
 }
@@ -52,8 +60,8 @@ pub struct Validation {
 
 impl Validation {
     fn is_noop(&self) -> bool {
-        self.data == ConflictScope::Nothing
-            && self.deletes == ConflictScope::Nothing
+        matches!(self.data, ConflictScope::Nothing)
+            && matches!(self.deletes, ConflictScope::Nothing)
             && self.removed_paths.is_empty()
     }
 }
@@ -108,13 +116,15 @@ pub fn validate(base: &TableMetadata, v: &Validation) -> Result<()> {
                     EntryStatus::Added if is_data => check_data && v.data.matches(base, f)?,
                     EntryStatus::Added => check_deletes && v.deletes.matches(base, f)?,
                     EntryStatus::Deleted => {
-                        is_data && check_removed && v.removed_paths.contains(&f.file_path)
+                        is_data
+                            && check_removed
+                            && (v.removed_paths.contains(&f.file_path) || v.deletes.matches(base, f)?)
                     }
                     EntryStatus::Existing => false,
                 };
                 if hit {
                     let what = match (e.status, is_data) {
-                        (EntryStatus::Deleted, _) => "removed a file this operation removes",
+                        (EntryStatus::Deleted, _) => "removed a data file this operation reads or removes",
                         (_, true) => "added data files that may match this operation's filter or partitions",
                         (_, false) => "added delete files that may apply to the replaced data",
                     };
