@@ -3,6 +3,7 @@
 
 pub mod delete_cache;
 pub mod equality_deletes;
+mod name_mapped;
 pub mod position_deletes;
 pub mod read_task;
 pub mod reader;

@@ -17,6 +17,7 @@ use parquet::arrow::arrow_reader::{
 
 use super::delete_cache;
 use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef};
+use super::name_mapped;
 use super::position_deletes::{merge_positions, row_selection};
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
 use super::schema::schema_to_arrow;
@@ -24,7 +25,7 @@ use crate::error::{invalid_data, not_supported, Error, Result};
 use crate::io::local_path;
 use crate::manifest::{DataContentType, FileFormat};
 use crate::scan::FileScanTask;
-use crate::spec::{NestedField, Schema};
+use crate::spec::{NameMapping, NestedField, Schema};
 
 /// Reserved field id of the `_file` metadata column (the data file's path).
 pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
@@ -32,17 +33,20 @@ pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
 pub const ROW_POS_FIELD_ID: i32 = 2147483645;
 
 /// How to read a task.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// At most this many rows per output batch.
     pub batch_size: usize,
     /// Stop after this many output rows.
     pub limit: Option<usize>,
+    /// The table's name mapping (`schema.name-mapping.default`), used for data files that
+    /// carry no Parquet field ids.
+    pub name_mapping: Option<Arc<NameMapping>>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { batch_size: 65536, limit: None }
+        ReadOptions { batch_size: 65536, limit: None, name_mapping: None }
     }
 }
 
@@ -55,6 +59,8 @@ enum OutCol {
 /// Streams the rows of one task as batches of `schema_to_arrow(projected)`.
 pub struct TaskReader {
     inner: Option<ParquetRecordBatchReader>,
+    /// For a file without field ids: its decoded schema with the name-mapped ids attached.
+    relabel: Option<SchemaRef>,
     read_schema: Schema,
     read_target: SchemaRef,
     output: SchemaRef,
@@ -197,15 +203,24 @@ impl TaskReader {
         let deleted = merge_positions(&lists);
         let (selection, runs) = row_selection(&groups, &deleted);
 
-        let mask = projection_mask(builder.parquet_schema(), &read_schema, &path)?;
+        let mapping = opts.name_mapping.as_deref();
+        let mask = projection_mask(builder.parquet_schema(), &read_schema, &path, mapping)?;
+        let unmapped = !name_mapped::file_has_field_ids(builder.parquet_schema());
         let mut builder =
             builder.with_projection(mask).with_batch_size(opts.batch_size.max(1)).with_row_groups(chosen);
         if !deleted.is_empty() {
             builder = builder.with_row_selection(selection);
         }
         let inner = builder.build().map_err(|e| parquet_err(e, "cannot read Parquet file", &path))?;
+        let relabel = match mapping {
+            Some(m) if unmapped => {
+                Some(name_mapped::mapped_arrow_schema(&arrow_array::RecordBatchReader::schema(&inner), m))
+            }
+            _ => None,
+        };
         Ok(TaskReader {
             inner: Some(inner),
+            relabel,
             read_schema,
             read_target,
             output,
@@ -244,6 +259,10 @@ impl TaskReader {
 
     fn process(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
         let rows = batch.num_rows();
+        let batch = match &self.relabel {
+            Some(mapped) => name_mapped::relabel(&batch, mapped)?,
+            None => batch,
+        };
         let data = adapt_file_batch(&batch, &self.read_schema, &self.read_target)?;
         let pos = if self.need_pos { Some(Arc::new(self.positions(rows)?) as ArrayRef) } else { None };
         let mut keep: Option<BooleanArray> = None;

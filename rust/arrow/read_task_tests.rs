@@ -102,7 +102,7 @@ fn eq_delete(
 }
 
 fn ids_of(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> Vec<Option<i64>> {
-    let r = read_task(task, projected, opts).unwrap();
+    let r = read_task(task, projected, opts.clone()).unwrap();
     let mut out = vec![];
     for b in r {
         let b = b.unwrap();
@@ -141,7 +141,7 @@ fn position_deletes_skip_rows_and_pos_column_matches() {
         vec![],
     )
     .unwrap();
-    let opts = ReadOptions { batch_size: 3, limit: None };
+    let opts = ReadOptions { batch_size: 3, limit: None, name_mapping: None };
     let mut ids = vec![];
     for b in read_task(&task, &projected, opts).unwrap() {
         let b = b.unwrap();
@@ -176,14 +176,14 @@ fn byte_range_reads_only_its_row_groups() {
         1,
     ));
     let opts = ReadOptions::default();
-    assert_eq!(ids_of(&task, &data_schema(), opts), some(&[4, 5, 7]));
+    assert_eq!(ids_of(&task, &data_schema(), opts.clone()), some(&[4, 5, 7]));
     // The three splits together read every row exactly once.
     let mut all = vec![];
     let bounds = [0, starts[1], starts[2], fx.data.file_size_in_bytes];
     for w in bounds.windows(2) {
         task.start = w[0];
         task.length = w[1] - w[0];
-        all.extend(ids_of(&task, &data_schema(), opts));
+        all.extend(ids_of(&task, &data_schema(), opts.clone()));
     }
     assert_eq!(all, vec![Some(0), Some(2), Some(3), Some(4), Some(5), Some(7), Some(8), None]);
 }
@@ -245,7 +245,7 @@ fn equality_deletes_on_two_columns_with_int_key_widened() {
     let want = vec![Some(0), Some(2), Some(3), Some(4), Some(5), Some(6), Some(7), Some(8), None];
     assert_eq!(ids_of(&task, &only_id, ReadOptions::default()), want);
     assert_eq!(
-        ids_of(&task, &data_schema(), ReadOptions { batch_size: 2, limit: Some(4) }),
+        ids_of(&task, &data_schema(), ReadOptions { batch_size: 2, limit: Some(4), name_mapping: None }),
         want[..4].to_vec()
     );
 }

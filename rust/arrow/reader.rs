@@ -21,7 +21,7 @@ use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::local_path;
-use crate::spec::{NestedField, PrimitiveType, Schema, Type};
+use crate::spec::{NameMapping, NestedField, PrimitiveType, Schema, Type, PROPERTY_NAME_MAPPING_DEFAULT};
 
 /// Default number of rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -56,7 +56,7 @@ impl ArrowReader {
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
             .map_err(|e| parquet_err(e, "cannot open Parquet file", path))?;
         let descr = builder.parquet_schema();
-        let mask = projection_mask(descr, projected, path)?;
+        let mask = projection_mask(descr, projected, path, None)?;
         let target: SchemaRef = Arc::new(schema_to_arrow(projected)?);
         let inner = builder
             .with_projection(mask)
@@ -143,6 +143,7 @@ pub(crate) fn projection_mask(
     descr: &SchemaDescriptor,
     projected: &Schema,
     path: &str,
+    mapping: Option<&NameMapping>,
 ) -> Result<ProjectionMask> {
     let mut wanted = HashSet::new();
     projected.fields().iter().for_each(|f| collect_ids(f, &mut wanted));
@@ -156,10 +157,14 @@ pub(crate) fn projection_mask(
         walk(top, keep, &wanted, &mut next_leaf, &mut leaves, &mut any_id);
     }
     if !any_id && descr.num_columns() > 0 {
-        return Err(not_supported(
-            "the data file has no Parquet field ids; reading it needs a name mapping, which is not supported yet",
-        )
-        .with_context("file", path));
+        // Files without ids (imported / migrated) are read through the table's name mapping.
+        return match mapping {
+            Some(m) => Ok(super::name_mapped::mapped_projection_mask(descr, &wanted, m)),
+            None => Err(not_supported(format!(
+                "the data file has no Parquet field ids and the table has no name mapping ({PROPERTY_NAME_MAPPING_DEFAULT})"
+            ))
+            .with_context("file", path)),
+        };
     }
     Ok(ProjectionMask::leaves(descr, leaves))
 }

@@ -1,6 +1,8 @@
 //! Bindings of the executor's read path: `read_task` streams one FileScanTask's rows
 //! (deletes applied) as an Arrow C stream.
 
+use std::sync::Arc;
+
 use arrow::pyarrow::PyArrowType;
 use arrow::record_batch::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
@@ -9,23 +11,27 @@ use pyo3::prelude::*;
 use super::errors::PyResultExt;
 use crate::arrow::ReadOptions;
 use crate::scan::FileScanTask;
-use crate::spec::Schema;
+use crate::spec::{NameMapping, Schema};
 
 /// Reads one task (its byte range, position and equality deletes applied) projected to
 /// `projected_schema_json` (which may name `_file` / `_pos` by their reserved field ids),
-/// `batch_size` rows per batch at most, stopping after `limit` rows when given.
+/// `batch_size` rows per batch at most, stopping after `limit` rows when given. Data files
+/// without Parquet field ids are read through `name_mapping` (the table's
+/// `schema.name-mapping.default` JSON) when given.
 #[pyfunction]
-#[pyo3(signature = (task, projected_schema_json, batch_size=65536, limit=None))]
+#[pyo3(signature = (task, projected_schema_json, batch_size=65536, limit=None, name_mapping=None))]
 fn read_task(
     py: Python<'_>,
     task: &str,
     projected_schema_json: &str,
     batch_size: usize,
     limit: Option<usize>,
+    name_mapping: Option<&str>,
 ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
     let task = FileScanTask::from_json(task).py()?;
     let schema = Schema::from_json_str(projected_schema_json).py()?;
-    let opts = ReadOptions { batch_size: batch_size.max(1), limit };
+    let name_mapping = name_mapping.map(NameMapping::from_json).transpose().py()?.map(Arc::new);
+    let opts = ReadOptions { batch_size: batch_size.max(1), limit, name_mapping };
     let reader = py.detach(move || crate::arrow::read_task(&task, &schema, opts)).py()?;
     let schema = reader.schema();
     Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))
