@@ -281,13 +281,19 @@ def split_combined_task(data: bytes) -> list[str]:
     """The FileScanTask JSONs of a combined task's JSON bytes."""
 
 def read_task(
-    task: str, projected_schema_json: str, batch_size: int = 65536, limit: int | None = None
+    task: str,
+    projected_schema_json: str,
+    batch_size: int = 65536,
+    limit: int | None = None,
+    name_mapping: str | None = None,
 ) -> pa.RecordBatchReader:
     """Reads one FileScanTask: the row groups of its byte range, by field id, projecting the
     given schema's columns (a column missing from the file reads as null; `_file` and `_pos`
     by their reserved ids 2147483646 / 2147483645), with the task's position and equality
     deletes applied, as a stream of batches of at most `batch_size` rows with schema
-    `schema_to_arrow(projected_schema_json)`, stopping after `limit` rows when given."""
+    `schema_to_arrow(projected_schema_json)`, stopping after `limit` rows when given. Data
+    files without Parquet field ids are read through `name_mapping` (the table's
+    `schema.name-mapping.default` JSON) when given."""
 
 
 # ---- expressions (rust/python/expr.rs) ----

@@ -486,6 +486,10 @@ class DataScan:
         return self._plan.metrics
 
     # ---- reading ----
+    def _name_mapping(self) -> str | None:
+        """The table's name mapping JSON, for data files without Parquet field ids."""
+        return self.table.properties.get("schema.name-mapping.default")
+
     def _reader(self) -> tuple[Schema, pa.Schema, pa.Schema]:
         read_schema = self.read_schema()
         target = self.projection().as_arrow()
@@ -504,9 +508,11 @@ class DataScan:
         if not tasks:
             return target.empty_table()
         read_json = read_schema.to_json()
+        mapping = self._name_mapping()
 
         def read(task: FileScanTask) -> pa.Table:
-            return self._finish(_native.read_task(task.to_json(), read_json).read_all(), target)
+            reader = _native.read_task(task.to_json(), read_json, name_mapping=mapping)
+            return self._finish(reader.read_all(), target)
 
         parts: list[pa.Table] = []
         rows = 0
@@ -534,11 +540,12 @@ class DataScan:
             return pa.RecordBatchReader.from_batches(target, iter(()))
         tasks = self.plan_files()
         read_json = read_schema.to_json()
+        mapping = self._name_mapping()
 
         def batches() -> Iterator[pa.RecordBatch]:
             remaining = self.limit
             for task in tasks:
-                for batch in _native.read_task(task.to_json(), read_json):
+                for batch in _native.read_task(task.to_json(), read_json, name_mapping=mapping):
                     part = self._finish(pa.Table.from_batches([batch]), target)
                     if remaining is not None:
                         part = part.slice(0, remaining)

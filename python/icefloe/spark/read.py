@@ -56,6 +56,7 @@ def read(
     read_schema_json = scan.read_schema().to_json()
     filter_expr = None if scan.row_filter_is_always_true() else scan.bound_row_filter.to_pyarrow()
     out_names = [f["name"] for f in projection["fields"]]
+    name_mapping = table.properties.get("schema.name-mapping.default")
 
     combined = [c.to_bytes() for c in scan.plan_tasks()]
     if not combined:
@@ -70,7 +71,7 @@ def read(
                     yield from read_one(native, task)
 
     def read_one(native: Any, task: str) -> Iterable[pa.RecordBatch]:
-        for b in native.read_task(task, read_schema_json):
+        for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
             if filter_expr is not None:
                 b = pa.Table.from_batches([b]).filter(filter_expr).combine_chunks()
                 if b.num_rows == 0:
