@@ -3,6 +3,22 @@
 //! Produced by the planner (driver), consumed by the read path (executor). The delete
 //! files attached to a task are exactly those the spec's sequence-number and scope rules
 //! apply to this data file; the reader must apply all of them or refuse the task.
+//!
+//! # Byte-range contract
+//!
+//! A task covers the byte range `[start, start + length)` of its data file. **The reader reads
+//! only the row groups (Parquet; stripes for ORC) whose start offset lies in
+//! `[start, start + length)`**, where a row group's start offset is the first byte of its
+//! first column chunk (the dictionary page when there is one: the same position Java's
+//! `ParquetUtil.getSplitOffsets` records as a split offset). A row group is read whole by the
+//! one task whose range holds its start, even when its bytes run past `start + length`.
+//! Hence the tasks the planner splits a file into read every row group exactly once (no row
+//! lost or duplicated): at split offsets, each range runs from one offset to the next and the
+//! last to the end of the file (the split offsets are the row-group starts, so none precedes
+//! the first); without them, fixed-size chunks cover `[0, file_size_in_bytes)` without gaps
+//! or overlap. A task with `start <= 0` and `length >= file_size_in_bytes` reads the whole
+//! file. Row positions (for position deletes) count from the start of the file, not of the
+//! range.
 
 use serde::{Deserialize, Serialize};
 
