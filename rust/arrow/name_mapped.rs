@@ -27,6 +27,17 @@ pub(crate) fn file_has_field_ids(descr: &SchemaDescriptor) -> bool {
     descr.root_schema().get_fields().iter().any(|c| any(c))
 }
 
+/// The field ids of the file's top-level columns (by the name mapping for a file without ids).
+pub(crate) fn top_level_ids(descr: &SchemaDescriptor, mapping: Option<&NameMapping>) -> HashSet<i32> {
+    let tops = descr.root_schema().get_fields();
+    if file_has_field_ids(descr) {
+        tops.iter().map(|t| t.get_basic_info()).filter(|i| i.has_id()).map(|i| i.id()).collect()
+    } else {
+        let m = mapping.map(|m| &m.fields);
+        tops.iter().filter_map(|t| m.and_then(|m| m.find(t.name())).and_then(|f| f.field_id)).collect()
+    }
+}
+
 /// The Parquet leaf index of every mapped primitive column, by field id (for row-group
 /// statistics of files without ids).
 #[allow(dead_code)] // row-group pruning of files without ids uses it next

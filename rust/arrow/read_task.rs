@@ -4,7 +4,7 @@
 //! deletes as a hashed anti-join, metadata columns `_file`/`_pos`, and an optional row limit.
 //! Output batches hold at most `batch_size` rows; a data file is never held whole.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
 
+use super::constants::constant_array;
 use super::delete_cache;
 use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef};
 use super::name_mapped;
@@ -25,7 +26,7 @@ use crate::error::{invalid_data, not_supported, Error, Result};
 use crate::io::local_path;
 use crate::manifest::{DataContentType, FileFormat};
 use crate::scan::FileScanTask;
-use crate::spec::{NameMapping, NestedField, Schema};
+use crate::spec::{Literal, NameMapping, NestedField, PrimitiveType, Schema, Type};
 
 /// Reserved field id of the `_file` metadata column (the data file's path).
 pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
@@ -61,6 +62,8 @@ pub struct TaskReader {
     inner: Option<ParquetRecordBatchReader>,
     /// For a file without field ids: its decoded schema with the name-mapped ids attached.
     relabel: Option<SchemaRef>,
+    /// Columns (of the read schema) filled with identity partition values.
+    consts: Vec<PartitionConstant>,
     read_schema: Schema,
     read_target: SchemaRef,
     output: SchemaRef,
@@ -170,8 +173,8 @@ impl TaskReader {
             }
             eq.push((set, idx));
         }
-        let read_schema = Schema::new(projected.schema_id(), read_fields, vec![])?;
-        let read_target: SchemaRef = Arc::new(schema_to_arrow(&read_schema)?);
+        let mut read_schema = Schema::new(projected.schema_id(), read_fields.clone(), vec![])?;
+        let mut read_target: SchemaRef = Arc::new(schema_to_arrow(&read_schema)?);
 
         let local = local_path(&path)?;
         let file = File::open(&local).map_err(|e| Error::from(e).with_context("file", path.clone()))?;
@@ -179,6 +182,18 @@ impl TaskReader {
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
             .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))?;
         let md = builder.metadata().clone();
+
+        // Identity partition source columns the file lacks read as the partition value; they
+        // are read as optional (absent = nulls) and replaced after decoding.
+        let top_ids = name_mapped::top_level_ids(builder.parquet_schema(), opts.name_mapping.as_deref());
+        let consts = partition_constants(task, &read_fields, &top_ids)?;
+        if !consts.is_empty() {
+            for c in &consts {
+                read_fields[c.index].required = false;
+            }
+            read_schema = Schema::new(projected.schema_id(), read_fields, vec![])?;
+            read_target = Arc::new(schema_to_arrow(&read_schema)?);
+        }
 
         // Row groups whose first byte lies in the task's range; their first row positions.
         let whole = task.start <= 0 && task.length >= task.file.file_size_in_bytes;
@@ -221,6 +236,7 @@ impl TaskReader {
         Ok(TaskReader {
             inner: Some(inner),
             relabel,
+            consts,
             read_schema,
             read_target,
             output,
@@ -232,6 +248,18 @@ impl TaskReader {
             path,
             remaining: opts.limit,
         })
+    }
+
+    fn fill_constants(&self, data: RecordBatch) -> Result<RecordBatch> {
+        let rows = data.num_rows();
+        let mut cols = data.columns().to_vec();
+        for c in &self.consts {
+            let target = self.read_target.field(c.index).data_type();
+            cols[c.index] = constant_array(c.value.as_ref(), &c.ty, target, rows)?;
+        }
+        let ropts = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.read_target.clone(), cols, &ropts)
+            .map_err(|e| invalid_data("cannot fill identity partition columns").with_source(e))
     }
 
     /// The schema of every batch: `schema_to_arrow(projected)`.
@@ -263,7 +291,10 @@ impl TaskReader {
             Some(mapped) => name_mapped::relabel(&batch, mapped)?,
             None => batch,
         };
-        let data = adapt_file_batch(&batch, &self.read_schema, &self.read_target)?;
+        let mut data = adapt_file_batch(&batch, &self.read_schema, &self.read_target)?;
+        if !self.consts.is_empty() {
+            data = self.fill_constants(data)?;
+        }
         let pos = if self.need_pos { Some(Arc::new(self.positions(rows)?) as ArrayRef) } else { None };
         let mut keep: Option<BooleanArray> = None;
         for (set, idx) in &self.eq {
@@ -305,6 +336,38 @@ impl TaskReader {
         }
         Ok(Some(out))
     }
+}
+
+/// A read column filled with an identity partition value.
+struct PartitionConstant {
+    index: usize,
+    value: Option<Literal>,
+    ty: PrimitiveType,
+}
+
+/// The read columns that are identity partition sources absent from the data file
+/// (`top_ids`: the file's top-level field ids), with the file's partition values.
+fn partition_constants(
+    task: &FileScanTask,
+    read_fields: &[NestedField],
+    top_ids: &HashSet<i32>,
+) -> Result<Vec<PartitionConstant>> {
+    let mut out = Vec::new();
+    for &(source_id, pos) in &task.identity_partition_fields {
+        let Some(index) = read_fields.iter().position(|f| f.id == source_id) else { continue };
+        if top_ids.contains(&source_id) {
+            continue;
+        }
+        let Type::Primitive(ty) = &read_fields[index].field_type else { continue };
+        let value = task.file.partition.get(pos).cloned().ok_or_else(|| {
+            invalid_data(format!(
+                "the partition tuple has {} values, the identity field of source id {source_id} is at position {pos}",
+                task.file.partition.len()
+            ))
+        })?;
+        out.push(PartitionConstant { index, value, ty: ty.clone() });
+    }
+    Ok(out)
 }
 
 /// The hash set of the equality delete `files` sharing key `ids`, from the process cache.

@@ -269,3 +269,47 @@ fn missing_or_corrupt_delete_files_fail_naming_the_file() {
         assert!(err.to_string().contains(&path), "{err}");
     }
 }
+
+/// Identity partition source columns the file lacks read as the task's partition value
+/// (also as equality delete keys); columns the file has keep the file's values.
+#[test]
+fn identity_partition_values_fill_columns_the_file_lacks() {
+    use crate::spec::Literal;
+    let fx = fixture();
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 1);
+    // spec: identity(k) at position 0, identity(cat) at 1, identity(day) at 2 (null value)
+    task.identity_partition_fields = vec![(3, 0), (4, 1), (5, 2)];
+    task.file.partition = vec![Some(Literal::Int(99)), Some(Literal::String("x".into())), None];
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", PrimitiveType::Long.into()),
+            NestedField::optional(3, "k", PrimitiveType::Long.into()),
+            NestedField::required(4, "cat", PrimitiveType::String.into()),
+            NestedField::optional(5, "day", PrimitiveType::Int.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let batches: Vec<RecordBatch> =
+        read_task(&task, &schema, ReadOptions::default()).unwrap().collect::<Result<Vec<_>>>().unwrap();
+    let total: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(total, 10);
+    for b in &batches {
+        assert_eq!(b.schema().as_ref(), &schema_to_arrow(&schema).unwrap());
+        let k = b.column(1).as_primitive::<Int64Type>();
+        assert!(k.iter().all(|v| v.is_some_and(|v| v < 3)), "k comes from the file");
+        let cat = b.column(2).as_string::<i32>();
+        assert!(cat.iter().all(|v| v == Some("x")));
+        assert_eq!(b.column(3).null_count(), b.num_rows());
+    }
+    // An equality delete on the constant column deletes every row of this file.
+    task.deletes.push(eq_delete(
+        &fx.dir,
+        "eq_cat.parquet",
+        vec![NestedField::required(4, "cat", PrimitiveType::String.into())],
+        vec![Arc::new(StringArray::from(vec!["x"]))],
+        2,
+    ));
+    assert!(ids_of(&task, &schema, ReadOptions::default()).is_empty());
+}

@@ -308,6 +308,7 @@ fn read_data(
             data_sequence_number: seq,
             deletes,
             residual,
+            identity_partition_fields: FileScanTask::identity_fields_of(spec),
         });
     }
     Ok(part)

@@ -48,13 +48,32 @@ pub struct FileScanTask {
     /// predicate); `None` = no filter left to apply (always true).
     #[serde(default)]
     pub residual: Option<serde_json::Value>,
+    /// The identity fields of the file's partition spec as (source field id, position in
+    /// `file.partition`): the reader fills a projected source column the data file lacks
+    /// (files added by `add_files` / migration) with the partition value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identity_partition_fields: Vec<(i32, usize)>,
 }
 
 impl FileScanTask {
     /// A task reading a whole data file with no deletes and no residual.
     pub fn whole_file(file: DataFile, data_sequence_number: i64) -> Self {
         let length = file.file_size_in_bytes;
-        FileScanTask { file, start: 0, length, data_sequence_number, deletes: vec![], residual: None }
+        FileScanTask {
+            file,
+            start: 0,
+            length,
+            data_sequence_number,
+            deletes: vec![],
+            residual: None,
+            identity_partition_fields: vec![],
+        }
+    }
+
+    /// The identity fields of `spec` as (source field id, position in the partition tuple).
+    pub fn identity_fields_of(spec: &crate::spec::PartitionSpec) -> Vec<(i32, usize)> {
+        let identity = |f: &&crate::spec::PartitionField| f.transform == crate::spec::Transform::Identity;
+        spec.fields().iter().enumerate().filter(|(_, f)| identity(f)).map(|(i, f)| (f.source_id, i)).collect()
     }
 
     pub fn to_json(&self) -> Result<String> {
