@@ -40,7 +40,6 @@ pub(crate) fn top_level_ids(descr: &SchemaDescriptor, mapping: Option<&NameMappi
 
 /// The Parquet leaf index of every mapped primitive column, by field id (for row-group
 /// statistics of files without ids).
-#[allow(dead_code)] // row-group pruning of files without ids uses it next
 pub(crate) fn mapped_leaf_columns(descr: &SchemaDescriptor, mapping: &NameMapping) -> HashMap<i32, usize> {
     let mut out = HashMap::new();
     let mut next = 0usize;
@@ -169,7 +168,6 @@ fn walk(
     }
 }
 
-#[allow(dead_code)]
 fn visit(node: &ParquetType, mf: Option<&MappedField>, next: &mut usize, f: &mut impl FnMut(usize, i32)) {
     if !node.is_group() {
         if let Some(id) = mf.and_then(|m| m.field_id) {

@@ -4,7 +4,7 @@
 //! deletes as a hashed anti-join, metadata columns `_file`/`_pos`, and an optional row limit.
 //! Output batches hold at most `batch_size` rows; a data file is never held whole.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use arrow_select::filter::filter_record_batch;
 use parquet::arrow::arrow_reader::{
     ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
+use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
 use super::delete_cache;
@@ -23,6 +24,7 @@ use super::position_deletes::{merge_positions, row_selection};
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
 use super::schema::schema_to_arrow;
 use crate::error::{invalid_data, not_supported, Error, Result};
+use crate::expr::{filter_mask, BoundExpr, RowGroupEvaluator};
 use crate::io::local_path;
 use crate::manifest::{DataContentType, FileFormat};
 use crate::scan::FileScanTask;
@@ -64,6 +66,8 @@ pub struct TaskReader {
     relabel: Option<SchemaRef>,
     /// Columns (of the read schema) filled with identity partition values.
     consts: Vec<PartitionConstant>,
+    /// The task's residual filter, applied to every batch.
+    residual: Option<BoundExpr>,
     read_schema: Schema,
     read_target: SchemaRef,
     output: SchemaRef,
@@ -173,6 +177,15 @@ impl TaskReader {
             }
             eq.push((set, idx));
         }
+        // The residual filter: its columns are read too (and dropped before output).
+        let residual = match &task.residual {
+            Some(v) => Some(BoundExpr::from_json(v).map_err(|e| e.with_context("file", path.clone()))?),
+            None => None,
+        }
+        .filter(|r| !matches!(r, BoundExpr::True));
+        if let Some(r) = &residual {
+            add_residual_columns(r, &mut read_fields)?;
+        }
         let mut read_schema = Schema::new(projected.schema_id(), read_fields.clone(), vec![])?;
         let mut read_target: SchemaRef = Arc::new(schema_to_arrow(&read_schema)?);
 
@@ -195,7 +208,12 @@ impl TaskReader {
             read_target = Arc::new(schema_to_arrow(&read_schema)?);
         }
 
-        // Row groups whose first byte lies in the task's range; their first row positions.
+        // Row groups whose first byte lies in the task's range and whose statistics do not
+        // rule out the residual; their first row positions.
+        let pruner = residual.as_ref().map(|r| {
+            let columns = stats_columns(builder.parquet_schema(), opts.name_mapping.as_deref());
+            (RowGroupEvaluator::new(r), columns)
+        });
         let whole = task.start <= 0 && task.length >= task.file.file_size_in_bytes;
         let end = task.start.saturating_add(task.length);
         let mut groups = Vec::new();
@@ -203,7 +221,9 @@ impl TaskReader {
         let mut first_row = 0i64;
         for (i, rg) in md.row_groups().iter().enumerate() {
             let start = rg.columns().first().map_or(0, |c| c.byte_range().0 as i64);
-            if whole || (start >= task.start && start < end) {
+            let in_range = whole || (start >= task.start && start < end);
+            let may_match = || pruner.as_ref().is_none_or(|(ev, cols)| ev.eval(rg, cols));
+            if in_range && !matches!(residual, Some(BoundExpr::False)) && may_match() {
                 chosen.push(i);
                 groups.push((first_row, rg.num_rows()));
             }
@@ -237,6 +257,7 @@ impl TaskReader {
             inner: Some(inner),
             relabel,
             consts,
+            residual,
             read_schema,
             read_target,
             output,
@@ -306,6 +327,15 @@ impl TaskReader {
                     .map_err(|e| invalid_data("cannot combine delete masks").with_source(e))?,
             });
         }
+        if let Some(r) = &self.residual {
+            let m = filter_mask(r, &data)?;
+            keep = Some(match keep {
+                None => m,
+                Some(k) => arrow::compute::and(&k, &m).map_err(|e| {
+                    invalid_data("cannot combine the residual and delete masks").with_source(e)
+                })?,
+            });
+        }
         let mut columns = Vec::with_capacity(self.plan.len());
         for c in &self.plan {
             columns.push(match c {
@@ -336,6 +366,58 @@ impl TaskReader {
         }
         Ok(Some(out))
     }
+}
+
+/// Adds the top-level columns the residual reads that `read_fields` lacks. A nested column
+/// outside the projection is refused: the reader cannot know its parents' types.
+fn add_residual_columns(residual: &BoundExpr, read_fields: &mut Vec<NestedField>) -> Result<()> {
+    let mut missing: Vec<(i32, String, PrimitiveType)> = vec![];
+    residual.visit_predicates(&mut |p| {
+        let t = &p.term;
+        if !read_fields.iter().any(|f| contains_id(f, t.field_id))
+            && !missing.iter().any(|m| m.0 == t.field_id)
+        {
+            missing.push((t.field_id, t.name.clone(), t.ty.clone()));
+        }
+    });
+    for (id, name, ty) in missing {
+        if name.contains('.') {
+            return Err(not_supported(format!(
+                "the residual filter reads nested field '{name}' (id {id}), which is not in the projection"
+            )));
+        }
+        read_fields.push(NestedField::optional(id, name, Type::Primitive(ty)));
+    }
+    Ok(())
+}
+
+fn contains_id(f: &NestedField, id: i32) -> bool {
+    f.id == id
+        || match &f.field_type {
+            Type::Primitive(_) => false,
+            Type::Struct(s) => s.fields.iter().any(|c| contains_id(c, id)),
+            Type::List(l) => contains_id(&l.element_field, id),
+            Type::Map(m) => contains_id(&m.key_field, id) || contains_id(&m.value_field, id),
+        }
+}
+
+/// Field id -> Parquet leaf index of the file's non-repeated primitive columns, for
+/// row-group statistics (values inside lists and maps have no per-row statistics).
+fn stats_columns(descr: &SchemaDescriptor, mapping: Option<&NameMapping>) -> HashMap<i32, usize> {
+    if !name_mapped::file_has_field_ids(descr) {
+        let mut cols = mapping.map(|m| name_mapped::mapped_leaf_columns(descr, m)).unwrap_or_default();
+        cols.retain(|_, i| descr.column(*i).max_rep_level() == 0);
+        return cols;
+    }
+    let mut out = HashMap::new();
+    for i in 0..descr.num_columns() {
+        let c = descr.column(i);
+        let info = c.self_type().get_basic_info();
+        if c.max_rep_level() == 0 && info.has_id() {
+            out.insert(info.id(), i);
+        }
+    }
+    out
 }
 
 /// A read column filled with an identity partition value.

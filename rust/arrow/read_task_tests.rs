@@ -313,3 +313,57 @@ fn identity_partition_values_fill_columns_the_file_lacks() {
     ));
     assert!(ids_of(&task, &schema, ReadOptions::default()).is_empty());
 }
+
+fn residual(filter: &str) -> Option<serde_json::Value> {
+    let e = crate::expr::parse_filter(filter).unwrap();
+    Some(crate::expr::bind(&e, &data_schema(), true).unwrap().to_json().unwrap())
+}
+
+/// The residual filters rows in Rust (reading a column the projection lacks, dropped before
+/// output), row groups ruled out by statistics are skipped, and it composes with deletes and
+/// `_pos` (whose positions stay those of the file).
+#[test]
+fn residual_filter_prunes_and_filters() {
+    let fx = fixture();
+    let p = fx.data.file_path.clone();
+    let names = Schema::new(
+        0,
+        vec![
+            NestedField::optional(2, "name", PrimitiveType::String.into()),
+            NestedField::required(ROW_POS_FIELD_ID, "_pos", PrimitiveType::Long.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let read = |task: &FileScanTask| -> Vec<(String, i64)> {
+        let mut out = vec![];
+        for b in read_task(task, &names, ReadOptions { batch_size: 3, ..Default::default() }).unwrap() {
+            let b = b.unwrap();
+            assert_eq!(b.num_columns(), 2, "the residual's column is dropped");
+            let n = b.column(0).as_string::<i32>();
+            let pos = b.column(1).as_primitive::<Int64Type>();
+            out.extend((0..b.num_rows()).map(|i| (n.value(i).to_string(), pos.value(i))));
+        }
+        out
+    };
+    let mut task = FileScanTask::whole_file(fx.data.clone(), 1);
+    task.residual = residual("id >= 5 and id != 7");
+    assert_eq!(read(&task), vec![("n5".into(), 5), ("n6".into(), 6), ("n8".into(), 8)]);
+    task.deletes.push(pos_delete(&fx.dir, "pd.parquet", &[(&p, 6)], 1));
+    assert_eq!(read(&task), vec![("n5".into(), 5), ("n8".into(), 8)]);
+    // Statistics rule out every row group: nothing is decoded. Null handling: is_null(id).
+    task.residual = residual("id > 100");
+    assert!(read(&task).is_empty());
+    task.residual = residual("id is null");
+    assert_eq!(read(&task), vec![("n9".into(), 9)]);
+    task.residual = Some(serde_json::json!({"type": "false"}));
+    assert!(read(&task).is_empty());
+    // A filter matching exactly the first row group.
+    let mut t = FileScanTask::whole_file(fx.data.clone(), 1);
+    t.residual = residual("id < 4");
+    assert_eq!(read(&t).len(), 4);
+    // A malformed residual fails naming the file.
+    t.residual = Some(serde_json::json!({"type": "bogus"}));
+    let err = read_task(&t, &names, ReadOptions::default()).unwrap_err();
+    assert!(err.to_string().contains(&p), "{err}");
+}
