@@ -1,13 +1,19 @@
 """Row-level removal for overwrite-by-filter and copy-on-write delete (driver side).
 
-For a bound filter and the table version an operation started from, every live data file
-is classified: no row matches -> untouched; every row matches -> removed whole; some rows
-match -> removed and its remaining rows (those for which the filter is not true: false or
-unknown, SQL semantics) rewritten as new data files carrying the write's id. The rewrite
-runs on the driver, one thread per file (the Rust reader and writer release the GIL).
+For a bound filter and the table version an operation started from, the live data files
+are classified from metadata first (Rust, `plan_row_removal`: partition projections and
+column stats, as Iceberg Java's `ManifestFilterManager`): files that cannot match are
+untouched and never opened; files every row of which provably matches are removed whole,
+unread. Only the rest are read: if no row matches they stay, if every row does they are
+removed whole, otherwise they are removed and their remaining rows (those for which the
+filter is not true: false or unknown, SQL semantics) rewritten as new data files carrying
+the write's id. The reads and rewrites run on the driver, one thread per file (the Rust
+reader and writer release the GIL).
 
 Commit builders here re-validate against snapshots committed since the start (serializable
-isolation, Iceberg Java's `validateNoConflictingData` / `validateNoConflictingDeletes`).
+isolation, Iceberg Java's `validateAddedDataFiles(conflictDetectionFilter)` /
+`validateNoNewDeleteFiles` / `validateDeletedDataFiles`): only concurrent files the filter
+may match (by partition and column stats) conflict.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _native
-from icefloe.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
+from icefloe.exceptions import ValidationError
+from icefloe.expressions import AlwaysFalse, BooleanExpression
+from icefloe.scan import FileScanTask
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -38,28 +46,30 @@ class RowRemoval:
     """What removing a filter's rows from one table version takes."""
 
     start_snapshot_id: int | None
+    filter_json: str  # the bound filter (names resolved), validated against on retry
     removed_paths: list[str] = field(default_factory=list)
     rewritten: list[str] = field(default_factory=list)  # DataFile descriptors
+    files_read: int = 0  # files whose rows had to be read to decide
 
 
 def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: str) -> RowRemoval:
     """Classifies the live files of `table`'s loaded version and rewrites partly matching
     ones (see module doc). The caller deletes the rewritten files if it does not commit."""
     md = table.metadata
-    out = RowRemoval(md.current_snapshot_id)
+    out = RowRemoval(md.current_snapshot_id, bound_filter.to_json())
     if isinstance(bound_filter, AlwaysFalse) or md.current_snapshot_id is None:
         return out
-    tasks = list(table.scan().plan_files())
-    if isinstance(bound_filter, AlwaysTrue):
-        out.removed_paths = [t.file.file_path for t in tasks]
+    whole, partial = _native.plan_row_removal(md, out.filter_json)
+    out.removed_paths.extend(whole)
+    if not partial:
         return out
     read_json = table.schema().to_json()
     matches = bound_filter.to_pyarrow()
     keep = pc.invert(pc.coalesce(matches, pc.scalar(False)))
 
     def one(i: int) -> tuple[str, list[str]] | None:
-        task = tasks[i]
-        data = _native.read_task(task.to_json(), read_json).read_all()
+        task = FileScanTask(partial[i])
+        data = _native.read_task(partial[i], read_json).read_all()
         matched = data.filter(matches).num_rows
         if matched == 0:
             return None
@@ -69,12 +79,25 @@ def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: st
         reader = pa.RecordBatchReader.from_batches(rest.schema, rest.to_batches())
         return task.file.file_path, _native.write_data_files(md, reader, write_id, _REWRITE_TASK_BASE + i)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(tasks)))) as pool:
-        for result in pool.map(one, range(len(tasks))):
+    out.files_read = len(partial)
+    with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(partial)))) as pool:
+        for result in pool.map(one, range(len(partial))):
             if result is not None:
                 out.removed_paths.append(result[0])
                 out.rewritten.extend(result[1])
     return out
+
+
+def check_added_files_match(md: _native.TableMetadata, filter_json: str, added: list[str]) -> None:
+    """Iceberg Java's `validateAddedFilesMatchOverwriteFilter`: every added file must be
+    proven (by its partition or column stats) to hold only rows matching the overwrite
+    filter; ValidationError naming the first that is not."""
+    bad = _native.files_not_matching(md, filter_json, added)
+    if bad:
+        raise ValidationError(
+            f"cannot add file with rows that do not match the overwrite filter {filter_json}: {bad[0]}"
+            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+        )
 
 
 def overwrite_builder(removal: RowRemoval, added: list[str], snapshot_properties: dict[str, str]) -> BuildFn:
@@ -83,13 +106,14 @@ def overwrite_builder(removal: RowRemoval, added: list[str], snapshot_properties
 
     def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
         if base.current_snapshot_id != removal.start_snapshot_id:
-            # The filter is not evaluated against file metadata yet: any concurrent new data
-            # or delete file is taken as possibly matching it (never a silent lost update).
+            # Only concurrent files that may hold rows matching the filter conflict (their
+            # partition and column stats decide); a concurrent removal of a file we remove,
+            # or of a data file the filter may match, conflicts too.
             _native.validate_commit(
                 base,
                 removal.start_snapshot_id,
-                conflicting_data=True,
-                conflicting_deletes=True,
+                conflicting_data=removal.filter_json,
+                conflicting_deletes=removal.filter_json,
                 removed_paths=removal.removed_paths,
             )
         return _native.overwrite_files(base, files, removal.removed_paths, snapshot_properties)

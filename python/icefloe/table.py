@@ -169,6 +169,7 @@ class Table:
         df: ArrowData,
         overwrite_filter: BooleanExpression | str | None = None,
         snapshot_properties: dict[str, str] | None = None,
+        validate_added_files_match_filter: bool = False,
     ) -> Snapshot | None:
         """Replaces rows with `df`'s, as one snapshot.
 
@@ -179,14 +180,26 @@ class Table:
         `overwritePartitions()`; in an unpartitioned table, the whole table).
 
         Concurrent commits are validated at serializable isolation: CommitConflictError
-        (naming the snapshot) when new data or deletes landed in what this replaces.
+        (naming the snapshot) when new data or deletes landed in what this replaces (for a
+        filter: files that may hold matching rows, by partition and column stats).
+
+        `validate_added_files_match_filter` (Java's `validateAddedFilesMatchOverwriteFilter`;
+        off by default, as in Java's Spark `overwrite(expr)`): ValidationError unless every
+        file of `df` is proven by partition or column stats to match the filter.
         """
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
         descriptors = self._write_local(reader, write_id)
-        return self._overwrite_with(descriptors, overwrite_filter, write_id, start, snapshot_properties)
+        return self._overwrite_with(
+            descriptors,
+            overwrite_filter,
+            write_id,
+            start,
+            snapshot_properties,
+            validate_added_files_match_filter=validate_added_files_match_filter,
+        )
 
     def delete(
         self, delete_filter: BooleanExpression | str, snapshot_properties: dict[str, str] | None = None
@@ -245,6 +258,7 @@ class Table:
         start_snapshot_id: int | None,
         snapshot_properties: dict[str, str] | None = None,
         require_filter: bool = False,
+        validate_added_files_match_filter: bool = False,
     ) -> Snapshot | None:
         """Commits `descriptors` (already written, carrying `write_id`) replacing the rows
         of `overwrite_filter`, or the partitions they fall in when there is no filter.
@@ -267,6 +281,8 @@ class Table:
                 if overwrite_filter is None:
                     raise ValidationError("delete needs a filter (use AlwaysTrue() to delete every row)")
                 bound = as_row_filter(overwrite_filter).bind(self.schema())
+                if validate_added_files_match_filter and descriptors:
+                    _overwrite.check_added_files_match(self._metadata, bound.to_json(), descriptors)
                 removal = _overwrite.plan_row_removal(self, bound, write_id)
                 written = descriptors + removal.rewritten
                 if not written and not removal.removed_paths:

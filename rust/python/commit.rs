@@ -8,8 +8,10 @@ use pyo3::prelude::*;
 
 use super::errors::{to_py, PyResultExt};
 use super::metadata::PyTableMetadata;
-use crate::commit::{ConflictScope, Validation};
+use crate::commit::{ConflictScope, RowFilter, Validation};
+use crate::expr::{bind, Expression};
 use crate::manifest::DataFile;
+use crate::spec::TableMetadata;
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -92,20 +94,35 @@ fn partitions_of(metadata: &PyTableMetadata, data_files: Vec<String>) -> PyResul
     Ok(crate::commit::partitions_of(&metadata.inner, &files).py()?.into_iter().collect())
 }
 
-/// `None` -> no conflicts, `True` -> everything, a list of partition keys -> those.
-fn scope(v: Option<&Bound<'_, PyAny>>) -> PyResult<ConflictScope> {
+/// A row filter (unbound expression JSON) bound to `base`'s current schema, with its
+/// evaluators for every partition spec.
+fn row_filter(base: &TableMetadata, filter_json: &str, case_sensitive: bool) -> crate::Result<RowFilter> {
+    let expr = Expression::from_json_str(filter_json)?;
+    RowFilter::new(bind(&expr, base.current_schema(), case_sensitive)?, base.partition_specs())
+}
+
+/// `None` -> no conflicts, `True` -> everything, a str -> files that may match that row filter
+/// (unbound expression JSON), a list of partition keys -> those.
+fn scope(
+    base: &TableMetadata,
+    v: Option<&Bound<'_, PyAny>>,
+    case_sensitive: bool,
+) -> PyResult<ConflictScope> {
     let Some(v) = v.filter(|v| !v.is_none()) else {
         return Ok(ConflictScope::Nothing);
     };
     if let Ok(b) = v.extract::<bool>() {
         return Ok(if b { ConflictScope::Everything } else { ConflictScope::Nothing });
     }
+    if let Ok(filter_json) = v.extract::<String>() {
+        return Ok(ConflictScope::Filter(row_filter(base, &filter_json, case_sensitive).py()?.shared()));
+    }
     let keys: Vec<String> = v.extract()?;
     Ok(ConflictScope::Partitions(keys.into_iter().collect()))
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, start_snapshot_id, conflicting_data=None, conflicting_deletes=None, removed_paths=None))]
+#[pyo3(signature = (metadata, start_snapshot_id, conflicting_data=None, conflicting_deletes=None, removed_paths=None, case_sensitive=true))]
 fn validate_commit(
     py: Python<'_>,
     metadata: &PyTableMetadata,
@@ -113,15 +130,51 @@ fn validate_commit(
     conflicting_data: Option<&Bound<'_, PyAny>>,
     conflicting_deletes: Option<&Bound<'_, PyAny>>,
     removed_paths: Option<Vec<String>>,
+    case_sensitive: bool,
 ) -> PyResult<()> {
     let v = Validation {
         start_snapshot_id,
-        data: scope(conflicting_data)?,
-        deletes: scope(conflicting_deletes)?,
+        data: scope(&metadata.inner, conflicting_data, case_sensitive)?,
+        deletes: scope(&metadata.inner, conflicting_deletes, case_sensitive)?,
         removed_paths: removed_paths.unwrap_or_default().into_iter().collect(),
     };
     let base = metadata.inner.clone();
     py.detach(move || crate::commit::validate(&base, &v)).py()
+}
+
+/// The live data files of the current snapshot removing a row filter's rows touches, from
+/// metadata alone: `(paths removed whole, tasks (JSON) of the files to read and rewrite)`.
+#[pyfunction]
+#[pyo3(signature = (metadata, filter_json, case_sensitive=true))]
+fn plan_row_removal(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    filter_json: String,
+    case_sensitive: bool,
+) -> PyResult<(Vec<String>, Vec<String>)> {
+    let base = metadata.inner.clone();
+    py.detach(move || -> crate::Result<(Vec<String>, Vec<String>)> {
+        let expr = bind(&Expression::from_json_str(&filter_json)?, base.current_schema(), case_sensitive)?;
+        let (whole, partial) = crate::commit::plan_row_removal(&base, expr)?;
+        let tasks = partial.iter().map(|t| t.to_json()).collect::<crate::Result<Vec<_>>>()?;
+        Ok((whole.into_iter().map(|f| f.file_path).collect(), tasks))
+    })
+    .py()
+}
+
+/// The paths of the files (descriptors) not proven, by partition or column stats, to hold
+/// only rows matching the row filter (Java's `validateAddedFilesMatchOverwriteFilter`).
+#[pyfunction]
+#[pyo3(signature = (metadata, filter_json, data_files, case_sensitive=true))]
+fn files_not_matching(
+    metadata: &PyTableMetadata,
+    filter_json: &str,
+    data_files: Vec<String>,
+    case_sensitive: bool,
+) -> PyResult<Vec<String>> {
+    let files = parse_files(&data_files)?;
+    let filter = row_filter(&metadata.inner, filter_json, case_sensitive).py()?;
+    Ok(files.into_iter().filter(|f| !filter.must_match(f)).map(|f| f.file_path).collect())
 }
 
 #[pyfunction]
@@ -142,6 +195,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replace_partitions, m)?)?;
     m.add_function(wrap_pyfunction!(partitions_of, m)?)?;
     m.add_function(wrap_pyfunction!(validate_commit, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_row_removal, m)?)?;
+    m.add_function(wrap_pyfunction!(files_not_matching, m)?)?;
     m.add_function(wrap_pyfunction!(delete_files, m)?)?;
     Ok(())
 }

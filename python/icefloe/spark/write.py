@@ -47,6 +47,7 @@ def overwrite(
     table: Table,
     overwrite_filter: BooleanExpression | str | None = None,
     snapshot_properties: dict[str, str] | None = None,
+    validate_added_files_match_filter: bool = False,
 ) -> None:
     """Replaces rows with the DataFrame's, as one snapshot.
 
@@ -55,12 +56,24 @@ def overwrite(
     driver) and the DataFrame's rows added (`df.writeTo(t).overwrite(expr)`). Without a
     filter: dynamic partition overwrite, replacing exactly the partitions the DataFrame's
     rows fall in (`df.writeTo(t).overwritePartitions()`). New data is written on the
-    executors. Conflicts with concurrent commits raise CommitConflictError.
+    executors. Conflicts with concurrent commits raise CommitConflictError (for a filter,
+    only concurrent files that may hold matching rows conflict). With
+    `validate_added_files_match_filter` (off by default, as Java's Spark `overwrite(expr)`
+    leaves `validateAddedFilesMatchOverwriteFilter` off), every new file must be proven by
+    partition or column stats to match the filter, else ValidationError and nothing is
+    committed.
     """
     write_id = table._new_write_id()
     start = table.metadata.current_snapshot_id
     descriptors = _write_on_executors(df, table, write_id)
-    table._overwrite_with(descriptors, overwrite_filter, write_id, start, snapshot_properties)
+    table._overwrite_with(
+        descriptors,
+        overwrite_filter,
+        write_id,
+        start,
+        snapshot_properties,
+        validate_added_files_match_filter=validate_added_files_match_filter,
+    )
 
 
 def _write_on_executors(df: DataFrame, table: Table, write_id: str) -> list[str]:
