@@ -167,13 +167,30 @@ def partitions_of(metadata: TableMetadata, data_files: list[str]) -> list[str]:
 def validate_commit(
     metadata: TableMetadata,
     start_snapshot_id: int | None,
-    conflicting_data: bool | list[str] | None = None,
-    conflicting_deletes: bool | list[str] | None = None,
+    conflicting_data: bool | str | list[str] | None = None,
+    conflicting_deletes: bool | str | list[str] | None = None,
     removed_paths: list[str] | None = None,
+    case_sensitive: bool = True,
 ) -> None:
     """Raises CommitConflictError naming the first snapshot committed since
-    `start_snapshot_id` that added data files (or delete files) in scope (True: any; a list:
-    those partition keys) or removed one of `removed_paths`."""
+    `start_snapshot_id` that added data files (or delete files) in scope (True: any; a str:
+    those that may match that row filter (unbound expression JSON, bound to the current
+    schema) by partition and column stats; a list: those partition keys), removed a data
+    file in the deletes scope, or removed one of `removed_paths`."""
+
+def plan_row_removal(
+    metadata: TableMetadata, filter_json: str, case_sensitive: bool = True
+) -> tuple[list[str], list[str]]:
+    """For removing the rows of a row filter (unbound expression JSON) from the current
+    snapshot, from metadata alone: (paths of the live data files every row of which matches,
+    FileScanTask JSON of those that must be read to know). Files that cannot match are left
+    out."""
+
+def files_not_matching(
+    metadata: TableMetadata, filter_json: str, data_files: list[str], case_sensitive: bool = True
+) -> list[str]:
+    """Paths of the files (DataFile descriptors) not proven by partition or column stats to
+    hold only rows matching the row filter (unbound expression JSON)."""
 
 def delete_files(paths: list[str]) -> None:
     """Deletes files (missing ones are ignored)."""
