@@ -8,7 +8,8 @@
 //! out-of-range `in` values are dropped, an empty `in` is `false` (`not_in`: `true`) and a
 //! one-value `in` becomes `eq`. Lenient where Java refuses and SQL users expect it: a
 //! date-only string binds to timestamps (midnight), a zone-less string to `timestamptz`
-//! (UTC), an integral float to int/long, and a decimal to a larger scale when exact.
+//! (UTC), an integral float to int/long, a decimal to a larger scale when exact, and a
+//! decimal literal (SQL `1.5`) to float/double (Java has no decimal -> double conversion).
 //!
 //! Bound JSON: the unbound form (see [`super::predicate`]) plus `"field-id"`,
 //! `"field-type"` (Iceberg type string) and `"required"` on every predicate, with values in

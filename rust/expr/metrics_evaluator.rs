@@ -127,50 +127,44 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         Operator::IsNan => !(s.nan_count(id) == Some(0) || nulls_only(s, id)),
         Operator::NotNan => !nans_only(s, id),
         Operator::NotEq | Operator::NotIn => MIGHT,
+        // Bounds first (cheaper, and they prune most files), then the nulls/NaN-only check:
+        // the result is the same as Java's order (either one alone proves "cannot").
         Operator::Lt | Operator::LtEq => {
-            if no_values() {
-                return CANNOT;
-            }
-            let (Some(lit), Some(lo)) = (p.literal(), lower()) else { return MIGHT };
-            if is_nan_bound(ty, lo) {
-                return MIGHT;
-            }
-            match cmp_bound(ty, lo, lit) {
-                Some(Ordering::Greater) => CANNOT,
-                Some(Ordering::Equal) if p.op == Operator::Lt => CANNOT,
-                _ => MIGHT,
-            }
+            let bounds_may = match (p.literal(), lower()) {
+                (Some(lit), Some(lo)) if !is_nan_bound(ty, lo) => match cmp_bound(ty, lo, lit) {
+                    Some(Ordering::Greater) => false,
+                    Some(Ordering::Equal) => p.op != Operator::Lt,
+                    _ => true,
+                },
+                _ => true,
+            };
+            bounds_may && !no_values()
         }
         Operator::Gt | Operator::GtEq => {
-            if no_values() {
-                return CANNOT;
-            }
-            let (Some(lit), Some(up)) = (p.literal(), upper()) else { return MIGHT };
-            match cmp_bound(ty, up, lit) {
-                Some(Ordering::Less) => CANNOT,
-                Some(Ordering::Equal) if p.op == Operator::Gt => CANNOT,
-                _ => MIGHT,
-            }
+            let bounds_may = match (p.literal(), upper()) {
+                (Some(lit), Some(up)) => match cmp_bound(ty, up, lit) {
+                    Some(Ordering::Less) => false,
+                    Some(Ordering::Equal) => p.op != Operator::Gt,
+                    _ => true,
+                },
+                _ => true,
+            };
+            bounds_may && !no_values()
         }
         Operator::Eq => {
-            if no_values() {
+            let Some(lit) = p.literal() else { return !no_values() };
+            let lo = lower();
+            if lo.is_some_and(|lo| !is_nan_bound(ty, lo) && cmp_bound(ty, lo, lit) == Some(Ordering::Greater))
+            {
                 return CANNOT;
             }
-            let Some(lit) = p.literal() else { return MIGHT };
-            if let Some(lo) = lower() {
-                if is_nan_bound(ty, lo) {
-                    return MIGHT;
-                }
-                if cmp_bound(ty, lo, lit) == Some(Ordering::Greater) {
-                    return CANNOT;
-                }
+            // a NaN lower bound is ignored by Java, the upper bound still prunes
+            if !lo.is_some_and(|lo| is_nan_bound(ty, lo))
+                && upper().is_some_and(|up| cmp_bound(ty, up, lit) == Some(Ordering::Less))
+            {
+                return CANNOT;
             }
-            if let Some(up) = upper() {
-                if cmp_bound(ty, up, lit) == Some(Ordering::Less) {
-                    return CANNOT;
-                }
-            }
-            MIGHT
+            !no_values()
         }
         Operator::In => {
             if no_values() {
