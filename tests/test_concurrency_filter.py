@@ -130,7 +130,11 @@ def data_files_on_disk(table: Any) -> list[str]:
 
 def referenced_files(table: Any) -> list[str]:
     return sorted(
-        {t.file.file_path for s in table.snapshots() for t in table.scan(snapshot_id=s.snapshot_id).plan_files()}
+        {
+            t.file.file_path
+            for s in table.snapshots()
+            for t in table.scan(snapshot_id=s.snapshot_id).plan_files()
+        }
     )
 
 

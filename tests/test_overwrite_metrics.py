@@ -144,7 +144,9 @@ def test_delete_after_commit_keeps_previous_versions_max(catalog: Catalog) -> No
     assert len(ids(catalog.load_table("db.m"))) == 5
 
     # Off (the default): every metadata file stays.
-    t2 = catalog.create_table("db.keep", schema=SCHEMA, properties={"write.metadata.previous-versions-max": "2"})
+    t2 = catalog.create_table(
+        "db.keep", schema=SCHEMA, properties={"write.metadata.previous-versions-max": "2"}
+    )
     for i in range(4):
         t2.append(rows(range(i, i + 1), "eu"))
     assert len(list((Path(t2.location()) / "metadata").glob("*.metadata.json"))) == 5
@@ -163,7 +165,9 @@ def test_files_of_attempts_not_in_a_successful_commit_are_deleted(catalog: Catal
     write_id = t._new_write_id()
     committed = _native.write_data_files(t.metadata, rows(range(0, 4), "eu").to_reader(), write_id, 1)
     failed_attempt = _native.write_data_files(t.metadata, rows(range(0, 2), "eu").to_reader(), write_id, 2)
-    other_write = _native.write_data_files(t.metadata, rows(range(9, 10), "us").to_reader(), t._new_write_id(), 3)
+    other_write = _native.write_data_files(
+        t.metadata, rows(range(9, 10), "us").to_reader(), t._new_write_id(), 3
+    )
     snap = t._commit_data_files(list(committed), write_id=write_id)
     assert snap is not None and snap.summary["added-records"] == "4"
 
