@@ -564,6 +564,8 @@ pub(crate) fn read_container(bytes: &[u8]) -> Result<Container> {
         }
         if codec == Codec::Null {
             data.extend_from_slice(block);
+        } else if matches!(codec, Codec::Deflate(_)) {
+            inflate_into(block, &mut data)?;
         } else {
             let mut buf = block.to_vec();
             codec
@@ -574,6 +576,29 @@ pub(crate) fn read_container(bytes: &[u8]) -> Result<Container> {
         blocks.push((count, data.len()));
     }
     Ok(Container { schema, metadata, data, blocks })
+}
+
+/// Inflates a raw-deflate block (Avro's `deflate` codec, what Java writes manifests with)
+/// straight onto the end of `out`: no intermediate buffers, no copies.
+fn inflate_into(block: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(false);
+    // Manifests compress about 8:1; grow from there.
+    out.reserve(block.len().saturating_mul(8).max(1024));
+    loop {
+        let consumed = d.total_in() as usize;
+        let input = block.get(consumed..).unwrap_or(&[]);
+        let status = d
+            .decompress_vec(input, out, FlushDecompress::Finish)
+            .map_err(|e| invalid_data("cannot decompress Avro block (deflate)").with_source(e))?;
+        match status {
+            Status::StreamEnd => return Ok(()),
+            _ if out.len() < out.capacity() && d.total_in() as usize >= block.len() => {
+                return Err(invalid_data("cannot decompress Avro block: deflate stream is truncated"));
+            }
+            _ => out.reserve(out.capacity().max(1024)),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

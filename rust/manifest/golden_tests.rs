@@ -269,3 +269,51 @@ fn rewrite_and_compare(m: &Manifest, mf: &ManifestFile, c: &avro::Container, ctx
     assert_eq!(again.entries, m.entries, "{ctx}: rewritten entries differ");
     assert_eq!(again.metadata.partition_type, m.metadata.partition_type, "{ctx}");
 }
+
+/// A projected decode keeps exactly the chosen columns' stats of the full decode, and
+/// everything else of every entry.
+#[test]
+fn golden_manifests_projected_stats() {
+    let mut files = golden_files("_m0.avro");
+    files.retain(|p| !p.to_string_lossy().ends_with("_manifest_list.avro"));
+    assert!(!files.is_empty());
+    let mut kept_some = false;
+    for f in files {
+        let ctx = f.file_name().unwrap().to_string_lossy().to_string();
+        let bytes = std::fs::read(&f).unwrap();
+        let full = Manifest::parse(&bytes).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        for ids in [vec![], vec![1], vec![2, 1, 2], (1..40).collect::<Vec<i32>>()] {
+            let proj = StatsProjection::only(ids.iter().copied());
+            let got = Manifest::parse_projected(&bytes, &proj).unwrap();
+            let mut expected = full.clone();
+            for e in &mut expected.entries {
+                let d = &mut e.data_file;
+                let keep = |id: &i32, _: &mut _| ids.contains(id);
+                d.column_sizes.retain(keep);
+                d.value_counts.retain(keep);
+                d.null_value_counts.retain(keep);
+                d.nan_value_counts.retain(keep);
+                d.lower_bounds.retain(|id, _| ids.contains(id));
+                d.upper_bounds.retain(|id, _| ids.contains(id));
+                kept_some |= !ids.is_empty() && !d.lower_bounds.is_empty();
+            }
+            assert_eq!(got, expected, "{ctx}: stats of {ids:?}");
+        }
+        assert_eq!(Manifest::parse_projected(&bytes, &StatsProjection::All).unwrap(), full);
+    }
+    assert!(kept_some, "no golden manifest had bounds for the projected columns");
+}
+
+#[test]
+fn stats_projection_covers_and_union() {
+    let all = StatsProjection::All;
+    let a = StatsProjection::only([3, 1, 1]);
+    let b = StatsProjection::only([2]);
+    assert_eq!(a, StatsProjection::Only(vec![1, 3]));
+    assert!(all.covers(&a) && !a.covers(&all) && a.covers(&StatsProjection::only([])));
+    assert!(!a.covers(&b) && a.union(&b).covers(&a) && a.union(&b).covers(&b));
+    assert_eq!(a.union(&all), StatsProjection::All);
+    assert!(a.keeps(3) && !a.keeps(2) && all.keeps(2));
+    let many = StatsProjection::only(0..100);
+    assert!(many.keeps(99) && !many.keeps(100));
+}

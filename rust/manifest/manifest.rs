@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::avro;
 use super::data_file::DataFile;
-use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan};
+use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan, StatsProjection};
 use super::manifest_encode::encode_entry;
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGNED_SEQ};
 use super::manifest_schema::{manifest_entry_iceberg_schema_v2, manifest_entry_schema_v2};
@@ -96,6 +96,11 @@ impl Manifest {
     /// Decodes a manifest held in memory, entries as written (no inheritance). Errors carry
     /// no file name.
     pub fn parse(bytes: &[u8]) -> Result<Manifest> {
+        Manifest::parse_projected(bytes, &StatsProjection::All)
+    }
+
+    /// [`Manifest::parse`] keeping only the column stats `stats` keeps.
+    pub fn parse_projected(bytes: &[u8], stats: &StatsProjection) -> Result<Manifest> {
         let container = avro::read_container(bytes)?;
         let plan: EntryPlan = compile_entry_plan(&container.schema)?;
         let meta_int = |key: &str| -> Result<Option<i32>> {
@@ -120,7 +125,7 @@ impl Manifest {
                 )))
             }
         };
-        let entries = container.decode_all(|c| decode_entry(c, &plan, partition_spec_id))?;
+        let entries = container.decode_all(|c| decode_entry(c, &plan, partition_spec_id, stats))?;
         Ok(Manifest {
             metadata: ManifestMetadata {
                 schema_json: container.meta_str("schema").map(str::to_string),
@@ -160,7 +165,7 @@ fn inherit_entry(e: &mut ManifestEntry, manifest: &ManifestFile, seq: i64) {
     e.data_file.spec_id = manifest.partition_spec_id;
 }
 
-fn read_checked(manifest: &ManifestFile) -> Result<Manifest> {
+fn read_checked(manifest: &ManifestFile, stats: &StatsProjection) -> Result<Manifest> {
     let path = manifest.manifest_path.as_str();
     let bytes = io::read_file(path)?;
     // The list records the exact length (T2): a shorter file lost whole blocks, which Avro
@@ -173,7 +178,7 @@ fn read_checked(manifest: &ManifestFile) -> Result<Manifest> {
         ))
         .with_context("file", path));
     }
-    let mut m = Manifest::parse(&bytes).map_err(|e| e.with_context("file", path))?;
+    let mut m = Manifest::parse_projected(&bytes, stats).map_err(|e| e.with_context("file", path))?;
     let counts = [manifest.added_files_count, manifest.existing_files_count, manifest.deleted_files_count];
     if counts.iter().all(Option::is_some) {
         let expected: i64 = counts.iter().map(|c| i64::from(c.unwrap_or(0))).sum();
@@ -193,12 +198,18 @@ fn read_checked(manifest: &ManifestFile) -> Result<Manifest> {
 /// a snapshot id, and sequence numbers wherever the spec defines them. Checks the file length
 /// and the entry count against the list.
 pub fn read_manifest(manifest: &ManifestFile) -> Result<Vec<ManifestEntry>> {
-    Ok(read_checked(manifest)?.entries)
+    Ok(read_checked(manifest, &StatsProjection::All)?.entries)
 }
 
 /// [`read_manifest`], also returning the manifest's metadata.
 pub fn read_manifest_with_metadata(manifest: &ManifestFile) -> Result<Manifest> {
-    read_checked(manifest)
+    read_checked(manifest, &StatsProjection::All)
+}
+
+/// [`read_manifest_with_metadata`] keeping only the column stats `stats` keeps (the scan
+/// planner's fast path: the maps it does not read are skipped without allocating).
+pub fn read_manifest_projected(manifest: &ManifestFile, stats: &StatsProjection) -> Result<Manifest> {
+    read_checked(manifest, stats)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,58 @@ use crate::error::{invalid_data, Result};
 use crate::spec::decimal_from_bytes;
 use crate::spec::{Literal, NestedField, PrimitiveType, StructType, StructValue, Type};
 
+/// Which columns' stats (the six metric maps of each DataFile) a decode keeps. Skipping the
+/// maps a reader does not need saves most of a manifest's decode time (allocation): the scan
+/// planner keeps only the columns its filter and equality deletes read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum StatsProjection {
+    /// Every column's stats (what `read_manifest` returns).
+    #[default]
+    All,
+    /// Only these field ids' stats (sorted, deduplicated); empty: no stats at all.
+    Only(Vec<i32>),
+}
+
+impl StatsProjection {
+    /// Only `ids` (any order, duplicates allowed).
+    pub fn only(ids: impl IntoIterator<Item = i32>) -> StatsProjection {
+        let mut v: Vec<i32> = ids.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        StatsProjection::Only(v)
+    }
+
+    #[inline]
+    pub fn keeps(&self, id: i32) -> bool {
+        match self {
+            StatsProjection::All => true,
+            StatsProjection::Only(ids) if ids.len() < 8 => ids.contains(&id),
+            StatsProjection::Only(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    /// Does a decode with `self` hold every stat a decode with `other` would?
+    pub fn covers(&self, other: &StatsProjection) -> bool {
+        match (self, other) {
+            (StatsProjection::All, _) => true,
+            (StatsProjection::Only(_), StatsProjection::All) => false,
+            (StatsProjection::Only(a), StatsProjection::Only(b)) => {
+                b.iter().all(|id| a.binary_search(id).is_ok())
+            }
+        }
+    }
+
+    /// The projection keeping what either keeps.
+    pub fn union(&self, other: &StatsProjection) -> StatsProjection {
+        match (self, other) {
+            (StatsProjection::Only(a), StatsProjection::Only(b)) => {
+                StatsProjection::only(a.iter().chain(b.iter()).copied())
+            }
+            _ => StatsProjection::All,
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decode plan
 
@@ -245,15 +297,44 @@ fn read_partition_value(c: &mut Cursor<'_>, node: &Node, ty: &PrimitiveType) -> 
     Ok(Some(lit))
 }
 
+/// A metrics-map value in Java's plain layout: read, or skipped without allocating.
+trait RawValue: Sized {
+    fn read(c: &mut Cursor<'_>) -> Result<Self>;
+    fn skip(c: &mut Cursor<'_>) -> Result<()>;
+}
+
+impl RawValue for i64 {
+    #[inline]
+    fn read(c: &mut Cursor<'_>) -> Result<i64> {
+        c.read_long()
+    }
+    #[inline]
+    fn skip(c: &mut Cursor<'_>) -> Result<()> {
+        c.read_long().map(|_| ())
+    }
+}
+
+impl RawValue for Vec<u8> {
+    #[inline]
+    fn read(c: &mut Cursor<'_>) -> Result<Vec<u8>> {
+        Ok(c.read_bytes()?.to_vec())
+    }
+    #[inline]
+    fn skip(c: &mut Cursor<'_>) -> Result<()> {
+        c.read_bytes().map(|_| ())
+    }
+}
+
 /// Reads an int-keyed map, written as an array of key/value records (or an Avro map with
-/// string keys), into `out`. `value` decodes one value from its node.
-fn read_int_map<V>(
+/// string keys), into `out`, keeping the keys `stats` keeps. `value` decodes one value from
+/// its node (general layouts).
+fn read_int_map<V: RawValue>(
     c: &mut Cursor<'_>,
     node: &Node,
     fast: bool,
+    stats: &StatsProjection,
     out: &mut BTreeMap<i32, V>,
     mut value: impl FnMut(&mut Cursor<'_>, &Node) -> Result<V>,
-    mut raw: impl FnMut(&mut Cursor<'_>) -> Result<V>,
 ) -> Result<()> {
     let Some(n) = c.read_optional(node)? else {
         return Ok(());
@@ -267,8 +348,11 @@ fn read_int_map<V>(
             }
             for _ in 0..count {
                 let k = c.read_int()?;
-                let v = raw(c)?;
-                out.insert(k, v);
+                if stats.keeps(k) {
+                    out.insert(k, V::read(c)?);
+                } else {
+                    V::skip(c)?;
+                }
             }
         }
     }
@@ -299,7 +383,9 @@ fn read_int_map<V>(
                         }
                     }
                     if let (Some(k), Some(v)) = (key, val) {
-                        out.insert(k, v);
+                        if stats.keeps(k) {
+                            out.insert(k, v);
+                        }
                     }
                 }
             }
@@ -314,7 +400,9 @@ fn read_int_map<V>(
                 let k: i32 =
                     k.parse().map_err(|_| invalid_data(format!("metrics map key '{k}' is not an int")))?;
                 let v = value(c, values)?;
-                out.insert(k, v);
+                if stats.keeps(k) {
+                    out.insert(k, v);
+                }
             }
         },
         k => return Err(invalid_data(format!("expected a metrics map, found {k:?}"))),
@@ -343,16 +431,6 @@ fn is_java_int_map(node: &Node, slot: FileSlot) -> bool {
         && rec.fields[0].node.kind == Kind::Int
         && rec.fields[1].name == "value"
         && rec.fields[1].node.kind == value_kind
-}
-
-#[inline]
-fn raw_count(c: &mut Cursor<'_>) -> Result<i64> {
-    c.read_long()
-}
-
-#[inline]
-fn raw_bytes(c: &mut Cursor<'_>) -> Result<Vec<u8>> {
-    Ok(c.read_bytes()?.to_vec())
 }
 
 fn count_value(c: &mut Cursor<'_>, n: &Node) -> Result<i64> {
@@ -388,7 +466,12 @@ fn read_list<T>(
     Ok(Some(v))
 }
 
-fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Result<DataFile> {
+fn decode_data_file(
+    c: &mut Cursor<'_>,
+    plan: &EntryPlan,
+    spec_id: i32,
+    stats: &StatsProjection,
+) -> Result<DataFile> {
     let mut f = DataFile::new_data(String::new(), 0, 0);
     f.spec_id = spec_id;
     let (mut path, mut format, mut records, mut size) = (None, None, None, None);
@@ -417,24 +500,16 @@ fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Resul
             }
             FileSlot::RecordCount => records = read_opt_long(c, node)?,
             FileSlot::FileSize => size = read_opt_long(c, node)?,
-            FileSlot::ColumnSizes => {
-                read_int_map(c, node, fast, &mut f.column_sizes, count_value, raw_count)?
-            }
-            FileSlot::ValueCounts => {
-                read_int_map(c, node, fast, &mut f.value_counts, count_value, raw_count)?
-            }
+            FileSlot::ColumnSizes => read_int_map(c, node, fast, stats, &mut f.column_sizes, count_value)?,
+            FileSlot::ValueCounts => read_int_map(c, node, fast, stats, &mut f.value_counts, count_value)?,
             FileSlot::NullValueCounts => {
-                read_int_map(c, node, fast, &mut f.null_value_counts, count_value, raw_count)?
+                read_int_map(c, node, fast, stats, &mut f.null_value_counts, count_value)?
             }
             FileSlot::NanValueCounts => {
-                read_int_map(c, node, fast, &mut f.nan_value_counts, count_value, raw_count)?
+                read_int_map(c, node, fast, stats, &mut f.nan_value_counts, count_value)?
             }
-            FileSlot::LowerBounds => {
-                read_int_map(c, node, fast, &mut f.lower_bounds, bytes_value, raw_bytes)?
-            }
-            FileSlot::UpperBounds => {
-                read_int_map(c, node, fast, &mut f.upper_bounds, bytes_value, raw_bytes)?
-            }
+            FileSlot::LowerBounds => read_int_map(c, node, fast, stats, &mut f.lower_bounds, bytes_value)?,
+            FileSlot::UpperBounds => read_int_map(c, node, fast, stats, &mut f.upper_bounds, bytes_value)?,
             FileSlot::KeyMetadata => f.key_metadata = read_opt_bytes(c, node)?.map(<[u8]>::to_vec),
             FileSlot::SplitOffsets => {
                 f.split_offsets = read_list(c, node, |c, n| required(read_opt_long(c, n)?, "split offset"))?
@@ -460,7 +535,12 @@ fn decode_data_file(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Resul
 }
 
 /// Decodes one `manifest_entry` as written (no inheritance applied).
-pub(crate) fn decode_entry(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -> Result<ManifestEntry> {
+pub(crate) fn decode_entry(
+    c: &mut Cursor<'_>,
+    plan: &EntryPlan,
+    spec_id: i32,
+    stats: &StatsProjection,
+) -> Result<ManifestEntry> {
     let mut status = None;
     let mut snapshot_id = None;
     let mut sequence_number = None;
@@ -476,7 +556,7 @@ pub(crate) fn decode_entry(c: &mut Cursor<'_>, plan: &EntryPlan, spec_id: i32) -
                 if c.read_optional(node)?.is_none() {
                     return Err(invalid_data("required field data_file (2) is null"));
                 }
-                data_file = Some(decode_data_file(c, plan, spec_id)?);
+                data_file = Some(decode_data_file(c, plan, spec_id, stats)?);
             }
             EntrySlot::Skip => c.skip(node)?,
         }
@@ -516,7 +596,8 @@ mod tests {
         }
         write_long(&mut buf, 0);
         let mut out = BTreeMap::new();
-        read_int_map(&mut Cursor::new(&buf), &arr, false, &mut out, count_value, raw_count).unwrap();
+        read_int_map(&mut Cursor::new(&buf), &arr, false, &StatsProjection::All, &mut out, count_value)
+            .unwrap();
         assert_eq!(out, BTreeMap::from([(1, 10), (3, 30)]));
 
         let map = parse_schema(r#"{"type":"map","values":"long"}"#).unwrap();
@@ -526,7 +607,8 @@ mod tests {
         write_long(&mut buf, 70);
         write_long(&mut buf, 0);
         let mut out = BTreeMap::new();
-        read_int_map(&mut Cursor::new(&buf), &map, false, &mut out, count_value, raw_count).unwrap();
+        read_int_map(&mut Cursor::new(&buf), &map, false, &StatsProjection::All, &mut out, count_value)
+            .unwrap();
         assert_eq!(out, BTreeMap::from([(7, 70)]));
     }
 }

@@ -3,13 +3,16 @@
 //! Manifests are immutable once written (a rewrite produces a new path), so a decoded manifest
 //! can be reused by any later scan that lists the same path with the same length. The cache is
 //! bounded by the number of entries it holds; a manifest that does not fit is not cached.
+//! Each cached manifest remembers which column stats it was decoded with
+//! ([`StatsProjection`]): it serves a later scan only when it holds every stat that scan
+//! needs, else the scan decodes the union and replaces it.
 //! It remembers the process id that filled it and empties itself after a fork (PySpark forks
 //! its Python workers).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, StatsProjection};
 
 /// Default bound: about 250k manifest entries (~0.5 GB of decoded entries with full metrics).
 pub const DEFAULT_MAX_ENTRIES: usize = 250_000;
@@ -17,7 +20,7 @@ pub const DEFAULT_MAX_ENTRIES: usize = 250_000;
 #[derive(Debug, Default)]
 struct Inner {
     pid: u32,
-    map: HashMap<(String, i64), Arc<Manifest>>,
+    map: HashMap<(String, i64), (Arc<Manifest>, StatsProjection)>,
     /// Insertion order, for evicting the oldest when full.
     order: std::collections::VecDeque<(String, i64)>,
     entries: usize,
@@ -56,37 +59,55 @@ impl ManifestCache {
         g
     }
 
-    pub fn get(&self, path: &str, length: i64) -> Option<Arc<Manifest>> {
+    /// The cached manifest if it holds the stats `needed` asks for (a hit); else `Err` with
+    /// the projection of a cached decode that falls short (to decode the union), if any.
+    pub fn get(
+        &self,
+        path: &str,
+        length: i64,
+        needed: &StatsProjection,
+    ) -> std::result::Result<Arc<Manifest>, Option<StatsProjection>> {
         let mut g = self.lock();
-        let hit = g.map.get(&(path.to_string(), length)).cloned();
-        if hit.is_some() {
-            g.hits += 1;
-        } else {
-            g.misses += 1;
+        let found = g.map.get(&(path.to_string(), length)).cloned();
+        match found {
+            Some((m, stats)) if stats.covers(needed) => {
+                g.hits += 1;
+                Ok(m)
+            }
+            other => {
+                g.misses += 1;
+                Err(other.map(|(_, stats)| stats))
+            }
         }
-        hit
     }
 
-    /// Caches `manifest` unless it alone exceeds the bound; evicts the oldest to make room.
-    pub fn insert(&self, path: &str, length: i64, manifest: Arc<Manifest>) {
+    /// Caches `manifest` (decoded with `stats`) unless it alone exceeds the bound; replaces a
+    /// cached decode of the same file that it covers; evicts the oldest to make room.
+    pub fn insert(&self, path: &str, length: i64, manifest: Arc<Manifest>, stats: StatsProjection) {
         let n = manifest.entries.len();
         if n > self.max_entries {
             return;
         }
         let mut g = self.lock();
         let key = (path.to_string(), length);
-        if g.map.contains_key(&key) {
-            return;
+        if let Some((old, old_stats)) = g.map.get(&key) {
+            if !stats.covers(old_stats) {
+                return;
+            }
+            let old_n = old.entries.len();
+            g.entries -= old_n;
+            g.map.remove(&key);
+            g.order.retain(|k| k != &key);
         }
         while g.entries + n > self.max_entries {
             let Some(old) = g.order.pop_front() else { break };
-            if let Some(m) = g.map.remove(&old) {
+            if let Some((m, _)) = g.map.remove(&old) {
                 g.entries -= m.entries.len();
             }
         }
         g.entries += n;
         g.order.push_back(key.clone());
-        g.map.insert(key, manifest);
+        g.map.insert(key, (manifest, stats));
     }
 
     /// (manifests cached, entries cached, hits, misses).
@@ -99,5 +120,45 @@ impl ManifestCache {
         let mut g = self.lock();
         let pid = g.pid;
         *g = Inner { pid, ..Inner::default() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{ManifestContent, ManifestMetadata};
+    use crate::spec::StructType;
+
+    fn manifest() -> Arc<Manifest> {
+        Arc::new(Manifest {
+            metadata: ManifestMetadata {
+                schema_json: None,
+                partition_spec_json: None,
+                partition_spec_id: 0,
+                format_version: 2,
+                content: ManifestContent::Data,
+                partition_type: StructType::new(vec![]),
+            },
+            entries: vec![],
+        })
+    }
+
+    #[test]
+    fn a_cached_decode_serves_only_scans_it_covers() {
+        let c = ManifestCache::new(10);
+        let only1 = StatsProjection::only([1]);
+        assert_eq!(c.get("m", 5, &only1).err(), Some(None));
+        c.insert("m", 5, manifest(), only1.clone());
+        assert!(c.get("m", 5, &StatsProjection::only([])).is_ok());
+        assert!(c.get("m", 5, &only1).is_ok());
+        assert!(c.get("m", 6, &only1).is_err(), "another length is another file");
+        // Needs more: told what is cached, so the caller decodes the union.
+        assert_eq!(c.get("m", 5, &StatsProjection::only([2])).err(), Some(Some(only1.clone())));
+        // A narrower decode does not replace a wider one; a wider one does.
+        c.insert("m", 5, manifest(), StatsProjection::only([]));
+        assert!(c.get("m", 5, &only1).is_ok());
+        c.insert("m", 5, manifest(), StatsProjection::All);
+        assert!(c.get("m", 5, &StatsProjection::All).is_ok());
+        assert_eq!(c.stats().0, 1);
     }
 }

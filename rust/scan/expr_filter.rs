@@ -77,4 +77,9 @@ impl ScanFilter for BoundFilter {
     fn is_always_false(&self) -> bool {
         matches!(self.expr, BoundExpr::False)
     }
+
+    fn stats_field_ids(&self) -> Option<Vec<i32>> {
+        // InclusiveMetricsEvaluator reads the stats of the predicates' (leaf) fields only.
+        Some(self.expr.field_ids())
+    }
 }

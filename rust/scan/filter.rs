@@ -36,13 +36,23 @@ pub trait ScanFilter: Send + Sync {
     fn is_always_false(&self) -> bool {
         false
     }
+
+    /// The field ids whose column stats `file_may_match` reads (the planner decodes only
+    /// those); `None`: it may read any (every stat is decoded).
+    fn stats_field_ids(&self) -> Option<Vec<i32>> {
+        None
+    }
 }
 
 /// No filter: every manifest and file may match, no residual.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AcceptAll;
 
-impl ScanFilter for AcceptAll {}
+impl ScanFilter for AcceptAll {
+    fn stats_field_ids(&self) -> Option<Vec<i32>> {
+        Some(vec![])
+    }
+}
 
 /// The shared handle the planner holds.
 pub type ScanFilterRef = Arc<dyn ScanFilter>;

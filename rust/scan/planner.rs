@@ -19,8 +19,8 @@ use super::snapshot_select::{select, select_append_range, SnapshotSelection};
 use super::task::{DeleteFileRef, FileScanTask};
 use crate::error::{invalid_data, not_supported, Result};
 use crate::manifest::{
-    read_manifest_list, read_manifest_with_metadata, DataFile, EntryStatus, Manifest, ManifestContent,
-    ManifestFile,
+    read_manifest_list, read_manifest_projected, DataContentType, DataFile, EntryStatus, Manifest,
+    ManifestContent, ManifestEntry, ManifestFile, StatsProjection,
 };
 use crate::spec::{PartitionSpec, Snapshot, TableMetadata};
 
@@ -116,18 +116,34 @@ impl Context<'_> {
         Ok(kept)
     }
 
-    /// The decoded manifest (from the cache when there) and whether it came from the cache.
-    fn load(&self, manifest: &ManifestFile) -> Result<(Arc<Manifest>, bool)> {
-        if let Some(cache) = self.cache {
-            if let Some(m) = cache.get(&manifest.manifest_path, manifest.manifest_length) {
-                return Ok((m, true));
-            }
-        }
-        let m = Arc::new(read_manifest_with_metadata(manifest)?);
-        if let Some(cache) = self.cache {
-            cache.insert(&manifest.manifest_path, manifest.manifest_length, m.clone());
-        }
+    /// The decoded manifest holding at least the column stats `stats` keeps (from the cache
+    /// when it has such a decode) and whether it came from the cache.
+    fn load(&self, manifest: &ManifestFile, stats: &StatsProjection) -> Result<(Arc<Manifest>, bool)> {
+        let Some(cache) = self.cache else {
+            return Ok((Arc::new(read_manifest_projected(manifest, stats)?), false));
+        };
+        let stats = match cache.get(&manifest.manifest_path, manifest.manifest_length, stats) {
+            Ok(m) => return Ok((m, true)),
+            // A cached decode with fewer stats: decode what both need, so it can replace it.
+            Err(Some(cached)) => cached.union(stats),
+            Err(None) => stats.clone(),
+        };
+        let m = Arc::new(read_manifest_projected(manifest, &stats)?);
+        cache.insert(&manifest.manifest_path, manifest.manifest_length, m.clone(), stats);
         Ok((m, false))
+    }
+
+    /// The column stats data manifests are decoded with: all when the tasks keep them or the
+    /// filter cannot say which it reads; else the filter's columns plus the equality delete
+    /// columns (the delete index compares data file bounds on those).
+    fn data_stats(&self, eq_delete_ids: impl IntoIterator<Item = i32>) -> StatsProjection {
+        if self.options.include_column_stats {
+            return StatsProjection::All;
+        }
+        match self.options.filter.stats_field_ids() {
+            None => StatsProjection::All,
+            Some(ids) => StatsProjection::only(ids.into_iter().chain(eq_delete_ids)),
+        }
     }
 }
 
@@ -187,10 +203,16 @@ fn plan_snapshot(
     metrics.indexed_delete_files = delete_files.len() as u64;
     metrics.total_delete_file_size_in_bytes =
         delete_files.iter().map(|(f, _)| f.file_size_in_bytes.max(0) as u64).sum();
+    let eq_ids: Vec<i32> = delete_files
+        .iter()
+        .filter(|(f, _)| f.content == DataContentType::EqualityDeletes)
+        .flat_map(|(f, _)| f.equality_ids.iter().flatten().copied())
+        .collect();
+    let stats = ctx.data_stats(eq_ids);
     let index = DeleteFileIndex::build(delete_files, &ctx.specs, metadata.current_schema())?;
 
     // 2. Data files -> tasks.
-    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, None));
+    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, None, &stats));
     collect_data(parts, &mut plan, &mut metrics)?;
     plan.metrics = metrics;
     Ok(plan)
@@ -225,7 +247,8 @@ fn plan_appends(
     let data = ctx.prune(&refs, &mut metrics.skipped_data_manifests)?;
     metrics.scanned_data_manifests = data.len() as u64;
     let index = DeleteFileIndex::default();
-    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, Some(&ids)));
+    let stats = ctx.data_stats([]);
+    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, Some(&ids), &stats));
     collect_data(parts, &mut plan, &mut metrics)?;
     plan.metrics = metrics;
     Ok(plan)
@@ -257,7 +280,8 @@ fn collect_data(parts: Vec<Result<Part>>, plan: &mut ScanPlan, metrics: &mut Sca
 
 fn read_deletes(ctx: &Context<'_>, manifest: &ManifestFile) -> Result<Part> {
     let spec = ctx.spec(manifest)?;
-    let (m, from_cache) = ctx.load(manifest)?;
+    // Delete files keep every stat: the index reads their bounds (file_path, equality columns).
+    let (m, from_cache) = ctx.load(manifest, &StatsProjection::All)?;
     let mut part = Part { from_cache, ..Part::default() };
     for e in m.entries.iter().filter(|e| e.status != EntryStatus::Deleted) {
         if ctx.options.filter.file_may_match(&e.data_file, spec)? {
@@ -274,44 +298,104 @@ fn read_data(
     manifest: &ManifestFile,
     index: &DeleteFileIndex,
     added_by: Option<&HashSet<i64>>,
+    stats: &StatsProjection,
 ) -> Result<Part> {
     let spec = ctx.spec(manifest)?;
-    let (m, from_cache) = ctx.load(manifest)?;
+    let (m, from_cache) = ctx.load(manifest, stats)?;
     let mut part = Part { from_cache, ..Part::default() };
-    let filter = &ctx.options.filter;
-    for e in &m.entries {
-        let wanted = match added_by {
-            None => e.status != EntryStatus::Deleted,
-            Some(ids) => e.status == EntryStatus::Added && e.snapshot_id.is_some_and(|s| ids.contains(&s)),
-        };
-        if !wanted {
-            continue;
+    let keep_stats = ctx.options.include_column_stats;
+    let identity = FileScanTask::identity_fields_of(spec);
+    match Arc::try_unwrap(m) {
+        // Decoded for this scan alone: move the files into the tasks (no copy).
+        Ok(owned) => {
+            part.tasks.reserve(owned.entries.len());
+            for e in owned.entries {
+                if let Some(t) = accept(ctx, spec, &e, index, added_by, &mut part.skipped)? {
+                    let mut file = e.data_file;
+                    if !keep_stats {
+                        strip_stats(&mut file);
+                    }
+                    part.tasks.push(t.into_task(file, &identity));
+                }
+            }
         }
-        let file = &e.data_file;
-        if !filter.file_may_match(file, spec)? {
-            part.skipped += 1;
-            continue;
+        // Shared with the cache: copy (without stats unless asked for).
+        Err(shared) => {
+            for e in &shared.entries {
+                if let Some(t) = accept(ctx, spec, e, index, added_by, &mut part.skipped)? {
+                    let f = &e.data_file;
+                    let file = if keep_stats { f.clone() } else { without_stats(f) };
+                    part.tasks.push(t.into_task(file, &identity));
+                }
+            }
         }
-        let seq = e.sequence_number.unwrap_or(0);
-        let deletes = index
-            .for_data_file(seq, file)
-            .into_iter()
-            .map(|d| DeleteFileRef { file: (*d.file).clone(), data_sequence_number: d.data_sequence_number })
-            .collect();
-        let residual = filter.residual(file, spec)?;
-        let file = if ctx.options.include_column_stats { file.clone() } else { without_stats(file) };
+    }
+    Ok(part)
+}
+
+/// What a task needs besides its file.
+struct Accepted {
+    seq: i64,
+    deletes: Vec<DeleteFileRef>,
+    residual: Option<serde_json::Value>,
+}
+
+impl Accepted {
+    fn into_task(self, file: DataFile, identity: &[(i32, usize)]) -> FileScanTask {
         let length = file.file_size_in_bytes;
-        part.tasks.push(FileScanTask {
+        FileScanTask {
             file,
             start: 0,
             length,
-            data_sequence_number: seq,
-            deletes,
-            residual,
-            identity_partition_fields: FileScanTask::identity_fields_of(spec),
-        });
+            data_sequence_number: self.seq,
+            deletes: self.deletes,
+            residual: self.residual,
+            identity_partition_fields: identity.to_vec(),
+        }
     }
-    Ok(part)
+}
+
+/// Whether the entry is planned (live, or added by the range; and may match the filter), with
+/// its deletes and residual; counts the files the filter skips.
+fn accept(
+    ctx: &Context<'_>,
+    spec: &PartitionSpec,
+    e: &ManifestEntry,
+    index: &DeleteFileIndex,
+    added_by: Option<&HashSet<i64>>,
+    skipped: &mut u64,
+) -> Result<Option<Accepted>> {
+    let wanted = match added_by {
+        None => e.status != EntryStatus::Deleted,
+        Some(ids) => e.status == EntryStatus::Added && e.snapshot_id.is_some_and(|s| ids.contains(&s)),
+    };
+    if !wanted {
+        return Ok(None);
+    }
+    let file = &e.data_file;
+    let filter = &ctx.options.filter;
+    if !filter.file_may_match(file, spec)? {
+        *skipped += 1;
+        return Ok(None);
+    }
+    let seq = e.sequence_number.unwrap_or(0);
+    let deletes = index
+        .for_data_file(seq, file)
+        .into_iter()
+        .map(|d| DeleteFileRef { file: (*d.file).clone(), data_sequence_number: d.data_sequence_number })
+        .collect();
+    let residual = filter.residual(file, spec)?;
+    Ok(Some(Accepted { seq, deletes, residual }))
+}
+
+/// Drops the column stats of `f` in place (Java `ContentFile.copyWithoutStats`).
+fn strip_stats(f: &mut DataFile) {
+    f.column_sizes = Default::default();
+    f.value_counts = Default::default();
+    f.null_value_counts = Default::default();
+    f.nan_value_counts = Default::default();
+    f.lower_bounds = Default::default();
+    f.upper_bounds = Default::default();
 }
 
 /// A copy of `f` without column stats (Java `ContentFile.copyWithoutStats`); cheap because
