@@ -5,7 +5,9 @@ use pyo3::prelude::*;
 
 use super::errors::PyResultExt;
 use crate::error::invalid_data;
-use crate::expr::{bind, parse_filter as core_parse_filter, BoundExpr, Expression, InclusiveMetricsEvaluator};
+use crate::expr::{
+    bind, parse_filter as core_parse_filter, BoundExpr, Expression, InclusiveMetricsEvaluator,
+};
 use crate::manifest::DataFile;
 use crate::spec::Schema;
 
