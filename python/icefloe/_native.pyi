@@ -205,7 +205,7 @@ def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[
 class ManifestCache:
     """Decoded manifests shared by the scans of one table object (path + length keys)."""
 
-    def __init__(self, max_entries: int = 250000) -> None: ...
+    def __new__(cls, max_entries: int = 250000) -> ManifestCache: ...
     def stats(self) -> tuple[int, int, int, int]:
         """(manifests cached, entries cached, hits, misses)"""
     def clear(self) -> None: ...
@@ -242,7 +242,7 @@ class CombinedTasks:
     """Combined tasks (one Spark partition each), held in Rust."""
 
     def __len__(self) -> int: ...
-    def __getitem__(self, i: int) -> bytes:
+    def __getitem__(self, i: int, /) -> bytes:
         """Combined task `i` as JSON bytes: {"tasks": [FileScanTask, ...]}."""
     def task_count(self, i: int) -> int: ...
     def to_json_list(self) -> list[bytes]: ...
@@ -252,7 +252,7 @@ class ScanPlan:
     """The planned file scan tasks of one scan, held in Rust."""
 
     def __len__(self) -> int: ...
-    def __getitem__(self, i: int) -> FileScanTaskView: ...
+    def __getitem__(self, i: int, /) -> FileScanTaskView: ...
     @property
     def snapshot_id(self) -> int | None: ...
     @property
@@ -311,7 +311,6 @@ def read_task(
     `schema_to_arrow(projected_schema_json)`, stopping after `limit` rows when given. Data
     files without Parquet field ids are read through `name_mapping` (the table's
     `schema.name-mapping.default` JSON) when given."""
-
 
 # ---- expressions (rust/python/expr.rs) ----
 def parse_filter(text: str) -> str:
