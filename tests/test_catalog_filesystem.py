@@ -149,10 +149,16 @@ def test_commits_write_the_next_version_and_hint(fs_catalog: FilesystemCatalog, 
     assert t.metadata_location.endswith("v3.metadata.json")
     # No temp files are left next to the metadata.
     assert not [n for n in os.listdir(meta) if n.endswith(".tmp")]
+    # A checksum side file Hadoop (Iceberg Java) left for the old hint is removed with it.
+    (meta / ".version-hint.text.crc").write_bytes(b"stale")
+    t.append(rows(1, 5))
+    assert (meta / "version-hint.text").read_text() == "4"
+    assert not (meta / ".version-hint.text.crc").exists()
     log = t.metadata.metadata_log()
-    assert [e["metadata-file"] for e in log][-2:] == [
+    assert [e["metadata-file"] for e in log][-3:] == [
         str(meta / "v1.metadata.json"),
         str(meta / "v2.metadata.json"),
+        str(meta / "v3.metadata.json"),
     ]
 
 

@@ -295,6 +295,9 @@ class FilesystemCatalog(Catalog):
             _io.remove_quietly(tmp)
         try:
             _io.replace_atomically(os.path.join(meta_dir, VERSION_HINT), str(version).encode("ascii"))
+            # Hadoop's local file system (Iceberg Java) checks a `.<name>.crc` side file when
+            # one exists; a stale one makes Java log ChecksumException and list the folder.
+            _io.remove_quietly(os.path.join(meta_dir, f".{VERSION_HINT}.crc"))
         except (OSError, IcefloeIOError) as e:
             # Readers list the folder when the hint is stale; the commit stands.
             _io.logger.warning("icefloe: could not update %s/%s: %s", meta_dir, VERSION_HINT, e)
