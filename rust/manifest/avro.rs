@@ -589,7 +589,8 @@ fn inflate_into(block: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let consumed = d.total_in() as usize;
         let input = block.get(consumed..).unwrap_or(&[]);
         let status = d
-            .decompress_vec(input, out, FlushDecompress::Finish)
+            // Not `Finish`: miniz_oxide then wants the whole output to fit in one call.
+            .decompress_vec(input, out, FlushDecompress::None)
             .map_err(|e| invalid_data("cannot decompress Avro block (deflate)").with_source(e))?;
         match status {
             Status::StreamEnd => return Ok(()),
@@ -785,5 +786,22 @@ mod tests {
         let c = read_container(&bytes).unwrap();
         let node = c.schema.as_record().unwrap().fields[0].node.clone();
         assert!(c.decode_all(|cur| cur.skip(&node)).is_err());
+    }
+
+    #[test]
+    fn inflate_appends_whatever_the_ratio_and_refuses_truncated_streams() {
+        use std::io::Write;
+        for data in [vec![7u8; 1 << 20], (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect(), vec![]] {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(&data).unwrap();
+            let z = e.finish().unwrap();
+            let mut out = b"head".to_vec();
+            inflate_into(&z, &mut out).unwrap();
+            assert_eq!(&out[..4], b"head");
+            assert_eq!(&out[4..], &data[..]);
+            if z.len() > 8 {
+                assert!(inflate_into(&z[..z.len() / 2], &mut Vec::new()).is_err());
+            }
+        }
     }
 }
