@@ -501,11 +501,21 @@ impl Container {
     pub fn decode_all<T>(&self, mut f: impl FnMut(&mut Cursor<'_>) -> Result<T>) -> Result<Vec<T>> {
         // Counts come from the file: never trust them for an allocation larger than the data.
         let mut out = Vec::with_capacity(self.record_count().min(self.data.len()));
+        self.decode_each(|c| {
+            out.push(f(c)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` on every record in turn (it must read exactly one record), checking each
+    /// block is consumed exactly.
+    pub fn decode_each(&self, mut f: impl FnMut(&mut Cursor<'_>) -> Result<()>) -> Result<()> {
         let mut start = 0;
         for (i, &(count, end)) in self.blocks.iter().enumerate() {
             let mut c = Cursor::new(&self.data[start..end]);
             for _ in 0..count {
-                out.push(f(&mut c)?);
+                f(&mut c)?;
             }
             if !c.is_empty() {
                 return Err(invalid_data(format!(
@@ -515,7 +525,7 @@ impl Container {
             }
             start = end;
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -101,44 +101,57 @@ impl Manifest {
 
     /// [`Manifest::parse`] keeping only the column stats `stats` keeps.
     pub fn parse_projected(bytes: &[u8], stats: &StatsProjection) -> Result<Manifest> {
-        let container = avro::read_container(bytes)?;
-        let plan: EntryPlan = compile_entry_plan(&container.schema)?;
-        let meta_int = |key: &str| -> Result<Option<i32>> {
-            container
-                .meta_str(key)
-                .map(|s| {
-                    s.trim()
-                        .parse::<i32>()
-                        .map_err(|_| invalid_data(format!("manifest metadata {key} is not an int: '{s}'")))
-                })
-                .transpose()
-        };
-        let partition_spec_id = meta_int("partition-spec-id")?.unwrap_or(0);
-        let format_version =
-            meta_int("format-version")?.unwrap_or(if plan.has_sequence_numbers { 2 } else { 1 });
-        let content = match container.meta_str("content") {
-            None | Some("data") => ManifestContent::Data,
-            Some("deletes") => ManifestContent::Deletes,
-            Some(other) => {
-                return Err(invalid_data(format!(
-                    "expected manifest content 'data' or 'deletes', found '{other}'"
-                )))
-            }
-        };
-        let entries = container.decode_all(|c| decode_entry(c, &plan, partition_spec_id, stats))?;
-        Ok(Manifest {
-            metadata: ManifestMetadata {
-                schema_json: container.meta_str("schema").map(str::to_string),
-                partition_spec_json: container.meta_str("partition-spec").map(str::to_string),
-                partition_spec_id,
-                format_version,
-                content,
-                partition_type: plan.partition_type,
-            },
-            entries,
-        })
+        let mut entries = Vec::new();
+        let metadata = parse_each(bytes, stats, |e| {
+            entries.push(e);
+            Ok(())
+        })?;
+        Ok(Manifest { metadata, entries })
     }
+}
 
+/// Decodes a manifest held in memory, handing each entry (as written) to `f`; returns the
+/// metadata.
+fn parse_each(
+    bytes: &[u8],
+    stats: &StatsProjection,
+    mut f: impl FnMut(ManifestEntry) -> Result<()>,
+) -> Result<ManifestMetadata> {
+    let container = avro::read_container(bytes)?;
+    let plan: EntryPlan = compile_entry_plan(&container.schema)?;
+    let meta_int = |key: &str| -> Result<Option<i32>> {
+        container
+            .meta_str(key)
+            .map(|s| {
+                s.trim()
+                    .parse::<i32>()
+                    .map_err(|_| invalid_data(format!("manifest metadata {key} is not an int: '{s}'")))
+            })
+            .transpose()
+    };
+    let partition_spec_id = meta_int("partition-spec-id")?.unwrap_or(0);
+    let format_version = meta_int("format-version")?.unwrap_or(if plan.has_sequence_numbers { 2 } else { 1 });
+    let content = match container.meta_str("content") {
+        None | Some("data") => ManifestContent::Data,
+        Some("deletes") => ManifestContent::Deletes,
+        Some(other) => {
+            return Err(invalid_data(format!(
+                "expected manifest content 'data' or 'deletes', found '{other}'"
+            )))
+        }
+    };
+    container.decode_each(|c| f(decode_entry(c, &plan, partition_spec_id, stats)?))?;
+    Ok(ManifestMetadata {
+        schema_json: container.meta_str("schema").map(str::to_string),
+        partition_spec_json: container.meta_str("partition-spec").map(str::to_string),
+        partition_spec_id,
+        format_version,
+        content,
+        partition_type: plan.partition_type,
+    })
+}
+
+impl Manifest {
     /// Applies the spec's inheritance from the manifest-list entry: a null snapshot id takes the
     /// manifest's `added_snapshot_id`; null sequence numbers take the manifest's sequence number
     /// for ADDED entries, or always when that is 0 (v1). Also sets every file's `spec_id`.
@@ -166,6 +179,22 @@ fn inherit_entry(e: &mut ManifestEntry, manifest: &ManifestFile, seq: i64) {
 }
 
 fn read_checked(manifest: &ManifestFile, stats: &StatsProjection) -> Result<Manifest> {
+    // The list's counts size the vector; never more than the file could hold.
+    let listed = [manifest.added_files_count, manifest.existing_files_count, manifest.deleted_files_count];
+    let n: i64 = listed.iter().map(|c| i64::from(c.unwrap_or(0).max(0))).sum();
+    let mut entries = Vec::with_capacity((n.min(manifest.manifest_length / 8).max(0)) as usize);
+    let metadata = read_each(manifest, stats, |e| {
+        entries.push(e);
+        Ok(())
+    })?;
+    Ok(Manifest { metadata, entries })
+}
+
+fn read_each(
+    manifest: &ManifestFile,
+    stats: &StatsProjection,
+    mut f: impl FnMut(ManifestEntry) -> Result<()>,
+) -> Result<ManifestMetadata> {
     let path = manifest.manifest_path.as_str();
     let bytes = io::read_file(path)?;
     // The list records the exact length (T2): a shorter file lost whole blocks, which Avro
@@ -178,20 +207,37 @@ fn read_checked(manifest: &ManifestFile, stats: &StatsProjection) -> Result<Mani
         ))
         .with_context("file", path));
     }
-    let mut m = Manifest::parse_projected(&bytes, stats).map_err(|e| e.with_context("file", path))?;
+    let seq = manifest.sequence_number;
+    let mut n = 0i64;
+    let metadata = parse_each(&bytes, stats, |mut e| {
+        inherit_entry(&mut e, manifest, seq);
+        n += 1;
+        f(e)
+    })
+    .map_err(|e| e.with_context("file", path))?;
     let counts = [manifest.added_files_count, manifest.existing_files_count, manifest.deleted_files_count];
     if counts.iter().all(Option::is_some) {
         let expected: i64 = counts.iter().map(|c| i64::from(c.unwrap_or(0))).sum();
-        if expected != m.entries.len() as i64 {
+        if expected != n {
             return Err(invalid_data(format!(
-                "manifest has {} entries but the manifest list counts {expected}",
-                m.entries.len()
+                "manifest has {n} entries but the manifest list counts {expected}"
             ))
             .with_context("file", path));
         }
     }
-    m.inherit(manifest);
-    Ok(m)
+    Ok(metadata)
+}
+
+/// Streams a manifest named by a manifest-list entry: each entry, with inheritance applied
+/// and only the column stats `stats` keeps, goes to `f` as it is decoded (no entry vector);
+/// returns the metadata. Checks as [`read_manifest`] does (after the entries: a caller
+/// must drop what it built from them when this fails).
+pub fn read_manifest_each(
+    manifest: &ManifestFile,
+    stats: &StatsProjection,
+    f: impl FnMut(ManifestEntry) -> Result<()>,
+) -> Result<ManifestMetadata> {
+    read_each(manifest, stats, f)
 }
 
 /// Reads a manifest named by a manifest-list entry, with inheritance applied: every entry has

@@ -20,8 +20,8 @@ mod golden_tests;
 
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use manifest::{
-    read_manifest, read_manifest_projected, read_manifest_with_metadata, EntryStatus, Manifest,
-    ManifestEntry, ManifestMetadata, ManifestWriter,
+    read_manifest, read_manifest_each, read_manifest_projected, read_manifest_with_metadata, EntryStatus,
+    Manifest, ManifestEntry, ManifestMetadata, ManifestWriter,
 };
 pub use manifest_decode::StatsProjection;
 pub use manifest_list::{

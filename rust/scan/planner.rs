@@ -19,8 +19,8 @@ use super::snapshot_select::{select, select_append_range, SnapshotSelection};
 use super::task::{DeleteFileRef, FileScanTask};
 use crate::error::{invalid_data, not_supported, Result};
 use crate::manifest::{
-    read_manifest_list, read_manifest_projected, DataContentType, DataFile, EntryStatus, Manifest,
-    ManifestContent, ManifestEntry, ManifestFile, StatsProjection,
+    read_manifest_each, read_manifest_list, read_manifest_projected, DataContentType, DataFile, EntryStatus,
+    Manifest, ManifestContent, ManifestEntry, ManifestFile, StatsProjection,
 };
 use crate::spec::{PartitionSpec, Snapshot, TableMetadata};
 
@@ -301,33 +301,32 @@ fn read_data(
     stats: &StatsProjection,
 ) -> Result<Part> {
     let spec = ctx.spec(manifest)?;
-    let (m, from_cache) = ctx.load(manifest, stats)?;
-    let mut part = Part { from_cache, ..Part::default() };
     let keep_stats = ctx.options.include_column_stats;
     let identity = FileScanTask::identity_fields_of(spec);
-    match Arc::try_unwrap(m) {
-        // Decoded for this scan alone: move the files into the tasks (no copy).
-        Ok(owned) => {
-            part.tasks.reserve(owned.entries.len());
-            for e in owned.entries {
-                if let Some(t) = accept(ctx, spec, &e, index, added_by, &mut part.skipped)? {
-                    let mut file = e.data_file;
-                    if !keep_stats {
-                        strip_stats(&mut file);
-                    }
-                    part.tasks.push(t.into_task(file, &identity));
+    let mut part = Part::default();
+    if ctx.cache.is_none() {
+        // Decoded for this scan alone: stream the entries, moving each planned file into its
+        // task (no entry vector, no copies).
+        read_manifest_each(manifest, stats, |e| {
+            if let Some(t) = accept(ctx, spec, &e, index, added_by, &mut part.skipped)? {
+                let mut file = e.data_file;
+                if !keep_stats {
+                    strip_stats(&mut file);
                 }
+                part.tasks.push(t.into_task(file, &identity));
             }
-        }
-        // Shared with the cache: copy (without stats unless asked for).
-        Err(shared) => {
-            for e in &shared.entries {
-                if let Some(t) = accept(ctx, spec, e, index, added_by, &mut part.skipped)? {
-                    let f = &e.data_file;
-                    let file = if keep_stats { f.clone() } else { without_stats(f) };
-                    part.tasks.push(t.into_task(file, &identity));
-                }
-            }
+            Ok(())
+        })?;
+        return Ok(part);
+    }
+    // Shared with the cache: copy (without stats unless asked for).
+    let (m, from_cache) = ctx.load(manifest, stats)?;
+    part.from_cache = from_cache;
+    for e in &m.entries {
+        if let Some(t) = accept(ctx, spec, e, index, added_by, &mut part.skipped)? {
+            let f = &e.data_file;
+            let file = if keep_stats { f.clone() } else { without_stats(f) };
+            part.tasks.push(t.into_task(file, &identity));
         }
     }
     Ok(part)
