@@ -264,7 +264,9 @@ fn count_read(metrics: &mut ScanMetrics, from_cache: bool) {
 
 fn collect_data(parts: Vec<Result<Part>>, plan: &mut ScanPlan, metrics: &mut ScanMetrics) -> Result<()> {
     let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-    plan.tasks.reserve(parts.iter().map(|p| p.tasks.len()).sum());
+    if parts.len() > 1 {
+        plan.tasks.reserve(parts.iter().map(|p| p.tasks.len()).sum());
+    }
     for p in parts {
         count_read(metrics, p.from_cache);
         metrics.skipped_data_files += p.skipped;
@@ -273,7 +275,11 @@ fn collect_data(parts: Vec<Result<Part>>, plan: &mut ScanPlan, metrics: &mut Sca
             metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
         }
         metrics.result_data_files += p.tasks.len() as u64;
-        plan.tasks.extend(p.tasks);
+        if plan.tasks.is_empty() && plan.tasks.capacity() < p.tasks.len() {
+            plan.tasks = p.tasks;
+        } else {
+            plan.tasks.extend(p.tasks);
+        }
     }
     Ok(())
 }
@@ -305,6 +311,8 @@ fn read_data(
     let identity = FileScanTask::identity_fields_of(spec);
     let mut part = Part::default();
     if ctx.cache.is_none() {
+        let live = manifest.added_files_count.unwrap_or(0) + manifest.existing_files_count.unwrap_or(0);
+        part.tasks.reserve(live.clamp(0, 1 << 20) as usize);
         // Decoded for this scan alone: stream the entries, moving each planned file into its
         // task (no entry vector, no copies).
         read_manifest_each(manifest, stats, |e| {
