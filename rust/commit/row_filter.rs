@@ -146,7 +146,13 @@ pub fn plan_row_removal(
         match filter.classify(&task.file) {
             FileMatch::None => {}
             FileMatch::All => whole.push(task.file),
-            FileMatch::Some => partial.push(task),
+            FileMatch::Some => {
+                // The rewrite must see every row of the file to keep the ones that do not
+                // match; the planner's residual (the filter itself) would hide them.
+                let mut task = task;
+                task.residual = None;
+                partial.push(task)
+            }
         }
     }
     Ok((whole, partial))

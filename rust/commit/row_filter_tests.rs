@@ -105,6 +105,7 @@ fn plan_row_removal_drops_whole_files_and_returns_only_partial_ones() {
     assert_eq!(partial.len(), 1);
     assert!(partial[0].file.file_path.ends_with("some.parquet"));
     assert!(!partial[0].file.upper_bounds.is_empty(), "tasks keep their stats");
+    assert_eq!(partial[0].residual, None, "a rewrite reads every row, not only the matching ones");
 
     let (whole, partial) = plan_row_removal(&md, BoundExpr::True).unwrap();
     assert_eq!((whole.len(), partial.len()), (3, 0));
