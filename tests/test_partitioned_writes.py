@@ -22,6 +22,7 @@ import icefloe.spark
 import pyarrow as pa
 import pytest
 from oracle import Oracle, _jiter, assert_same_rows
+from pyspark.sql import functions as F
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -147,6 +148,9 @@ def test_java_prunes_icefloe_files_by_partition(
         tasks.close()
     expected = [p for p in ours if "/ts_day=2024-01-02/" in p]
     assert expected and java == expected
+    # icefloe's planner prunes our files on the same partitions exactly as Java does.
+    day_filter = "ts >= '2024-01-02T00:00:00+00:00' AND ts < '2024-01-03T00:00:00+00:00'"
+    assert sorted(t.file_path for t in table.scan(row_filter=day_filter).plan_files()) == java
 
     # A bucket filter: Java plans only files of bucket(4, 7) (bounds may prune further).
     bucket = icefloe._native.apply_transform("bucket[4]", "long", pa.array([7]))[0].as_py()
@@ -157,6 +161,7 @@ def test_java_prunes_icefloe_files_by_partition(
         tasks.close()
     assert java and all(f"/id_bucket={bucket}/" in p for p in java)
     assert set(java) <= set(ours)
+    assert sorted(t.file_path for t in table.scan(row_filter="id = 7").plan_files()) == java
 
 
 def test_icefloe_writes_after_java_partition_evolution(
@@ -230,3 +235,30 @@ def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, tabl
         assert ours[0][key] == java[0][key], key
     # The modes did something: no bounds for counts/none columns, name truncated to 2 chars.
     assert set(ours[0]["lower_bounds"]) == {1, 3, 10}
+
+
+def test_write_options_clustered_and_sorted(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    from icefloe.exceptions import ValidationError
+
+    table = _new_table(oracle, catalog, table_name, "bucket(4, id)")
+    oracle.sql(f"ALTER TABLE {oracle.qualified(table_name)} WRITE ORDERED BY n")
+    table = catalog.load_table(table_name)
+    df = spark.createDataFrame(_rows(5, 600), DDL)
+    with pytest.raises(ValidationError, match="unknown write option 'fast'"):
+        icefloe.spark.append(df, table, write_options={"fast": True})
+    assert table.current_snapshot() is None
+
+    # Clustered input (sorted by the partition value within each Spark partition), files
+    # sorted by the table's sort order: one file per partition per task, and Java reads it.
+    clustered = (
+        df.withColumn("_b", F.expr("oracle.system.bucket(4, id)")).sortWithinPartitions("_b").drop("_b")
+    )
+    icefloe.spark.append(clustered, table, write_options={"mode": "clustered", "sort": True})
+    table = catalog.load_table(table_name)
+    assert_same_rows(table.scan().to_arrow(), oracle.df(table_name))
+    for f in oracle.files(table_name):
+        assert f["sort_order_id"] == table.sort_order().order_id != 0
+    with pytest.raises(ValidationError, match="clustered"):
+        icefloe.spark.append(df.repartition(1), table, write_options={"mode": "clustered"})

@@ -7,12 +7,13 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 
 from icefloe import _io, _native
+from icefloe._write_options import write_kwargs
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
@@ -152,15 +153,22 @@ class Table:
         return DataScan(self, row_filter, selected_fields, snapshot_id, case_sensitive, limit, **scan_options)
 
     # ---- write ----
-    def append(self, df: ArrowData, snapshot_properties: dict[str, str] | None = None) -> None:
+    def append(
+        self,
+        df: ArrowData,
+        snapshot_properties: dict[str, str] | None = None,
+        write_options: Mapping[str, Any] | None = None,
+    ) -> None:
         """Appends Arrow data as a new `append` snapshot (a merge append: small manifests are
         merged per `commit.manifest.*`, as Iceberg Java's `newAppend()`). The data must fit
         the table's schema (ValidationError naming each column that does not); on any
-        failure nothing is committed and every file written is deleted."""
+        failure nothing is committed and every file written is deleted. `write_options`:
+        see `icefloe._write_options` (fanout/clustered mode, open-file bound, sort)."""
+        options = write_kwargs(write_options)
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
-        descriptors = self._write_local(reader, write_id)
+        descriptors = self._write_local(reader, write_id, options)
         if descriptors:
             self._commit_data_files(descriptors, snapshot_properties, write_id=write_id)
 
@@ -212,9 +220,11 @@ class Table:
             [], delete_filter, write_id, start, snapshot_properties, require_filter=True
         )
 
-    def _write_local(self, reader: pa.RecordBatchReader, write_id: str) -> list[str]:
+    def _write_local(
+        self, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None
+    ) -> list[str]:
         try:
-            return list(_native.write_data_files(self._metadata, reader, write_id, 0))
+            return list(_native.write_data_files(self._metadata, reader, write_id, 0, **(options or {})))
         except BaseException:
             self._abort_write(write_id)
             raise

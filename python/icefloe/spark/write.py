@@ -8,12 +8,13 @@ never heard of.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from icefloe import _native
+from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 
 if TYPE_CHECKING:
@@ -27,7 +28,12 @@ __all__ = ["append", "overwrite"]
 _DESCRIPTOR_SCHEMA = "descriptor string"
 
 
-def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | None = None) -> None:
+def append(
+    df: DataFrame,
+    table: Table,
+    snapshot_properties: dict[str, str] | None = None,
+    write_options: Mapping[str, Any] | None = None,
+) -> None:
     """Appends a DataFrame's rows to the table as one new `append` snapshot (a merge
     append, like Iceberg Java's `writeTo().append()`).
 
@@ -36,9 +42,13 @@ def append(df: DataFrame, table: Table, snapshot_properties: dict[str, str] | No
     including files of Spark task attempts the driver never heard of (found by the
     write's unique id in their names); after a successful commit, files of attempts that
     did not make it into the commit (failed or speculative) are deleted the same way.
+    `write_options` (checked before any task runs): `mode` "fanout" (default) or
+    "clustered" (input sorted by partition, e.g. after `sortWithinPartitions`),
+    `max_open_files`, `sort` (sort each file by the table's sort order).
     """
+    options = write_kwargs(write_options)
     write_id = table._new_write_id()
-    descriptors = _write_on_executors(df, table, write_id)
+    descriptors = _write_on_executors(df, table, write_id, options)
     table._commit_data_files(descriptors, snapshot_properties, write_id=write_id)
 
 
@@ -76,7 +86,9 @@ def overwrite(
     )
 
 
-def _write_on_executors(df: DataFrame, table: Table, write_id: str) -> list[str]:
+def _write_on_executors(
+    df: DataFrame, table: Table, write_id: str, options: Mapping[str, Any] | None = None
+) -> list[str]:
     """Writes the DataFrame's rows as data files on the executors; the descriptors of the
     files of the successful task attempts. On failure, every file carrying `write_id` is
     deleted and the error (an icefloe class when an executor raised one) propagates."""
@@ -90,6 +102,7 @@ def _write_on_executors(df: DataFrame, table: Table, write_id: str) -> list[str]
     _native.check_arrow_schema(table.metadata, arrow_schema)
 
     metadata_json = table.metadata.to_json()
+    write_opts = dict(options or {})
 
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -104,7 +117,7 @@ def _write_on_executors(df: DataFrame, table: Table, write_id: str) -> list[str]
             return
         reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
         md = native.TableMetadata.from_json(metadata_json)
-        descriptors = native.write_data_files(md, reader, write_id, task_id)
+        descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
 
     try:
