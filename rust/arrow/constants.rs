@@ -24,8 +24,18 @@ pub(crate) fn constant_array(
     let Some(l) = value else {
         return Ok(new_null_array(target, rows));
     };
+    let one = literal_array(l, ty, target)?;
+    let idx = UInt32Array::from(vec![0u32; rows]);
+    arrow_select::take::take(one.as_ref(), &idx, None)
+        .map_err(|e| invalid_data(format!("cannot build a {ty} column from the value {l:?}")).with_source(e))
+}
+
+/// A one-element array holding `l` (an Iceberg value of type `ty`), cast to the Arrow type
+/// `target` for promotions since a file was written (int -> long, ...) and timezone spelling.
+/// Shared by constant columns and the row filter's comparison scalars.
+pub(crate) fn literal_array(l: &Literal, ty: &PrimitiveType, target: &DataType) -> Result<ArrayRef> {
     let err = |e: arrow_schema::ArrowError| {
-        invalid_data(format!("cannot build a {ty} column from the partition value {l:?}")).with_source(e)
+        invalid_data(format!("cannot build a {ty} value of Arrow type {target} from {l:?}")).with_source(e)
     };
     let one: ArrayRef = match l {
         Literal::Boolean(b) => Arc::new(BooleanArray::from(vec![*b])),
@@ -55,8 +65,8 @@ pub(crate) fn constant_array(
         }
         Literal::Binary(b) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
     };
-    // Promotions since the file was written (int -> long, ...) and timezone spelling.
-    let one = if one.data_type() == target { one } else { arrow_cast::cast(&one, target).map_err(err)? };
-    let idx = UInt32Array::from(vec![0u32; rows]);
-    arrow_select::take::take(one.as_ref(), &idx, None).map_err(err)
+    if one.data_type() == target {
+        return Ok(one);
+    }
+    arrow_cast::cast(&one, target).map_err(err)
 }

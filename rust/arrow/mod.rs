@@ -1,7 +1,7 @@
 //! Iceberg <-> Arrow: schema conversion, reading Parquet data files by field id, and the
 //! executor's task reader (position and equality deletes, metadata columns).
 
-mod constants;
+pub(crate) mod constants;
 pub mod delete_cache;
 pub mod equality_deletes;
 mod name_mapped;

@@ -8,12 +8,8 @@
 //! - floats compare as IEEE numbers except that NaN sorts above every number: `x > 1.0`
 //!   and `x >= 1.0` select NaN (Java's and Spark's order); `-0.0 = 0.0` as in Spark.
 
-use std::sync::Arc;
-
 use arrow::array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
-    Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, Scalar, StringArray, StructArray,
-    Time64MicrosecondArray, TimestampMicrosecondArray, TimestampNanosecondArray,
+    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, RecordBatch, Scalar, StructArray,
 };
 use arrow::compute::kernels::{boolean, cmp, comparison};
 use arrow::datatypes::{DataType, Field, Fields};
@@ -21,7 +17,7 @@ use arrow::datatypes::{DataType, Field, Fields};
 use super::bind::{BoundExpr, BoundPredicate};
 use super::predicate::Operator;
 use crate::error::{invalid_data, Result};
-use crate::spec::{Literal, PrimitiveType};
+use crate::spec::Literal;
 
 const FIELD_ID_KEY: &str = "PARQUET:field_id";
 
@@ -127,7 +123,7 @@ fn eval_predicate(p: &BoundPredicate, col: &ArrayRef) -> Result<BooleanArray> {
         return Ok(float_predicate(p, f.len(), |i| f.is_valid(i).then(|| f64::from(f.value(i)))));
     }
     let scalar = |l: &Literal| -> Result<Scalar<ArrayRef>> {
-        Ok(Scalar::new(literal_array(l, &p.term.ty, col.data_type())?))
+        Ok(Scalar::new(crate::arrow::constants::literal_array(l, &p.term.ty, col.data_type())?))
     };
     let r = match p.op {
         Operator::IsNan => BooleanArray::from(vec![false; col.len()]),
@@ -207,49 +203,12 @@ fn float_predicate(p: &BoundPredicate, n: usize, get: impl Fn(usize) -> Option<f
         .collect()
 }
 
-/// A one-element array holding `l`, cast to the column's Arrow type.
-fn literal_array(l: &Literal, ty: &PrimitiveType, target: &DataType) -> Result<ArrayRef> {
-    let a: ArrayRef = match l {
-        Literal::Boolean(b) => Arc::new(BooleanArray::from(vec![*b])),
-        Literal::Int(v) => Arc::new(Int32Array::from(vec![*v])),
-        Literal::Long(v) => Arc::new(Int64Array::from(vec![*v])),
-        Literal::Float(v) => Arc::new(Float32Array::from(vec![*v])),
-        Literal::Double(v) => Arc::new(Float64Array::from(vec![*v])),
-        Literal::Date(v) => Arc::new(Date32Array::from(vec![*v])),
-        Literal::Time(v) => Arc::new(Time64MicrosecondArray::from(vec![*v])),
-        Literal::Timestamp(v) => Arc::new(TimestampMicrosecondArray::from(vec![*v])),
-        Literal::Timestamptz(v) => Arc::new(TimestampMicrosecondArray::from(vec![*v]).with_timezone("UTC")),
-        Literal::TimestampNs(v) => Arc::new(TimestampNanosecondArray::from(vec![*v])),
-        Literal::TimestamptzNs(v) => Arc::new(TimestampNanosecondArray::from(vec![*v]).with_timezone("UTC")),
-        Literal::Decimal(v) => {
-            let (p, s) = match ty {
-                PrimitiveType::Decimal { precision, scale } => (*precision as u8, *scale as i8),
-                _ => (38, 0),
-            };
-            Arc::new(Decimal128Array::from(vec![*v]).with_precision_and_scale(p, s).map_err(arrow_err)?)
-        }
-        Literal::String(s) => Arc::new(StringArray::from(vec![s.as_str()])),
-        Literal::Uuid(u) => Arc::new(
-            FixedSizeBinaryArray::try_from_iter(std::iter::once(u.to_be_bytes().to_vec()))
-                .map_err(arrow_err)?,
-        ),
-        Literal::Fixed(b) => {
-            Arc::new(FixedSizeBinaryArray::try_from_iter(std::iter::once(b.clone())).map_err(arrow_err)?)
-        }
-        Literal::Binary(b) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
-    };
-    if a.data_type() == target {
-        return Ok(a);
-    }
-    arrow::compute::cast(&a, target).map_err(|e| {
-        invalid_data(format!("cannot compare a {ty} literal with an Arrow column of type {target}"))
-            .with_source(e)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, StringArray, TimestampMicrosecondArray};
 
     use super::*;
     use crate::expr::bind::tests::schema;
