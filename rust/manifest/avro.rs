@@ -404,7 +404,7 @@ impl<'a> Cursor<'a> {
                 let b = usize::try_from(i).ok().and_then(|i| branches.get(i)).ok_or_else(|| {
                     invalid_data(format!("Avro union branch {i} out of range ({} branches)", branches.len()))
                 })?;
-                if b.kind == Kind::Null {
+                if matches!(b.kind, Kind::Null) {
                     Ok(None)
                 } else if let Kind::Union(_) = b.kind {
                     Err(invalid_data("Avro union directly inside a union"))
@@ -563,6 +563,10 @@ pub(crate) fn read_container(bytes: &[u8]) -> Result<Container> {
     };
 
     let mut data = Vec::new();
+    if matches!(codec, Codec::Deflate(_)) {
+        // Manifests inflate about 8:1: size the buffer once instead of regrowing (copying) it.
+        data.reserve(bytes.len().saturating_sub(c.pos).saturating_mul(8));
+    }
     let mut blocks = Vec::new();
     while !c.is_empty() {
         let count = c.read_len()?;
