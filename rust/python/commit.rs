@@ -23,6 +23,28 @@ fn parse_files(descriptors: &[String]) -> PyResult<Vec<DataFile>> {
 
 type Produced = (PyTableMetadata, Vec<String>);
 
+/// Runs a snapshot producer on the parsed descriptors with the GIL released: the shape
+/// every commit binding shares.
+fn produce(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    descriptors: &[String],
+    snapshot_properties: Option<BTreeMap<String, String>>,
+    producer: impl FnOnce(
+            &TableMetadata,
+            Vec<DataFile>,
+            &BTreeMap<String, String>,
+            i64,
+        ) -> crate::Result<(TableMetadata, Vec<String>)>
+        + Send,
+) -> PyResult<Produced> {
+    let files = parse_files(descriptors)?;
+    let base = metadata.inner.clone();
+    let props = snapshot_properties.unwrap_or_default();
+    let (md, written) = py.detach(move || producer(&base, files, &props, now_ms())).py()?;
+    Ok((PyTableMetadata::new(md), written))
+}
+
 #[pyfunction]
 #[pyo3(signature = (metadata, data_files, snapshot_properties=None))]
 fn fast_append(
@@ -31,11 +53,7 @@ fn fast_append(
     data_files: Vec<String>,
     snapshot_properties: Option<BTreeMap<String, String>>,
 ) -> PyResult<Produced> {
-    let files = parse_files(&data_files)?;
-    let base = metadata.inner.clone();
-    let props = snapshot_properties.unwrap_or_default();
-    let (md, written) = py.detach(move || crate::commit::fast_append(&base, files, &props, now_ms())).py()?;
-    Ok((PyTableMetadata::new(md), written))
+    produce(py, metadata, &data_files, snapshot_properties, crate::commit::fast_append)
 }
 
 #[pyfunction]
@@ -46,12 +64,7 @@ fn merge_append(
     data_files: Vec<String>,
     snapshot_properties: Option<BTreeMap<String, String>>,
 ) -> PyResult<Produced> {
-    let files = parse_files(&data_files)?;
-    let base = metadata.inner.clone();
-    let props = snapshot_properties.unwrap_or_default();
-    let (md, written) =
-        py.detach(move || crate::commit::merge_append(&base, files, &props, now_ms())).py()?;
-    Ok((PyTableMetadata::new(md), written))
+    produce(py, metadata, &data_files, snapshot_properties, crate::commit::merge_append)
 }
 
 #[pyfunction]
@@ -63,13 +76,10 @@ fn overwrite_files(
     removed_paths: Vec<String>,
     snapshot_properties: Option<BTreeMap<String, String>>,
 ) -> PyResult<Produced> {
-    let files = parse_files(&added_files)?;
-    let base = metadata.inner.clone();
-    let props = snapshot_properties.unwrap_or_default();
     let removed: BTreeSet<String> = removed_paths.into_iter().collect();
-    let (md, written) =
-        py.detach(move || crate::commit::overwrite_files(&base, files, removed, &props, now_ms())).py()?;
-    Ok((PyTableMetadata::new(md), written))
+    produce(py, metadata, &added_files, snapshot_properties, move |base, files, props, now| {
+        crate::commit::overwrite_files(base, files, removed, props, now)
+    })
 }
 
 #[pyfunction]
@@ -80,12 +90,7 @@ fn replace_partitions(
     added_files: Vec<String>,
     snapshot_properties: Option<BTreeMap<String, String>>,
 ) -> PyResult<Produced> {
-    let files = parse_files(&added_files)?;
-    let base = metadata.inner.clone();
-    let props = snapshot_properties.unwrap_or_default();
-    let (md, written) =
-        py.detach(move || crate::commit::replace_partitions(&base, files, &props, now_ms())).py()?;
-    Ok((PyTableMetadata::new(md), written))
+    produce(py, metadata, &added_files, snapshot_properties, crate::commit::replace_partitions)
 }
 
 #[pyfunction]
