@@ -496,8 +496,8 @@ class DataScan:
         return read_schema, read_schema.as_arrow(), target
 
     def _finish(self, data: pa.Table, target: pa.Schema) -> pa.Table:
-        if not isinstance(self._bound_filter, AlwaysTrue):
-            data = data.filter(self._bound_filter.to_pyarrow())
+        # Rows are already filtered: every planned task carries its residual, which the
+        # Rust reader applies (with row-group pruning); only the projection is left.
         return _project(data, target)
 
     def to_arrow(self) -> pa.Table:

@@ -52,9 +52,9 @@ def read(
     projection = json.loads(scan.projection().to_json())
     target = spark_arrow_schema(projection)
     spark_schema = from_arrow_schema(target)
-    # Tasks read the projection plus what the filter needs, filter, then keep the projection.
+    # Tasks read the projection plus what the filter needs; the Rust reader applies each
+    # task's residual filter, then only the projection is kept.
     read_schema_json = scan.read_schema().to_json()
-    filter_expr = None if scan.row_filter_is_always_true() else scan.bound_row_filter.to_pyarrow()
     out_names = [f["name"] for f in projection["fields"]]
     name_mapping = table.properties.get("schema.name-mapping.default")
 
@@ -72,12 +72,8 @@ def read(
 
     def read_one(native: Any, task: str) -> Iterable[pa.RecordBatch]:
         for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
-            if filter_expr is not None:
-                b = pa.Table.from_batches([b]).filter(filter_expr).combine_chunks()
-                if b.num_rows == 0:
-                    continue
-                b = b.to_batches()[0]
-            yield to_spark_batch(b.select(out_names), projection, target)
+            if b.num_rows:
+                yield to_spark_batch(b.select(out_names), projection, target)
 
     task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
     task_df = spark.createDataFrame(task_rdd, "task binary")
