@@ -8,7 +8,7 @@ ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-write clean
+.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-read-large bench-write clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -78,6 +78,9 @@ bench-planning: release oracle  ## scan planning, 100,000 files: icefloe vs Iceb
 bench-read: release oracle  ## merge-on-read read benchmark vs Iceberg Java on Spark, PyIceberg, pyarrow (not in make test)
 	$(VENV)/bin/pip install -q "pyiceberg>=0.9"
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/read_bench.py
+
+bench-read-large: release oracle  ## merge-on-read read, 20M rows + 5M eq-delete keys: peak RSS vs the 4 GB bar (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/read_bench_large.py $(ARGS)
 
 bench-write: release oracle  ## partitioned write (day(ts), bucket(16, id)), 5M rows: icefloe.spark.append vs Iceberg Java (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/write_bench.py
