@@ -73,6 +73,10 @@ def test_files_have_row_groups_and_are_split(oracle: Any, catalog: Any, split_ta
         assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:])), f"{path}: overlapping {ranges}"
 
 
+def _source_plan(df: Any) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
 def test_spark_read_of_split_tasks_equals_java(
     spark: Any, oracle: Any, catalog: Any, split_table: str
 ) -> None:
@@ -83,6 +87,7 @@ def test_spark_read_of_split_tasks_equals_java(
     expected = oracle.df(split_table)
     assert expected.count() == ROWS - sum(1 for i in range(ROWS) if i % 7 == 3)
     df = icefloe.spark.read(spark, table)
+    assert "Range" in _source_plan(df), "a small plan should ride in the closure over spark.range"
     assert df.rdd.getNumPartitions() == n_combined
     assert_same_rows(df, expected, context="icefloe.spark.read, split tasks")
     # with a filter and a projection too
@@ -90,6 +95,25 @@ def test_spark_read_of_split_tasks_equals_java(
         spark, table, row_filter="amount >= 100.0 AND grp = 'odd'", selected_fields=["id"]
     )
     assert_same_rows(got, oracle.df(split_table, columns=["id"], where="amount >= 100.0 AND grp = 'odd'"))
+
+
+def test_spark_read_of_a_large_plan_ships_tasks_as_rows(
+    spark: Any, oracle: Any, catalog: Any, split_table: str, monkeypatch: Any
+) -> None:
+    """Plans above INLINE_TASK_BYTES travel as RDD rows instead of in the closure: the same
+    partitions and the same rows."""
+    import importlib
+
+    import icefloe.spark
+
+    spark_read = importlib.import_module("icefloe.spark.read")  # the module, not the function
+    monkeypatch.setattr(spark_read, "INLINE_TASK_BYTES", 0)
+    table = catalog.load_table(split_table)
+    n_combined = len(table.scan(row_filter="grp = 'odd'").plan_tasks())
+    df = icefloe.spark.read(spark, table, row_filter="grp = 'odd'", selected_fields=["id", "amount"])
+    assert "ExistingRDD" in _source_plan(df)
+    assert df.rdd.getNumPartitions() == n_combined > 1
+    assert_same_rows(df, oracle.df(split_table, columns=["id", "amount"], where="grp = 'odd'"))
 
 
 def test_to_arrow_and_split_task_reads_equal_java(oracle: Any, catalog: Any, split_table: str) -> None:
@@ -104,3 +128,33 @@ def test_to_arrow_and_split_task_reads_equal_java(oracle: Any, catalog: Any, spl
     _, _, tasks = _split_facts(table)
     parts = [_native.read_task(t.to_json(), read_json).read_all() for t in tasks]
     assert_same_rows(pa.concat_tables(parts), expected, context="split tasks read one by one")
+
+
+def test_small_scans_get_adaptive_splits_like_java(spark: Any, oracle: Any, catalog: Any) -> None:
+    """A scan with fewer splits than Spark's parallelism gets smaller splits (16 MB floor), as
+    Iceberg Java's Spark scan does (`read.split.adaptive-size.enabled`, default true): a dozen
+    small files weigh 4 MB (open cost) each, one 128 MB task without adaptive sizing, several
+    16 MB ones with."""
+    import icefloe.spark
+
+    name = new_table_name("adaptive")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, s string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    for i in range(6):
+        oracle.sql(f"INSERT INTO {q} SELECT id, cast(id AS string) FROM range({i * 100}, {(i + 1) * 100})")
+    shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    parallelism = max(spark.sparkContext.defaultParallelism, shuffle_partitions)
+    java_partitions = oracle.df(name).rdd.getNumPartitions()
+    table = catalog.load_table(name)
+    assert len(table.scan().plan_tasks()) == 1
+    assert java_partitions > 1
+    assert len(table.scan().plan_tasks(parallelism=parallelism)) == java_partitions
+    df = icefloe.spark.read(spark, table)
+    assert df.rdd.getNumPartitions() == java_partitions
+    assert_same_rows(df, oracle.df(name))
+    # the table property turns it off, for Java and icefloe alike
+    oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('read.split.adaptive-size.enabled'='false')")
+    table = catalog.load_table(name)
+    java_partitions = oracle.df(name).rdd.getNumPartitions()
+    assert java_partitions == 1
+    assert icefloe.spark.read(spark, table).rdd.getNumPartitions() == java_partitions

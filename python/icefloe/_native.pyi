@@ -260,10 +260,16 @@ class ScanPlan:
     def record_count(self) -> int: ...
     def tasks_json(self) -> list[str]: ...
     def combined(
-        self, target_size: int | None = None, open_file_cost: int | None = None, lookback: int | None = None
+        self,
+        target_size: int | None = None,
+        open_file_cost: int | None = None,
+        lookback: int | None = None,
+        parallelism: int | None = None,
     ) -> CombinedTasks:
         """Split at split offsets (else fixed target-size chunks) and bin-pack by the table's
-        read.split.* settings unless overridden (Java TableScanUtil.planTasks)."""
+        read.split.* settings unless overridden (Java TableScanUtil.planTasks). With
+        `parallelism` and no `target_size`, a scan with fewer splits than slots gets smaller
+        splits (Java TableScanUtil.adjustSplitSize; read.split.adaptive-size.enabled)."""
 
 def plan_scan(
     metadata: TableMetadata,

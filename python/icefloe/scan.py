@@ -471,12 +471,21 @@ class DataScan:
         return self._plan
 
     def plan_tasks(
-        self, target_size: int | None = None, open_file_cost: int | None = None, lookback: int | None = None
+        self,
+        target_size: int | None = None,
+        open_file_cost: int | None = None,
+        lookback: int | None = None,
+        parallelism: int | None = None,
     ) -> list[CombinedScanTask]:
         """The planned files split (split offsets) and bin-packed into combined tasks by the
         table's `read.split.target-size`, `read.split.open-file-cost` and
-        `read.split.planning-lookback` (or the arguments)."""
-        combined = self._plan._plan.combined(target_size, open_file_cost, lookback)
+        `read.split.planning-lookback` (or the arguments).
+
+        `parallelism` is the number of slots the tasks will run on: without an explicit
+        `target_size`, a scan that would make fewer splits than that gets smaller splits
+        (down to 16 MB), as Iceberg's Spark scans do; the table property
+        `read.split.adaptive-size.enabled=false` turns this off."""
+        combined = self._plan._plan.combined(target_size, open_file_cost, lookback, parallelism)
         return [CombinedScanTask(b) for b in combined.to_json_list()]
 
     @property

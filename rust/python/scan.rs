@@ -13,8 +13,9 @@ use super::metadata::PyTableMetadata;
 use crate::error::validation;
 use crate::expr::{bind, parse_filter, Expression};
 use crate::scan::{
-    combine_tasks, plan_scan as core_plan_scan, BoundFilter, CombinedScanTask, FileScanTask, ManifestCache,
-    ScanFilterRef, ScanOptions, ScanPlan, SnapshotSelection, SplitOptions,
+    adjust_split_size, combine_tasks, plan_scan as core_plan_scan, task_size_bytes, BoundFilter,
+    CombinedScanTask, FileScanTask, ManifestCache, ScanFilterRef, ScanOptions, ScanPlan, SnapshotSelection,
+    SplitOptions,
 };
 
 /// Decoded manifests shared by the scans of one table object (keyed by path + length).
@@ -100,18 +101,26 @@ impl PyScanPlan {
     }
 
     /// Split and bin-pack into combined tasks (the table's `read.split.*` settings unless
-    /// overridden).
-    #[pyo3(signature = (target_size=None, open_file_cost=None, lookback=None))]
+    /// overridden). With `parallelism` (the engine's slots) and no explicit `target_size`,
+    /// a scan too small to give every slot a split gets smaller splits, as Iceberg's Spark
+    /// scans do (`read.split.adaptive-size.enabled`, default true).
+    #[pyo3(signature = (target_size=None, open_file_cost=None, lookback=None, parallelism=None))]
     fn combined(
         &self,
         py: Python<'_>,
         target_size: Option<i64>,
         open_file_cost: Option<i64>,
         lookback: Option<usize>,
+        parallelism: Option<usize>,
     ) -> PyResult<PyCombinedTasks> {
         let mut opts = self.split;
-        if let Some(v) = target_size.filter(|v| *v > 0) {
-            opts.target_size = v;
+        match (target_size.filter(|v| *v > 0), parallelism) {
+            (Some(v), _) => opts.target_size = v,
+            (None, Some(p)) if opts.adaptive => {
+                let scan_size: i64 = self.tasks.iter().map(task_size_bytes).sum();
+                opts.target_size = adjust_split_size(scan_size, p, opts.target_size);
+            }
+            _ => {}
         }
         if let Some(v) = open_file_cost.filter(|v| *v >= 0) {
             opts.open_file_cost = v;

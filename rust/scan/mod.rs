@@ -27,7 +27,7 @@ pub use metrics::ScanMetrics;
 pub use planner::{plan_scan, without_stats, ScanOptions, ScanPlan};
 pub use pool::{default_threads, parallel_map};
 pub use snapshot_select::{select, select_append_range, SnapshotSelection};
-pub use split::{plan_tasks, split_task, SplitOptions};
+pub use split::{adjust_split_size, plan_tasks, split_task, task_size_bytes, SplitOptions};
 pub use task::{CombinedScanTask, DeleteFileRef, FileScanTask};
 
 use crate::error::Result;

@@ -18,6 +18,9 @@ pub const SPLIT_OPEN_FILE_COST: &str = "read.split.open-file-cost";
 pub const SPLIT_OPEN_FILE_COST_DEFAULT: i64 = 4 * 1024 * 1024;
 pub const SPLIT_LOOKBACK: &str = "read.split.planning-lookback";
 pub const SPLIT_LOOKBACK_DEFAULT: usize = 10;
+pub const ADAPTIVE_SPLIT_SIZE_ENABLED: &str = "read.split.adaptive-size.enabled";
+/// The smallest split size the adaptive sizing picks on its own (Java `TableScanUtil`).
+pub const MIN_ADAPTIVE_SPLIT_SIZE: i64 = 16 * 1024 * 1024;
 
 /// The table's split settings (properties, falling back to Java's defaults when absent or
 /// not a positive number).
@@ -26,6 +29,9 @@ pub struct SplitOptions {
     pub target_size: i64,
     pub open_file_cost: i64,
     pub lookback: usize,
+    /// `read.split.adaptive-size.enabled` (default true): a scan that would make fewer
+    /// splits than the engine's parallelism gets smaller splits (see `adjust_split_size`).
+    pub adaptive: bool,
 }
 
 impl Default for SplitOptions {
@@ -34,6 +40,7 @@ impl Default for SplitOptions {
             target_size: SPLIT_SIZE_DEFAULT,
             open_file_cost: SPLIT_OPEN_FILE_COST_DEFAULT,
             lookback: SPLIT_LOOKBACK_DEFAULT,
+            adaptive: true,
         }
     }
 }
@@ -47,8 +54,32 @@ impl SplitOptions {
             target_size: prop(SPLIT_SIZE).unwrap_or(d.target_size),
             open_file_cost: prop(SPLIT_OPEN_FILE_COST).unwrap_or(d.open_file_cost),
             lookback: prop(SPLIT_LOOKBACK).map(|v| v as usize).unwrap_or(d.lookback),
+            adaptive: metadata
+                .property(ADAPTIVE_SPLIT_SIZE_ENABLED)
+                .and_then(|v| v.trim().parse::<bool>().ok())
+                .unwrap_or(d.adaptive),
         }
     }
+}
+
+/// The split size for a scan of `scan_size` bytes on `parallelism` slots (Java
+/// `TableScanUtil.adjustSplitSize`, used by Iceberg's Spark scans): `split_size` when it
+/// already yields at least one split per slot, else `scan_size / parallelism`, but not below
+/// `min(MIN_ADAPTIVE_SPLIT_SIZE, split_size)`. The split size is never raised.
+pub fn adjust_split_size(scan_size: i64, parallelism: usize, split_size: i64) -> i64 {
+    let split_size = split_size.max(1);
+    let parallelism = (parallelism.max(1) as i64).max(1);
+    let scan_size = scan_size.max(0);
+    let split_count = scan_size.saturating_add(split_size - 1) / split_size;
+    if split_count >= parallelism {
+        return split_size;
+    }
+    (scan_size / parallelism).max(MIN_ADAPTIVE_SPLIT_SIZE.min(split_size))
+}
+
+/// The bytes a task reads: its range plus its delete files (Java `FileScanTask.sizeBytes`).
+pub fn task_size_bytes(task: &FileScanTask) -> i64 {
+    task.length + task.deletes.iter().map(|d| d.file.file_size_in_bytes).sum::<i64>()
 }
 
 /// Split offsets usable for splitting (Java `BaseFile.splitOffsets`: non-empty, ascending,

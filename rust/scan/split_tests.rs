@@ -9,7 +9,7 @@ fn task(size: i64, offsets: Option<Vec<i64>>) -> FileScanTask {
 }
 
 fn opts(target: i64, cost: i64, lookback: usize) -> SplitOptions {
-    SplitOptions { target_size: target, open_file_cost: cost, lookback }
+    SplitOptions { target_size: target, open_file_cost: cost, lookback, adaptive: false }
 }
 
 #[test]
@@ -54,4 +54,37 @@ fn packs_with_lookback_largest_first() {
 fn oversized_task_gets_its_own_bin() {
     let out = plan_tasks(vec![task(50, None), task(2, None)], &opts(10, 1, 10));
     assert_eq!(out.len(), 2);
+}
+
+#[test]
+fn adaptive_split_size_follows_java() {
+    const MB: i64 = 1024 * 1024;
+    // enough splits for every slot: unchanged
+    assert_eq!(adjust_split_size(1024 * MB, 4, 128 * MB), 128 * MB);
+    // fewer splits than slots: scan / parallelism, but at least 16 MB
+    assert_eq!(adjust_split_size(200 * MB, 4, 128 * MB), 50 * MB);
+    assert_eq!(adjust_split_size(17 * MB, 200, 128 * MB), 16 * MB);
+    // a configured split size below 16 MB stays the floor; never raised
+    assert_eq!(adjust_split_size(10 * MB, 200, 8 * MB), 8 * MB);
+    assert_eq!(adjust_split_size(0, 2, 128 * MB), 16 * MB);
+    // degenerate inputs do not divide by zero
+    assert_eq!(adjust_split_size(100, 0, 0), 1);
+}
+
+#[test]
+fn adaptive_split_property_is_read_from_the_table() -> crate::Result<()> {
+    use crate::spec::{Schema, TableMetadata};
+    use std::collections::BTreeMap;
+    let md = TableMetadata::new_table(
+        Schema::new(0, vec![], vec![])?,
+        None,
+        None,
+        "file:///t",
+        BTreeMap::new(),
+        2,
+    )?;
+    assert!(SplitOptions::from_table(&md).adaptive);
+    let off = md.with_properties([(ADAPTIVE_SPLIT_SIZE_ENABLED.to_string(), "false".to_string())], [])?;
+    assert!(!SplitOptions::from_table(&off).adaptive);
+    Ok(())
 }

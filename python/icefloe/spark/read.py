@@ -2,8 +2,15 @@
 
 Planning happens on the driver (Rust): files are split at their split offsets and bin-packed
 into combined tasks (`read.split.*`). Each combined task crosses to the executors as JSON
-bytes, one row and one Spark partition per combined task, and its file ranges are read in
-Rust inside mapInArrow.
+bytes, one Spark partition per combined task, and its file ranges are read in Rust inside
+mapInArrow.
+
+How the tasks travel depends on their size. A small plan (at most `INLINE_TASK_BYTES` of
+task JSON) rides in the mapInArrow closure over `spark.range(n)`: partition i reads task i,
+and the source needs no Python worker of its own. A larger plan travels as the rows of a
+parallelized RDD, one row per partition, so that no executor receives the whole plan; that
+costs one more Python stage per task (about 0.1 s per query measured on `local[2]`), which a
+large scan amortizes.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
+from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -22,6 +30,10 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 __all__ = ["read"]
+
+# Plans up to this many bytes of task JSON travel inside the mapInArrow closure (PySpark
+# broadcasts a pickled command above 1 MB itself); larger plans travel as RDD rows.
+INLINE_TASK_BYTES = 1 << 20
 
 
 def read(
@@ -58,23 +70,40 @@ def read(
     out_names = [f["name"] for f in projection["fields"]]
     name_mapping = table.properties.get("schema.name-mapping.default")
 
-    combined = [c.to_bytes() for c in scan.plan_tasks()]
+    # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
+    shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
+    parallelism = max(spark.sparkContext.defaultParallelism, shuffle_partitions)
+    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
     if not combined:
         return spark.createDataFrame([], spark_schema)
 
-    def read_tasks(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+    def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
+        for task in native.split_combined_task(data):
+            for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
+                if b.num_rows:
+                    yield to_spark_batch(b.select(out_names), projection, target)
+
+    if sum(len(c) for c in combined) <= INLINE_TASK_BYTES:
+
+        def read_indexed(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+            from icefloe import _native as native
+
+            prepare_worker()
+            for batch in batches:
+                for i in batch.column(0).to_pylist():
+                    yield from read_one(native, combined[i])
+
+        n = len(combined)
+        return spark.range(0, n, 1, n).mapInArrow(read_indexed, spark_schema)
+
+    def read_rows(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
+        prepare_worker()
         for batch in batches:
             for data in batch.column(0).to_pylist():
-                for task in native.split_combined_task(data):
-                    yield from read_one(native, task)
-
-    def read_one(native: Any, task: str) -> Iterable[pa.RecordBatch]:
-        for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
-            if b.num_rows:
-                yield to_spark_batch(b.select(out_names), projection, target)
+                yield from read_one(native, data)
 
     task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
     task_df = spark.createDataFrame(task_rdd, "task binary")
-    return task_df.mapInArrow(read_tasks, spark_schema)
+    return task_df.mapInArrow(read_rows, spark_schema)

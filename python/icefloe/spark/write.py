@@ -16,6 +16,7 @@ import pyarrow as pa
 from icefloe import _native
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
+from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -109,6 +110,7 @@ def _write_on_executors(
 
         from icefloe import _native as native
 
+        prepare_worker()
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         it = iter(batches)

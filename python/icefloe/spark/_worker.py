@@ -1,0 +1,69 @@
+"""Set-up of the Python worker processes that run icefloe's Spark tasks.
+
+PySpark's worker calls `importlib.invalidate_caches()` before every task. On Python 3.10 and
+3.11 that makes every `zipimporter` on the worker's path re-read its whole archive directory
+at once (CPython gh-103200, fixed in 3.12; Spark SPARK-54744). A PySpark worker has one
+zipimporter per package directory of `pyspark.zip` and `py4j-*.zip` (13 of them), so each
+task pays about 60 ms before its function starts (measured with PySpark 3.5.9 on Python
+3.11.7), which is more than the whole read of a small task.
+
+`prepare_worker()` runs at the start of each icefloe task and, once per process on Python
+< 3.12, makes `zipimporter.invalidate_caches` re-read an archive only when its size or mtime
+changed since it was last read. That keeps the meaning of invalidation (a rewritten archive is
+re-read) and drops the cost. Set `ICEFLOE_WORKER_ZIPIMPORT_FIX=0` in the executors'
+environment (`spark.executorEnv.ICEFLOE_WORKER_ZIPIMPORT_FIX`) to leave zipimport alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["prepare_worker"]
+
+_prepared = False
+
+
+def prepare_worker() -> None:
+    """Once per worker process: the zipimport fix above (Python < 3.12 only)."""
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
+    if sys.version_info >= (3, 12) or os.environ.get("ICEFLOE_WORKER_ZIPIMPORT_FIX", "1") == "0":
+        return
+    _install_zipimport_fix()
+
+
+def _archive_state(archive: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(archive)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _install_zipimport_fix() -> None:
+    import zipimport
+
+    cls: Any = zipimport.zipimporter
+    original = cls.invalidate_caches
+    if getattr(original, "__icefloe__", False):
+        return
+    directory_cache: dict[str, Any] = getattr(zipimport, "_zip_directory_cache", {})
+    read_at: dict[str, tuple[int, int]] = {}
+
+    def invalidate_caches(self: Any) -> None:
+        archive = self.archive
+        state = _archive_state(archive)
+        cached = directory_cache.get(archive)
+        if state is not None and cached is not None and read_at.get(archive) == state:
+            self._files = cached  # the archive did not change since it was last read
+            return
+        original(self)
+        if state is not None:
+            read_at[archive] = state
+
+    invalidate_caches.__icefloe__ = True  # type: ignore[attr-defined]
+    cls.invalidate_caches = invalidate_caches

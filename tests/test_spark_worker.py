@@ -1,0 +1,69 @@
+"""The Spark worker set-up (icefloe.spark._worker): zipimport's invalidate_caches re-reads an
+archive only when it changed, so PySpark's per-task `importlib.invalidate_caches()` stops
+re-reading pyspark.zip on Python < 3.12, while a rewritten archive is still seen."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import zipfile
+import zipimport
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from icefloe.spark import _worker
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="the fix applies to Python < 3.12 only (3.12 invalidates lazily)"
+)
+
+
+def _write_zip(path: Path, modules: dict[str, str]) -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, source in modules.items():
+            z.writestr(f"{name}.py", source)
+
+
+def test_unchanged_archive_is_not_reread_and_changed_one_is(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
+    archive = tmp_path / "lib.zip"
+    _write_zip(archive, {"icefloe_zip_a": "X = 1\n"})
+    monkeypatch.syspath_prepend(str(archive))
+    importer = zipimport.zipimporter(str(archive))
+    _worker._install_zipimport_fix()
+    importer.invalidate_caches()  # first call reads and records the archive's state
+    files = importer._files
+    importer.invalidate_caches()
+    importlib.invalidate_caches()
+    assert importer._files is files, "an unchanged archive was read again"
+    assert importlib.import_module("icefloe_zip_a").X == 1
+
+    # rewrite the archive (another size): the next invalidation must read it again
+    _write_zip(archive, {"icefloe_zip_a": "X = 1\n", "icefloe_zip_b": "Y = 22\n"})
+    importlib.invalidate_caches()
+    importer.invalidate_caches()
+    assert importer._files is not files
+    assert "icefloe_zip_b.py" in importer._files
+    assert importlib.import_module("icefloe_zip_b").Y == 22
+    for m in ("icefloe_zip_a", "icefloe_zip_b"):
+        sys.modules.pop(m, None)
+
+
+def test_installing_twice_wraps_once(monkeypatch: Any) -> None:
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
+    _worker._install_zipimport_fix()
+    first = zipimport.zipimporter.invalidate_caches
+    _worker._install_zipimport_fix()
+    assert zipimport.zipimporter.invalidate_caches is first
+    assert getattr(first, "__icefloe__", False)
+
+
+def test_opt_out_leaves_zipimport_alone(monkeypatch: Any) -> None:
+    original = zipimport.zipimporter.invalidate_caches
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", original)
+    monkeypatch.setattr(_worker, "_prepared", False)
+    monkeypatch.setenv("ICEFLOE_WORKER_ZIPIMPORT_FIX", "0")
+    _worker.prepare_worker()
+    assert zipimport.zipimporter.invalidate_caches is original
