@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from icefloe.spark import _worker
 
 pytestmark = pytest.mark.skipif(
