@@ -17,4 +17,10 @@ pub mod writer;
 #[cfg(feature = "python")]
 mod python;
 
+/// The Python extension allocates with mimalloc (see Cargo.toml); the plain Rust library
+/// (tests, benches, other Rust users) keeps the system allocator.
+#[cfg(feature = "python")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub use error::{Error, ErrorKind, Result};
