@@ -331,6 +331,40 @@ impl<'a> Cursor<'a> {
         Ok(((value >> 1) as i64) ^ -((value & 1) as i64))
     }
 
+    /// Skips `n` varints (Avro ints or longs) without decoding them, eight bytes at a time:
+    /// a varint ends at the first byte whose high bit is clear, so counting those bytes in a
+    /// word counts the varints that end in it. (An overlong varint, which `read_long` would
+    /// refuse, is skipped like any other: its value is not used.)
+    pub fn skip_varints(&mut self, mut n: usize) -> Result<()> {
+        const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+        let buf = self.buf;
+        let mut pos = self.pos;
+        while n > 0 {
+            if let Some(word) = buf.get(pos..pos + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+                let mut ends = !u64::from_le_bytes(word) & HIGH_BITS;
+                let count = ends.count_ones() as usize;
+                if count < n {
+                    n -= count;
+                    pos += 8;
+                    continue;
+                }
+                for _ in 1..n {
+                    ends &= ends - 1; // drop the ends before the n-th
+                }
+                pos += ends.trailing_zeros() as usize / 8 + 1;
+                n = 0;
+            } else {
+                let b = *buf.get(pos).ok_or_else(truncated)?;
+                pos += 1;
+                if b & 0x80 == 0 {
+                    n -= 1;
+                }
+            }
+        }
+        self.pos = pos;
+        Ok(())
+    }
+
     #[inline]
     pub fn read_int(&mut self) -> Result<i32> {
         let v = self.read_long()?;

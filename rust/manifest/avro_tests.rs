@@ -97,3 +97,47 @@ fn inflate_appends_whatever_the_ratio_and_refuses_truncated_streams() {
         }
     }
 }
+
+#[test]
+fn skip_varints_lands_where_reading_does() {
+    // values of every varint length, in runs that cross 8-byte words at every offset
+    let vals: Vec<i64> = (0..300i64)
+        .map(|i| match i % 7 {
+            0 => i,
+            1 => -i * 1000,
+            2 => i64::MAX - i,
+            3 => i64::MIN + i,
+            4 => 1 << (i % 63),
+            5 => -(1 << (i % 40)),
+            _ => 64,
+        })
+        .collect();
+    let mut buf = Vec::new();
+    for &v in &vals {
+        write_long(&mut buf, v);
+    }
+    write_long(&mut buf, 12345); // a sentinel after the skipped run
+    for skip in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 299, 300] {
+        for start in [0usize, 1, 3] {
+            let mut a = Cursor::new(&buf);
+            let mut b = Cursor::new(&buf);
+            for _ in 0..start {
+                a.read_long().unwrap();
+                b.read_long().unwrap();
+            }
+            let n = skip.min(vals.len() - start);
+            for _ in 0..n {
+                a.read_long().unwrap();
+            }
+            b.skip_varints(n).unwrap();
+            assert_eq!(a.pos, b.pos, "skip {n} from {start}");
+            if start + n == vals.len() {
+                assert_eq!(b.read_long().unwrap(), 12345);
+            }
+        }
+    }
+    // past the end: an error, not a panic
+    let mut c = Cursor::new(&buf);
+    assert!(c.skip_varints(vals.len() + 2).is_err());
+    assert!(Cursor::new(&[0x80, 0x80]).skip_varints(1).is_err());
+}

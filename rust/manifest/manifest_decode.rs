@@ -41,6 +41,12 @@ impl StatsProjection {
         }
     }
 
+    /// No column's stats at all.
+    #[inline]
+    pub fn keeps_none(&self) -> bool {
+        matches!(self, StatsProjection::Only(ids) if ids.is_empty())
+    }
+
     /// Does a decode with `self` hold every stat a decode with `other` would?
     pub fn covers(&self, other: &StatsProjection) -> bool {
         match (self, other) {
@@ -299,11 +305,14 @@ fn read_partition_value(c: &mut Cursor<'_>, node: &Node, ty: &PrimitiveType) -> 
 
 /// A metrics-map value in Java's plain layout: read, or skipped without allocating.
 trait RawValue: Sized {
+    /// The value is one varint (so a map entry is two).
+    const VARINT: bool;
     fn read(c: &mut Cursor<'_>) -> Result<Self>;
     fn skip(c: &mut Cursor<'_>) -> Result<()>;
 }
 
 impl RawValue for i64 {
+    const VARINT: bool = true;
     #[inline]
     fn read(c: &mut Cursor<'_>) -> Result<i64> {
         c.read_long()
@@ -315,6 +324,7 @@ impl RawValue for i64 {
 }
 
 impl RawValue for Vec<u8> {
+    const VARINT: bool = false;
     #[inline]
     fn read(c: &mut Cursor<'_>) -> Result<Vec<u8>> {
         Ok(c.read_bytes()?.to_vec())
@@ -341,10 +351,17 @@ fn read_int_map<V: RawValue>(
     };
     if fast {
         // Java's layout, checked once per file: plain int keys, plain values, no unions.
+        let skip_all = V::VARINT && stats.keeps_none();
         loop {
             let count = c.read_block_count()?;
             if count == 0 {
                 return Ok(());
+            }
+            if skip_all {
+                let varints =
+                    count.checked_mul(2).ok_or_else(|| invalid_data("Avro block count overflows"))?;
+                c.skip_varints(varints)?;
+                continue;
             }
             for _ in 0..count {
                 let k = c.read_int()?;
