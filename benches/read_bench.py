@@ -164,10 +164,9 @@ def main() -> None:
         java_df = spark.sql(f"SELECT order_id, amount FROM {q} VERSION AS OF {snap}")
         # Spark prunes Java's scan to the columns a query reads (none for count(*), amount for
         # sum(amount)) but cannot see through mapInArrow, so icefloe is told them as a user
-        # would: selected_fields. count(*) gets the narrowest projection mapInArrow can carry
-        # (one column: a batch without columns loses its row count in PySpark 3.5).
+        # would: selected_fields (empty for count(*): a column-less DataFrame).
         ice_df = icefloe.spark.read(spark, table, selected_fields=("amount",), snapshot_id=snap)
-        ice_count_df = icefloe.spark.read(spark, table, selected_fields=("order_id",), snapshot_id=snap)
+        ice_count_df = icefloe.spark.read(spark, table, selected_fields=(), snapshot_id=snap)
         for what, agg, ice in (
             ("count(*)", lambda d: d.count(), ice_count_df),
             ("sum(amount)", lambda d: d.agg({"amount": "sum"}).collect()[0][0], ice_df),

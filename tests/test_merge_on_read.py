@@ -40,6 +40,15 @@ def _assert_every_snapshot(
         if spark_too:
             got = icefloe.spark.read(spark, table, snapshot_id=snap)
             assert_same_rows(got, expected, context=f"spark {name}@{snap}")
+        # counts apply the deletes too: scan.count(), an empty projection, and on Spark
+        n = expected.count()
+        assert table.scan(snapshot_id=snap).count() == n, f"count() {name}@{snap}"
+        empty = table.scan(selected_fields=(), snapshot_id=snap).to_arrow()
+        assert (empty.num_columns, empty.num_rows) == (0, n), f"empty projection {name}@{snap}"
+        if spark_too:
+            rows_only = icefloe.spark.read(spark, table, selected_fields=(), snapshot_id=snap)
+            assert rows_only.columns == []
+            assert rows_only.count() == n, f"spark count {name}@{snap}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -72,6 +81,13 @@ def test_position_deletes_delete_update_merge(
     # projection and _pos-free reads with a filter still apply the deletes
     table = catalog.load_table(name)
     assert_same_rows(table.scan(selected_fields=("id",)).to_arrow(), oracle.df(name, columns=["id"]))
+    # a filtered count reads the filter's column and still applies the deletes
+    import icefloe.spark
+
+    where = "amount > 10"
+    n = oracle.df(name, where=where).count()
+    assert table.scan(row_filter=where).count() == n
+    assert icefloe.spark.read(spark, table, row_filter=where, selected_fields=()).count() == n
 
 
 # ------------------------------------------------------------------------------------------------

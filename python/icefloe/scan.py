@@ -537,7 +537,7 @@ class DataScan:
             finally:
                 for fut in futures:
                     fut.cancel()
-        out = pa.concat_tables(parts) if parts else target.empty_table()
+        out = _concat(parts, target)
         if self.limit is not None and out.num_rows > self.limit:
             out = out.slice(0, self.limit)
         return out
@@ -569,15 +569,16 @@ class DataScan:
         return self.to_arrow().to_pandas(**kwargs)
 
     def count(self) -> int:
-        """Rows the scan returns: from file metadata when there is no filter, else by
-        reading only the columns the filter needs."""
+        """Rows the scan returns: from file metadata when there is no filter and no planned
+        file has deletes, else by reading with an empty projection (only the columns the
+        filter and the equality deletes need are decoded, in Rust)."""
         if isinstance(self._bound_filter, AlwaysFalse):
             return 0
-        if isinstance(self._bound_filter, AlwaysTrue):
-            total = self.plan_files().record_count()
+        plan = self.plan_files()
+        if isinstance(self._bound_filter, AlwaysTrue) and not plan.metrics.get("result_delete_files"):
+            total = plan.record_count()
         else:
-            cols = tuple(sorted(self._bound_filter.referenced_columns()))
-            total = self._update(selected_fields=cols, limit=None).to_arrow().num_rows
+            total = self._update(selected_fields=(), limit=None).to_arrow().num_rows
         return total if self.limit is None else min(total, self.limit)
 
     def __repr__(self) -> str:
@@ -592,10 +593,22 @@ class DataScan:
         )
 
 
+def _concat(parts: list[pa.Table], target: pa.Schema) -> pa.Table:
+    """The parts as one table. Without columns (an empty projection) the rows are still
+    counted: pyarrow's concat_tables drops the row count of column-less tables."""
+    if not parts:
+        return target.empty_table()
+    if len(target) == 0:
+        return pa.Table.from_batches([b for p in parts for b in p.to_batches()], schema=target)
+    return pa.concat_tables(parts)
+
+
 def _project(data: pa.Table, target: pa.Schema) -> pa.Table:
     """`data` cut down to `target`'s columns (structs pruned to the target's children)."""
     if data.schema.equals(target, check_metadata=False):
         return data
+    if len(target) == 0:
+        return data.select([])  # keeps the row count, unlike a table built from no arrays
     columns = []
     for f in target:
         col = data.column(f.name)

@@ -50,10 +50,17 @@ def read(
     Planning happens here, on the driver; each partition reads its tasks' file ranges in
     Rust. `scan_options` go to `Table.scan` (as_of_timestamp, ref, from_snapshot_id,
     to_snapshot_id).
+
+    Spark cannot prune columns through mapInArrow, so name the columns a query needs in
+    `selected_fields` (None: all). An empty `selected_fields` (as in PyIceberg) reads no
+    column: the DataFrame has no columns and one row per table row, which is what
+    `count()` needs; only the deletes (and the columns the filter and equality deletes
+    need) are read.
     """
     from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import NullType, StructField, StructType
 
-    fields = tuple(selected_fields) if selected_fields else ("*",)
+    fields = ("*",) if selected_fields is None else tuple(selected_fields)
     scan = table.scan(
         row_filter=row_filter,
         selected_fields=fields,
@@ -76,12 +83,23 @@ def read(
     combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
     if not combined:
         return spark.createDataFrame([], spark_schema)
+    # PySpark 3.5 loses the row count of a batch without columns, so an empty projection
+    # travels as one null-typed column (no buffers) that is dropped on the Spark side.
+    rows_only = not out_names
+    out_schema = StructType([StructField("_rows", NullType())]) if rows_only else spark_schema
 
     def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
         for task in native.split_combined_task(data):
             for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
-                if b.num_rows:
+                if not b.num_rows:
+                    continue
+                if rows_only:
+                    yield pa.RecordBatch.from_arrays([pa.nulls(b.num_rows)], names=["_rows"])
+                else:
                     yield to_spark_batch(b.select(out_names), projection, target)
+
+    def finish(df: DataFrame) -> DataFrame:
+        return df.select() if rows_only else df
 
     if sum(len(c) for c in combined) <= INLINE_TASK_BYTES:
 
@@ -94,7 +112,7 @@ def read(
                     yield from read_one(native, combined[i])
 
         n = len(combined)
-        return spark.range(0, n, 1, n).mapInArrow(read_indexed, spark_schema)
+        return finish(spark.range(0, n, 1, n).mapInArrow(read_indexed, out_schema))
 
     def read_rows(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
@@ -106,4 +124,4 @@ def read(
 
     task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
     task_df = spark.createDataFrame(task_rdd, "task binary")
-    return task_df.mapInArrow(read_rows, spark_schema)
+    return finish(task_df.mapInArrow(read_rows, out_schema))
