@@ -64,5 +64,28 @@ def test_opt_out_leaves_zipimport_alone(monkeypatch: Any) -> None:
     monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", original)
     monkeypatch.setattr(_worker, "_prepared", False)
     monkeypatch.setenv("ICEFLOE_WORKER_ZIPIMPORT_FIX", "0")
+    monkeypatch.setenv("ICEFLOE_WORKER_GC_FREEZE", "0")
     _worker.prepare_worker()
     assert zipimport.zipimporter.invalidate_caches is original
+
+
+def test_gc_freeze_moves_existing_objects_out_of_collections(monkeypatch: Any) -> None:
+    import gc
+
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
+    monkeypatch.setattr(_worker, "_prepared", False)
+    monkeypatch.setenv("ICEFLOE_WORKER_GC_FREEZE", "0")
+    before = gc.get_freeze_count()
+    _worker.prepare_worker()
+    assert gc.get_freeze_count() == before, "the opt-out froze objects"
+
+    monkeypatch.setattr(_worker, "_prepared", False)
+    monkeypatch.delenv("ICEFLOE_WORKER_GC_FREEZE")
+    try:
+        _worker.prepare_worker()
+        frozen = gc.get_freeze_count()
+        assert frozen > before
+        _worker.prepare_worker()  # once per process
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
