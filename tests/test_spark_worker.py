@@ -65,6 +65,7 @@ def test_opt_out_leaves_zipimport_alone(monkeypatch: Any) -> None:
     monkeypatch.setattr(_worker, "_prepared", False)
     monkeypatch.setenv("ICEFLOE_WORKER_ZIPIMPORT_FIX", "0")
     monkeypatch.setenv("ICEFLOE_WORKER_GC_FREEZE", "0")
+    monkeypatch.setenv("ICEFLOE_WORKER_TCP_TUNING", "0")
     _worker.prepare_worker()
     assert zipimport.zipimporter.invalidate_caches is original
 
@@ -75,6 +76,7 @@ def test_gc_freeze_moves_existing_objects_out_of_collections(monkeypatch: Any) -
     monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
     monkeypatch.setattr(_worker, "_prepared", False)
     monkeypatch.setenv("ICEFLOE_WORKER_GC_FREEZE", "0")
+    monkeypatch.setenv("ICEFLOE_WORKER_TCP_TUNING", "0")
     before = gc.get_freeze_count()
     _worker.prepare_worker()
     assert gc.get_freeze_count() == before, "the opt-out froze objects"
@@ -89,3 +91,44 @@ def test_gc_freeze_moves_existing_objects_out_of_collections(monkeypatch: Any) -
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_tcp_tuning_sets_nodelay_and_quickack_on_the_workers_sockets(monkeypatch: Any) -> None:
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    conn, _ = server.accept()
+    try:
+        found = _worker._tcp_sockets()
+        try:
+            ports = {s.getsockname()[1] for s in found}
+            assert client.getsockname()[1] in ports and server.getsockname()[1] in ports
+            monkeypatch.setattr(_worker, "_sockets", found)
+            _worker._set_tcp("TCP_NODELAY")
+            assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+            if hasattr(socket, "TCP_QUICKACK"):
+                _worker.task_done()  # sets TCP_QUICKACK; must not fail on any socket
+        finally:
+            for s in found:
+                s.close()
+        # the duplicates are closed, the originals still work
+        client.sendall(b"x")
+        assert conn.recv(1) == b"x"
+    finally:
+        for s in (client, conn, server):
+            s.close()
+
+
+def test_tcp_tuning_opt_out(monkeypatch: Any) -> None:
+    import gc
+
+    monkeypatch.setattr(_worker, "_prepared", False)
+    monkeypatch.setattr(_worker, "_sockets", [])
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
+    for switch in ("ZIPIMPORT_FIX", "GC_FREEZE", "TCP_TUNING"):
+        monkeypatch.setenv(f"ICEFLOE_WORKER_{switch}", "0")
+    before = gc.get_freeze_count()
+    _worker.prepare_worker()
+    assert _worker._sockets == []
+    assert gc.get_freeze_count() == before
