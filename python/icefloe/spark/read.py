@@ -89,14 +89,15 @@ def read(
     out_schema = StructType([StructField("_rows", NullType())]) if rows_only else spark_schema
 
     def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
+        rows = 0  # rows_only: one null batch per combined task (a null column has no buffers)
         for task in native.split_combined_task(data):
             for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
-                if not b.num_rows:
-                    continue
                 if rows_only:
-                    yield pa.RecordBatch.from_arrays([pa.nulls(b.num_rows)], names=["_rows"])
-                else:
+                    rows += b.num_rows
+                elif b.num_rows:
                     yield to_spark_batch(b.select(out_names), projection, target)
+        if rows:
+            yield pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["_rows"])
 
     def finish(df: DataFrame) -> DataFrame:
         return df.select() if rows_only else df
