@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from _spark import bench_session
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -51,26 +52,7 @@ def best(fn: Callable[[], Any], repeat: int = REPEAT) -> tuple[float, float, Any
 
 
 def spark_session() -> Any:
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    jar = os.environ["ICEFLOE_ORACLE_JAR"]
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("icefloe-read-bench")
-        .config("spark.jars", jar)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.oracle.type", "hadoop")
-        .config("spark.sql.catalog.oracle.warehouse", f"file://{WAREHOUSE}")
-        .config("spark.sql.catalog.oracle.cache-enabled", "false")
-        .getOrCreate()
-    )
+    return bench_session("icefloe-read-bench", WAREHOUSE)
 
 
 def build_table(spark: Any) -> None:

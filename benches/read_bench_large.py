@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _spark import bench_session
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -50,24 +52,7 @@ def expected() -> tuple[int, int]:
 
 
 def spark_session(memory: str = "6g") -> Any:
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("icefloe-read-bench-large")
-        .config("spark.jars", os.environ["ICEFLOE_ORACLE_JAR"])
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", memory)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.oracle.type", "hadoop")
-        .config("spark.sql.catalog.oracle.warehouse", f"file://{WAREHOUSE}")
-        .config("spark.sql.catalog.oracle.cache-enabled", "false")
-        .getOrCreate()
-    )
+    return bench_session("icefloe-read-bench-large", WAREHOUSE, memory)
 
 
 def build() -> None:

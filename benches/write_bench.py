@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _spark import bench_session
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = int(os.environ.get("BENCH_ROWS", "5000000"))
@@ -60,26 +60,7 @@ def make_input() -> None:
 
 
 def spark_session() -> Any:
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("icefloe-write-bench")
-        .config("spark.jars", os.environ["ICEFLOE_ORACLE_JAR"])
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "6g")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.oracle.type", "hadoop")
-        .config("spark.sql.catalog.oracle.warehouse", f"file://{WAREHOUSE}")
-        .config("spark.sql.catalog.oracle.cache-enabled", "false")
-        .getOrCreate()
-    )
+    return bench_session("icefloe-write-bench", WAREHOUSE, "6g", **{"spark.sql.shuffle.partitions": "2"})
 
 
 def fresh_table(spark: Any, name: str) -> None:
