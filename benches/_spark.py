@@ -34,3 +34,21 @@ def bench_session(app: str, warehouse: Path, memory: str = "4g", **conf: str) ->
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def create_orders_table(spark: Any, qualified: str, rows: int, files: int) -> None:
+    """The read benchmarks' table, written by Iceberg Java: `rows` orders (order_id, order_date,
+    quantity, product_id, purchaser, amount) in `files` data files, unpartitioned v2,
+    merge-on-read deletes."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+    spark.sql(
+        f"CREATE TABLE {qualified} (order_id bigint, order_date date, quantity int, product_id int, "
+        "purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        "'write.delete.mode'='merge-on-read', 'write.target-file-size-bytes'='134217728')"
+    )
+    spark.sql(
+        f"INSERT INTO {qualified} SELECT id AS order_id, date_add(DATE'2020-01-01', CAST(id % 1500 AS int)), "
+        "CAST(id % 10 + 1 AS int), CAST(id % 5000 AS int), concat('user_', CAST(id % 100000 AS string)), "
+        f"CAST((id % 100000) / 100.0 AS double) FROM range({rows}) "
+        f"DISTRIBUTE BY CAST(id / {max(rows // files, 1)} AS int)"
+    )

@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from _spark import bench_session
+from _spark import bench_session, create_orders_table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -64,18 +64,7 @@ def build_table(spark: Any) -> None:
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
     WAREHOUSE.mkdir(parents=True)
     q = f"oracle.{TABLE}"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
-    spark.sql(
-        f"CREATE TABLE {q} (order_id bigint, order_date date, quantity int, product_id int, "
-        "purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='2', "
-        "'write.delete.mode'='merge-on-read', 'write.target-file-size-bytes'='134217728')"
-    )
-    spark.sql(
-        f"INSERT INTO {q} SELECT id AS order_id, date_add(DATE'2020-01-01', CAST(id % 1500 AS int)), "
-        "CAST(id % 10 + 1 AS int), CAST(id % 5000 AS int), concat('user_', CAST(id % 100000 AS string)), "
-        f"CAST((id % 100000) / 100.0 AS double) FROM range({ROWS}) "
-        f"DISTRIBUTE BY CAST(id / {max(ROWS // 4, 1)} AS int)"
-    )
+    create_orders_table(spark, q, ROWS, files=4)
     # 10% position deletes (merge-on-read DELETE), then 10% equality deletes on order_id.
     spark.sql(f"DELETE FROM {q} WHERE order_id % 10 = 3")
     keys = ((k,) for k in range(ROWS) if k % 10 == 7)

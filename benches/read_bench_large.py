@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _spark import bench_session
+from _spark import bench_session, create_orders_table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -64,19 +64,8 @@ def build() -> None:
     spark = spark_session()
     spark.sparkContext.setLogLevel("ERROR")
     q = f"oracle.{TABLE}"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
-    spark.sql(
-        f"CREATE TABLE {q} (order_id bigint, order_date date, quantity int, product_id int, "
-        "purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='2', "
-        "'write.delete.mode'='merge-on-read', 'write.target-file-size-bytes'='134217728')"
-    )
     t0 = time.perf_counter()
-    spark.sql(
-        f"INSERT INTO {q} SELECT id AS order_id, date_add(DATE'2020-01-01', CAST(id % 1500 AS int)), "
-        "CAST(id % 10 + 1 AS int), CAST(id % 5000 AS int), concat('user_', CAST(id % 100000 AS string)), "
-        f"CAST((id % 100000) / 100.0 AS double) FROM range({ROWS}) "
-        f"DISTRIBUTE BY CAST(id / {max(ROWS // 8, 1)} AS int)"
-    )
+    create_orders_table(spark, q, ROWS, files=8)
     t1 = time.perf_counter()
     spark.sql(f"DELETE FROM {q} WHERE order_id % 10 = 3")
     t2 = time.perf_counter()
