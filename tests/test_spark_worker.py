@@ -100,21 +100,20 @@ def test_tcp_tuning_sets_nodelay_and_quickack_on_the_workers_sockets(monkeypatch
     client = socket.create_connection(server.getsockname())
     conn, _ = server.accept()
     try:
-        found = _worker._tcp_sockets()
-        try:
-            ports = {s.getsockname()[1] for s in found}
-            assert client.getsockname()[1] in ports and server.getsockname()[1] in ports
-            monkeypatch.setattr(_worker, "_sockets", found)
-            _worker._set_tcp("TCP_NODELAY")
-            assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
-            if hasattr(socket, "TCP_QUICKACK"):
-                _worker.task_done()  # sets TCP_QUICKACK; must not fail on any socket
-        finally:
-            for s in found:
-                s.close()
-        # the duplicates are closed, the originals still work
+        fds = _worker._loopback_tcp_fds()
+        assert client.fileno() in fds and conn.fileno() in fds
+        assert server.fileno() not in fds, "a listening socket is not a connection"
+        assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        monkeypatch.setattr(_worker, "_tcp_tuning", True)
+        _worker._set_tcp("TCP_NODELAY")
+        assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        _worker.task_done()  # TCP_QUICKACK where the platform has it; never fails
         client.sendall(b"x")
         assert conn.recv(1) == b"x"
+        # no duplicate descriptor is kept: closing the connection reaches the peer
+        client.close()
+        conn.settimeout(5)
+        assert conn.recv(1) == b""
     finally:
         for s in (client, conn, server):
             s.close()
@@ -124,11 +123,11 @@ def test_tcp_tuning_opt_out(monkeypatch: Any) -> None:
     import gc
 
     monkeypatch.setattr(_worker, "_prepared", False)
-    monkeypatch.setattr(_worker, "_sockets", [])
+    monkeypatch.setattr(_worker, "_tcp_tuning", False)
     monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
     for switch in ("ZIPIMPORT_FIX", "GC_FREEZE", "TCP_TUNING"):
         monkeypatch.setenv(f"ICEFLOE_WORKER_{switch}", "0")
     before = gc.get_freeze_count()
     _worker.prepare_worker()
-    assert _worker._sockets == []
+    assert not _worker._tcp_tuning
     assert gc.get_freeze_count() == before

@@ -45,12 +45,13 @@ from typing import Any
 __all__ = ["prepare_worker", "task_done"]
 
 _prepared = False
-_sockets: list[Any] = []
+_tcp_tuning = False
 
 
 def prepare_worker() -> None:
-    """Once per worker process: the zipimport fix (Python < 3.12) and the gc freeze above."""
-    global _prepared
+    """Once per worker process: the zipimport fix (Python < 3.12), the gc freeze and the TCP
+    options above."""
+    global _prepared, _tcp_tuning
     if _prepared:
         return
     _prepared = True
@@ -59,51 +60,66 @@ def prepare_worker() -> None:
     if os.environ.get("ICEFLOE_WORKER_GC_FREEZE", "1") != "0":
         _freeze_gc()
     if os.environ.get("ICEFLOE_WORKER_TCP_TUNING", "1") != "0":
-        _sockets.extend(_tcp_sockets())
-        _set_tcp(socket_option="TCP_NODELAY")
+        _tcp_tuning = True
+        _set_tcp("TCP_NODELAY")
 
 
 def task_done() -> None:
     """At the end of each icefloe task: ask the kernel to acknowledge the next task's first
     bytes at once (see the module docs; Linux only, a no-op elsewhere)."""
-    _set_tcp(socket_option="TCP_QUICKACK")
+    if _tcp_tuning:
+        _set_tcp("TCP_QUICKACK")
 
 
-def _tcp_sockets() -> list[Any]:
-    """The process's TCP sockets (a PySpark worker's: its connection to the executor JVM), as
-    duplicates of their descriptors."""
+def _loopback_tcp_fds() -> list[int]:
+    """The descriptors of the process's connected TCP sockets whose peer is on this host (a
+    PySpark worker's connection to its executor JVM is one; Spark connects over loopback)."""
+    import ipaddress
     import socket
 
-    found: list[Any] = []
+    found: list[int] = []
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
         return found
     for name in names:
         try:
+            fd = int(name)
             if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
                 continue
-            s = socket.socket(fileno=os.dup(int(name)))
+            s = socket.socket(fileno=os.dup(fd))
         except (OSError, ValueError):
             continue
-        if s.family in (socket.AF_INET, socket.AF_INET6) and s.type == socket.SOCK_STREAM:
-            found.append(s)
-        else:
-            s.close()
+        try:
+            if s.family in (socket.AF_INET, socket.AF_INET6) and s.type == socket.SOCK_STREAM:
+                if ipaddress.ip_address(s.getpeername()[0]).is_loopback:
+                    found.append(fd)
+        except (OSError, ValueError):
+            pass  # not connected (a listening socket) or no address
+        finally:
+            s.close()  # the duplicate only: the connection stays open through `fd`
     return found
 
 
 def _set_tcp(socket_option: str) -> None:
+    """Sets the TCP option on each loopback connection, through a duplicate descriptor that is
+    closed at once (no reference to the connection is kept)."""
     import socket
 
     opt = getattr(socket, socket_option, None)
     if opt is None:
         return
-    for s in _sockets:
+    for fd in _loopback_tcp_fds():
+        try:
+            s = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
         try:
             s.setsockopt(socket.IPPROTO_TCP, opt, 1)
         except OSError:
             pass
+        finally:
+            s.close()
 
 
 def _freeze_gc() -> None:
