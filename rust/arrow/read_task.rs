@@ -163,7 +163,13 @@ impl TaskReader {
         }
         let mut eq = Vec::with_capacity(eq_groups.len());
         for (ids, files) in &eq_groups {
-            let set = equality_set(ids, files, projected)?;
+            // A sizing hint from the manifests (saturating: the counts are not trusted).
+            let expected = task
+                .deletes
+                .iter()
+                .filter(|d| files.contains(&d.file.file_path.as_str()))
+                .fold(0i64, |n, d| n.saturating_add(d.file.record_count.max(0)));
+            let set = equality_set(ids, files, projected, usize::try_from(expected).unwrap_or(0))?;
             let mut idx = Vec::with_capacity(ids.len());
             for kf in set.fields() {
                 let i = match read_fields.iter().position(|f| f.id == kf.id) {
@@ -453,14 +459,21 @@ fn partition_constants(
 }
 
 /// The hash set of the equality delete `files` sharing key `ids`, from the process cache.
-fn equality_set(ids: &[i32], files: &[&str], projected: &Schema) -> Result<EqualityDeleteSetRef> {
+fn equality_set(
+    ids: &[i32],
+    files: &[&str],
+    projected: &Schema,
+    expected_keys: usize,
+) -> Result<EqualityDeleteSetRef> {
     let known = |id: i32| projected.fields().iter().find(|f| f.id == id).map(|f| f.as_ref().clone());
     let mut sorted: Vec<&str> = files.to_vec();
     sorted.sort_unstable();
     let types: Vec<String> =
         ids.iter().map(|&id| known(id).map_or("?".into(), |f| f.field_type.to_string())).collect();
     let key = format!("{ids:?}\u{0}{types:?}\u{0}{}", sorted.join("\u{0}"));
-    delete_cache::equality_deletes(&key, || EqualityDeleteSet::load(ids, &sorted, &known))
+    delete_cache::equality_deletes(&key, || {
+        EqualityDeleteSet::load_sized(ids, &sorted, &known, expected_keys)
+    })
 }
 
 impl Iterator for TaskReader {

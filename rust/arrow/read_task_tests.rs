@@ -367,3 +367,28 @@ fn residual_filter_prunes_and_filters() {
     let err = read_task(&t, &names, ReadOptions::default()).unwrap_err();
     assert!(err.to_string().contains(&p), "{err}");
 }
+
+#[test]
+fn equality_delete_record_counts_are_only_a_sizing_hint() {
+    // The manifests' record counts size the key set up front; wrong ones (huge, zero,
+    // negative, overflowing when summed) must change nothing but the allocation.
+    let fx = fixture();
+    let key = || vec![NestedField::required(1, "id", PrimitiveType::Long.into())];
+    for (name, claimed) in [("hint_huge", i64::MAX), ("hint_zero", 0), ("hint_negative", -5)] {
+        let mut task = FileScanTask::whole_file(fx.data.clone(), 3);
+        for part in ["a", "b"] {
+            let mut d = eq_delete(
+                &fx.dir,
+                &format!("{name}_{part}.parquet"),
+                key(),
+                vec![Arc::new(Int64Array::from(vec![1, 2, 100]))],
+                4,
+            );
+            d.file.record_count = claimed;
+            task.deletes.push(d);
+        }
+        let mut expected = some(&[0, 3, 4, 5, 6, 7, 8]);
+        expected.push(None); // the fixture's row with a null id: no null key is deleted here
+        assert_eq!(ids_of(&task, &data_schema(), ReadOptions::default()), expected, "{name}");
+    }
+}
