@@ -135,9 +135,8 @@ pub fn split_task(task: FileScanTask, target_size: i64, out: &mut Vec<FileScanTa
 /// The bin-packing weight of a task: its bytes plus its delete files' bytes, but at least
 /// one open-file cost per file opened (Java `TableScanUtil.planTasks`).
 pub fn task_weight(task: &FileScanTask, open_file_cost: i64) -> i64 {
-    let delete_bytes: i64 = task.deletes.iter().map(|d| d.file.file_size_in_bytes).sum();
     let opened = 1 + task.deletes.len() as i64;
-    (task.length + delete_bytes).max(opened.saturating_mul(open_file_cost))
+    task_size_bytes(task).max(opened.saturating_mul(open_file_cost))
 }
 
 struct Bin {

@@ -5,12 +5,13 @@ into combined tasks (`read.split.*`). Each combined task crosses to the executor
 bytes, one Spark partition per combined task, and its file ranges are read in Rust inside
 mapInArrow.
 
-How the tasks travel depends on their size. A small plan (at most `INLINE_TASK_BYTES` of
-task JSON) rides in the mapInArrow closure over `spark.range(n)`: partition i reads task i,
-and the source needs no Python worker of its own. A larger plan travels as the rows of a
-parallelized RDD, one row per partition, so that no executor receives the whole plan; that
-costs one more Python stage per task (about 0.1 s per query measured on `local[2]`), which a
-large scan amortizes.
+How the tasks travel depends on their size. A small plan rides in the mapInArrow closure
+over `spark.range(n)`: partition i reads task i, and the source needs no Python worker of its
+own. Every task receives the whole closure, so this is used only while the n copies together
+stay under `INLINE_TASK_BYTES` (task JSON bytes x tasks: ~90 tasks of a few KB each). A larger
+plan travels as the rows of a parallelized RDD, one row per partition, so that no task
+receives the whole plan; that costs one more Python stage per query (about 0.1 s measured on
+`local[2]`), which a large scan amortizes.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["read"]
 
-# Plans up to this many bytes of task JSON travel inside the mapInArrow closure (PySpark
-# broadcasts a pickled command above 1 MB itself); larger plans travel as RDD rows.
-INLINE_TASK_BYTES = 1 << 20
+# A plan travels inside the mapInArrow closure while (its task JSON bytes) x (its tasks), what
+# all tasks together receive, stays under this; larger plans travel as RDD rows, one per task.
+INLINE_TASK_BYTES = 16 << 20
 
 
 def read(
@@ -102,7 +103,7 @@ def read(
     def finish(df: DataFrame) -> DataFrame:
         return df.select() if rows_only else df
 
-    if sum(len(c) for c in combined) <= INLINE_TASK_BYTES:
+    if sum(len(c) for c in combined) * len(combined) <= INLINE_TASK_BYTES:
 
         def read_indexed(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
             from icefloe import _native as native
