@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
-from icefloe.spark._worker import prepare_worker, task_done
+from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -109,12 +109,9 @@ def read(
             from icefloe import _native as native
 
             prepare_worker()
-            try:
-                for batch in batches:
-                    for i in batch.column(0).to_pylist():
-                        yield from read_one(native, combined[i])
-            finally:
-                task_done()
+            for batch in batches:
+                for i in batch.column(0).to_pylist():
+                    yield from read_one(native, combined[i])
 
         n = len(combined)
         return finish(spark.range(0, n, 1, n).mapInArrow(read_indexed, out_schema))
@@ -123,12 +120,9 @@ def read(
         from icefloe import _native as native
 
         prepare_worker()
-        try:
-            for batch in batches:
-                for data in batch.column(0).to_pylist():
-                    yield from read_one(native, data)
-        finally:
-            task_done()
+        for batch in batches:
+            for data in batch.column(0).to_pylist():
+                yield from read_one(native, data)
 
     task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
     task_df = spark.createDataFrame(task_rdd, "task binary")

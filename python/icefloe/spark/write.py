@@ -16,7 +16,7 @@ import pyarrow as pa
 from icefloe import _native
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
-from icefloe.spark._worker import prepare_worker, task_done
+from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -111,19 +111,16 @@ def _write_on_executors(
         from icefloe import _native as native
 
         prepare_worker()
-        try:
-            ctx = TaskContext.get()
-            task_id = ctx.taskAttemptId() if ctx is not None else 0
-            it = iter(batches)
-            first = next(it, None)
-            if first is None:
-                return
-            reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
-            md = native.TableMetadata.from_json(metadata_json)
-            descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
-            yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
-        finally:
-            task_done()
+        ctx = TaskContext.get()
+        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        it = iter(batches)
+        first = next(it, None)
+        if first is None:
+            return
+        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
+        md = native.TableMetadata.from_json(metadata_json)
+        descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
+        yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
 
     try:
         try:
