@@ -15,7 +15,10 @@ fn bench(c: &mut Criterion) {
     let deleted: Vec<i64> = (0..rows).filter(|i| i % 10 == 3).collect();
     let groups: Vec<(i64, i64)> = (0..8).map(|g| (g * rows / 8, rows / 8)).collect();
     c.bench_function("row_selection 1M rows, 100k position deletes", |b| {
-        b.iter(|| row_selection(&groups, &deleted))
+        b.iter(|| row_selection(&groups, &deleted, false))
+    });
+    c.bench_function("row_selection 1M rows, 100k position deletes, with _pos runs", |b| {
+        b.iter(|| row_selection(&groups, &deleted, true))
     });
     let other: Vec<i64> = (0..rows).filter(|i| i % 10 == 5).collect();
     c.bench_function("merge_positions 2 x 100k", |b| b.iter(|| merge_positions(&[&deleted, &other])));

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
+use arrow_buffer::BooleanBufferBuilder;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 
 use super::reader::read_parquet;
@@ -109,14 +110,49 @@ pub fn merge_positions(lists: &[&[i64]]) -> Vec<i64> {
     out
 }
 
+/// Below this many rows per selector on average, a selection is built as a bitmap rather
+/// than as selectors (parquet's own `RowSelectionPolicy::Auto` default): scattered deletes
+/// make one selector per deleted row and per kept run, which parquet would turn into a
+/// bitmap anyway.
+const MASK_BELOW_ROWS_PER_SELECTOR: i64 = 32;
+
 /// A selection of rows over the chosen row groups (in file order) that skips `deleted`
-/// (sorted, deduplicated file positions), plus the selected file positions as
-/// `(first position, count)` runs in output order (for `_pos`).
+/// (sorted, deduplicated file positions), plus, when `with_runs`, the selected file positions
+/// as `(first position, count)` runs in output order (for `_pos`; empty otherwise).
 ///
 /// `groups` are the chosen row groups as `(first row position in the file, row count)`.
-pub fn row_selection(groups: &[(i64, i64)], deleted: &[i64]) -> (RowSelection, Vec<(i64, i64)>) {
-    let mut selectors: Vec<RowSelector> = Vec::new();
-    let mut runs: Vec<(i64, i64)> = Vec::new();
+/// Dense deletes give a bitmap-backed selection, sparse ones a selector-backed one; both
+/// select the same rows.
+pub fn row_selection(
+    groups: &[(i64, i64)],
+    deleted: &[i64],
+    with_runs: bool,
+) -> (RowSelection, Vec<(i64, i64)>) {
+    // the deletes that fall into each group, as index ranges of `deleted`
+    let mut spans = Vec::with_capacity(groups.len());
+    let mut d = 0;
+    for &(first, count) in groups {
+        d += deleted[d..].partition_point(|&p| p < first);
+        let n = deleted[d..].partition_point(|&p| p < first + count);
+        spans.push(d..d + n);
+        d += n;
+    }
+    let total: i64 = groups.iter().map(|g| g.1).sum();
+    let hits: i64 = spans.iter().map(|r| r.len() as i64).sum();
+    let runs = if with_runs { kept_runs(groups, deleted, &spans) } else { Vec::new() };
+    if hits > 0 && total < MASK_BELOW_ROWS_PER_SELECTOR * (2 * hits + 1) {
+        let mut mask = BooleanBufferBuilder::new(total as usize);
+        mask.append_n(total as usize, true);
+        let mut offset = 0usize;
+        for (&(first, count), span) in groups.iter().zip(&spans) {
+            for &p in &deleted[span.clone()] {
+                mask.set_bit(offset + (p - first) as usize, false);
+            }
+            offset += count as usize;
+        }
+        return (RowSelection::from_boolean_buffer(mask.finish()), runs);
+    }
+    let mut selectors: Vec<RowSelector> = Vec::with_capacity(2 * hits as usize + groups.len());
     let mut push = |sel: RowSelector| {
         if sel.row_count == 0 {
             return;
@@ -126,30 +162,40 @@ pub fn row_selection(groups: &[(i64, i64)], deleted: &[i64]) -> (RowSelection, V
             _ => selectors.push(sel),
         }
     };
-    let mut d = deleted.partition_point(|&p| p < groups.first().map_or(0, |g| g.0));
-    for &(first, count) in groups {
-        let end = first + count;
-        // Deletes before this group (groups left out by the byte range) are irrelevant.
-        while d < deleted.len() && deleted[d] < first {
-            d += 1;
-        }
+    for (&(first, count), span) in groups.iter().zip(&spans) {
         let mut cursor = first;
-        while d < deleted.len() && deleted[d] < end {
-            let p = deleted[d];
-            if p > cursor {
-                push(RowSelector::select((p - cursor) as usize));
-                runs.push((cursor, p - cursor));
+        for &p in &deleted[span.clone()] {
+            if p < cursor {
+                continue; // a repeated position
             }
+            push(RowSelector::select((p - cursor) as usize));
             push(RowSelector::skip(1));
             cursor = p + 1;
-            d += 1;
         }
-        if end > cursor {
-            push(RowSelector::select((end - cursor) as usize));
-            runs.push((cursor, end - cursor));
-        }
+        push(RowSelector::select((first + count - cursor) as usize));
     }
     (RowSelection::from(selectors), runs)
+}
+
+/// The kept file positions as `(first, count)` runs, in order: each group minus its deletes.
+fn kept_runs(groups: &[(i64, i64)], deleted: &[i64], spans: &[std::ops::Range<usize>]) -> Vec<(i64, i64)> {
+    let mut runs = Vec::new();
+    for (&(first, count), span) in groups.iter().zip(spans) {
+        let mut cursor = first;
+        for &p in &deleted[span.clone()] {
+            if p < cursor {
+                continue; // a repeated position
+            }
+            if p > cursor {
+                runs.push((cursor, p - cursor));
+            }
+            cursor = p + 1;
+        }
+        if first + count > cursor {
+            runs.push((cursor, first + count - cursor));
+        }
+    }
+    runs
 }
 
 #[cfg(test)]
@@ -160,7 +206,7 @@ mod tests {
     fn selection_skips_deleted_rows_across_groups() {
         // groups: rows 0..5 and 10..14 (group 5..10 left out by the byte range)
         let groups = [(0, 5), (10, 4)];
-        let (sel, runs) = row_selection(&groups, &[1, 2, 4, 7, 10, 13, 99]);
+        let (sel, runs) = row_selection(&groups, &[1, 2, 4, 7, 10, 13, 99], true);
         let v: Vec<RowSelector> = sel.into();
         assert_eq!(
             v,
@@ -174,9 +220,56 @@ mod tests {
             ]
         );
         assert_eq!(runs, vec![(0, 1), (3, 1), (11, 2)]);
-        let (sel, runs) = row_selection(&groups, &[]);
+        let (sel, runs) = row_selection(&groups, &[], true);
         assert_eq!(Vec::<RowSelector>::from(sel), vec![RowSelector::select(9)]);
         assert_eq!(runs, vec![(0, 5), (10, 4)]);
+        let (_, runs) = row_selection(&groups, &[1, 2], false);
+        assert!(runs.is_empty(), "runs are built only when asked for");
+    }
+
+    /// The selected positions, one by one, of a selection over `groups`.
+    fn selected(groups: &[(i64, i64)], sel: RowSelection) -> Vec<i64> {
+        let positions: Vec<i64> = groups.iter().flat_map(|&(f, n)| f..f + n).collect();
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        for s in Vec::<RowSelector>::from(sel) {
+            if !s.skip {
+                out.extend_from_slice(&positions[at..at + s.row_count]);
+            }
+            at += s.row_count;
+        }
+        assert_eq!(at, positions.len(), "the selection covers every row of the groups");
+        out
+    }
+
+    #[test]
+    fn dense_deletes_give_a_bitmap_sparse_ones_selectors_both_exact() {
+        let groups = [(0, 1000), (1000, 500), (3000, 2000)];
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for every in [2u64, 3, 10, 50, 200, 5000] {
+            let mut deleted: Vec<i64> = (0..6000i64).filter(|_| next() % every == 0).collect();
+            // the last row of a group, past every group, and repeats
+            deleted.extend([4999, 4999, 5000, 7000, 10, 10, 1000]);
+            deleted.sort_unstable();
+            if every == 3 {
+                deleted.dedup(); // the others keep repeated positions, which must change nothing
+            }
+            let (sel, runs) = row_selection(&groups, &deleted, true);
+            let dense = every <= 50; // ~every/2 rows per selector against the 32 threshold
+            assert_eq!(sel.as_mask().is_some(), dense, "1 in {every} deleted");
+            let want: Vec<i64> = groups
+                .iter()
+                .flat_map(|&(f, n)| f..f + n)
+                .filter(|p| deleted.binary_search(p).is_err())
+                .collect();
+            let from_runs: Vec<i64> = runs.iter().flat_map(|&(f, n)| f..f + n).collect();
+            assert_eq!(from_runs, want, "runs, 1 in {every}");
+            assert_eq!(selected(&groups, sel), want, "selection, 1 in {every}");
+        }
     }
 
     #[test]

@@ -242,7 +242,7 @@ impl TaskReader {
         }
         let lists: Vec<&[i64]> = deleted_lists.iter().map(|d| d.positions(&path)).collect();
         let deleted = merge_positions(&lists);
-        let (selection, runs) = row_selection(&groups, &deleted);
+        let (selection, runs) = row_selection(&groups, &deleted, need_pos);
 
         let mapping = opts.name_mapping.as_deref();
         let mask = projection_mask(builder.parquet_schema(), &read_schema, &path, mapping)?;
