@@ -97,9 +97,13 @@ class _QuickAck:
             gc.callbacks.remove(self._on_gc)
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "stop" and info.get("generation") == 2:
+        if phase != "stop" or info.get("generation") != 2:
+            return
+        try:
             _set_tcp("TCP_QUICKACK", self.fds)
             self.forced += 1
+        except Exception:  # a gc callback must never raise (e.g. at interpreter shutdown)
+            pass
 
 
 def _loopback_tcp_fds() -> list[int]:
