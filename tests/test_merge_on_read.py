@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import new_table_name, oracle_jar
+from icefloe.exceptions import InvalidDataError, NotFoundError
 from oracle import Oracle, assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -252,3 +253,54 @@ def test_schema_evolution_with_position_and_equality_deletes(
     _eq_delete(oracle, name, ["id"], [(1,), (4,)])
     oracle.sql(f"UPDATE {q} SET note = 'upd' WHERE id = 3")
     _assert_every_snapshot(spark, oracle, catalog, name)
+
+
+# ------------------------------------------------------------------------------------------------
+# a damaged delete file fails the read, naming the file
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["missing position deletes", "corrupt equality deletes"])
+def test_a_damaged_delete_file_fails_every_read_naming_it(
+    spark: Any, oracle: Oracle, catalog: Any, damage: str
+) -> None:
+    """Never a result that silently keeps deleted rows: in process (to_arrow, to_batches,
+    count) and on Spark, the read fails and the error names the delete file. Each case has
+    its own table, so no earlier read has the file in a delete cache."""
+    import icefloe.spark
+
+    name = new_table_name("mor_bad")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, v string) USING iceberg {MOR}")
+    oracle.sql(f"INSERT INTO {q} VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(20)))
+    oracle.sql(f"DELETE FROM {q} WHERE id % 4 = 1")
+    _eq_delete(oracle, name, ["id"], [(2,), (6,)])
+    assert oracle.df(name).count() == 13
+    content = 1 if damage.startswith("missing") else 2
+    victim = next(f["file_path"] for f in oracle.files(name) if f["content"] == content)
+    path = Path(victim.removeprefix("file:"))
+    if content == 1:
+        path.unlink()
+    else:
+        path.write_bytes(b"PAR1 this is not a parquet file PAR1")
+
+    table = catalog.load_table(name)
+    expected = NotFoundError if content == 1 else InvalidDataError
+    in_process = {
+        "to_arrow": lambda: table.scan().to_arrow(),
+        "to_batches": lambda: table.scan().to_batches().read_all(),
+        "count": lambda: table.scan().count(),
+    }
+    for what, read in in_process.items():
+        with pytest.raises(expected) as info:
+            read()
+        assert path.name in str(info.value), f"{what}: {info.value}"
+    on_spark = {
+        "spark": lambda: icefloe.spark.read(spark, table).collect(),
+        "spark count": lambda: icefloe.spark.read(spark, table, selected_fields=()).count(),
+    }
+    for what, read in on_spark.items():
+        with pytest.raises(Exception) as info:  # the worker's error, raised by PySpark
+            read()
+        message = str(info.value)
+        assert expected.__name__ in message and path.name in message, f"{what}: {message[-2000:]}"
