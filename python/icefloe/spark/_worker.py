@@ -1,6 +1,6 @@
 """Set-up of the Python worker processes that run icefloe's Spark tasks.
 
-Two per-task costs of PySpark's reused Python workers are larger than a small read task:
+Three per-task costs of PySpark's reused Python workers are larger than a small read task:
 
 1. After every task the worker runs a full `gc.collect()` (pyspark/daemon.py) over every
    object of the process: pyspark, pyarrow, numpy, pandas and icefloe's modules, ~96,000
@@ -38,7 +38,7 @@ Two per-task costs of PySpark's reused Python workers are larger than a small re
 
 `prepare_worker()` runs at the start of each icefloe task and does its work once per process.
 
-Both switches are read from the executors' environment
+The switches are read from the executors' environment
 (`spark.executorEnv.ICEFLOE_WORKER_...`).
 """
 
