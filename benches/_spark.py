@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from oracle import oracle_session_conf
+
 
 def bench_session(app: str, warehouse: Path, memory: str = "4g", **conf: str) -> Any:
     """A local[2] session named `app` whose `oracle` catalog is Iceberg Java's HadoopCatalog on
@@ -20,17 +23,10 @@ def bench_session(app: str, warehouse: Path, memory: str = "4g", **conf: str) ->
         SparkSession.builder.master("local[2]")
         .appName(app)
         .config("spark.jars", os.environ["ICEFLOE_ORACLE_JAR"])
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", memory)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.oracle.type", "hadoop")
-        .config("spark.sql.catalog.oracle.warehouse", f"file://{warehouse}")
-        .config("spark.sql.catalog.oracle.cache-enabled", "false")
     )
+    for key, value in oracle_session_conf(warehouse).items():
+        builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -30,7 +30,7 @@ if hasattr(time, "tzset"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from oracle import Oracle
+from oracle import Oracle, oracle_session_conf
 
 NAMESPACE = "db"
 
@@ -72,26 +72,18 @@ def spark(warehouse: Path) -> Iterator[Any]:
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("icefloe-tests")
         .config("spark.jars", jar)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.oracle", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.oracle.type", "hadoop")
-        .config("spark.sql.catalog.oracle.warehouse", f"file://{warehouse}")
-        # icefloe commits behind Spark's back: never serve a cached table.
-        .config("spark.sql.catalog.oracle.cache-enabled", "false")
-        .getOrCreate()
     )
+    for key, value in oracle_session_conf(warehouse).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     session.sql(f"CREATE NAMESPACE IF NOT EXISTS oracle.{NAMESPACE}")
     yield session

@@ -29,6 +29,25 @@ import pyarrow as pa
 
 CATALOG = "oracle"
 
+
+def oracle_session_conf(warehouse: Any) -> dict[str, str]:
+    """The Spark settings every session with the oracle needs (the test suite's and the
+    benchmarks'): Iceberg Java's SQL extensions, the ``oracle`` catalog (a HadoopCatalog on
+    ``warehouse``) with its table cache off (icefloe commits behind Spark's back, so a cached
+    table would be stale), Arrow for PySpark, UTC, no UI."""
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        f"spark.sql.catalog.{CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{CATALOG}.type": "hadoop",
+        f"spark.sql.catalog.{CATALOG}.warehouse": f"file://{warehouse}",
+        f"spark.sql.catalog.{CATALOG}.cache-enabled": "false",
+    }
+
+
 _EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_DATE = dt.date(1970, 1, 1)

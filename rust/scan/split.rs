@@ -68,7 +68,7 @@ impl SplitOptions {
 /// `min(MIN_ADAPTIVE_SPLIT_SIZE, split_size)`. The split size is never raised.
 pub fn adjust_split_size(scan_size: i64, parallelism: usize, split_size: i64) -> i64 {
     let split_size = split_size.max(1);
-    let parallelism = (parallelism.max(1) as i64).max(1);
+    let parallelism = parallelism.max(1) as i64;
     let scan_size = scan_size.max(0);
     let split_count = scan_size.saturating_add(split_size - 1) / split_size;
     if split_count >= parallelism {

@@ -113,27 +113,24 @@ def read(
             return df.select(F.explode(F.sequence(F.lit(1), F.col("_n")))).select()
         return df
 
-    if sum(len(c) for c in combined) * len(combined) <= INLINE_TASK_BYTES:
+    def reader(plan: list[bytes] | None) -> Any:
+        """The mapInArrow function: each input row names a combined task, by its index in
+        `plan` (the plan rides in the closure) or as the task's bytes (`plan` is None, so
+        that no task receives the whole plan)."""
 
-        def read_indexed(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        def read_tasks(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
             from icefloe import _native as native
 
             prepare_worker()
             for batch in batches:
-                for i in batch.column(0).to_pylist():
-                    yield from read_one(native, combined[i])
+                for key in batch.column(0).to_pylist():
+                    yield from read_one(native, key if plan is None else plan[key])
 
-        n = len(combined)
-        return finish(spark.range(0, n, 1, n).mapInArrow(read_indexed, out_schema))
+        return read_tasks
 
-    def read_rows(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from icefloe import _native as native
-
-        prepare_worker()
-        for batch in batches:
-            for data in batch.column(0).to_pylist():
-                yield from read_one(native, data)
-
-    task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=len(combined))
+    n = len(combined)
+    if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES:
+        return finish(spark.range(0, n, 1, n).mapInArrow(reader(combined), out_schema))
+    task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=n)
     task_df = spark.createDataFrame(task_rdd, "task binary")
-    return finish(task_df.mapInArrow(read_rows, out_schema))
+    return finish(task_df.mapInArrow(reader(None), out_schema))
