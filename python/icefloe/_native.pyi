@@ -123,6 +123,37 @@ def apply_transform(transform: str, source_type: str, array: pa.Array) -> pa.Arr
     of values of Iceberg type `source_type` (`long`, `decimal(9, 2)`, `timestamptz`, ...),
     vectorised; the same results as Iceberg Java."""
 
+def delete_rows(
+    metadata: TableMetadata, tasks: list[str], write_id: str, task_id: int
+) -> tuple[list[str], int]:
+    """Merge-on-read delete task: reads the positions of the rows each planned task's
+    residual matches (existing deletes applied) and writes them as position-delete files
+    (`write.delete.granularity`). Returns (delete file descriptors, rows deleted)."""
+
+def write_position_deletes(
+    metadata: TableMetadata,
+    data_files: list[str],
+    rows: pa.RecordBatchReader,
+    write_id: str,
+    task_id: int,
+) -> tuple[list[str], int]:
+    """Position-delete files from (file_path, pos) rows of the data files given as
+    descriptors. Returns (delete file descriptors, rows deleted)."""
+
+def write_equality_deletes(
+    metadata: TableMetadata,
+    equality_ids: list[int],
+    keys: pa.RecordBatchReader,
+    write_id: str,
+    task_id: int,
+) -> list[str]:
+    """Equality-delete files on `equality_ids` from key rows (the columns of
+    `equality_delete_schema`), partitioned by the table's default spec."""
+
+def equality_delete_schema(metadata: TableMetadata, equality_ids: list[int]) -> pa.Schema:
+    """The Arrow schema of equality-delete rows on these field ids; ValidationError naming
+    the column when Iceberg refuses it (float, nested, a partition source not among them)."""
+
 # ---- commit (driver; rust/python/commit.rs) ----
 def fast_append(
     metadata: TableMetadata,
@@ -171,12 +202,25 @@ def validate_commit(
     conflicting_deletes: bool | str | list[str] | None = None,
     removed_paths: list[str] | None = None,
     case_sensitive: bool = True,
+    required_paths: list[str] | None = None,
 ) -> None:
     """Raises CommitConflictError naming the first snapshot committed since
     `start_snapshot_id` that added data files (or delete files) in scope (True: any; a str:
     those that may match that row filter (unbound expression JSON, bound to the current
     schema) by partition and column stats; a list: those partition keys), removed a data
-    file in the deletes scope, or removed one of `removed_paths`."""
+    file in the deletes scope, or removed one of `removed_paths` or `required_paths` (the
+    data files a row delta's position deletes reference)."""
+
+def row_delta(
+    metadata: TableMetadata,
+    data_files: list[str],
+    delete_files: list[str],
+    removed_paths: list[str] | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """A row delta (Java's `RowDelta`): adds data files and position / equality delete
+    files (descriptors) and removes whole live data files, as one `delete` (only deletes
+    added) or `overwrite` snapshot."""
 
 def plan_row_removal(
     metadata: TableMetadata, filter_json: str, case_sensitive: bool = True

@@ -23,6 +23,7 @@ from icefloe.sorting import SortOrder
 from icefloe.transaction import BuildFn, commit_with_retry
 
 if TYPE_CHECKING:
+    from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.scan import DataScan
 
@@ -210,15 +211,60 @@ class Table:
         )
 
     def delete(
-        self, delete_filter: BooleanExpression | str, snapshot_properties: dict[str, str] | None = None
+        self,
+        delete_filter: BooleanExpression | str,
+        snapshot_properties: dict[str, str] | None = None,
+        case_sensitive: bool = True,
     ) -> Snapshot | None:
-        """Copy-on-write delete of the rows matching `delete_filter`, as one `delete`
-        snapshot (none when nothing matches). Returns the current snapshot."""
+        """Deletes the rows matching `delete_filter` as one snapshot (none when nothing
+        matches) and returns the current snapshot. The table property `write.delete.mode`
+        picks how: `copy-on-write` (the default) rewrites the files holding matching rows;
+        `merge-on-read` writes position-delete files (`write.delete.granularity`: `file`,
+        the default, or `partition`) and leaves data files untouched. Files every row of
+        which matches are removed whole either way. Concurrent commits are validated per
+        `write.delete.isolation-level` (see `icefloe._row_delta`)."""
+        from icefloe import _row_delta, _row_level
+
+        if _row_delta.write_mode(self, "delete") == "merge-on-read":
+            return _row_level.delete_merge_on_read(self, delete_filter, snapshot_properties, case_sensitive)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
         return self._overwrite_with(
             [], delete_filter, write_id, start, snapshot_properties, require_filter=True
         )
+
+    def update(
+        self,
+        condition: BooleanExpression | str,
+        set: Mapping[str, Any],  # SQL's clause name, as delta-rs' update(set=...)
+        snapshot_properties: dict[str, str] | None = None,
+        case_sensitive: bool = True,
+    ) -> Snapshot | None:
+        """Sets columns of the rows matching `condition`, as one snapshot: `set` maps column
+        names to literals or pyarrow compute expressions over the row
+        (`{"amount": pc.field("amount") * 2, "status": "closed"}`). `write.update.mode`:
+        `copy-on-write` (default) rewrites the files; `merge-on-read` writes the new rows
+        plus position deletes for the old ones. ValidationError (nothing written) for an
+        unknown column or a value that does not fit its column's type."""
+        from icefloe import _row_level
+
+        return _row_level.update(self, condition, set, snapshot_properties, case_sensitive)
+
+    def upsert(
+        self,
+        df: ArrowData,
+        join_cols: list[str] | None = None,
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> _row_level_UpsertResult:
+        """Inserts `df`'s rows, replacing the rows with the same values in `join_cols`
+        (default: the schema's identifier fields), as one snapshot. Within `df` the last
+        row of a key wins. `write.merge.mode=merge-on-read`: equality deletes on the join
+        columns plus the new rows, without reading the table (Flink's upsert; every
+        partition source column must be a join column); `copy-on-write` (default): the
+        files holding those keys are rewritten."""
+        from icefloe import _row_level
+
+        return _row_level.upsert(self, df, join_cols, snapshot_properties)
 
     def _write_local(
         self, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None

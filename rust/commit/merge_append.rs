@@ -74,6 +74,7 @@ pub fn merge_append(
         removal: Removal::Nothing,
         operation: Some(Operation::Append),
         summary_properties: snapshot_properties.clone(),
+        ..Default::default()
     };
     produce(base, change, now_ms)
 }

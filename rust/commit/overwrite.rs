@@ -22,6 +22,12 @@ pub fn overwrite_files(
     now_ms: i64,
 ) -> Result<(TableMetadata, Vec<String>)> {
     let removal = if removed_paths.is_empty() { Removal::Nothing } else { Removal::Paths(removed_paths) };
-    let change = Change { added, removal, operation: None, summary_properties: snapshot_properties.clone() };
+    let change = Change {
+        added,
+        removal,
+        operation: None,
+        summary_properties: snapshot_properties.clone(),
+        ..Default::default()
+    };
     produce(base, change, now_ms)
 }

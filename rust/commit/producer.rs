@@ -33,6 +33,9 @@ pub enum Removal {
 #[derive(Debug, Clone, Default)]
 pub struct Change {
     pub added: Vec<DataFile>,
+    /// Position and equality delete files to add (a row delta), written to delete
+    /// manifests of this snapshot.
+    pub added_deletes: Vec<DataFile>,
     pub removal: Removal,
     /// The operation; `None` derives it as Java's `BaseOverwriteFiles` does (only removes:
     /// `delete`, only adds: `append`, both: `overwrite`).
@@ -102,7 +105,7 @@ impl Attempt<'_> {
     }
 }
 
-fn check_added(base: &TableMetadata, files: &[DataFile]) -> Result<()> {
+fn check_added(base: &TableMetadata, files: &[DataFile], deletes: &[DataFile]) -> Result<()> {
     if base.format_version() != 2 {
         return Err(not_supported(format!(
             "writing to a format-version {} table; icefloe writes format v2 tables only",
@@ -120,6 +123,22 @@ fn check_added(base: &TableMetadata, files: &[DataFile]) -> Result<()> {
                 .with_context("file", f.file_path.clone()));
         }
     }
+    for f in deletes {
+        if f.content == DataContentType::Data {
+            return Err(validation("expected delete files to add, found a data file")
+                .with_context("file", f.file_path.clone()));
+        }
+        if f.content == DataContentType::EqualityDeletes
+            && f.equality_ids.as_ref().is_none_or(|v| v.is_empty())
+        {
+            return Err(validation("an equality delete file must name its equality field ids")
+                .with_context("file", f.file_path.clone()));
+        }
+        if base.spec_by_id(f.spec_id).is_none() {
+            return Err(validation(format!("delete file has unknown partition spec id {}", f.spec_id))
+                .with_context("file", f.file_path.clone()));
+        }
+    }
     Ok(())
 }
 
@@ -129,7 +148,7 @@ fn build(
     now_ms: i64,
     written: &mut Vec<String>,
 ) -> Result<TableMetadata> {
-    check_added(base, &change.added)?;
+    check_added(base, &change.added, &change.added_deletes)?;
     let parent = base.current_snapshot();
     let mut attempt = Attempt {
         base,
@@ -156,8 +175,22 @@ fn build(
         data_manifests.push(w.close()?);
     }
 
-    // Filter the parent's manifests.
+    // New delete files: one delete manifest per spec, listed before the parent's.
+    let mut deletes_by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
+    for f in change.added_deletes {
+        deletes_by_spec.entry(f.spec_id).or_default().push(f);
+    }
     let mut delete_manifests = Vec::new();
+    for (spec_id, files) in deletes_by_spec {
+        let mut w = attempt.writer(spec_id, ManifestContent::Deletes)?;
+        for f in files {
+            summary.add_file(&f, partition_key(base, &f)?);
+            w.add(f)?;
+        }
+        delete_manifests.push(w.close()?);
+    }
+
+    // Filter the parent's manifests.
     let mut to_find: BTreeSet<String> = match &change.removal {
         Removal::Paths(p) => p.clone(),
         _ => BTreeSet::new(),
@@ -197,12 +230,16 @@ fn build(
     let mut manifests = merged;
     manifests.extend(delete_manifests);
 
-    let operation =
-        change.operation.unwrap_or(match (summary.adds_data_files(), summary.deletes_data_files()) {
-            (false, true) => Operation::Delete,
-            (true, false) => Operation::Append,
+    let operation = change.operation.unwrap_or(
+        match (summary.adds_data_files(), summary.deletes_data_files(), summary.adds_delete_files()) {
+            // Java's BaseRowDelta: only delete files (and removed data files) is `delete`.
+            (false, _, true) => Operation::Delete,
+            (true, _, true) => Operation::Overwrite,
+            (false, true, false) => Operation::Delete,
+            (true, false, false) => Operation::Append,
             _ => Operation::Overwrite,
-        });
+        },
+    );
     let list_path =
         format!("{}/metadata/snap-{}-1-{}.avro", base.location(), attempt.snapshot_id, attempt.commit_uuid);
     attempt.written.push(list_path.clone());

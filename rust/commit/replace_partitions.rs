@@ -31,6 +31,7 @@ pub fn replace_partitions(
         removal: Removal::Partitions(keys),
         operation: Some(Operation::Overwrite),
         summary_properties: props,
+        ..Default::default()
     };
     produce(base, change, now_ms)
 }

@@ -88,6 +88,11 @@ impl SnapshotSummaryBuilder {
         self.added_data_files > 0
     }
 
+    /// True when a delete file was added.
+    pub fn adds_delete_files(&self) -> bool {
+        self.added_delete_files > 0
+    }
+
     /// True when a data file was removed.
     pub fn deletes_data_files(&self) -> bool {
         self.deleted_data_files > 0

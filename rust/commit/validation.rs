@@ -56,6 +56,10 @@ pub struct Validation {
     pub deletes: ConflictScope,
     /// Files the operation removes: a concurrent removal of any of them conflicts.
     pub removed_paths: BTreeSet<String>,
+    /// Data files the operation's position deletes reference (Java's
+    /// `validateDataFilesExist`): a concurrent removal of any of them conflicts, so no
+    /// delete ever dangles.
+    pub required_paths: BTreeSet<String>,
 }
 
 impl Validation {
@@ -63,6 +67,7 @@ impl Validation {
         matches!(self.data, ConflictScope::Nothing)
             && matches!(self.deletes, ConflictScope::Nothing)
             && self.removed_paths.is_empty()
+            && self.required_paths.is_empty()
     }
 }
 
@@ -118,7 +123,9 @@ pub fn validate(base: &TableMetadata, v: &Validation) -> Result<()> {
                     EntryStatus::Deleted => {
                         is_data
                             && check_removed
-                            && (v.removed_paths.contains(&f.file_path) || v.deletes.matches(base, f)?)
+                            && (v.removed_paths.contains(&f.file_path)
+                                || v.required_paths.contains(&f.file_path)
+                                || v.deletes.matches(base, f)?)
                     }
                     EntryStatus::Existing => false,
                 };

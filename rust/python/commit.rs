@@ -93,6 +93,30 @@ fn replace_partitions(
     produce(py, metadata, &added_files, snapshot_properties, crate::commit::replace_partitions)
 }
 
+/// A row delta: add data and delete files, remove whole data files (Java's `RowDelta`).
+#[pyfunction]
+#[pyo3(signature = (metadata, data_files, delete_files, removed_paths=None, snapshot_properties=None))]
+fn row_delta(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    data_files: Vec<String>,
+    delete_files: Vec<String>,
+    removed_paths: Option<Vec<String>>,
+    snapshot_properties: Option<BTreeMap<String, String>>,
+) -> PyResult<Produced> {
+    let deletes = parse_files(&delete_files)?;
+    let removed: BTreeSet<String> = removed_paths.unwrap_or_default().into_iter().collect();
+    produce(py, metadata, &data_files, snapshot_properties, move |base, files, props, now| {
+        let delta = crate::commit::RowDelta {
+            added_data: files,
+            added_deletes: deletes,
+            removed_data_paths: removed,
+            summary_properties: props.clone(),
+        };
+        crate::commit::row_delta(base, delta, now)
+    })
+}
+
 #[pyfunction]
 fn partitions_of(metadata: &PyTableMetadata, data_files: Vec<String>) -> PyResult<Vec<String>> {
     let files = parse_files(&data_files)?;
@@ -127,7 +151,7 @@ fn scope(
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, start_snapshot_id, conflicting_data=None, conflicting_deletes=None, removed_paths=None, case_sensitive=true))]
+#[pyo3(signature = (metadata, start_snapshot_id, conflicting_data=None, conflicting_deletes=None, removed_paths=None, case_sensitive=true, required_paths=None))]
 fn validate_commit(
     py: Python<'_>,
     metadata: &PyTableMetadata,
@@ -136,12 +160,14 @@ fn validate_commit(
     conflicting_deletes: Option<&Bound<'_, PyAny>>,
     removed_paths: Option<Vec<String>>,
     case_sensitive: bool,
+    required_paths: Option<Vec<String>>,
 ) -> PyResult<()> {
     let v = Validation {
         start_snapshot_id,
         data: scope(&metadata.inner, conflicting_data, case_sensitive)?,
         deletes: scope(&metadata.inner, conflicting_deletes, case_sensitive)?,
         removed_paths: removed_paths.unwrap_or_default().into_iter().collect(),
+        required_paths: required_paths.unwrap_or_default().into_iter().collect(),
     };
     let base = metadata.inner.clone();
     py.detach(move || crate::commit::validate(&base, &v)).py()
@@ -198,6 +224,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_append, m)?)?;
     m.add_function(wrap_pyfunction!(overwrite_files, m)?)?;
     m.add_function(wrap_pyfunction!(replace_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(row_delta, m)?)?;
     m.add_function(wrap_pyfunction!(partitions_of, m)?)?;
     m.add_function(wrap_pyfunction!(validate_commit, m)?)?;
     m.add_function(wrap_pyfunction!(plan_row_removal, m)?)?;

@@ -58,6 +58,97 @@ fn write_data_files(
     files.iter().map(|f| f.to_descriptor().py()).collect()
 }
 
+fn arrow_stream(
+    reader: RecordBatchStreamReader,
+) -> impl Iterator<Item = crate::Result<arrow::record_batch::RecordBatch>> {
+    reader.map(|r| {
+        r.map_err(|e| crate::error::invalid_data("cannot read the input Arrow stream").with_source(e))
+    })
+}
+
+fn descriptors(files: &[crate::manifest::DataFile]) -> PyResult<Vec<String>> {
+    files.iter().map(|f| f.to_descriptor().py()).collect()
+}
+
+/// Merge-on-read delete task: position deletes for the rows each planned task's residual
+/// matches. Returns (delete file descriptors, rows deleted).
+#[pyfunction]
+fn delete_rows(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    tasks: Vec<String>,
+    write_id: &str,
+    task_id: u32,
+) -> PyResult<(Vec<String>, i64)> {
+    let md = metadata.inner.clone();
+    let res = py
+        .detach(move || {
+            let tasks = tasks
+                .iter()
+                .map(|t| crate::scan::FileScanTask::from_json(t))
+                .collect::<crate::Result<Vec<_>>>()?;
+            crate::writer::delete_rows(md, &tasks, write_id, task_id)
+        })
+        .py()?;
+    Ok((descriptors(&res.delete_files)?, res.deleted_rows))
+}
+
+/// Position-delete files from a stream of (file_path, pos) rows of the data files given as
+/// descriptors. Returns (delete file descriptors, rows deleted).
+#[pyfunction]
+fn write_position_deletes(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    data_files: Vec<String>,
+    rows: PyArrowType<RecordBatchStreamReader>,
+    write_id: &str,
+    task_id: u32,
+) -> PyResult<(Vec<String>, i64)> {
+    let md = metadata.inner.clone();
+    let files = data_files
+        .iter()
+        .map(|d| crate::manifest::DataFile::from_descriptor(d))
+        .collect::<crate::Result<Vec<_>>>()
+        .py()?;
+    let reader = rows.0;
+    let res = py
+        .detach(move || {
+            crate::writer::write_position_deletes(md, &files, arrow_stream(reader), write_id, task_id)
+        })
+        .py()?;
+    Ok((descriptors(&res.delete_files)?, res.deleted_rows))
+}
+
+/// Equality-delete files on `equality_ids` from a stream of key rows.
+#[pyfunction]
+fn write_equality_deletes(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    equality_ids: Vec<i32>,
+    keys: PyArrowType<RecordBatchStreamReader>,
+    write_id: &str,
+    task_id: u32,
+) -> PyResult<Vec<String>> {
+    let md = metadata.inner.clone();
+    let reader = keys.0;
+    let files = py
+        .detach(move || {
+            crate::writer::write_equality_deletes(&md, &equality_ids, arrow_stream(reader), write_id, task_id)
+        })
+        .py()?;
+    descriptors(&files)
+}
+
+/// The Arrow schema of equality-delete rows on `equality_ids` (refuses what Iceberg does).
+#[pyfunction]
+fn equality_delete_schema(
+    metadata: &PyTableMetadata,
+    equality_ids: Vec<i32>,
+) -> PyResult<PyArrowType<ArrowSchema>> {
+    let s = crate::writer::equality_delete_schema(&metadata.inner, &equality_ids).py()?;
+    Ok(PyArrowType(crate::arrow::schema_to_arrow(&s).py()?))
+}
+
 /// Applies a partition transform (`bucket[16]`, `day`, ...) to an Arrow array of values of
 /// Iceberg type `source_type` (`long`, `decimal(9, 2)`, ...). The array is first cast to
 /// the Arrow type icefloe uses for that Iceberg type.
@@ -94,5 +185,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
     m.add_function(wrap_pyfunction!(apply_transform, m)?)?;
+    m.add_function(wrap_pyfunction!(delete_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(write_position_deletes, m)?)?;
+    m.add_function(wrap_pyfunction!(write_equality_deletes, m)?)?;
+    m.add_function(wrap_pyfunction!(equality_delete_schema, m)?)?;
     Ok(())
 }

@@ -23,6 +23,8 @@ use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, SortOrder, Tabl
 
 /// `write.data.path`: where data files go (default `<location>/data`).
 pub const WRITE_DATA_PATH: &str = "write.data.path";
+/// The deprecated name of `write.data.path`, still honoured by Java.
+pub const WRITE_FOLDER_STORAGE_PATH: &str = "write.folder-storage.path";
 /// Fanout writer bound (icefloe's own property; Java's fanout writer has no bound).
 pub const WRITE_FANOUT_MAX_OPEN_FILES: &str = "write.fanout.max-open-files";
 pub const DEFAULT_MAX_OPEN_FILES: usize = 1000;
@@ -95,6 +97,7 @@ pub fn write_data_files_opts(
         write_id,
         task_id,
         options,
+        "",
     )?;
     task.run(batches)
 }
@@ -111,7 +114,32 @@ pub fn write_data_files_with(
 ) -> Result<Vec<DataFile>> {
     let opts = WriteOptions::default();
     let order = SortOrder::unsorted();
-    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts)?.run(batches)
+    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, "")?.run(batches)
+}
+
+/// [`write_data_files_with`] for delete files: names end in `-deletes.parquet`.
+pub(crate) fn write_delete_files_with(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    location: &str,
+    properties: &BTreeMap<String, String>,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    write_id: &str,
+    task_id: u32,
+) -> Result<Vec<DataFile>> {
+    let opts = WriteOptions::default();
+    let order = SortOrder::unsorted();
+    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, "-deletes")?
+        .run(batches)
+}
+
+/// Where new data and delete files of a table go: `write.data.path`, else the legacy
+/// `write.folder-storage.path`, else `<location>/data`.
+pub fn data_location(location: &str, properties: &BTreeMap<String, String>) -> String {
+    match properties.get(WRITE_DATA_PATH).or_else(|| properties.get(WRITE_FOLDER_STORAGE_PATH)) {
+        Some(p) => p.trim_end_matches('/').to_string(),
+        None => format!("{}/data", location.trim_end_matches('/')),
+    }
 }
 
 struct WriteTask {
@@ -132,11 +160,9 @@ impl WriteTask {
         write_id: &str,
         task_id: u32,
         options: &WriteOptions,
+        file_suffix: &'static str,
     ) -> Result<Self> {
-        let data_location = match properties.get(WRITE_DATA_PATH) {
-            Some(p) => p.trim_end_matches('/').to_string(),
-            None => format!("{}/data", location.trim_end_matches('/')),
-        };
+        let data_location = data_location(location, properties);
         let props = ParquetWriterProps::from_table_properties(properties)?;
         let max_open = match (options.max_open_files, properties.get(WRITE_FANOUT_MAX_OPEN_FILES)) {
             (Some(n), _) => n,
@@ -167,6 +193,7 @@ impl WriteTask {
             props,
             write_id: write_id.to_string(),
             task_id,
+            file_suffix,
         };
         let clustered = options.mode == WriterMode::Clustered;
         Ok(WriteTask {

@@ -3,19 +3,25 @@
 //! with transforms computed on Arrow arrays, optional sorting within files.
 
 pub mod data_writer;
+pub mod delete_task;
+pub mod equality_delete_writer;
 pub mod input_schema;
 pub mod metrics;
 pub mod parquet_writer;
 pub mod partitioned;
 pub mod partitioner;
+pub mod position_delete_writer;
 pub mod rolling;
 
 pub use data_writer::{
     write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,
 };
+pub use delete_task::{delete_rows, write_position_deletes, DeleteTaskResult};
+pub use equality_delete_writer::{equality_delete_schema, write_equality_deletes};
 pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
+pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;
 #[cfg(test)]
 mod partitioned_tests;

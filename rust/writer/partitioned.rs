@@ -103,6 +103,8 @@ pub(crate) struct FileSettings {
     pub metrics: Arc<MetricsConfig>,
     pub write_id: String,
     pub task_id: u32,
+    /// Appended to every file name before `.parquet` (`-deletes` for delete files).
+    pub file_suffix: &'static str,
 }
 
 pub(crate) struct PartitionedWriter {
@@ -236,11 +238,11 @@ impl PartitionedWriter {
             format!("{}/{}", f.data_location, f.spec.partition_path(&f.schema, &values)?)
         };
         let counter = self.counter.clone();
-        let (task_id, write_id) = (f.task_id, f.write_id.clone());
+        let (task_id, write_id, suffix) = (f.task_id, f.write_id.clone(), f.file_suffix);
         let gen: PathGen = Box::new(move || {
             let n = counter.get() + 1;
             counter.set(n);
-            format!("{dir}/{task_id:05}-{write_id}-{n:05}.parquet")
+            format!("{dir}/{task_id:05}-{write_id}-{n:05}{suffix}.parquet")
         });
         Ok(RollingDataWriter::new(
             f.schema.clone(),

@@ -1,0 +1,332 @@
+"""Row-level changes in process: merge-on-read DELETE, UPDATE (both modes) and upsert.
+
+Which rows a condition matches is decided by one evaluator, the Rust reader's residual
+filter (the same code that answers a filtered scan): the operation plans a scan with the
+condition and reads the `_file` / `_pos` of the rows it returns, so a delete and a filtered
+read agree row for row, and rows an older delete already removed are never deleted twice.
+
+- merge-on-read delete: position-delete files for the matching rows (data files untouched);
+  a delete that only removes whole files by metadata commits a plain file removal, as
+  Java's Spark `DELETE` does (`deleteWhere`).
+- update: matching rows are read, the `set` expressions applied, and the new rows written;
+  merge-on-read adds position deletes for the old rows, copy-on-write rewrites their files.
+- upsert: on a merge-on-read table (`write.merge.mode`), equality deletes on the join
+  columns plus the new rows, without reading the table (Flink's upsert writer); on a
+  copy-on-write table, an overwrite of the rows with those keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icefloe import _native
+from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe.exceptions import ValidationError
+from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
+
+if TYPE_CHECKING:
+    from icefloe.snapshots import Snapshot
+    from icefloe.table import ArrowData, Table
+
+FILE_PATH_FIELD_ID = 2147483646
+ROW_POS_FIELD_ID = 2147483645
+_THREADS = 4
+# Files per delete task: tasks run on threads (the Rust reader and writer release the GIL).
+_FILES_PER_TASK = 64
+# Driver-side task ids (far above Spark task attempt ids of one write).
+_DRIVER_TASK_BASE = 3_000_000_000
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What an upsert did. `rows_updated` / `rows_inserted` are None on a merge-on-read
+    table: the equality-delete upsert never reads the table, so it cannot tell them apart."""
+
+    rows_written: int
+    rows_updated: int | None
+    rows_inserted: int | None
+
+
+def _bind(table: Table, condition: BooleanExpression | str, case_sensitive: bool = True) -> BooleanExpression:
+    if condition is None:
+        raise ValidationError("a row-level operation needs a condition (AlwaysTrue() for every row)")
+    return as_row_filter(condition).bind(table.schema(), case_sensitive=case_sensitive)
+
+
+def _tasks_json(table: Table, bound: BooleanExpression, case_sensitive: bool) -> list[str]:
+    return [t.to_json() for t in table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files()]
+
+
+def delete_merge_on_read(
+    table: Table,
+    condition: BooleanExpression | str,
+    snapshot_properties: dict[str, str] | None = None,
+    case_sensitive: bool = True,
+) -> Snapshot | None:
+    """Deletes the rows matching `condition` by writing position-delete files."""
+    bound = _bind(table, condition, case_sensitive)
+    md = table.metadata
+    write = RowDeltaWrite(
+        table,
+        table._new_write_id(),
+        md.current_snapshot_id,
+        conflict_filter_json=bound.to_json(),
+        isolation=isolation_level(table, "delete"),
+        snapshot_properties=dict(snapshot_properties or {}),
+    )
+    if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
+        return table.current_snapshot()
+    try:
+        whole, partial = _native.plan_row_removal(md, bound.to_json(), case_sensitive)
+        if not partial:
+            # Every matching file matches whole: remove the files, as Java's metadata delete.
+            write.removed_paths = list(whole)
+        else:
+            tasks = _tasks_json(table, bound, case_sensitive)
+            write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
+            write.delete_files = _delete_tasks(md, tasks, write.write_id)
+    except BaseException:
+        write.abort()
+        raise
+    return write.commit()
+
+
+def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) -> list[str]:
+    chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
+    if not chunks:
+        return []
+    out: list[str] = []
+    with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
+        futures = [
+            pool.submit(_native.delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i)
+            for i, chunk in enumerate(chunks)
+        ]
+        for f in futures:
+            files, _rows = f.result()
+            out.extend(files)
+    return out
+
+
+# ---- update ----
+def _read_schema_json(table: Table) -> str:
+    schema = json.loads(table.schema().to_json())
+    schema["fields"] = [
+        *schema["fields"],
+        {"id": FILE_PATH_FIELD_ID, "name": "_file", "required": True, "type": "string"},
+        {"id": ROW_POS_FIELD_ID, "name": "_pos", "required": True, "type": "long"},
+    ]
+    return json.dumps(schema)
+
+
+def _apply_set(table: Table, rows: pa.Table, assignments: Mapping[str, Any]) -> pa.Table:
+    """`rows` (the table's columns) with the assignments applied: each value a literal or a
+    pyarrow compute expression over the row's columns. Errors name the column."""
+    target = table.schema().as_arrow()
+    names = set(target.names)
+    for name in assignments:
+        if name not in names:
+            raise ValidationError(
+                f"cannot update column {name!r}: the table has no such column ({sorted(names)})"
+            )
+    if not assignments or rows.num_rows == 0:
+        return rows.select(target.names)
+    import pyarrow.dataset as ds
+
+    base = rows.select(target.names)
+    columns: dict[str, Any] = {}
+    for f in target:
+        value = assignments.get(f.name, pc.field(f.name))
+        expr = value if isinstance(value, pc.Expression) else pc.scalar(value)
+        columns[f.name] = expr
+    try:
+        updated = ds.dataset(base).to_table(columns=columns)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise ValidationError(f"cannot evaluate the update's set expressions: {e}") from e
+    out = []
+    for f in target:
+        col = updated.column(f.name)
+        if not col.type.equals(f.type):
+            try:
+                col = col.cast(f.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise ValidationError(
+                    f"cannot set column {f.name!r} of type {f.type} to a value of type {col.type}: {e}"
+                ) from e
+        if not f.nullable and col.null_count:
+            raise ValidationError(f"cannot set required column {f.name!r} to null")
+        out.append(col)
+    return pa.Table.from_arrays(out, schema=target)
+
+
+def update(
+    table: Table,
+    condition: BooleanExpression | str,
+    assignments: Mapping[str, Any],
+    snapshot_properties: dict[str, str] | None = None,
+    case_sensitive: bool = True,
+) -> Snapshot | None:
+    """Sets columns of the rows matching `condition` (see `Table.update`)."""
+    if not isinstance(assignments, Mapping) or not assignments:
+        raise ValidationError("update needs a non-empty mapping of column name to new value")
+    bound = _bind(table, condition, case_sensitive)
+    md = table.metadata
+    if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
+        return table.current_snapshot()
+    mode = write_mode(table, "update")
+    # Checked before anything is read or written.
+    _apply_set(table, table.schema().as_arrow().empty_table(), assignments)
+    tasks = _tasks_json(table, bound, case_sensitive)
+    read_json = _read_schema_json(table)
+    mapping = table.properties.get("schema.name-mapping.default")
+
+    def read(task: str) -> pa.Table:
+        return _native.read_task(task, read_json, name_mapping=mapping).read_all()
+
+    with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(tasks)))) as pool:
+        parts = list(pool.map(read, tasks))
+    matched = pa.concat_tables(parts) if parts else None
+    if matched is None or matched.num_rows == 0:
+        return table.current_snapshot()
+    new_rows = _apply_set(table, matched, assignments)
+    write_id = table._new_write_id()
+    if mode == "copy-on-write":
+        try:
+            data = table._write_local(new_rows.to_reader(), write_id)
+        except BaseException:
+            table._abort_write(write_id)
+            raise
+        return table._overwrite_with(
+            data, bound, write_id, md.current_snapshot_id, snapshot_properties, require_filter=True
+        )
+    write = RowDeltaWrite(
+        table,
+        write_id,
+        md.current_snapshot_id,
+        conflict_filter_json=bound.to_json(),
+        isolation=isolation_level(table, "update"),
+        snapshot_properties=dict(snapshot_properties or {}),
+    )
+    try:
+        write.data_files = table._write_local(new_rows.to_reader(), write_id)
+        positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
+        files = [json.dumps(json.loads(t)["file"]) for t in tasks]
+        write.referenced_paths = [json.loads(f)["file_path"] for f in files]
+        write.delete_files, _ = _native.write_position_deletes(
+            md, files, positions.to_reader(), write_id, _DRIVER_TASK_BASE
+        )
+    except BaseException:
+        write.abort()
+        raise
+    return write.commit()
+
+
+# ---- upsert ----
+def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
+    schema = table.schema()
+    if join_cols is None:
+        ids = list(schema.identifier_field_ids or [])
+        if not ids:
+            raise ValidationError(
+                "upsert needs join columns: pass join_cols=[...] or set the table's identifier fields"
+            )
+        names = [schema.find_column_name(i) for i in ids]
+        return [n for n in names if n is not None]
+    if isinstance(join_cols, str) or not join_cols:
+        raise ValidationError(
+            f"expected join_cols to be a non-empty list of column names, found {join_cols!r}"
+        )
+    for c in join_cols:
+        try:
+            schema.find_field(c)
+        except Exception as e:
+            raise ValidationError(f"upsert join column {c!r} is not a column of the table") from e
+    return list(join_cols)
+
+
+def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
+    """One row per key, the last one given (documented: the last duplicate wins)."""
+    idx = "__icefloe_row__"
+    numbered = data.append_column(idx, pa.array(range(data.num_rows), pa.int64()))
+    last = numbered.group_by(keys, use_threads=False).aggregate([(idx, "max")])
+    keep = pc.sort_indices(last.column(f"{idx}_max"))
+    rows = pc.take(last.column(f"{idx}_max"), keep)
+    return data.take(rows)
+
+
+def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
+    """A row filter matching exactly the rows with these keys (null keys match null)."""
+    if len(names) == 1:
+        col = keys.column(0)
+        values = [v for v in pc.unique(col).to_pylist() if v is not None]
+        expr: BooleanExpression = In(names[0], values) if values else AlwaysFalse()
+        if col.null_count:
+            expr = Or(expr, IsNull(names[0]))
+        return expr
+    parts: list[BooleanExpression] = []
+    for row in keys.to_pylist():
+        conj: BooleanExpression | None = None
+        for n in names:
+            p: BooleanExpression = IsNull(n) if row[n] is None else EqualTo(n, row[n])
+            conj = p if conj is None else And(conj, p)
+        assert conj is not None
+        parts.append(conj)
+    out: BooleanExpression = AlwaysFalse()
+    for p in parts:
+        out = p if isinstance(out, AlwaysFalse) else Or(out, p)
+    return out
+
+
+def upsert(
+    table: Table,
+    df: ArrowData,
+    join_cols: list[str] | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> UpsertResult:
+    """Replaces the rows whose join-column values appear in `df` by `df`'s rows and inserts
+    the others, as one snapshot (see `Table.upsert`)."""
+    from icefloe.table import _as_reader
+
+    reader = _as_reader(df)
+    _native.check_arrow_schema(table.metadata, reader.schema)
+    data = reader.read_all()
+    names = _join_columns(table, join_cols)
+    missing = [n for n in names if n not in data.column_names]
+    if missing:
+        raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
+    if data.num_rows == 0:
+        return UpsertResult(0, 0, 0)
+    data = _last_per_key(data, names)
+    md = table.metadata
+    if write_mode(table, "merge") == "copy-on-write":
+        keys = data.select(names)
+        condition = _key_filter(keys, names)
+        matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0
+        table.overwrite(data, overwrite_filter=condition, snapshot_properties=snapshot_properties)
+        return UpsertResult(data.num_rows, matched, data.num_rows - matched)
+    schema = table.schema()
+    ids = [schema.find_field(n).field_id for n in names]
+    key_schema = _native.equality_delete_schema(md, ids)
+    keys = data.select(key_schema.names)
+    write = RowDeltaWrite(
+        table,
+        table._new_write_id(),
+        md.current_snapshot_id,
+        snapshot_properties=dict(snapshot_properties or {}),
+    )
+    try:
+        write.delete_files = _native.write_equality_deletes(
+            md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE
+        )
+        write.data_files = table._write_local(data.to_reader(), write.write_id)
+    except BaseException:
+        write.abort()
+        raise
+    write.commit()
+    return UpsertResult(data.num_rows, None, None)
