@@ -125,20 +125,23 @@ def apply_transform(transform: str, source_type: str, array: pa.Array) -> pa.Arr
 
 def delete_rows(
     metadata: TableMetadata, tasks: list[str], write_id: str, task_id: int
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int, list[str]]:
     """Merge-on-read delete task: reads the positions of the rows each planned task's
     residual matches (existing deletes applied) and writes them as position-delete files
-    (`write.delete.granularity`). Returns (delete file descriptors, rows deleted)."""
+    (`write.delete.granularity`). With file granularity the positions of file-scoped delete
+    files already applying to a data file are merged in, as Java does. Returns (delete file
+    descriptors, rows deleted, descriptors of the replaced delete files to remove)."""
 
 def write_position_deletes(
     metadata: TableMetadata,
-    data_files: list[str],
+    tasks: list[str],
     rows: pa.RecordBatchReader,
     write_id: str,
     task_id: int,
-) -> tuple[list[str], int]:
-    """Position-delete files from (file_path, pos) rows of the data files given as
-    descriptors. Returns (delete file descriptors, rows deleted)."""
+) -> tuple[list[str], int, list[str]]:
+    """Position-delete files from (file_path, pos) rows of the data files of these planned
+    tasks (JSON). Returns (delete file descriptors, rows deleted, descriptors of the replaced
+    file-scoped delete files to remove)."""
 
 def write_equality_deletes(
     metadata: TableMetadata,
@@ -217,10 +220,11 @@ def row_delta(
     delete_files: list[str],
     removed_paths: list[str] | None = None,
     snapshot_properties: dict[str, str] | None = None,
+    removed_delete_paths: list[str] | None = None,
 ) -> tuple[TableMetadata, list[str]]:
     """A row delta (Java's `RowDelta`): adds data files and position / equality delete
-    files (descriptors) and removes whole live data files, as one `delete` (only deletes
-    added) or `overwrite` snapshot."""
+    files (descriptors), removes whole live data files and replaced delete files, as one
+    `delete` (only deletes added) or `overwrite` snapshot."""
 
 def plan_row_removal(
     metadata: TableMetadata, filter_json: str, case_sensitive: bool = True

@@ -67,6 +67,8 @@ class RowDeltaWrite:
     data_files: list[str] = field(default_factory=list)
     delete_files: list[str] = field(default_factory=list)
     removed_paths: list[str] = field(default_factory=list)
+    # Delete files replaced by this write's (their positions merged in).
+    removed_delete_paths: list[str] = field(default_factory=list)
     # Data files whose rows the operation read and position-deleted (validateDataFilesExist).
     referenced_paths: list[str] = field(default_factory=list)
     # Unbound filter JSON of the rows the operation touches (conflict detection), or None
@@ -103,7 +105,12 @@ class RowDeltaWrite:
                     required_paths=self.referenced_paths,
                 )
             return _native.row_delta(
-                base, self.data_files, self.delete_files, self.removed_paths, self.snapshot_properties
+                base,
+                self.data_files,
+                self.delete_files,
+                self.removed_paths,
+                self.snapshot_properties,
+                removed_delete_paths=self.removed_delete_paths,
             )
 
         return self.table._commit_write(build, self.data_files + self.delete_files, self.write_id)

@@ -18,7 +18,7 @@ read agree row for row, and rows an older delete already removed are never delet
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -64,13 +64,19 @@ def _tasks_json(table: Table, bound: BooleanExpression, case_sensitive: bool) ->
     return [t.to_json() for t in table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files()]
 
 
+# Runs delete tasks (planned task JSONs) under a write id: (new delete files, replaced paths).
+DeleteRunner = Callable[[_native.TableMetadata, list[str], str], "tuple[list[str], list[str]]"]
+
+
 def delete_merge_on_read(
     table: Table,
     condition: BooleanExpression | str,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
+    run_tasks: DeleteRunner | None = None,
 ) -> Snapshot | None:
-    """Deletes the rows matching `condition` by writing position-delete files."""
+    """Deletes the rows matching `condition` by writing position-delete files; the delete
+    tasks run on driver threads, or through `run_tasks` (icefloe.spark: on executors)."""
     bound = _bind(table, condition, case_sensitive)
     md = table.metadata
     write = RowDeltaWrite(
@@ -91,27 +97,31 @@ def delete_merge_on_read(
         else:
             tasks = _tasks_json(table, bound, case_sensitive)
             write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
-            write.delete_files = _delete_tasks(md, tasks, write.write_id)
+            runner = run_tasks or _delete_tasks
+            write.delete_files, write.removed_delete_paths = runner(md, tasks, write.write_id)
     except BaseException:
         write.abort()
         raise
     return write.commit()
 
 
-def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) -> list[str]:
+def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
+    """Runs the delete tasks on threads: (new delete files, paths of replaced delete files)."""
     chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
     if not chunks:
-        return []
+        return [], []
     out: list[str] = []
+    replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
         futures = [
             pool.submit(_native.delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i)
             for i, chunk in enumerate(chunks)
         ]
         for f in futures:
-            files, _rows = f.result()
+            files, _rows, old = f.result()
             out.extend(files)
-    return out
+            replaced.extend(json.loads(d)["file_path"] for d in old)
+    return out, sorted(set(replaced))
 
 
 # ---- update ----
@@ -216,11 +226,11 @@ def update(
     try:
         write.data_files = table._write_local(new_rows.to_reader(), write_id)
         positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
-        files = [json.dumps(json.loads(t)["file"]) for t in tasks]
-        write.referenced_paths = [json.loads(f)["file_path"] for f in files]
-        write.delete_files, _ = _native.write_position_deletes(
-            md, files, positions.to_reader(), write_id, _DRIVER_TASK_BASE
+        write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
+        write.delete_files, _, replaced = _native.write_position_deletes(
+            md, tasks, positions.to_reader(), write_id, _DRIVER_TASK_BASE
         )
+        write.removed_delete_paths = [json.loads(d)["file_path"] for d in replaced]
     except BaseException:
         write.abort()
         raise

@@ -36,6 +36,9 @@ pub struct Change {
     /// Position and equality delete files to add (a row delta), written to delete
     /// manifests of this snapshot.
     pub added_deletes: Vec<DataFile>,
+    /// Live delete files to remove (replaced by files of this snapshot); each must still
+    /// be live, else a commit conflict.
+    pub removed_deletes: BTreeSet<String>,
     pub removal: Removal,
     /// The operation; `None` derives it as Java's `BaseOverwriteFiles` does (only removes:
     /// `delete`, only adds: `append`, both: `overwrite`).
@@ -202,9 +205,17 @@ fn build(
         }
         None => vec![],
     };
+    let delete_removal = Removal::Paths(change.removed_deletes.clone());
+    let mut deletes_to_find = change.removed_deletes.clone();
     for m in parent_manifests {
         if m.content == ManifestContent::Deletes {
-            delete_manifests.push(m);
+            if deletes_to_find.is_empty() || (!m.has_added_files() && !m.has_existing_files()) {
+                delete_manifests.push(m);
+            } else {
+                let filtered =
+                    filter_manifest(&mut attempt, &m, &delete_removal, &mut deletes_to_find, &mut summary)?;
+                delete_manifests.push(filtered);
+            }
             continue;
         }
         if !m.has_added_files() && !m.has_existing_files() {
@@ -217,7 +228,7 @@ fn build(
             }
         }
     }
-    if let Some(missing) = to_find.into_iter().next() {
+    if let Some(missing) = to_find.into_iter().chain(deletes_to_find).next() {
         return Err(Error::new(
             ErrorKind::CommitConflict,
             format!("cannot delete {missing}: it is no longer a live file of the table (removed by a concurrent commit?)"),
@@ -297,7 +308,7 @@ fn filter_manifest(
     if !any {
         return Ok(m.clone());
     }
-    let mut w = attempt.writer(m.partition_spec_id, ManifestContent::Data)?;
+    let mut w = attempt.writer(m.partition_spec_id, m.content)?;
     for (e, remove) in entries.into_iter().zip(hit) {
         if !e.status.is_live() {
             continue;

@@ -25,6 +25,8 @@ pub struct RowDelta {
     pub added_deletes: Vec<DataFile>,
     /// Live data files removed whole (every row of them deleted).
     pub removed_data_paths: BTreeSet<String>,
+    /// Live delete files removed (their positions were merged into new delete files).
+    pub removed_delete_paths: BTreeSet<String>,
     /// Extra snapshot summary entries.
     pub summary_properties: BTreeMap<String, String>,
 }
@@ -58,6 +60,7 @@ pub fn row_delta(base: &TableMetadata, delta: RowDelta, now_ms: i64) -> Result<(
     let change = Change {
         added: delta.added_data,
         added_deletes: delta.added_deletes,
+        removed_deletes: delta.removed_delete_paths,
         removal,
         operation: None,
         summary_properties: delta.summary_properties,

@@ -95,7 +95,7 @@ fn replace_partitions(
 
 /// A row delta: add data and delete files, remove whole data files (Java's `RowDelta`).
 #[pyfunction]
-#[pyo3(signature = (metadata, data_files, delete_files, removed_paths=None, snapshot_properties=None))]
+#[pyo3(signature = (metadata, data_files, delete_files, removed_paths=None, snapshot_properties=None, removed_delete_paths=None))]
 fn row_delta(
     py: Python<'_>,
     metadata: &PyTableMetadata,
@@ -103,14 +103,17 @@ fn row_delta(
     delete_files: Vec<String>,
     removed_paths: Option<Vec<String>>,
     snapshot_properties: Option<BTreeMap<String, String>>,
+    removed_delete_paths: Option<Vec<String>>,
 ) -> PyResult<Produced> {
     let deletes = parse_files(&delete_files)?;
     let removed: BTreeSet<String> = removed_paths.unwrap_or_default().into_iter().collect();
+    let removed_deletes: BTreeSet<String> = removed_delete_paths.unwrap_or_default().into_iter().collect();
     produce(py, metadata, &data_files, snapshot_properties, move |base, files, props, now| {
         let delta = crate::commit::RowDelta {
             added_data: files,
             added_deletes: deletes,
             removed_data_paths: removed,
+            removed_delete_paths: removed_deletes,
             summary_properties: props.clone(),
         };
         crate::commit::row_delta(base, delta, now)

@@ -71,7 +71,8 @@ fn descriptors(files: &[crate::manifest::DataFile]) -> PyResult<Vec<String>> {
 }
 
 /// Merge-on-read delete task: position deletes for the rows each planned task's residual
-/// matches. Returns (delete file descriptors, rows deleted).
+/// matches. Returns (delete file descriptors, rows deleted, descriptors of the file-scoped
+/// delete files merged into the new ones, which the commit must remove).
 #[pyfunction]
 fn delete_rows(
     py: Python<'_>,
@@ -79,7 +80,7 @@ fn delete_rows(
     tasks: Vec<String>,
     write_id: &str,
     task_id: u32,
-) -> PyResult<(Vec<String>, i64)> {
+) -> PyResult<(Vec<String>, i64, Vec<String>)> {
     let md = metadata.inner.clone();
     let res = py
         .detach(move || {
@@ -90,33 +91,34 @@ fn delete_rows(
             crate::writer::delete_rows(md, &tasks, write_id, task_id)
         })
         .py()?;
-    Ok((descriptors(&res.delete_files)?, res.deleted_rows))
+    Ok((descriptors(&res.delete_files)?, res.deleted_rows, descriptors(&res.replaced_deletes)?))
 }
 
-/// Position-delete files from a stream of (file_path, pos) rows of the data files given as
-/// descriptors. Returns (delete file descriptors, rows deleted).
+/// Position-delete files from a stream of (file_path, pos) rows of the data files of the
+/// planned tasks given as JSON. Returns (delete file descriptors, rows deleted, replaced
+/// delete file descriptors).
 #[pyfunction]
 fn write_position_deletes(
     py: Python<'_>,
     metadata: &PyTableMetadata,
-    data_files: Vec<String>,
+    tasks: Vec<String>,
     rows: PyArrowType<RecordBatchStreamReader>,
     write_id: &str,
     task_id: u32,
-) -> PyResult<(Vec<String>, i64)> {
+) -> PyResult<(Vec<String>, i64, Vec<String>)> {
     let md = metadata.inner.clone();
-    let files = data_files
+    let tasks = tasks
         .iter()
-        .map(|d| crate::manifest::DataFile::from_descriptor(d))
+        .map(|t| crate::scan::FileScanTask::from_json(t))
         .collect::<crate::Result<Vec<_>>>()
         .py()?;
     let reader = rows.0;
     let res = py
         .detach(move || {
-            crate::writer::write_position_deletes(md, &files, arrow_stream(reader), write_id, task_id)
+            crate::writer::write_position_deletes(md, &tasks, arrow_stream(reader), write_id, task_id)
         })
         .py()?;
-    Ok((descriptors(&res.delete_files)?, res.deleted_rows))
+    Ok((descriptors(&res.delete_files)?, res.deleted_rows, descriptors(&res.replaced_deletes)?))
 }
 
 /// Equality-delete files on `equality_ids` from a stream of key rows.

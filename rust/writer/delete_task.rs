@@ -10,10 +10,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 
-use super::position_delete_writer::PositionDeleteWriter;
+use super::position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 use crate::arrow::{read_task, ReadOptions, ROW_POS_FIELD_ID};
 use crate::error::{invalid_data, Result};
-use crate::manifest::DataFile;
+use crate::manifest::{DataContentType, DataFile};
+use crate::scan::delete_file_index::referenced_data_file;
 use crate::scan::FileScanTask;
 use crate::spec::{NestedField, PrimitiveType, Schema, TableMetadata, Type};
 
@@ -24,6 +25,9 @@ pub struct DeleteTaskResult {
     pub delete_files: Vec<DataFile>,
     /// Rows deleted.
     pub deleted_rows: i64,
+    /// File-scoped position-delete files whose positions were merged into the new files
+    /// (file granularity, as Java 1.10's Spark writer does): the commit removes them.
+    pub replaced_deletes: Vec<DataFile>,
 }
 
 /// Writes position deletes for the rows of `tasks` that their residual filters match.
@@ -40,9 +44,12 @@ pub fn delete_rows(
         vec![NestedField::required(ROW_POS_FIELD_ID, "_pos", Type::Primitive(PrimitiveType::Long))],
         vec![],
     )?;
+    let merge_previous = writer.granularity() == DeleteGranularity::File;
     let mut deleted = 0i64;
+    let mut replaced = Vec::new();
     for task in tasks {
         let reader = read_task(task, &projected, ReadOptions::default())?;
+        let mut any = false;
         for batch in reader {
             let batch = batch?;
             let pos = batch.column(0).as_primitive_opt::<Int64Type>().ok_or_else(|| {
@@ -51,26 +58,55 @@ pub fn delete_rows(
             })?;
             writer.delete(&task.file, pos.values())?;
             deleted += pos.len() as i64;
+            any |= !pos.is_empty();
+        }
+        if any && merge_previous {
+            replaced.extend(merge_previous_deletes(&mut writer, task)?);
         }
     }
     let delete_files = writer.close()?;
-    Ok(DeleteTaskResult { delete_files, deleted_rows: deleted })
+    Ok(DeleteTaskResult { delete_files, deleted_rows: deleted, replaced_deletes: replaced })
+}
+
+/// Adds the positions of the file-scoped position deletes that already apply to the task's
+/// data file to `writer`, so the data file keeps one delete file; returns those files.
+fn merge_previous_deletes(writer: &mut PositionDeleteWriter, task: &FileScanTask) -> Result<Vec<DataFile>> {
+    let path = task.file.file_path.as_str();
+    let mut out = Vec::new();
+    for d in &task.deletes {
+        let scoped = referenced_data_file(&d.file).is_some_and(|p| p == path);
+        if d.file.content != DataContentType::PositionDeletes
+            || !scoped
+            || d.data_sequence_number < task.data_sequence_number
+            || d.file.file_format != crate::manifest::FileFormat::Parquet
+        {
+            continue;
+        }
+        let index = crate::arrow::delete_cache::position_deletes(&d.file.file_path)?;
+        writer.delete(&task.file, index.positions(path))?;
+        out.push(d.file.clone());
+    }
+    Ok(out)
 }
 
 /// Writes position deletes from batches of (`file_path`, `pos`) rows — the `_file` / `_pos`
-/// of rows an UPDATE or MERGE read — for data files among `data_files` (which give each
-/// file's spec and partition). A path not among them is an error naming it.
+/// of rows an UPDATE or MERGE read — for the data files of `tasks` (which give each file's
+/// spec, partition and the deletes already applying to it). A path not among them is an
+/// error naming it. With file granularity, earlier file-scoped deletes of a data file that
+/// gets new positions are merged in and returned as replaced, as in [`delete_rows`].
 pub fn write_position_deletes(
     table: Arc<TableMetadata>,
-    data_files: &[DataFile],
+    tasks: &[FileScanTask],
     batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>,
     write_id: &str,
     task_id: u32,
 ) -> Result<DeleteTaskResult> {
-    use std::collections::HashMap;
-    let by_path: HashMap<&str, &DataFile> = data_files.iter().map(|f| (f.file_path.as_str(), f)).collect();
+    use std::collections::{BTreeSet, HashMap};
+    let by_path: HashMap<&str, &FileScanTask> =
+        tasks.iter().map(|t| (t.file.file_path.as_str(), t)).collect();
     let mut writer = PositionDeleteWriter::try_new(table, write_id, task_id)?;
     let mut deleted = 0i64;
+    let mut touched: BTreeSet<&str> = BTreeSet::new();
     for batch in batches {
         let batch = batch?;
         let (Some(paths), Some(pos)) = (batch.column_by_name("file_path"), batch.column_by_name("pos"))
@@ -99,14 +135,23 @@ pub fn write_position_deletes(
             while end < batch.num_rows() && paths.value(end) == path {
                 end += 1;
             }
-            let file = by_path.get(path).ok_or_else(|| {
+            let task = by_path.get(path).ok_or_else(|| {
                 crate::error::validation("a position delete names a data file the operation did not read")
                     .with_context("data file", path.to_string())
             })?;
-            writer.delete(file, &pos.values()[start..end])?;
+            writer.delete(&task.file, &pos.values()[start..end])?;
+            touched.insert(task.file.file_path.as_str());
             deleted += (end - start) as i64;
             start = end;
         }
     }
-    Ok(DeleteTaskResult { delete_files: writer.close()?, deleted_rows: deleted })
+    let mut replaced = Vec::new();
+    if writer.granularity() == DeleteGranularity::File {
+        for path in touched {
+            if let Some(task) = by_path.get(path) {
+                replaced.extend(merge_previous_deletes(&mut writer, task)?);
+            }
+        }
+    }
+    Ok(DeleteTaskResult { delete_files: writer.close()?, deleted_rows: deleted, replaced_deletes: replaced })
 }

@@ -162,6 +162,11 @@ impl PositionDeleteWriter {
         Ok(())
     }
 
+    /// The granularity files are written with.
+    pub fn granularity(&self) -> DeleteGranularity {
+        self.granularity
+    }
+
     /// Rows recorded so far (before removing duplicates).
     pub fn pending_rows(&self) -> usize {
         self.targets.values().map(|t| t.positions.len()).sum()

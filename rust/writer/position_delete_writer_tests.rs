@@ -1,7 +1,7 @@
 //! Position-delete writer: file layout, metrics, granularity, and a round trip through the
 //! scan planner and reader after a row delta commit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
@@ -202,4 +202,49 @@ fn delete_rows_then_row_delta_removes_exactly_the_matching_rows() {
     let tasks = plan_filtered(&md2, "id >= 30 and id < 50");
     let res = crate::writer::delete_rows(Arc::new(md2.clone()), &tasks, "w5555555", 0).unwrap();
     assert_eq!(res.deleted_rows, 10);
+}
+
+#[test]
+fn a_second_delete_merges_the_data_files_earlier_deletes_and_removes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = table_with_data(dir.path(), &[]);
+    let tasks = plan_filtered(&md, "id < 10");
+    let res = crate::writer::delete_rows(Arc::new(md.clone()), &tasks, "w6666666", 0).unwrap();
+    assert!(res.replaced_deletes.is_empty());
+    let first = res.delete_files[0].file_path.clone();
+    let delta = RowDelta { added_deletes: res.delete_files, ..Default::default() };
+    let (md, _) = row_delta(&md, delta, 2).unwrap();
+    let md = md.with_metadata_location(format!("{}/metadata/v2.metadata.json", dir.path().display()));
+
+    let tasks = plan_filtered(&md, "id >= 5 and id < 15");
+    let res = crate::writer::delete_rows(Arc::new(md.clone()), &tasks, "w7777777", 0).unwrap();
+    assert_eq!(res.deleted_rows, 5);
+    assert_eq!(
+        res.replaced_deletes.iter().map(|f| f.file_path.clone()).collect::<Vec<_>>(),
+        vec![first.clone()]
+    );
+    assert_eq!(res.delete_files[0].record_count, 15, "10 earlier positions merged with 5 new ones");
+    let delta = RowDelta {
+        added_deletes: res.delete_files,
+        removed_delete_paths: BTreeSet::from([first.clone()]),
+        ..Default::default()
+    };
+    let (md2, _) = row_delta(&md, delta.clone(), 3).unwrap();
+    let s = &md2.current_snapshot().unwrap().summary.other;
+    assert_eq!(s["removed-position-delete-files"], "1");
+    assert_eq!(s["total-position-deletes"], "15");
+    assert_eq!(s["total-delete-files"], "1");
+    let md2 = md2.with_metadata_location(format!("{}/metadata/v3.metadata.json", dir.path().display()));
+    assert_eq!(read_ids(&md2), (15..150).collect::<Vec<_>>());
+    let live: Vec<String> = plan_files(&md2, None)
+        .unwrap()
+        .into_iter()
+        .flat_map(|t| t.deletes)
+        .map(|d| d.file.file_path)
+        .collect();
+    assert!(!live.contains(&first), "{live:?}");
+
+    // Removing a delete file that is no longer live is a commit conflict.
+    let err = row_delta(&md2, delta, 4).unwrap_err();
+    assert_eq!(err.kind(), crate::error::ErrorKind::CommitConflict, "{err}");
 }
