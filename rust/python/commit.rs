@@ -155,6 +155,7 @@ fn scope(
 
 #[pyfunction]
 #[pyo3(signature = (metadata, start_snapshot_id, conflicting_data=None, conflicting_deletes=None, removed_paths=None, case_sensitive=true, required_paths=None))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one by one
 fn validate_commit(
     py: Python<'_>,
     metadata: &PyTableMetadata,
