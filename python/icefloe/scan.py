@@ -17,6 +17,7 @@ from icefloe import _native
 from icefloe.exceptions import InvalidDataError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.schema import Schema
+from icefloe.types import LongType, NestedField, StringType
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -306,6 +307,13 @@ def _manifest_cache(table: Table) -> _native.ManifestCache:
     return cache
 
 
+# Iceberg's reserved metadata columns a scan can select (MetadataColumns.FILE_PATH / ROW_POSITION).
+METADATA_COLUMNS: dict[str, NestedField] = {
+    "_file": NestedField(2147483646, "_file", StringType(), required=True),
+    "_pos": NestedField(2147483645, "_pos", LongType(), required=True),
+}
+
+
 class DataScan:
     """A scan of one snapshot of a table: `plan_files()`, `to_arrow()`, `to_batches()`,
     `to_pandas()`, `count()`."""
@@ -421,32 +429,56 @@ class DataScan:
                 pass
         return Schema.from_json(self._metadata.schema_json())
 
+    def _data_fields(self) -> tuple[str, ...]:
+        """The selected fields without the metadata columns `_file` / `_pos`."""
+        return tuple(n for n in self.selected_fields if n not in METADATA_COLUMNS)
+
+    def _with_metadata_columns(self, schema: Schema) -> Schema:
+        meta = [n for n in self.selected_fields if n in METADATA_COLUMNS]
+        if not meta:
+            return schema
+        return Schema(
+            *schema.fields,
+            *(METADATA_COLUMNS[n] for n in dict.fromkeys(meta)),
+            schema_id=schema.schema_id,
+            identifier_field_ids=schema.identifier_field_ids,
+        )
+
     def projection(self) -> Schema:
         """The schema of the scan's output: the selected fields (ValidationError naming
-        each unknown one)."""
-        if "*" in self.selected_fields:
-            return self._schema
-        selected = self._schema.select(*self.selected_fields, case_sensitive=self.case_sensitive)
+        each unknown one), then the metadata columns `_file` (the data file's path) and
+        `_pos` (the row's position in it) when selected, as Iceberg's Spark scans offer."""
+        data_fields = self._data_fields()
+        if "*" in data_fields:
+            return self._with_metadata_columns(self._schema)
+        if not data_fields:
+            return self._with_metadata_columns(self._schema.select(case_sensitive=self.case_sensitive))
+        selected = self._schema.select(*data_fields, case_sensitive=self.case_sensitive)
         # Top-level columns in the order asked for (as Spark's select does), nested
         # selections placed where their top-level column is first named.
         order: list[str] = []
-        for name in self.selected_fields:
+        for name in data_fields:
             top = self._schema.find_column_path(name, self.case_sensitive)[0]
             if top not in order:
                 order.append(top)
         by_name = {f.name: f for f in selected.fields}
-        return Schema(
-            *(by_name[n] for n in order),
-            schema_id=selected.schema_id,
-            identifier_field_ids=selected.identifier_field_ids,
+        return self._with_metadata_columns(
+            Schema(
+                *(by_name[n] for n in order),
+                schema_id=selected.schema_id,
+                identifier_field_ids=selected.identifier_field_ids,
+            )
         )
 
     def read_schema(self) -> Schema:
         """The projection plus the columns the row filter reads."""
-        if "*" in self.selected_fields:
-            return self._schema
-        names = set(self.selected_fields) | self._bound_filter.referenced_columns()
-        return self._schema.select(*sorted(names), case_sensitive=self.case_sensitive)
+        data_fields = self._data_fields()
+        if "*" in data_fields:
+            return self._with_metadata_columns(self._schema)
+        names = set(data_fields) | self._bound_filter.referenced_columns()
+        return self._with_metadata_columns(
+            self._schema.select(*sorted(names), case_sensitive=self.case_sensitive)
+        )
 
     @cached_property
     def _plan(self) -> PlannedFiles:

@@ -2,11 +2,22 @@
 
 The driver plans (Rust) and commits; executors read and write Parquet (Rust) inside
 mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-level
-deletes in `row_level.py`.
+changes in `row_level.py` and `merge.py`.
 """
 
+from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
-from icefloe.spark.row_level import delete
+from icefloe.spark.row_level import delete, update, upsert
 from icefloe.spark.write import append, overwrite
 
-__all__ = ["append", "delete", "overwrite", "read"]
+__all__ = [
+    "MergeBuilder",
+    "MergeMetrics",
+    "append",
+    "delete",
+    "merge",
+    "overwrite",
+    "read",
+    "update",
+    "upsert",
+]

@@ -1,4 +1,5 @@
-"""icefloe.spark.delete: row-level deletes with the reading and writing on the executors.
+"""icefloe.spark.delete / update / upsert: row-level changes with the reading and writing on
+the executors.
 
 The driver plans the files the condition may match (Rust planner, partition and metrics
 pruning); each Spark task reads its files' matching row positions through the scan reader
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
 
-__all__ = ["delete"]
+__all__ = ["delete", "update", "upsert"]
 
 _OUT_SCHEMA = "kind string, descriptor string"
 # Planned files per Spark task (each task reads these files' matching positions).
@@ -93,3 +94,179 @@ def _run_on_executors(
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = sorted({json.loads(r["descriptor"])["file_path"] for r in out if r["kind"] == "replaced"})
     return files, replaced
+
+
+def update(
+    spark: Any,
+    table: Table,
+    condition: BooleanExpression | str,
+    set: dict[str, str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> Snapshot | None:
+    """Spark SQL's `UPDATE t SET ... WHERE condition`: `set` maps column names to Spark SQL
+    expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). The matching
+    rows are read and rewritten by Spark tasks; merge-on-read (`write.update.mode`) writes
+    position deletes for the old rows, copy-on-write rewrites their files (on the driver).
+    ValidationError, before anything is written, for an unknown column or a value of a type
+    the column cannot hold."""
+    from pyspark.sql import functions as F
+
+    import icefloe.spark
+    from icefloe._row_delta import RowDeltaWrite, isolation_level
+    from icefloe.exceptions import ValidationError
+    from icefloe.expressions import as_row_filter
+    from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
+    from icefloe.spark.merge import _check_type
+    from icefloe.spark.write import _write_on_executors
+
+    if not isinstance(set, dict) or not set:
+        raise ValidationError("update needs a non-empty dict of column name to Spark SQL expression")
+    columns = [f.name for f in table.schema().fields]
+    for name in set:
+        if name not in columns:
+            raise ValidationError(f"cannot update column {name!r}: the table has no such column ({columns})")
+    bound = as_row_filter(condition).bind(table.schema())
+    md = table.metadata
+    start = md.current_snapshot_id
+    if start is None:
+        return None
+    rows = icefloe.spark.read(spark, table, row_filter=bound, selected_fields=(*columns, "_file", "_pos"))
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    probe = rows.select([F.expr(set.get(c, f"`{c}`")).alias(c) for c in columns])
+    for f in probe.schema.fields:
+        _check_type(f.name, f.dataType, types[f.name])
+    new_rows = probe.select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
+    write_id = table._new_write_id()
+    if write_mode(table, "update") != "merge-on-read":
+        try:
+            descriptors = _write_on_executors(new_rows, table, write_id)
+        except BaseException:
+            table._abort_write(write_id)
+            raise
+        return table._overwrite_with(
+            descriptors, bound, write_id, start, snapshot_properties, require_filter=True
+        )
+    write = RowDeltaWrite(
+        table,
+        write_id,
+        start,
+        conflict_filter_json=bound.to_json(),
+        isolation=isolation_level(table, "update"),
+        snapshot_properties=dict(snapshot_properties or {}),
+    )
+    try:
+        tasks = table.scan(row_filter=bound).plan_files()
+        by_path = planned_tasks_by_path(t.to_json() for t in tasks)
+        write.referenced_paths = list(by_path)
+        rows = rows.persist()
+        write.delete_files, write.removed_delete_paths = write_position_deletes_on_executors(
+            rows, md, by_path, write_id
+        )
+        if write.delete_files:
+            write.data_files = _write_on_executors(new_rows, table, write_id)
+    except BaseException:
+        write.abort()
+        raise
+    finally:
+        rows.unpersist()
+    return write.commit()
+
+
+def upsert(
+    df: Any,
+    table: Table,
+    join_cols: list[str] | None = None,
+    delete_column: str | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> Snapshot | None:
+    """The CDC path: each row of `df` replaces the table's row with the same `join_cols`
+    values (default: the schema's identifier fields) or is inserted; with `delete_column`
+    (a boolean column, or a string column where 'D'/'delete'/'-D'/'U-' mark deletions), a
+    marked row deletes its key instead. Rows with the same key: the last in the DataFrame's
+    order wins. Merge-on-read tables (`write.merge.mode`) get equality deletes on the join
+    columns plus the new rows, written by Spark tasks without reading the table (Flink's
+    upsert writer); copy-on-write tables run the equivalent MERGE."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from icefloe import _row_level
+    from icefloe._row_delta import RowDeltaWrite
+    from icefloe.exceptions import ValidationError
+    from icefloe.spark.write import _write_on_executors
+
+    names = _row_level._join_columns(table, join_cols)
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
+    if delete_column is not None and delete_column not in df.columns:
+        raise ValidationError(f"delete_column {delete_column!r} is not a column of the DataFrame")
+    order = "__icefloe_order"
+    ranked = df.withColumn(order, F.monotonically_increasing_id())
+    w = Window.partitionBy(*[F.col(f"`{n}`") for n in names]).orderBy(F.col(order).desc())
+    last = ranked.withColumn("__icefloe_rank", F.row_number().over(w)).where("__icefloe_rank = 1")
+    if delete_column is not None:
+        c = F.col(f"`{delete_column}`")
+        is_delete = (
+            c
+            if dict(df.dtypes)[delete_column] == "boolean"
+            else F.upper(c.cast("string")).isin("D", "DELETE", "-D", "U-")
+        )
+        last = last.withColumn("__icefloe_delete", F.coalesce(is_delete, F.lit(False)))
+    else:
+        last = last.withColumn("__icefloe_delete", F.lit(False))
+    data_columns = [f.name for f in table.schema().fields]
+    inserts = last.where(~F.col("__icefloe_delete")).select([F.col(f"`{c}`") for c in data_columns])
+
+    if write_mode(table, "merge") != "merge-on-read":
+        from icefloe.spark.merge import merge
+
+        keys = last.select(*[F.col(f"`{c}`") for c in data_columns], "__icefloe_delete")
+        on = " AND ".join(f"target.`{n}` <=> source.`{n}`" for n in names)
+        b = merge(keys, table, on, snapshot_properties=snapshot_properties)
+        b.when_matched_delete("source.__icefloe_delete")
+        b.when_matched_update({c: f"source.`{c}`" for c in data_columns})
+        b.when_not_matched_insert({c: f"source.`{c}`" for c in data_columns}, "NOT source.__icefloe_delete")
+        b.execute()
+        return table.current_snapshot()
+
+    md = table.metadata
+    schema = table.schema()
+    ids = [schema.find_field(n).field_id for n in names]
+    key_schema = _native.equality_delete_schema(md, ids)
+    metadata_json = md.to_json()
+    write = RowDeltaWrite(
+        table,
+        table._new_write_id(),
+        md.current_snapshot_id,
+        snapshot_properties=dict(snapshot_properties or {}),
+    )
+    write_id = write.write_id
+
+    def eq_delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from icefloe import _native as native
+
+        prepare_worker()
+        ctx = TaskContext.get()
+        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        parts = [b for b in batches if b.num_rows]
+        if not parts:
+            return
+        keys = pa.Table.from_batches(parts).cast(key_schema)
+        meta = native.TableMetadata.from_json(metadata_json)
+        files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id)
+        yield pa.RecordBatch.from_pydict({"descriptor": pa.array(files, pa.string())})
+
+    try:
+        keys_df = last.select(*[F.col(f"`{n}`") for n in key_schema.names])
+        try:
+            out = keys_df.mapInArrow(eq_delete_task, "descriptor string").collect()
+        except Exception as e:
+            raise _executor_error(e) from e
+        write.delete_files = [r["descriptor"] for r in out]
+        write.data_files = _write_on_executors(inserts, table, write_id)
+    except BaseException:
+        write.abort()
+        raise
+    return write.commit()

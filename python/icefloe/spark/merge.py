@@ -1,0 +1,363 @@
+"""icefloe.spark.merge: Spark's `MERGE INTO` as a builder (delta-rs' `TableMerger` shape),
+with the join in Spark and the files written in Rust on the executors.
+
+The target is read with its `_file` / `_pos` metadata columns and joined with the source on
+the `on` condition (aliases `target` and `source` by default). Each joined row takes the
+first clause, in the order given, whose kind (matched / not matched / not matched by source)
+and condition hold — Spark's rule. Then:
+
+- merge-on-read (`write.merge.mode`): the (`_file`, `_pos`) of updated and deleted target
+  rows become position-delete files, updated and inserted rows new data files, one row delta;
+- copy-on-write (the default): the files holding updated or deleted rows are rewritten
+  (their other rows copied) together with the new rows, one overwrite.
+
+A target row matched by two source rows is an error naming it, before anything is written
+(Spark's MERGE cardinality rule). Set expressions and conditions are Spark SQL over the
+aliases (`{"amount": "source.amount + target.amount"}`); a value whose type cannot be stored
+in its column is an error naming the column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from icefloe import _native
+from icefloe._overwrite import RowRemoval, overwrite_builder
+from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe.exceptions import ValidationError
+from icefloe.expressions import AlwaysTrue
+from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
+from icefloe.spark.write import _write_on_executors
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.table import Table
+
+__all__ = ["MergeBuilder", "MergeMetrics", "merge"]
+
+_T = "__icefloe_target_row"
+_S = "__icefloe_source_row"
+_ACTION = "__icefloe_action"
+
+
+@dataclass
+class MergeMetrics:
+    """What one MERGE did."""
+
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    rows_copied: int = 0
+    data_files_added: int = 0
+    data_files_removed: int = 0
+    delete_files_added: int = 0
+    delete_files_removed: int = 0
+    snapshot_id: int | None = None
+
+
+@dataclass
+class _Clause:
+    kind: str  # matched | not_matched | not_matched_by_source
+    action: str  # update | delete | insert
+    condition: str | None
+    assignments: dict[str, str] | None  # None: every column from the source (update_all / insert_all)
+
+
+@dataclass
+class MergeBuilder:
+    source: DataFrame
+    table: Table
+    on: str
+    source_alias: str = "source"
+    target_alias: str = "target"
+    snapshot_properties: dict[str, str] = field(default_factory=dict)
+    _clauses: list[_Clause] = field(default_factory=list)
+
+    # ---- clauses (evaluated in the order added, as Spark does) ----
+    def when_matched_update(self, set: dict[str, str], condition: str | None = None) -> MergeBuilder:
+        return self._add("matched", "update", condition, _assignments(set))
+
+    def when_matched_update_all(self, condition: str | None = None) -> MergeBuilder:
+        return self._add("matched", "update", condition, None)
+
+    def when_matched_delete(self, condition: str | None = None) -> MergeBuilder:
+        return self._add("matched", "delete", condition, {})
+
+    def when_not_matched_insert(self, values: dict[str, str], condition: str | None = None) -> MergeBuilder:
+        return self._add("not_matched", "insert", condition, _assignments(values))
+
+    def when_not_matched_insert_all(self, condition: str | None = None) -> MergeBuilder:
+        return self._add("not_matched", "insert", condition, None)
+
+    def when_not_matched_by_source_update(
+        self,
+        set: dict[str, str],
+        condition: str | None = None,
+    ) -> MergeBuilder:
+        return self._add("not_matched_by_source", "update", condition, _assignments(set))
+
+    def when_not_matched_by_source_delete(self, condition: str | None = None) -> MergeBuilder:
+        return self._add("not_matched_by_source", "delete", condition, {})
+
+    def _add(
+        self, kind: str, action: str, condition: str | None, assignments: dict[str, str] | None
+    ) -> MergeBuilder:
+        if assignments:
+            columns = {f.name for f in self.table.schema().fields}
+            for name in assignments:
+                if name not in columns:
+                    raise ValidationError(
+                        f"MERGE {action} names column {name!r}, which the table does not have "
+                        f"({sorted(columns)})"
+                    )
+        self._clauses.append(_Clause(kind, action, condition, assignments))
+        return self
+
+    # ---- execution ----
+    def execute(self) -> MergeMetrics:
+        """Runs the merge and commits one snapshot (none when nothing changes)."""
+        if not self._clauses:
+            raise ValidationError("MERGE needs at least one when_... clause")
+        from pyspark.sql import functions as F
+
+        import icefloe.spark
+
+        table = self.table
+        spark = self.source.sparkSession
+        md = table.metadata
+        start = md.current_snapshot_id
+        columns = [f.name for f in table.schema().fields]
+        ta, sa = self.target_alias, self.source_alias
+        mode = write_mode(table, "merge")
+
+        tgt = icefloe.spark.read(spark, table, selected_fields=(*columns, "_file", "_pos"))
+        tgt = tgt.withColumn(_T, F.lit(True)).alias(ta)
+        src = self.source.withColumn(_S, F.lit(True)).alias(sa)
+        kinds = {c.kind for c in self._clauses}
+        if "not_matched" in kinds and "not_matched_by_source" in kinds:
+            joined = src.join(tgt, F.expr(self.on), "full_outer")
+        elif "not_matched" in kinds:
+            joined = src.join(tgt, F.expr(self.on), "left_outer")
+        elif "not_matched_by_source" in kinds:
+            joined = tgt.join(src, F.expr(self.on), "left_outer")
+        else:
+            joined = tgt.join(src, F.expr(self.on), "inner")
+
+        matched = f"({_T} IS NOT NULL AND {_S} IS NOT NULL)"
+        kind_sql = {
+            "matched": matched,
+            "not_matched": f"({_T} IS NULL AND {_S} IS NOT NULL)",
+            "not_matched_by_source": f"({_T} IS NOT NULL AND {_S} IS NULL)",
+        }
+        whens = " ".join(
+            f"WHEN {kind_sql[c.kind]} AND ({c.condition or 'TRUE'}) THEN {i}"
+            for i, c in enumerate(self._clauses)
+        )
+        joined = joined.withColumn(_ACTION, F.expr(f"CASE {whens} END"))
+        joined = joined.persist()
+        try:
+            if "matched" in kinds:
+                self._check_cardinality(joined, matched, columns)
+            acted = joined.where(f"{_ACTION} IS NOT NULL")
+            counts = {int(r[_ACTION]): int(r["count"]) for r in acted.groupBy(_ACTION).count().collect()}
+            metrics = MergeMetrics()
+            for i, c in enumerate(self._clauses):
+                n = counts.get(i, 0)
+                if c.action == "insert":
+                    metrics.rows_inserted += n
+                elif c.action == "update":
+                    metrics.rows_updated += n
+                else:
+                    metrics.rows_deleted += n
+            if not counts:
+                metrics.snapshot_id = start
+                return metrics
+            removing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "delete")]
+            writing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "insert")]
+            types = {f.name: f.dataType for f in tgt.schema.fields}
+            new_rows = self._new_rows(acted, writing, columns, types)
+            removed = acted.where(F.col(_ACTION).isin(removing)).select(
+                F.col(f"{ta}._file"), F.col(f"{ta}._pos")
+            )
+            if mode == "merge-on-read":
+                self._commit_merge_on_read(md, start, new_rows, removed, metrics)
+            else:
+                self._commit_copy_on_write(md, start, tgt, new_rows, removed, columns, metrics)
+            return metrics
+        finally:
+            joined.unpersist()
+
+    def _check_cardinality(self, joined: DataFrame, matched: str, columns: list[str]) -> None:
+        from pyspark.sql import functions as F
+
+        ta = self.target_alias
+        dup = (
+            joined.where(matched)
+            .groupBy(F.col(f"{ta}._file"), F.col(f"{ta}._pos"))
+            .agg(
+                F.count(F.lit(1)).alias("n"),
+                F.first(F.struct(*[F.col(f"{ta}.`{c}`") for c in columns])).alias("row"),
+            )
+            .where("n > 1")
+            .limit(1)
+            .collect()
+        )
+        if dup:
+            d = dup[0]
+            raise ValidationError(
+                f"MERGE matched the target row {d['row'].asDict()} ({d['_file']}, position {d['_pos']}) "
+                f"with {d['n']} source rows; a target row may be matched by at most one source row "
+                "(as Spark's MERGE INTO). Nothing was committed."
+            )
+
+    def _new_rows(
+        self, acted: DataFrame, writing: list[int], columns: list[str], types: dict[str, Any]
+    ) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        ta, sa = self.target_alias, self.source_alias
+        source_columns = {c.lower() for c in self.source.columns}
+        parts = []
+        for i in writing:
+            c = self._clauses[i]
+            exprs = []
+            for col in columns:
+                if c.assignments is None:
+                    if col.lower() not in source_columns:
+                        raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
+                    sql = f"{sa}.`{col}`"
+                elif col in c.assignments:
+                    sql = c.assignments[col]
+                else:
+                    sql = f"{ta}.`{col}`" if c.action == "update" else "NULL"
+                exprs.append((col, sql))
+            rows = acted.where(F.col(_ACTION) == i)
+            probe = rows.select([F.expr(sql).alias(col) for col, sql in exprs])
+            for f in probe.schema.fields:
+                _check_type(f.name, f.dataType, types[f.name])
+            parts.append(probe.select([F.col(f"`{col}`").cast(types[col]).alias(col) for col in columns]))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    def _tasks_by_path(self, md_table: Table) -> dict[str, str]:
+        return planned_tasks_by_path(t.to_json() for t in md_table.scan().plan_files())
+
+    def _commit_merge_on_read(
+        self,
+        md: _native.TableMetadata,
+        start: int | None,
+        new_rows: DataFrame,
+        removed: DataFrame,
+        m: MergeMetrics,
+    ) -> None:
+        table = self.table
+        write = RowDeltaWrite(
+            table,
+            table._new_write_id(),
+            start,
+            conflict_filter_json=AlwaysTrue().to_json(),
+            isolation=isolation_level(table, "merge"),
+            snapshot_properties=dict(self.snapshot_properties),
+        )
+        try:
+            if m.rows_updated or m.rows_deleted:
+                tasks = self._tasks_by_path(table)
+                write.delete_files, write.removed_delete_paths = write_position_deletes_on_executors(
+                    removed, md, tasks, write.write_id
+                )
+                write.referenced_paths = [r["_file"] for r in removed.select("_file").distinct().collect()]
+            if m.rows_updated or m.rows_inserted:
+                write.data_files = _write_on_executors(new_rows, table, write.write_id)
+        except BaseException:
+            write.abort()
+            raise
+        snap = write.commit()
+        m.snapshot_id = None if snap is None else snap.snapshot_id
+        m.data_files_added = len(write.data_files)
+        m.delete_files_added = len(write.delete_files)
+        m.delete_files_removed = len(write.removed_delete_paths)
+
+    def _commit_copy_on_write(
+        self,
+        md: _native.TableMetadata,
+        start: int | None,
+        tgt: DataFrame,
+        new_rows: DataFrame,
+        removed: DataFrame,
+        columns: list[str],
+        m: MergeMetrics,
+    ) -> None:
+        from pyspark.sql import functions as F
+
+        table = self.table
+        write_id = table._new_write_id()
+        ta = self.target_alias
+        # Fresh attribute names, so the anti-join against rows derived from the same target
+        # read is not ambiguous to Spark's analyzer.
+        removed = removed.select(F.col("_file").alias("__rm_file"), F.col("_pos").alias("__rm_pos"))
+        touched = [r["__rm_file"] for r in removed.select("__rm_file").distinct().collect()]
+        candidates = tgt.where(F.col(f"{ta}._file").isin(touched))
+        kept = candidates.join(
+            removed,
+            (F.col(f"{ta}._file") == F.col("__rm_file")) & (F.col(f"{ta}._pos") == F.col("__rm_pos")),
+            "left_anti",
+        ).select([F.col(f"{ta}.`{c}`").alias(c) for c in columns])
+        if touched:
+            m.rows_copied = kept.count()
+        everything = new_rows.unionByName(kept) if touched else new_rows
+        try:
+            descriptors = _write_on_executors(everything, table, write_id)
+        except BaseException:
+            table._abort_write(write_id)
+            raise
+        removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
+        build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
+        snap = table._commit_write(build, descriptors, write_id)
+        m.snapshot_id = None if snap is None else snap.snapshot_id
+        m.data_files_added = len(descriptors)
+        m.data_files_removed = len(touched)
+
+
+def merge(
+    source_df: DataFrame,
+    table: Table,
+    on: str,
+    source_alias: str = "source",
+    target_alias: str = "target",
+    snapshot_properties: dict[str, str] | None = None,
+) -> MergeBuilder:
+    """A MERGE of `source_df` into `table` joined on `on` (Spark SQL over the aliases);
+    add clauses, then `.execute()`."""
+    if not isinstance(on, str) or not on.strip():
+        raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
+    return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))
+
+
+def _assignments(values: dict[str, str]) -> dict[str, str]:
+    if not isinstance(values, dict) or not values:
+        raise ValidationError("expected a non-empty dict of column name to Spark SQL expression")
+    return {str(k): str(v) for k, v in values.items()}
+
+
+def _check_type(column: str, found: Any, expected: Any) -> None:
+    """Refuses a value Spark would silently turn into null or truncate when cast to the
+    column's type (a string into a number, a number into a date, ...)."""
+    from pyspark.sql import types as T
+
+    if found == expected or isinstance(found, T.NullType):
+        return
+    numeric = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+    if isinstance(found, numeric) and isinstance(expected, numeric):
+        return
+    if isinstance(found, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(
+        expected, (T.DateType, T.TimestampType, T.TimestampNTZType)
+    ):
+        return
+    raise ValidationError(
+        f"cannot store a value of type {found.simpleString()} in column {column!r} "
+        f"of type {expected.simpleString()}"
+    )
