@@ -8,7 +8,7 @@ ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-read-large bench-write clean
+.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -84,6 +84,15 @@ bench-read-large: release oracle  ## merge-on-read read, 20M rows + 5M eq-delete
 
 bench-write: release oracle  ## partitioned write (day(ts), bucket(16, id)), 5M rows: icefloe.spark.append vs Iceberg Java (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/write_bench.py
+
+bench-delete: release oracle  ## merge-on-read DELETE of 1% scattered rows: icefloe.spark.delete vs Java DELETE FROM (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py delete
+
+bench-merge: release oracle  ## MERGE 1M into 10M rows, bucket(16, id), both modes: icefloe.spark.merge vs Java MERGE INTO (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py merge
+
+bench-upsert-read: release oracle  ## Spark read after 100 equality-delete upserts of 10,000 keys: icefloe vs Java (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py upsert-read
 
 clean:
 	rm -rf target dist $(VENV) .cache warehouse

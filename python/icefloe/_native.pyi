@@ -374,6 +374,13 @@ def parse_filter(text: str) -> str:
 def bind_filter(expr_json: str, schema_json: str, case_sensitive: bool = True) -> str:
     """JSON of the expression bound to the schema (field ids, types, converted literals)."""
 
+def filter_mask(
+    expr_json: str, schema_json: str, batch: pa.RecordBatch, case_sensitive: bool = True
+) -> pa.Array:
+    """The rows of `batch` (columns with their field ids, as `read_task` returns them) the
+    filter (unbound JSON, bound to `schema_json`) selects, by the reader's own row evaluator;
+    a null result is not selected."""
+
 def eval_inclusive_metrics(data_file_json: str, bound_json: str) -> bool:
     """May a row of this data file match the bound filter? (InclusiveMetricsEvaluator)"""
 

@@ -64,18 +64,21 @@ def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: st
     if not partial:
         return out
     read_json = table.schema().to_json()
-    matches = bound_filter.to_pyarrow()
-    keep = pc.invert(pc.coalesce(matches, pc.scalar(False)))
+    filter_json = out.filter_json
 
     def one(i: int) -> tuple[str, list[str]] | None:
         task = FileScanTask(partial[i])
         data = _native.read_task(partial[i], read_json).read_all()
-        matched = data.filter(matches).num_rows
+        # The reader's own evaluator decides which rows match (the one a filtered read
+        # uses), so a rewrite drops exactly the rows a scan with the filter returns.
+        masks = [_native.filter_mask(filter_json, read_json, b) for b in data.to_batches()]
+        mask = pa.chunked_array(masks, pa.bool_()) if masks else pa.chunked_array([], pa.bool_())
+        matched = pc.sum(mask).as_py() or 0
         if matched == 0:
             return None
         if matched == data.num_rows:
             return task.file.file_path, []
-        rest = data.filter(keep)
+        rest = data.filter(pc.invert(mask))
         reader = pa.RecordBatchReader.from_batches(rest.schema, rest.to_batches())
         return task.file.file_path, _native.write_data_files(md, reader, write_id, _REWRITE_TASK_BASE + i)
 

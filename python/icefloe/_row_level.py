@@ -107,9 +107,11 @@ def delete_merge_on_read(
 
 def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
     """Runs the delete tasks on threads: (new delete files, paths of replaced delete files)."""
-    chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
-    if not chunks:
+    if not tasks:
         return [], []
+    # One chunk per thread at least (files round-robin), at most _FILES_PER_TASK files each.
+    n = max(min(len(tasks), _THREADS), -(-len(tasks) // _FILES_PER_TASK))
+    chunks = [tasks[i::n] for i in range(n)]
     out: list[str] = []
     replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:

@@ -141,6 +141,19 @@ fn eval_predicate(p: &BoundPredicate, col: &ArrayRef) -> Result<BooleanArray> {
             }
             .map_err(arrow_err)?
         }
+        Operator::In | Operator::NotIn if p.literals.len() > SMALL_IN_LIST => {
+            let lits = p
+                .literals
+                .iter()
+                .map(|l| crate::arrow::constants::literal_array(l, &p.term.ty, col.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            let acc = in_set(col, &lits)?;
+            if p.op == Operator::In {
+                acc
+            } else {
+                boolean::not(&acc).map_err(arrow_err)?
+            }
+        }
         Operator::In | Operator::NotIn => {
             let c: &dyn Array = col.as_ref();
             let mut acc = BooleanArray::from(vec![false; col.len()]);
@@ -167,6 +180,24 @@ fn eval_predicate(p: &BoundPredicate, col: &ArrayRef) -> Result<BooleanArray> {
         Operator::IsNull | Operator::NotNull => unreachable!("handled above"),
     };
     Ok(r)
+}
+
+/// Up to this many literals an IN list is a chain of vectorised equality kernels; beyond it,
+/// one pass with a hash set of the literals' row encodings (a 1,000-value IN list would
+/// otherwise take 1,000 passes over the batch).
+const SMALL_IN_LIST: usize = 8;
+
+/// `col IN (lits)` with SQL's nulls (a null value gives null), by hashing Arrow's row format
+/// of each value: one pass whatever the list's length, for every type the kernels compare.
+fn in_set(col: &ArrayRef, lits: &[ArrayRef]) -> Result<BooleanArray> {
+    use arrow_row::{RowConverter, SortField};
+    let conv = RowConverter::new(vec![SortField::new(col.data_type().clone())]).map_err(arrow_err)?;
+    let refs: Vec<&dyn Array> = lits.iter().map(|a| a.as_ref()).collect();
+    let lit_array = arrow::compute::concat(&refs).map_err(arrow_err)?;
+    let lit_rows = conv.convert_columns(&[lit_array]).map_err(arrow_err)?;
+    let set: std::collections::HashSet<&[u8]> = lit_rows.iter().map(|r| r.data()).collect();
+    let rows = conv.convert_columns(std::slice::from_ref(col)).map_err(arrow_err)?;
+    Ok((0..col.len()).map(|i| col.is_valid(i).then(|| set.contains(rows.row(i).data()))).collect())
 }
 
 /// Floats: IEEE comparisons, NaN above every number, nulls give null.
@@ -283,6 +314,24 @@ mod tests {
         assert_eq!(rows("ts < '1970-01-01'"), vec![4]);
         assert_eq!(rows("true"), vec![1, 2, 3, 4, 5]);
         assert_eq!(rows("false"), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn long_in_lists_hash_with_the_same_semantics() {
+        let pad = |xs: &[&str]| {
+            (0..20)
+                .map(|i| format!("'pad{i}'"))
+                .chain(xs.iter().map(|x| x.to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        assert_eq!(rows(&format!("name IN ({})", pad(&["'x'", "'apple'"]))), vec![1, 5]);
+        // NOT IN: the null name is neither in nor out (SQL), as with a short list.
+        assert_eq!(rows(&format!("name NOT IN ({})", pad(&["'x'", "'apple'"]))), vec![3, 4]);
+        let ids =
+            (10..40).map(|i| i.to_string()).chain(["2".into(), "4".into()]).collect::<Vec<_>>().join(", ");
+        assert_eq!(rows(&format!("id IN ({ids})")), vec![2, 4]);
+        assert_eq!(rows(&format!("id NOT IN ({ids})")), vec![1, 3, 5]);
     }
 
     #[test]

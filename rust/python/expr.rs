@@ -51,7 +51,29 @@ fn files_matching_metrics(data_files_json: Vec<String>, bound_json: &str) -> PyR
     Ok(out)
 }
 
+/// Which rows of `batch` (columns carrying their Iceberg field ids, as `read_task` returns
+/// them) the filter selects: the reader's own row evaluator (SQL nulls: a null result is not
+/// selected). `expr_json` is unbound and is bound to `schema_json`.
+#[pyfunction]
+#[pyo3(signature = (expr_json, schema_json, batch, case_sensitive=true))]
+fn filter_mask(
+    py: Python<'_>,
+    expr_json: &str,
+    schema_json: &str,
+    batch: arrow::pyarrow::PyArrowType<arrow::record_batch::RecordBatch>,
+    case_sensitive: bool,
+) -> PyResult<arrow::pyarrow::PyArrowType<arrow::array::ArrayData>> {
+    use arrow::array::Array;
+    let e = Expression::from_json_str(expr_json).py()?;
+    let s = Schema::from_json_str(schema_json).py()?;
+    let bound = bind(&e, &s, case_sensitive).py()?;
+    let batch = batch.0;
+    let mask = py.detach(move || crate::expr::filter_mask(&bound, &batch)).py()?;
+    Ok(arrow::pyarrow::PyArrowType(mask.to_data()))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(filter_mask, m)?)?;
     m.add_function(wrap_pyfunction!(parse_filter, m)?)?;
     m.add_function(wrap_pyfunction!(bind_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_inclusive_metrics, m)?)?;

@@ -59,9 +59,13 @@ def delete(
 def _run_on_executors(
     spark: Any, md: _native.TableMetadata, tasks: list[str], write_id: str
 ) -> tuple[list[str], list[str]]:
-    chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
-    if not chunks:
+    if not tasks:
         return [], []
+    # At least one Spark task per slot (files spread round-robin), at most _FILES_PER_TASK
+    # files per task.
+    slots = max(1, int(spark.sparkContext.defaultParallelism))
+    n = max(min(len(tasks), slots), -(-len(tasks) // _FILES_PER_TASK))
+    chunks = [tasks[i::n] for i in range(n)]
     metadata_json = md.to_json()
     rows = [(json.dumps(c),) for c in chunks]
     df = spark.createDataFrame(rows, "tasks string").repartition(len(chunks))

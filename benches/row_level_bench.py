@@ -1,0 +1,205 @@
+"""Row-level change benchmarks: icefloe on Spark against Iceberg Java's Spark SQL, same session,
+same rows, twin tables written by Java before each timed run (creation is not timed).
+
+- `delete` (`make bench-delete`): delete 1% of the rows, scattered (1,000 of 100,000
+  purchasers, spread over every file), merge-on-read: `icefloe.spark.delete` vs
+  `DELETE FROM`. Bar: at most 0.5x Java's time.
+- `merge` (`make bench-merge`): MERGE a source of ROWS/10 rows (half updates of existing
+  keys, half new keys) into a ROWS-row table partitioned by `bucket(16, id)`, merge-on-read
+  and copy-on-write: `icefloe.spark.merge(...).when_matched_update_all()
+  .when_not_matched_insert_all()` vs `MERGE INTO ... UPDATE SET * / INSERT *`. Bars: 0.5x
+  (merge-on-read) and 0.7x (copy-on-write) Java's time.
+- `upsert-read`: after UPSERTS batches of 10,000 keys through `icefloe.spark.upsert`
+  (equality deletes), `sum(amount)` on Spark through icefloe vs through Java. Bar: 0.5x.
+
+After each timed pair both tables must read back equal (Spark `exceptAll` both ways).
+Best and median of BENCH_REPEAT (default 3) runs are printed with the ratios.
+Environment: BENCH_ROWS (default 5,000,000 for delete, 10,000,000 for merge), BENCH_REPEAT,
+BENCH_UPSERTS (default 100).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _spark import bench_session
+
+ROOT = Path(__file__).resolve().parent.parent
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+CACHE = ROOT / ".cache" / "bench_row_level"
+WAREHOUSE = CACHE / "warehouse"
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def same_rows(spark: Any, a: str, b: str) -> None:
+    da, db = spark.table(a), spark.table(b)
+    if da.exceptAll(db).limit(1).count() or db.exceptAll(da).limit(1).count():
+        raise SystemExit(f"tables differ: {a} vs {b}")
+
+
+def report(name: str, ours: list[float], java: list[float], bar: float) -> None:
+    best = min(ours) / min(java)
+    med = statistics.median(ours) / statistics.median(java)
+    verdict = "met" if best <= bar else "MISSED"
+    print(
+        f"{name:<28} icefloe best {min(ours):7.2f}s median {statistics.median(ours):7.2f}s | "
+        f"Java best {min(java):7.2f}s median {statistics.median(java):7.2f}s | "
+        f"ratio best {best:.2f}x median {med:.2f}x (bar {bar}x: {verdict})",
+        flush=True,
+    )
+
+
+def create(spark: Any, name: str, rows: int, partitioned_by: str, mode: str) -> None:
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(
+        f"CREATE TABLE {name} (id bigint, purchaser string, amount double, qty int) USING iceberg "
+        f"{partitioned_by} TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='{mode}', "
+        f"'write.update.mode'='{mode}', 'write.merge.mode'='{mode}')"
+    )
+    spark.sql(
+        f"INSERT INTO {name} SELECT id * 2 AS id, concat('user_', CAST(id % 100000 AS string)), "
+        f"CAST(id % 1000 AS double) / 10, CAST(id % 7 AS int) FROM range({rows}) "
+        f"DISTRIBUTE BY CAST(id / {max(rows // 8, 1)} AS int)"
+    )
+
+
+def bench_delete(spark: Any, catalog: Any) -> None:
+    import icefloe.spark
+
+    rows = int(os.environ.get("BENCH_ROWS", "5000000"))
+    users = ", ".join(f"'user_{i}'" for i in range(7, 100000, 100))  # 1,000 of 100,000: 1%
+    ours_t, java_t = [], []
+    for i in range(REPEAT):
+        java, ours = f"oracle.db.del_java_{i}", f"oracle.db.del_ours_{i}"
+        create(spark, java, rows, "", "merge-on-read")
+        create(spark, ours, rows, "", "merge-on-read")
+        stmt = f"DELETE FROM {java} WHERE purchaser IN ({users})"
+        java_t.append(timed(lambda stmt=stmt: spark.sql(stmt)))
+        table = catalog.load_table(ours.removeprefix("oracle."))
+        ours_t.append(
+            timed(lambda table=table: icefloe.spark.delete(spark, table, f"purchaser IN ({users})"))
+        )
+        same_rows(spark, java, ours)
+        print(f"  run {i}: icefloe {ours_t[-1]:.2f}s Java {java_t[-1]:.2f}s", flush=True)
+        spark.sql(f"DROP TABLE {java}")
+        spark.sql(f"DROP TABLE {ours}")
+    report(f"delete 1% of {rows:,}", ours_t, java_t, 0.5)
+
+
+def bench_merge(spark: Any, catalog: Any) -> None:
+    import icefloe.spark
+
+    rows = int(os.environ.get("BENCH_ROWS", "10000000"))
+    src_rows = rows // 10
+    # Half updates of existing (even) keys, half new (odd) keys.
+    source = spark.sql(
+        f"SELECT CASE WHEN id % 2 = 0 THEN id * 2 ELSE id * 2 + 1 END AS id, "
+        f"concat('new_', CAST(id AS string)) AS purchaser, CAST(id AS double) AS amount, 1 AS qty "
+        f"FROM range({src_rows})"
+    ).cache()
+    source.count()
+    source.createOrReplaceTempView("bench_src")
+    for mode, bar in (("merge-on-read", 0.5), ("copy-on-write", 0.7)):
+        ours_t, java_t = [], []
+        for i in range(REPEAT):
+            java, ours = f"oracle.db.m_java_{i}", f"oracle.db.m_ours_{i}"
+            create(spark, java, rows, "PARTITIONED BY (bucket(16, id))", mode)
+            create(spark, ours, rows, "PARTITIONED BY (bucket(16, id))", mode)
+            stmt = (
+                f"MERGE INTO {java} t USING bench_src s ON t.id = s.id "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            )
+            java_t.append(timed(lambda stmt=stmt: spark.sql(stmt)))
+            table = catalog.load_table(ours.removeprefix("oracle."))
+            ours_t.append(
+                timed(
+                    lambda table=table: (
+                        icefloe.spark.merge(source, table, "target.id = source.id")
+                        .when_matched_update_all()
+                        .when_not_matched_insert_all()
+                        .execute()
+                    )
+                )
+            )
+            same_rows(spark, java, ours)
+            print(f"  {mode} run {i}: icefloe {ours_t[-1]:.2f}s Java {java_t[-1]:.2f}s", flush=True)
+            spark.sql(f"DROP TABLE {java}")
+            spark.sql(f"DROP TABLE {ours}")
+        report(f"merge {src_rows:,} into {rows:,} {mode}", ours_t, java_t, bar)
+
+
+def bench_upsert_read(spark: Any, catalog: Any) -> None:
+    import icefloe.spark
+
+    batches = int(os.environ.get("BENCH_UPSERTS", "100"))
+    name = "oracle.db.upserted"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(
+        f"CREATE TABLE {name} (id bigint NOT NULL, purchaser string, amount double, qty int) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')"
+    )
+    spark.sql(f"ALTER TABLE {name} SET IDENTIFIER FIELDS id")
+    table = catalog.load_table("db.upserted")
+    t0 = time.perf_counter()
+    for b in range(batches):
+        df = spark.sql(
+            f"SELECT (id * 7919 + {b * 104729}) % 200000 AS id, "
+            "concat('u', CAST(id AS string)) AS purchaser, "
+            f"CAST(id + {b} AS double) AS amount, {b} AS qty FROM range(10000)"
+        )
+        icefloe.spark.upsert(df, table.refresh())
+    print(f"  {batches} upserts of 10,000 keys: {time.perf_counter() - t0:.1f}s", flush=True)
+    table.refresh()
+    ours_t, java_t = [], []
+    for _ in range(max(REPEAT, 5)):
+        java_t.append(timed(lambda: spark.sql(f"SELECT sum(amount), count(*) FROM {name}").collect()))
+        ours_t.append(
+            timed(
+                lambda: (
+                    icefloe.spark.read(spark, table, selected_fields=("amount",))
+                    .selectExpr("sum(amount)", "count(*)")
+                    .collect()
+                )
+            )
+        )
+    a = spark.sql(f"SELECT sum(amount), count(*) FROM {name}").collect()[0]
+    b = (
+        icefloe.spark.read(spark, table, selected_fields=("amount",))
+        .selectExpr("sum(amount)", "count(*)")
+        .collect()[0]
+    )
+    if tuple(a) != tuple(b):
+        raise SystemExit(f"upserted table reads differ: Java {a} icefloe {b}")
+    report(f"read after {batches} upserts", ours_t, java_t, 0.5)
+
+
+def main() -> None:
+    which = sys.argv[1:] or ["delete", "merge", "upsert-read"]
+    shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    WAREHOUSE.mkdir(parents=True)
+    spark = bench_session("icefloe-row-level-bench", WAREHOUSE, memory="6g")
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+    import icefloe
+
+    catalog = icefloe.load_catalog("bench", type="filesystem", warehouse=str(WAREHOUSE))
+    benches = {"delete": bench_delete, "merge": bench_merge, "upsert-read": bench_upsert_read}
+    for name in which:
+        benches[name](spark, catalog)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
