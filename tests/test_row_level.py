@@ -374,3 +374,57 @@ def test_concurrent_append_outside_the_condition_does_not_conflict(cat: Catalog)
     other.append(rows(range(10, 20), "us"))
     t.delete("region = 'eu' and id < 3")
     assert ids_of(t.refresh()) == list(range(3, 20))
+
+
+# ---- merge (in process) ----
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_merge_in_process_all_clauses(cat: Catalog, mode: str) -> None:
+    t = cat.create_table("db.m", schema=SCHEMA, properties={"write.merge.mode": mode})
+    t.append(rows(range(20)))
+    source = pa.concat_tables(
+        [rows([1, 2, 3], "us", amount=-1.0), rows([5, 6], "us", amount=50.0), rows([100, 101])]
+    )
+    res = (
+        t.merge(source, "target.id = source.id")
+        .when_matched_delete("source.amount < 0")
+        .when_matched_update(
+            {"amount": pc.field("source.amount") + pc.field("target.amount"), "region": "source.region"}
+        )
+        .when_not_matched_insert_all("source.id > 100")
+        .when_not_matched_by_source_update({"region": "ap"}, "target.id >= 18")
+        .execute()
+    )
+    assert (res.rows_deleted, res.rows_updated, res.rows_inserted) == (3, 4, 1)
+    got = {r["id"]: (r["region"], r["amount"]) for r in t.scan().to_arrow().to_pylist()}
+    expected = {i: ("eu", float(i)) for i in range(20) if i not in (1, 2, 3)}
+    expected.update(
+        {5: ("us", 55.0), 6: ("us", 56.0), 18: ("ap", 18.0), 19: ("ap", 19.0), 101: ("eu", 101.0)}
+    )
+    assert got == expected
+    snap = t.current_snapshot()
+    assert snap is not None and snap.snapshot_id == res.snapshot_id
+    s = snap.summary.additional_properties
+    if mode == "merge-on-read":
+        assert s["added-position-deletes"] == "7" and s["added-records"] == "5"
+    else:
+        assert "added-delete-files" not in s and s["total-records"] == str(len(expected))
+
+
+def test_merge_in_process_refuses_bad_input_and_leaves_nothing(cat: Catalog) -> None:
+    t = mor_table(cat)
+    t.append(rows(range(10)))
+    before = t.current_snapshot()
+    data_dir = os.path.join(t.location(), "data")
+    files = files_under(data_dir)
+    dup = rows([4, 4])
+    with pytest.raises(ValidationError, match=r"'id': 4.*2 source rows"):
+        t.merge(dup, "target.id = source.id").when_matched_update_all().execute()
+    with pytest.raises(ValidationError, match="'nope'"):
+        t.merge(dup, "target.id = source.id").when_matched_update({"nope": 1})
+    with pytest.raises(ValidationError, match="'amount'"):
+        t.merge(rows([4]), "target.id = source.id").when_matched_update({"amount": "text"}).execute()
+    with pytest.raises(icefloe.exceptions.NotSupportedError, match="spark"):
+        t.merge(rows([4]), "target.id < source.id").when_matched_delete().execute()
+    t.refresh()
+    assert t.current_snapshot() == before
+    assert files_under(data_dir) == files

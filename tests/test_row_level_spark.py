@@ -58,12 +58,25 @@ def _source(spark: Any) -> Any:
     return spark.createDataFrame(rows, "id bigint, region string, amount double")
 
 
+def _arrow(df: Any) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([("id", pa.int64()), ("region", pa.string()), ("amount", pa.float64())])
+    return pa.Table.from_pylist([r.asDict() for r in df.collect()], schema=schema)
+
+
 @pytest.mark.parametrize(
-    ("mode", "partitioning"),
-    [("merge-on-read", ""), ("merge-on-read", "PARTITIONED BY (bucket(4, id))"), ("copy-on-write", "")],
+    ("engine", "mode", "partitioning"),
+    [
+        ("spark", "merge-on-read", ""),
+        ("spark", "merge-on-read", "PARTITIONED BY (bucket(4, id))"),
+        ("spark", "copy-on-write", ""),
+        ("in-process", "merge-on-read", "PARTITIONED BY (bucket(4, id))"),
+        ("in-process", "copy-on-write", ""),
+    ],
 )
 def test_merge_twins_java_merge_into(
-    spark: Any, oracle: Oracle, catalog: Any, mode: str, partitioning: str
+    spark: Any, oracle: Oracle, catalog: Any, engine: str, mode: str, partitioning: str
 ) -> None:
     import icefloe.spark
 
@@ -76,14 +89,30 @@ def test_merge_twins_java_merge_into(
         "WHEN NOT MATCHED THEN INSERT * "
         "WHEN NOT MATCHED BY SOURCE AND t.id >= 290 THEN DELETE"
     )
-    metrics = (
-        icefloe.spark.merge(_source(spark), catalog.load_table(ours), "target.id = source.id")
-        .when_matched_delete("source.amount < 0")
-        .when_matched_update({"amount": "source.amount + target.amount", "region": "source.region"})
-        .when_not_matched_insert_all()
-        .when_not_matched_by_source_delete("target.id >= 290")
-        .execute()
-    )
+    if engine == "spark":
+        metrics: Any = (
+            icefloe.spark.merge(_source(spark), catalog.load_table(ours), "target.id = source.id")
+            .when_matched_delete("source.amount < 0")
+            .when_matched_update({"amount": "source.amount + target.amount", "region": "source.region"})
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete("target.id >= 290")
+            .execute()
+        )
+    else:  # in process: the same clauses over an Arrow source
+        import pyarrow.compute as pc
+
+        source = _arrow(_source(spark))
+        metrics = (
+            catalog.load_table(ours)
+            .merge(source, "target.id = source.id")
+            .when_matched_delete("source.amount < 0")
+            .when_matched_update(
+                {"amount": pc.field("source.amount") + pc.field("target.amount"), "region": "source.region"}
+            )
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete("target.id >= 290")
+            .execute()
+        )
     assert (metrics.rows_updated, metrics.rows_deleted, metrics.rows_inserted) == (35, 15, 20)
     expected = oracle.df(java)
     assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode})")

@@ -23,6 +23,7 @@ from icefloe.sorting import SortOrder
 from icefloe.transaction import BuildFn, commit_with_retry
 
 if TYPE_CHECKING:
+    from icefloe._merge import TableMerger as _merge_TableMerger
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.scan import DataScan
@@ -249,6 +250,26 @@ class Table:
         from icefloe import _row_level
 
         return _row_level.update(self, condition, set, snapshot_properties, case_sensitive)
+
+    def merge(
+        self,
+        source: ArrowData,
+        on: str,
+        source_alias: str = "source",
+        target_alias: str = "target",
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> _merge_TableMerger:
+        """A MERGE of Arrow `source` rows into this table (Spark's `MERGE INTO`, delta-rs'
+        `TableMerger`): `on` joins `target.<col> = source.<col>` equalities; add
+        `when_matched_update(set, condition)`, `when_matched_update_all`,
+        `when_matched_delete`, `when_not_matched_insert(values)`,
+        `when_not_matched_insert_all`, `when_not_matched_by_source_update(set)`,
+        `when_not_matched_by_source_delete` clauses (conditions are row-filter strings over
+        the aliases), then `.execute()`. `write.merge.mode` picks merge-on-read or
+        copy-on-write. See `icefloe._merge`."""
+        from icefloe import _merge
+
+        return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
 
     def upsert(
         self,

@@ -1,0 +1,417 @@
+"""`Table.merge(source, on)` in process: Spark's `MERGE INTO` clauses over an Arrow source.
+
+The join runs in pyarrow on the equality conjuncts of `on` (`"target.id = source.id AND
+target.region = source.region"`; other join conditions need `icefloe.spark.merge`). The
+target is read with its `_file` / `_pos` metadata columns — only the rows whose keys the
+source holds, when a single-column join has no `not matched by source` clause. Clause
+conditions are row-filter strings over the aliases (`"source.amount < 0 AND target.qty > 1"`)
+decided by the reader's own Rust evaluator (one evaluator for every operation); the first
+clause whose kind and condition hold takes a row, as in Spark. Set / insert values: a string
+`"<alias>.<column>"` is that column, a pyarrow compute expression is evaluated over the
+columns named `"<alias>.<column>"`, anything else is a literal.
+
+Then, like the Spark path: merge-on-read (`write.merge.mode`) writes position deletes for
+updated and deleted target rows plus data files of the new rows, one row delta; copy-on-write
+rewrites the touched files. A target row matched by two source rows is refused (naming it)
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icefloe import _native
+from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.expressions import AlwaysTrue, In
+
+if TYPE_CHECKING:
+    from icefloe.table import ArrowData, Table
+
+_TASK_BASE = 3_000_000_000
+# Above this many distinct source keys the target is read whole rather than by an IN filter.
+_KEY_FILTER_MAX = 100_000
+
+
+@dataclass
+class MergeResult:
+    """What one in-process MERGE did (the same fields as icefloe.spark.MergeMetrics)."""
+
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    rows_copied: int = 0
+    data_files_added: int = 0
+    data_files_removed: int = 0
+    delete_files_added: int = 0
+    delete_files_removed: int = 0
+    snapshot_id: int | None = None
+
+
+@dataclass
+class _Clause:
+    kind: str
+    action: str
+    condition: str | None
+    assignments: dict[str, Any] | None
+
+
+@dataclass
+class TableMerger:
+    """A MERGE of an Arrow source into a table; add clauses, then `execute()`."""
+
+    table: Table
+    source: pa.Table
+    on: str
+    source_alias: str = "source"
+    target_alias: str = "target"
+    snapshot_properties: dict[str, str] = field(default_factory=dict)
+    _clauses: list[_Clause] = field(default_factory=list)
+
+    def when_matched_update(self, set: dict[str, Any], condition: str | None = None) -> TableMerger:
+        return self._add("matched", "update", condition, set)
+
+    def when_matched_update_all(self, condition: str | None = None) -> TableMerger:
+        return self._add("matched", "update", condition, None)
+
+    def when_matched_delete(self, condition: str | None = None) -> TableMerger:
+        return self._add("matched", "delete", condition, {})
+
+    def when_not_matched_insert(self, values: dict[str, Any], condition: str | None = None) -> TableMerger:
+        return self._add("not_matched", "insert", condition, values)
+
+    def when_not_matched_insert_all(self, condition: str | None = None) -> TableMerger:
+        return self._add("not_matched", "insert", condition, None)
+
+    def when_not_matched_by_source_update(
+        self, set: dict[str, Any], condition: str | None = None
+    ) -> TableMerger:
+        return self._add("not_matched_by_source", "update", condition, set)
+
+    def when_not_matched_by_source_delete(self, condition: str | None = None) -> TableMerger:
+        return self._add("not_matched_by_source", "delete", condition, {})
+
+    def _add(
+        self, kind: str, action: str, condition: str | None, values: dict[str, Any] | None
+    ) -> TableMerger:
+        if values is not None and action != "delete":
+            if not isinstance(values, dict) or not values:
+                raise ValidationError(f"MERGE {action} needs a non-empty dict of column to value")
+            columns = {f.name for f in self.table.schema().fields}
+            for name in values:
+                if name not in columns:
+                    raise ValidationError(
+                        f"MERGE {action} names column {name!r}, which the table does not have "
+                        f"({sorted(columns)})"
+                    )
+        self._clauses.append(_Clause(kind, action, condition, values))
+        return self
+
+    # ---- execution ----
+    def execute(self) -> MergeResult:
+        if not self._clauses:
+            raise ValidationError("MERGE needs at least one when_... clause")
+        table, ta, sa = self.table, self.target_alias, self.source_alias
+        md = table.metadata
+        start = md.current_snapshot_id
+        columns = [f.name for f in table.schema().fields]
+        pairs = self._join_keys()
+        kinds = {c.kind for c in self._clauses}
+
+        target = self._read_target(pairs, kinds)
+        tgt = _prefixed(target, ta).append_column(f"{ta}.__present", pa.array([True] * target.num_rows))
+        src = _prefixed(self.source, sa).append_column(
+            f"{sa}.__present", pa.array([True] * self.source.num_rows)
+        )
+        how = (
+            "full outer"
+            if {"not_matched", "not_matched_by_source"} <= kinds
+            else (
+                "right outer"
+                if "not_matched" in kinds
+                else "left outer"
+                if "not_matched_by_source" in kinds
+                else "inner"
+            )
+        )
+        joined = tgt.join(
+            src,
+            keys=[f"{ta}.{t}" for t, _ in pairs],
+            right_keys=[f"{sa}.{s}" for _, s in pairs],
+            join_type=how,
+            coalesce_keys=False,
+        )
+        t_present = pc.is_valid(joined.column(f"{ta}.__present"))
+        s_present = pc.is_valid(joined.column(f"{sa}.__present"))
+        kind_mask = {
+            "matched": pc.and_(t_present, s_present),
+            "not_matched": pc.and_(pc.invert(t_present), s_present),
+            "not_matched_by_source": pc.and_(t_present, pc.invert(s_present)),
+        }
+        if "matched" in kinds:
+            self._check_cardinality(joined, kind_mask["matched"], columns)
+
+        action = pa.nulls(joined.num_rows, pa.int32())
+        structs = self._struct_batch(joined) if any(c.condition for c in self._clauses) else None
+        for i, c in enumerate(self._clauses):
+            mask = kind_mask[c.kind]
+            if c.condition:
+                assert structs is not None
+                cond = _native.filter_mask(_native.parse_filter(c.condition), structs[1], structs[0])
+                mask = pc.and_(mask, cond)
+            mask = pc.and_(mask, pc.is_null(action))
+            action = pc.if_else(mask, pa.scalar(i, pa.int32()), action)
+        result = MergeResult()
+        new_parts: list[pa.Table] = []
+        removed: list[pa.Table] = []
+        for i, c in enumerate(self._clauses):
+            rows = joined.filter(pc.equal(action, i))
+            if rows.num_rows == 0:
+                continue
+            if c.action == "insert":
+                result.rows_inserted += rows.num_rows
+            elif c.action == "update":
+                result.rows_updated += rows.num_rows
+            else:
+                result.rows_deleted += rows.num_rows
+            if c.action in ("update", "delete"):
+                removed.append(
+                    rows.select([f"{ta}._file", f"{ta}._pos"]).rename_columns(["file_path", "pos"])
+                )
+            if c.action in ("update", "insert"):
+                new_parts.append(self._new_rows(rows, c, columns))
+        if not new_parts and not removed:
+            result.snapshot_id = start
+            return result
+        new_rows = pa.concat_tables(new_parts) if new_parts else table.schema().as_arrow().empty_table()
+        positions = pa.concat_tables(removed) if removed else None
+        if write_mode(table, "merge") == "merge-on-read":
+            self._commit_merge_on_read(md, start, new_rows, positions, result)
+        else:
+            self._commit_copy_on_write(start, target, new_rows, positions, result)
+        return result
+
+    def _join_keys(self) -> list[tuple[str, str]]:
+        ta, sa = re.escape(self.target_alias), re.escape(self.source_alias)
+        pairs = []
+        for part in re.split(r"\s+and\s+", self.on.strip(), flags=re.IGNORECASE):
+            m = re.fullmatch(rf"\s*({ta}|{sa})\.`?(\w+)`?\s*=\s*({ta}|{sa})\.`?(\w+)`?\s*", part)
+            if not m or m.group(1) == m.group(3):
+                raise NotSupportedError(
+                    "in-process MERGE joins on equalities "
+                    f"'{self.target_alias}.<col> = {self.source_alias}.<col>' joined by AND; found {part!r} "
+                    "(icefloe.spark.merge takes any Spark SQL condition)"
+                )
+            t, s = (m.group(2), m.group(4)) if m.group(1) == self.target_alias else (m.group(4), m.group(2))
+            pairs.append((t, s))
+        columns = {f.name for f in self.table.schema().fields}
+        for t, s in pairs:
+            if t not in columns:
+                raise ValidationError(
+                    f"MERGE join column {self.target_alias}.{t} is not a column of the table"
+                )
+            if s not in self.source.column_names:
+                raise ValidationError(
+                    f"MERGE join column {self.source_alias}.{s} is not a column of the source"
+                )
+        return pairs
+
+    def _read_target(self, pairs: list[tuple[str, str]], kinds: set[str]) -> pa.Table:
+        table = self.table
+        row_filter: Any = None
+        if len(pairs) == 1 and "not_matched_by_source" not in kinds:
+            keys = [k for k in pc.unique(self.source.column(pairs[0][1])).to_pylist() if k is not None]
+            if len(keys) <= _KEY_FILTER_MAX:
+                row_filter = In(pairs[0][0], keys) if keys else None
+                if not keys:
+                    return (
+                        table.scan(selected_fields=("*", "_file", "_pos"))
+                        .projection()
+                        .as_arrow()
+                        .empty_table()
+                    )
+        if table.metadata.current_snapshot_id is None:
+            return table.scan(selected_fields=("*", "_file", "_pos")).projection().as_arrow().empty_table()
+        return table.scan(row_filter=row_filter, selected_fields=("*", "_file", "_pos")).to_arrow()
+
+    def _check_cardinality(self, joined: pa.Table, matched: pa.ChunkedArray, columns: list[str]) -> None:
+        ta = self.target_alias
+        m = joined.filter(matched).select([f"{ta}._file", f"{ta}._pos"])
+        if m.num_rows == 0:
+            return
+        counts = m.group_by([f"{ta}._file", f"{ta}._pos"]).aggregate([([], "count_all")])
+        dup = counts.filter(pc.greater(counts.column("count_all"), 1))
+        if dup.num_rows:
+            f, p, n = (dup.column(0)[0].as_py(), dup.column(1)[0].as_py(), dup.column("count_all")[0].as_py())
+            row = joined.filter(
+                pc.and_(pc.equal(joined.column(f"{ta}._file"), f), pc.equal(joined.column(f"{ta}._pos"), p))
+            ).slice(0, 1)
+            shown = {c: row.column(f"{ta}.{c}")[0].as_py() for c in columns}
+            raise ValidationError(
+                f"MERGE matched the target row {shown} ({f}, position {p}) with {n} source rows; "
+                "a target row may be matched by at most one source row (as Spark's MERGE INTO). "
+                "Nothing was committed."
+            )
+
+    def _struct_batch(self, joined: pa.Table) -> tuple[pa.RecordBatch, str]:
+        """The joined rows as two struct columns named after the aliases (no field ids, so
+        the evaluator resolves `alias.column` by name), and that batch's schema JSON."""
+        arrays, names = [], []
+        for alias in (self.target_alias, self.source_alias):
+            prefix = f"{alias}."
+            cols = [c for c in joined.column_names if c.startswith(prefix) and not c.endswith(".__present")]
+            fields = [pa.field(c[len(prefix) :], joined.schema.field(c).type) for c in cols]
+            children = [joined.column(c).combine_chunks() for c in cols]
+            arrays.append(pa.StructArray.from_arrays(children, fields=fields))
+            names.append(alias)
+        batch = pa.RecordBatch.from_arrays(arrays, names=names)
+        return batch, _native.schema_from_arrow(batch.schema)
+
+    def _new_rows(self, rows: pa.Table, c: _Clause, columns: list[str]) -> pa.Table:
+        import pyarrow.dataset as ds
+
+        ta, sa = self.target_alias, self.source_alias
+        target = self.table.schema().as_arrow()
+        exprs: dict[str, Any] = {}
+        for col in columns:
+            if c.assignments is None:
+                if f"{sa}.{col}" not in rows.column_names:
+                    raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
+                exprs[col] = pc.field(f"{sa}.{col}")
+            elif col in c.assignments:
+                v = c.assignments[col]
+                if isinstance(v, pc.Expression):
+                    exprs[col] = v
+                elif isinstance(v, str) and v in rows.column_names and v.startswith((f"{ta}.", f"{sa}.")):
+                    exprs[col] = pc.field(v)
+                else:
+                    exprs[col] = pc.scalar(v)
+            else:
+                exprs[col] = pc.field(f"{ta}.{col}") if c.action == "update" else pc.scalar(None)
+        try:
+            out = ds.dataset(rows).to_table(columns=exprs)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise ValidationError(f"cannot evaluate the MERGE {c.action} values: {e}") from e
+        cols = []
+        for f in target:
+            col = out.column(f.name)
+            if not col.type.equals(f.type):
+                if pa.types.is_null(col.type):
+                    col = pa.nulls(len(col), f.type)
+                else:
+                    try:
+                        col = col.cast(f.type, safe=True)
+                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                        raise ValidationError(
+                            f"cannot store a value of type {col.type} in column {f.name!r} "
+                            f"of type {f.type}: {e}"
+                        ) from e
+            if not f.nullable and col.null_count:
+                raise ValidationError(f"MERGE would store null in required column {f.name!r}")
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=target)
+
+    def _commit_merge_on_read(
+        self,
+        md: _native.TableMetadata,
+        start: int | None,
+        new_rows: pa.Table,
+        positions: pa.Table | None,
+        result: MergeResult,
+    ) -> None:
+        table = self.table
+        write = RowDeltaWrite(
+            table,
+            table._new_write_id(),
+            start,
+            conflict_filter_json=AlwaysTrue().to_json(),
+            isolation=isolation_level(table, "merge"),
+            snapshot_properties=dict(self.snapshot_properties),
+        )
+        try:
+            if positions is not None and positions.num_rows:
+                paths = set(positions.column("file_path").unique().to_pylist())
+                tasks = [t.to_json() for t in table.scan().plan_files() if t.file.file_path in paths]
+                write.referenced_paths = sorted(paths)
+                positions = positions.sort_by([("file_path", "ascending"), ("pos", "ascending")])
+                write.delete_files, _, replaced = _native.write_position_deletes(
+                    md, tasks, positions.to_reader(), write.write_id, _TASK_BASE
+                )
+                write.removed_delete_paths = [json.loads(d)["file_path"] for d in replaced]
+            if new_rows.num_rows:
+                write.data_files = table._write_local(new_rows.to_reader(), write.write_id)
+        except BaseException:
+            write.abort()
+            raise
+        snap = write.commit()
+        result.snapshot_id = None if snap is None else snap.snapshot_id
+        result.data_files_added = len(write.data_files)
+        result.delete_files_added = len(write.delete_files)
+        result.delete_files_removed = len(write.removed_delete_paths)
+
+    def _commit_copy_on_write(
+        self,
+        start: int | None,
+        target: pa.Table,
+        new_rows: pa.Table,
+        positions: pa.Table | None,
+        result: MergeResult,
+    ) -> None:
+        from icefloe._overwrite import RowRemoval, overwrite_builder
+
+        table = self.table
+        write_id = table._new_write_id()
+        touched: list[str] = []
+        parts = [new_rows]
+        if positions is not None and positions.num_rows:
+            touched = sorted(set(positions.column("file_path").unique().to_pylist()))
+            # Every row of the touched files (the target read may have been filtered by key).
+            whole = table.scan(selected_fields=("*", "_file", "_pos")).to_arrow()
+            whole = whole.filter(pc.is_in(whole.column("_file"), pa.array(touched)))
+            key = pc.binary_join_element_wise(
+                whole.column("_file"), pc.cast(whole.column("_pos"), pa.string()), "#"
+            )
+            gone = pc.binary_join_element_wise(
+                positions.column("file_path"), pc.cast(positions.column("pos"), pa.string()), "#"
+            )
+            kept = whole.filter(pc.invert(pc.is_in(key, gone))).select(new_rows.column_names)
+            result.rows_copied = kept.num_rows
+            parts.append(kept.cast(new_rows.schema))
+        data = pa.concat_tables(parts)
+        try:
+            descriptors = table._write_local(data.to_reader(), write_id) if data.num_rows else []
+        except BaseException:
+            table._abort_write(write_id)
+            raise
+        removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
+        build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
+        snap = table._commit_write(build, descriptors, write_id)
+        result.snapshot_id = None if snap is None else snap.snapshot_id
+        result.data_files_added = len(descriptors)
+        result.data_files_removed = len(touched)
+
+
+def _prefixed(data: pa.Table, alias: str) -> pa.Table:
+    return data.rename_columns([f"{alias}.{c}" for c in data.column_names])
+
+
+def merge(
+    table: Table,
+    source: ArrowData,
+    on: str,
+    source_alias: str = "source",
+    target_alias: str = "target",
+    snapshot_properties: dict[str, str] | None = None,
+) -> TableMerger:
+    from icefloe.table import _as_reader
+
+    if not isinstance(on, str) or not on.strip():
+        raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
+    data = _as_reader(source).read_all()
+    return TableMerger(table, data, on, source_alias, target_alias, dict(snapshot_properties or {}))
