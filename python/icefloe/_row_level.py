@@ -90,13 +90,14 @@ def delete_merge_on_read(
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
     try:
-        whole, partial = _native.plan_row_removal(md, bound.to_json(), case_sensitive)
-        if not partial:
-            # Every matching file matches whole: remove the files, as Java's metadata delete.
-            write.removed_paths = list(whole)
-        else:
-            tasks = _tasks_json(table, bound, case_sensitive)
-            write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
+        planned = list(table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files())
+        if planned and all(t.residual is None and not t.delete_files for t in planned):
+            # Every matching file matches whole (its partition proves it) and has no deletes:
+            # remove the files, as Java's metadata-only delete does.
+            write.removed_paths = [t.file_path for t in planned]
+        elif planned:
+            tasks = [t.to_json() for t in planned]
+            write.referenced_paths = [t.file_path for t in planned]
             runner = run_tasks or _delete_tasks
             write.delete_files, write.removed_delete_paths = runner(md, tasks, write.write_id)
     except BaseException:
@@ -105,13 +106,27 @@ def delete_merge_on_read(
     return write.commit()
 
 
+def chunk_tasks(tasks: list[str], slots: int) -> list[list[str]]:
+    """Planned delete tasks in chunks, one per thread or Spark task: at least `slots` chunks
+    (when there are enough partitions), at most about _FILES_PER_TASK files each; the files
+    of one partition stay in one chunk, so `write.delete.granularity=partition` makes one
+    delete file per partition."""
+    groups: dict[str, list[str]] = {}
+    for t in tasks:
+        f = json.loads(t)["file"]
+        groups.setdefault(json.dumps([f.get("spec_id"), f.get("partition")]), []).append(t)
+    n = max(1, min(len(groups), max(slots, -(-len(tasks) // _FILES_PER_TASK))))
+    chunks: list[list[str]] = [[] for _ in range(n)]
+    for group in sorted(groups.values(), key=len, reverse=True):
+        min(chunks, key=len).extend(group)
+    return [c for c in chunks if c]
+
+
 def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
     """Runs the delete tasks on threads: (new delete files, paths of replaced delete files)."""
     if not tasks:
         return [], []
-    # One chunk per thread at least (files round-robin), at most _FILES_PER_TASK files each.
-    n = max(min(len(tasks), _THREADS), -(-len(tasks) // _FILES_PER_TASK))
-    chunks = [tasks[i::n] for i in range(n)]
+    chunks = chunk_tasks(tasks, _THREADS)
     out: list[str] = []
     replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:

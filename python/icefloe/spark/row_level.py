@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["delete", "update", "upsert"]
 
 _OUT_SCHEMA = "kind string, descriptor string"
-# Planned files per Spark task (each task reads these files' matching positions).
-_FILES_PER_TASK = 16
 
 
 def delete(
@@ -61,14 +59,14 @@ def _run_on_executors(
 ) -> tuple[list[str], list[str]]:
     if not tasks:
         return [], []
-    # At least one Spark task per slot (files spread round-robin), at most _FILES_PER_TASK
-    # files per task.
-    slots = max(1, int(spark.sparkContext.defaultParallelism))
-    n = max(min(len(tasks), slots), -(-len(tasks) // _FILES_PER_TASK))
-    chunks = [tasks[i::n] for i in range(n)]
+    from icefloe._row_level import chunk_tasks
+
+    chunks = chunk_tasks(tasks, max(1, int(spark.sparkContext.defaultParallelism)))
+    n = len(chunks)
     metadata_json = md.to_json()
-    rows = [(json.dumps(c),) for c in chunks]
-    df = spark.createDataFrame(rows, "tasks string").repartition(len(chunks))
+    # Partition i of spark.range(n) runs chunk i: the chunks ride in the closure (they are
+    # the delete's planned files, small), so no shuffle stage is needed.
+    df = spark.range(0, n, 1, n)
 
     def delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -80,8 +78,8 @@ def _run_on_executors(
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         planned: list[str] = []
         for b in batches:
-            for text in b.column(0).to_pylist():
-                planned.extend(json.loads(text))
+            for i in b.column(0).to_pylist():
+                planned.extend(chunks[i])
         if not planned:
             return
         meta = native.TableMetadata.from_json(metadata_json)
