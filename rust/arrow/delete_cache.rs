@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::equality_deletes::EqualityDeleteSet;
+use super::equality_deletes::SharedEqualityDeletes;
 use super::position_deletes::{load_position_deletes, PositionDeleteIndex};
 use crate::error::Result;
 
@@ -20,7 +20,7 @@ const DEFAULT_BUDGET: usize = 64 << 20;
 #[derive(Clone)]
 enum Entry {
     Pos(Arc<PositionDeleteIndex>),
-    Eq(Arc<EqualityDeleteSet>),
+    Eq(Arc<SharedEqualityDeletes>),
 }
 
 impl Entry {
@@ -131,8 +131,8 @@ pub fn position_deletes(path: &str) -> Result<Arc<PositionDeleteIndex>> {
 /// the result of `load`, cached.
 pub fn equality_deletes(
     key: &str,
-    load: impl FnOnce() -> Result<EqualityDeleteSet>,
-) -> Result<Arc<EqualityDeleteSet>> {
+    load: impl FnOnce() -> Result<SharedEqualityDeletes>,
+) -> Result<Arc<SharedEqualityDeletes>> {
     let key = format!("eq\u{0}{key}");
     match get_or_load(key, || Ok(Entry::Eq(Arc::new(load()?))))? {
         Entry::Eq(e) => Ok(e),
@@ -157,18 +157,19 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
+    use crate::arrow::equality_deletes::EqualityDeleteSet;
     use crate::spec::{NestedField, PrimitiveType};
 
-    fn empty_set() -> Result<EqualityDeleteSet> {
+    fn empty_set() -> Result<SharedEqualityDeletes> {
         let id = NestedField::optional(1, "id", PrimitiveType::Long.into());
-        EqualityDeleteSet::load(&[1], &[], &|_| Some(id.clone()))
+        Ok(SharedEqualityDeletes::new(EqualityDeleteSet::load(&[1], &[], &|_| Some(id.clone()))?, &[]))
     }
 
     #[test]
     fn concurrent_misses_load_once() {
         let loads = AtomicUsize::new(0);
         let key = format!("single-flight-{}", std::process::id());
-        let sets: Vec<Arc<EqualityDeleteSet>> = std::thread::scope(|s| {
+        let sets: Vec<Arc<SharedEqualityDeletes>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..4)
                 .map(|_| {
                     s.spawn(|| {

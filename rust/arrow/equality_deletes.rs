@@ -1,11 +1,20 @@
 //! Equality deletes as a hashed anti-join: the keys of every equality-delete file with the
-//! same `equality_ids` go into one hash set (memory grows with delete keys, never with data
-//! rows); data rows whose key is in the set are dropped. Null-safe: a null key deletes a
-//! null key, as in Java's `StructLikeSet`.
+//! same `equality_ids` go into one hash map from key to the highest data sequence number of
+//! a delete file holding it (memory grows with delete keys, never with data rows); a data row
+//! is dropped when its key's sequence number is above the data file's (the spec's rule: an
+//! equality delete applies to data with a smaller sequence number). Null-safe: a null key
+//! deletes a null key, as in Java's `StructLikeSet`.
+//!
+//! Because the rule is decided per key, one map serves every data file of a partition scope
+//! ([`SharedEqualityDeletes`]): a delete file a data file's task does not list either has a
+//! sequence number not above the data file's (the rule excludes it) or was pruned by bounds
+//! (no key of it can match the data file), so adding it changes no answer. After many upserts
+//! (one delete file each) every task then probes one map instead of building its own set from
+//! the delete files after it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -70,11 +79,19 @@ impl Hasher for FxHasher {
 
 type FxBuild = BuildHasherDefault<FxHasher>;
 
+/// Key -> the highest sequence number of a delete file holding it.
 enum Keys {
     /// One long key column: the common primary-key case.
-    Long { values: HashSet<i64, FxBuild>, has_null: bool },
+    Long { values: HashMap<i64, i64, FxBuild>, null_seq: Option<i64> },
     /// Any key: arrow-row encodings (nulls encode distinctly, so null matches null).
-    Rows { converter: RowConverter, rows: HashSet<Box<[u8]>, FxBuild> },
+    Rows { converter: RowConverter, rows: HashMap<Box<[u8]>, i64, FxBuild> },
+}
+
+#[inline]
+fn raise(slot: &mut i64, seq: i64) {
+    if seq > *slot {
+        *slot = seq;
+    }
 }
 
 /// The delete keys of one `equality_ids` set, merged over all the delete files that apply.
@@ -136,17 +153,28 @@ impl EqualityDeleteSet {
         Self::load_sized(equality_ids, files, known, 0)
     }
 
-    /// `load`, with the hash set sized up front for `expected_keys` keys (the delete files'
-    /// record counts from the manifests; capped), so a large set is not rehashed while it
-    /// grows (a 5M-key set peaked ~50% above its final size when grown by doubling).
+    /// `load` of files whose every key applies to every data row (`keep_mask`).
     pub fn load_sized(
         equality_ids: &[i32],
         files: &[&str],
         known: &dyn Fn(i32) -> Option<NestedField>,
         expected_keys: usize,
     ) -> Result<Self> {
+        let with_seq: Vec<(&str, i64)> = files.iter().map(|f| (*f, i64::MAX)).collect();
+        Self::load_with_seqs(equality_ids, &with_seq, known, expected_keys)
+    }
+
+    /// `load`, with the hash set sized up front for `expected_keys` keys (the delete files'
+    /// record counts from the manifests; capped), so a large set is not rehashed while it
+    /// grows (a 5M-key set peaked ~50% above its final size when grown by doubling).
+    pub fn load_with_seqs(
+        equality_ids: &[i32],
+        files: &[(&str, i64)],
+        known: &dyn Fn(i32) -> Option<NestedField>,
+        expected_keys: usize,
+    ) -> Result<Self> {
         if equality_ids.is_empty() {
-            let file = files.first().copied().unwrap_or("");
+            let file = files.first().map(|f| f.0).unwrap_or("");
             return Err(invalid_data("equality delete file has no equality_ids")
                 .with_context("equality delete file", file));
         }
@@ -157,7 +185,7 @@ impl EqualityDeleteSet {
                 None => {
                     let first =
                         files.first().ok_or_else(|| invalid_data("no equality delete files to load"))?;
-                    let f = field_in_delete_file(first, id)?;
+                    let f = field_in_delete_file(first.0, id)?;
                     let t = widen(&f.field_type);
                     NestedField::optional(f.id, f.name, t)
                 }
@@ -179,26 +207,32 @@ impl EqualityDeleteSet {
         // allocate without bound (the set still grows past it when the files hold more).
         let capacity = expected_keys.min(MAX_PRESIZED_KEYS);
         let keys = if fields.len() == 1 && type_to_arrow(&fields[0].field_type)? == DataType::Int64 {
-            let mut values = HashSet::default();
+            let mut values = HashMap::default();
             values.reserve(capacity);
-            Keys::Long { values, has_null: false }
+            Keys::Long { values, null_seq: None }
         } else {
             let converter = RowConverter::new(sort_fields)
                 .map_err(|e| not_supported("cannot hash these equality delete key types").with_source(e))?;
-            let mut rows = HashSet::default();
+            let mut rows = HashMap::default();
             rows.reserve(capacity);
             Keys::Rows { converter, rows }
         };
         let mut set = EqualityDeleteSet { fields, keys, len: 0 };
-        let schema = Schema::new(0, set.fields.clone(), vec![])?;
-        for path in files {
+        set.extend(files)?;
+        Ok(set)
+    }
+
+    /// Adds the keys of more delete files (with their data sequence numbers).
+    pub fn extend(&mut self, files: &[(&str, i64)]) -> Result<()> {
+        let schema = Schema::new(0, self.fields.clone(), vec![])?;
+        for (path, seq) in files {
             let wrap = |e: Error| e.with_context("equality delete file", *path);
             for batch in read_parquet(path, &schema, 65536).map_err(wrap)? {
                 let batch = batch.map_err(wrap)?;
-                set.insert(batch.columns()).map_err(wrap)?;
+                self.insert(batch.columns(), *seq).map_err(wrap)?;
             }
         }
-        Ok(set)
+        Ok(())
     }
 
     /// The key fields (read these from the data file, with these types).
@@ -215,30 +249,29 @@ impl EqualityDeleteSet {
         self.len == 0
     }
 
-    fn insert(&mut self, cols: &[ArrayRef]) -> Result<()> {
+    fn insert(&mut self, cols: &[ArrayRef], seq: i64) -> Result<()> {
         match &mut self.keys {
-            Keys::Long { values, has_null } => {
+            Keys::Long { values, null_seq } => {
                 let a = cols[0].as_primitive::<Int64Type>();
-                if a.null_count() == 0 {
-                    values.extend(a.values().iter().copied());
-                } else {
-                    for v in a.iter() {
-                        match v {
-                            Some(v) => {
-                                values.insert(v);
-                            }
-                            None => *has_null = true,
-                        }
+                for v in a.iter() {
+                    match v {
+                        Some(v) => raise(values.entry(v).or_insert(seq), seq),
+                        None => raise(null_seq.get_or_insert(seq), seq),
                     }
                 }
-                self.len = values.len() + usize::from(*has_null);
+                self.len = values.len() + usize::from(null_seq.is_some());
             }
             Keys::Rows { converter, rows } => {
                 let r = converter
                     .convert_columns(cols)
                     .map_err(|e| invalid_data("cannot encode equality delete keys").with_source(e))?;
                 for row in r.iter() {
-                    rows.insert(row.as_ref().into());
+                    match rows.get_mut(row.as_ref()) {
+                        Some(s) => raise(s, seq),
+                        None => {
+                            rows.insert(row.as_ref().into(), seq);
+                        }
+                    }
                 }
                 self.len = rows.len();
             }
@@ -246,19 +279,26 @@ impl EqualityDeleteSet {
         Ok(())
     }
 
-    /// Whether any data row is deleted at all (an empty set keeps everything).
+    /// Which data rows survive every loaded key (as if each delete applied).
     pub fn keep_mask(&self, cols: &[ArrayRef]) -> Result<BooleanArray> {
+        self.keep_mask_for(cols, i64::MIN)
+    }
+
+    /// Which rows of a data file with data sequence number `data_seq` survive: a row is
+    /// deleted when a delete file with a higher sequence number holds its key.
+    pub fn keep_mask_for(&self, cols: &[ArrayRef], data_seq: i64) -> Result<BooleanArray> {
         match &self.keys {
-            Keys::Long { values, has_null } => {
+            Keys::Long { values, null_seq } => {
                 let a = cols[0].as_primitive::<Int64Type>();
+                let alive = |s: Option<&i64>| s.is_none_or(|s| *s <= data_seq);
                 if a.null_count() == 0 {
-                    Ok(a.values().iter().map(|v| Some(!values.contains(v))).collect())
+                    Ok(a.values().iter().map(|v| Some(alive(values.get(v)))).collect())
                 } else {
                     Ok(a.iter()
                         .map(|v| {
                             Some(match v {
-                                Some(v) => !values.contains(&v),
-                                None => !*has_null,
+                                Some(v) => alive(values.get(&v)),
+                                None => alive(null_seq.as_ref()),
                             })
                         })
                         .collect())
@@ -268,11 +308,64 @@ impl EqualityDeleteSet {
                 let r = converter.convert_columns(cols).map_err(|e| {
                     invalid_data("cannot encode data keys for equality deletes").with_source(e)
                 })?;
-                Ok(r.iter().map(|row| Some(!rows.contains(row.as_ref()))).collect())
+                Ok(r.iter().map(|row| Some(rows.get(row.as_ref()).is_none_or(|s| *s <= data_seq))).collect())
             }
         }
     }
 }
 
+/// One key map shared by every data file of a partition scope, grown as tasks name delete
+/// files it has not loaded yet (see the module docs for why that is exact).
+pub struct SharedEqualityDeletes {
+    state: RwLock<(EqualityDeleteSet, HashSet<String>)>,
+}
+
+impl std::fmt::Debug for SharedEqualityDeletes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedEqualityDeletes").field("keys", &self.len()).finish()
+    }
+}
+
+impl SharedEqualityDeletes {
+    pub fn new(set: EqualityDeleteSet, files: &[(&str, i64)]) -> Self {
+        let loaded = files.iter().map(|f| f.0.to_string()).collect();
+        SharedEqualityDeletes { state: RwLock::new((set, loaded)) }
+    }
+
+    /// Loads the files of `files` not loaded yet.
+    pub fn ensure(&self, files: &[(&str, i64)]) -> Result<()> {
+        {
+            let g = self.state.read().unwrap_or_else(|p| p.into_inner());
+            if files.iter().all(|f| g.1.contains(f.0)) {
+                return Ok(());
+            }
+        }
+        let mut g = self.state.write().unwrap_or_else(|p| p.into_inner());
+        let missing: Vec<(&str, i64)> = files.iter().copied().filter(|f| !g.1.contains(f.0)).collect();
+        g.0.extend(&missing)?;
+        for (p, _) in missing {
+            g.1.insert(p.to_string());
+        }
+        Ok(())
+    }
+
+    pub fn fields(&self) -> Vec<NestedField> {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).0.fields().to_vec()
+    }
+
+    pub fn len(&self) -> usize {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// See [`EqualityDeleteSet::keep_mask_for`].
+    pub fn keep_mask_for(&self, cols: &[ArrayRef], data_seq: i64) -> Result<BooleanArray> {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).0.keep_mask_for(cols, data_seq)
+    }
+}
+
 /// Shared handle.
-pub type EqualityDeleteSetRef = Arc<EqualityDeleteSet>;
+pub type EqualityDeleteSetRef = Arc<SharedEqualityDeletes>;

@@ -18,7 +18,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
 use super::delete_cache;
-use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef};
+use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef, SharedEqualityDeletes};
 use super::name_mapped;
 use super::position_deletes::{merge_positions, row_selection};
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
@@ -77,6 +77,8 @@ pub struct TaskReader {
     runs: std::vec::IntoIter<(i64, i64)>,
     run: (i64, i64),
     need_pos: bool,
+    /// The data file's data sequence number (equality deletes apply above it).
+    data_seq: i64,
     path: String,
     remaining: Option<usize>,
 }
@@ -95,11 +97,20 @@ pub fn read_task(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> 
 /// The delete files that apply to the task by the spec's sequence-number rule: position
 /// deletes with delete seq >= data seq, equality deletes with delete seq > data seq.
 /// Position delete paths, and equality delete paths grouped by their `equality_ids`.
-type Applicable<'a> = (Vec<&'a str>, BTreeMap<Vec<i32>, Vec<&'a str>>);
+type Applicable<'a> = (Vec<&'a str>, BTreeMap<Vec<i32>, Vec<EqFile<'a>>>);
+
+/// An applicable equality-delete file: its path, data sequence number and partition scope
+/// (`<spec id>:<partition>`; the shared key map is per scope set).
+#[derive(Debug, Clone)]
+struct EqFile<'a> {
+    path: &'a str,
+    seq: i64,
+    scope: String,
+}
 
 fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
     let mut pos = Vec::new();
-    let mut eq: BTreeMap<Vec<i32>, Vec<&str>> = BTreeMap::new();
+    let mut eq: BTreeMap<Vec<i32>, Vec<EqFile<'_>>> = BTreeMap::new();
     for d in &task.deletes {
         let path = d.file.file_path.as_str();
         if d.file.file_format != FileFormat::Parquet {
@@ -118,7 +129,8 @@ fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
             DataContentType::EqualityDeletes => {
                 if d.data_sequence_number > task.data_sequence_number {
                     let ids = d.file.equality_ids.clone().unwrap_or_default();
-                    eq.entry(ids).or_default().push(path);
+                    let scope = format!("{}:{:?}", d.file.spec_id, d.file.partition);
+                    eq.entry(ids).or_default().push(EqFile { path, seq: d.data_sequence_number, scope });
                 }
             }
             DataContentType::Data => {
@@ -167,11 +179,17 @@ impl TaskReader {
             let expected = task
                 .deletes
                 .iter()
-                .filter(|d| files.contains(&d.file.file_path.as_str()))
+                .filter(|d| files.iter().any(|f| f.path == d.file.file_path.as_str()))
                 .fold(0i64, |n, d| n.saturating_add(d.file.record_count.max(0)));
-            let set = equality_set(ids, files, projected, usize::try_from(expected).unwrap_or(0))?;
+            let set = equality_set(
+                ids,
+                files,
+                projected,
+                usize::try_from(expected).unwrap_or(0),
+                task.delete_scope.as_deref(),
+            )?;
             let mut idx = Vec::with_capacity(ids.len());
-            for kf in set.fields() {
+            for kf in &set.fields() {
                 let i = match read_fields.iter().position(|f| f.id == kf.id) {
                     Some(i) => i,
                     None => {
@@ -272,6 +290,7 @@ impl TaskReader {
             runs: runs.into_iter(),
             run: (0, 0),
             need_pos,
+            data_seq: task.data_sequence_number,
             path,
             remaining: opts.limit,
         })
@@ -326,7 +345,7 @@ impl TaskReader {
         let mut keep: Option<BooleanArray> = None;
         for (set, idx) in &self.eq {
             let cols: Vec<ArrayRef> = idx.iter().map(|&i| data.column(i).clone()).collect();
-            let m = set.keep_mask(&cols)?;
+            let m = set.keep_mask_for(&cols, self.data_seq)?;
             keep = Some(match keep {
                 None => m,
                 Some(k) => arrow::compute::and(&k, &m)
@@ -461,19 +480,38 @@ fn partition_constants(
 /// The hash set of the equality delete `files` sharing key `ids`, from the process cache.
 fn equality_set(
     ids: &[i32],
-    files: &[&str],
+    files: &[EqFile<'_>],
     projected: &Schema,
     expected_keys: usize,
+    snapshot_scope: Option<&str>,
 ) -> Result<EqualityDeleteSetRef> {
     let known = |id: i32| projected.fields().iter().find(|f| f.id == id).map(|f| f.as_ref().clone());
-    let mut sorted: Vec<&str> = files.to_vec();
-    sorted.sort_unstable();
     let types: Vec<String> =
         ids.iter().map(|&id| known(id).map_or("?".into(), |f| f.field_type.to_string())).collect();
-    let key = format!("{ids:?}\u{0}{types:?}\u{0}{}", sorted.join("\u{0}"));
-    delete_cache::equality_deletes(&key, || {
-        EqualityDeleteSet::load_sized(ids, &sorted, &known, expected_keys)
-    })
+    // One shared map per (key columns, their types, partition scopes): every data file of a
+    // scope probes the same map with its own sequence number (see equality_deletes.rs).
+    // That holds only among the live delete files of one snapshot of one table: without a
+    // snapshot scope, the map is keyed by the exact file list (no sharing).
+    let mut with_seq: Vec<(&str, i64)> = files.iter().map(|f| (f.path, f.seq)).collect();
+    with_seq.sort_unstable();
+    let key = match snapshot_scope {
+        Some(snapshot) => {
+            let mut scopes: Vec<&str> = files.iter().map(|f| f.scope.as_str()).collect();
+            scopes.sort_unstable();
+            scopes.dedup();
+            format!("{snapshot}\u{0}{ids:?}\u{0}{types:?}\u{0}{}", scopes.join("\u{0}"))
+        }
+        None => {
+            let paths: Vec<&str> = with_seq.iter().map(|f| f.0).collect();
+            format!("files\u{0}{ids:?}\u{0}{types:?}\u{0}{}", paths.join("\u{0}"))
+        }
+    };
+    let set = delete_cache::equality_deletes(&key, || {
+        let set = EqualityDeleteSet::load_with_seqs(ids, &with_seq, &known, expected_keys)?;
+        Ok(SharedEqualityDeletes::new(set, &with_seq))
+    })?;
+    set.ensure(&with_seq)?;
+    Ok(set)
 }
 
 impl Iterator for TaskReader {

@@ -392,3 +392,45 @@ fn equality_delete_record_counts_are_only_a_sizing_hint() {
         assert_eq!(ids_of(&task, &data_schema(), ReadOptions::default()), expected, "{name}");
     }
 }
+
+#[test]
+fn tasks_of_one_snapshot_share_a_key_map_and_keep_their_own_sequence_rule() {
+    // Four data files' tasks of one snapshot scope, read newest-first and oldest-first: the
+    // shared map holds every delete file any of them named, and each task still sees only
+    // the deletes with a higher sequence number than its data file.
+    let fx = fixture();
+    let key = || vec![NestedField::required(1, "id", PrimitiveType::Long.into())];
+    let deletes: Vec<DeleteFileRef> = (0..3)
+        .map(|i| {
+            eq_delete(
+                &fx.dir,
+                &format!("shared_{i}.parquet"),
+                key(),
+                vec![Arc::new(Int64Array::from(vec![i64::from(i), 5]))],
+                10 + i64::from(i),
+            )
+        })
+        .collect();
+    let task_at = |seq: i64| {
+        let mut t = FileScanTask::whole_file(fx.data.clone(), seq);
+        t.deletes = deletes.iter().filter(|d| d.data_sequence_number > seq).cloned().collect();
+        t.delete_scope = Some(format!("{}/snap-shared.avro", fx.dir));
+        t
+    };
+    let expected = |seq: i64| -> Vec<Option<i64>> {
+        let gone: Vec<i64> = (0..3).filter(|i| 10 + i > seq).flat_map(|i| [i, 5]).collect();
+        let mut v: Vec<Option<i64>> = (0..9).filter(|i| !gone.contains(i)).map(Some).collect();
+        v.push(None);
+        v
+    };
+    for order in [[12, 11, 10, 9], [9, 10, 11, 12]] {
+        for seq in order {
+            let mut got = ids_of(&task_at(seq), &data_schema(), ReadOptions::default());
+            got.sort_by_key(|v| v.map_or(i64::MAX, |x| x));
+            let mut want = expected(seq);
+            want.sort_by_key(|v| v.map_or(i64::MAX, |x| x));
+            assert_eq!(got, want, "data sequence number {seq}");
+        }
+        crate::arrow::delete_cache::clear();
+    }
+}

@@ -69,7 +69,17 @@ pub fn plan_scan(
         }
         selection => match select(metadata, selection)? {
             None => ScanPlan::default(),
-            Some(snapshot) => plan_snapshot(metadata, snapshot, options, cache)?,
+            Some(snapshot) => {
+                let mut plan = plan_snapshot(metadata, snapshot, options, cache)?;
+                // Tasks of one snapshot share equality-delete key maps (see
+                // arrow/equality_deletes.rs); the manifest list names the snapshot uniquely.
+                let scope =
+                    snapshot.manifest_list.clone().unwrap_or_else(|| snapshot.snapshot_id.to_string());
+                for t in plan.tasks.iter_mut().filter(|t| !t.deletes.is_empty()) {
+                    t.delete_scope = Some(scope.clone());
+                }
+                plan
+            }
         },
     };
     plan.metrics.planning_time_ns = started.elapsed().as_nanos() as u64;
@@ -358,6 +368,7 @@ impl Accepted {
             deletes: self.deletes,
             residual: self.residual,
             identity_partition_fields: identity.to_vec(),
+            delete_scope: None,
         }
     }
 }

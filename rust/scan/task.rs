@@ -53,6 +53,11 @@ pub struct FileScanTask {
     /// (files added by `add_files` / migration) with the partition value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub identity_partition_fields: Vec<(i32, usize)>,
+    /// The table snapshot the task was planned from (its manifest list), when it has deletes:
+    /// every task of one snapshot probes one shared equality-delete key map per partition
+    /// scope. `None` (hand-built tasks): each task loads exactly the files it lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_scope: Option<String>,
 }
 
 impl FileScanTask {
@@ -67,6 +72,7 @@ impl FileScanTask {
             deletes: vec![],
             residual: None,
             identity_partition_fields: vec![],
+            delete_scope: None,
         }
     }
 

@@ -133,7 +133,10 @@ class MergeBuilder:
         mode = write_mode(table, "merge")
 
         tgt = icefloe.spark.read(spark, table, selected_fields=(*columns, "_file", "_pos"))
-        tgt = tgt.withColumn(_T, F.lit(True)).alias(ta)
+        # Spark sizes a mapInArrow read by its spark.range(n) source (a few bytes), so it would
+        # broadcast the whole target to every task; a sort-merge join is what Spark picks for
+        # two large sides when it knows their sizes (Java's MERGE INTO on a big table).
+        tgt = tgt.withColumn(_T, F.lit(True)).alias(ta).hint("merge")
         src = self.source.withColumn(_S, F.lit(True)).alias(sa)
         kinds = {c.kind for c in self._clauses}
         if "not_matched" in kinds and "not_matched_by_source" in kinds:
