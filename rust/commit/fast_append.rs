@@ -1,14 +1,13 @@
-//! Fast append: one new manifest with the added files; the parent's manifests are kept as they are.
+//! Fast append (Iceberg Java's `FastAppend`): one new manifest with the added files; the
+//! parent's manifests are kept as they are, never merged. A [`Change`] of the one snapshot
+//! producer (`producer.rs`) with merging off.
 
 use std::collections::BTreeMap;
 
-use crate::commit::summary::SnapshotSummaryBuilder;
-use crate::error::{validation, Result};
-use crate::io;
-use crate::manifest::{
-    read_manifest_list, DataContentType, DataFile, ManifestContent, ManifestListWriter, ManifestWriter,
-};
-use crate::spec::{Operation, Snapshot, Summary, TableMetadata};
+use crate::commit::producer::{produce, Change};
+use crate::error::Result;
+use crate::manifest::DataFile;
+use crate::spec::{Operation, TableMetadata};
 
 /// Builds the next metadata with an `append` snapshot adding `files`.
 ///
@@ -21,97 +20,15 @@ pub fn fast_append(
     snapshot_properties: &BTreeMap<String, String>,
     now_ms: i64,
 ) -> Result<(TableMetadata, Vec<String>)> {
-    let mut written = Vec::new();
-    match build(base, files, snapshot_properties, now_ms, &mut written) {
-        Ok(md) => Ok((md, written)),
-        Err(e) => {
-            for p in &written {
-                let _ = io::delete_file(p);
-            }
-            Err(e)
-        }
-    }
-}
-
-fn build(
-    base: &TableMetadata,
-    files: Vec<DataFile>,
-    snapshot_properties: &BTreeMap<String, String>,
-    now_ms: i64,
-    written: &mut Vec<String>,
-) -> Result<TableMetadata> {
-    if base.format_version() != 2 {
-        return Err(crate::error::not_supported(format!(
-            "writing to a format-version {} table; icefloe writes format v2 tables only",
-            base.format_version()
-        ))
-        .with_context("table", base.location().to_string()));
-    }
-    for f in &files {
-        if f.content != DataContentType::Data {
-            return Err(validation(format!("append takes data files only, found {:?}", f.content))
-                .with_context("file", f.file_path.clone()));
-        }
-        if base.spec_by_id(f.spec_id).is_none() {
-            return Err(validation(format!("data file has unknown partition spec id {}", f.spec_id))
-                .with_context("file", f.file_path.clone()));
-        }
-    }
-    let snapshot_id = base.new_snapshot_id();
-    let sequence_number = base.next_sequence_number();
-    let commit_uuid = uuid::Uuid::new_v4();
-    let metadata_dir = format!("{}/metadata", base.location());
-    let schema = base.current_schema();
-    let parent = base.current_snapshot();
-
-    let mut summary = SnapshotSummaryBuilder::default();
-    // One manifest per partition spec among the added files (normally just the default).
-    let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
-    for f in files {
-        by_spec.entry(f.spec_id).or_default().push(f);
-    }
-    let mut new_manifests = Vec::new();
-    for (n, (spec_id, spec_files)) in by_spec.into_iter().enumerate() {
-        let spec = base
-            .spec_by_id(spec_id)
-            .ok_or_else(|| validation(format!("unknown partition spec id {spec_id}")))?;
-        let path = format!("{metadata_dir}/{commit_uuid}-m{n}.avro");
-        // Written before the writer opens it, so a failure after a partial write still cleans up.
-        written.push(path.clone());
-        let mut writer = ManifestWriter::new(&path, snapshot_id, ManifestContent::Data, schema, spec)?;
-        for f in spec_files {
-            summary.add_file(&f, format!("{}:{}", spec_id, spec.partition_path(schema, &f.partition)?));
-            writer.add(f)?;
-        }
-        new_manifests.push(writer.close()?);
-    }
-
-    let mut manifests = new_manifests;
-    if let Some(p) = parent {
-        if let Some(list) = p.manifest_list.as_deref() {
-            manifests.extend(read_manifest_list(list)?);
-        }
-    }
-    let list_path = format!("{metadata_dir}/snap-{snapshot_id}-1-{commit_uuid}.avro");
-    written.push(list_path.clone());
-    let mut list =
-        ManifestListWriter::new(&list_path, snapshot_id, parent.map(|p| p.snapshot_id), sequence_number);
-    list.add_all(manifests);
-    list.write()?;
-
-    let snapshot = Snapshot {
-        snapshot_id,
-        parent_snapshot_id: parent.map(|p| p.snapshot_id),
-        sequence_number,
-        timestamp_ms: now_ms,
-        manifest_list: Some(list_path),
-        manifests: None,
-        summary: Summary { operation: Operation::Append, other: summary.build(parent, snapshot_properties) },
-        schema_id: Some(schema.schema_id()),
+    let change = Change {
+        added: files,
+        operation: Some(Operation::Append),
+        summary_properties: snapshot_properties.clone(),
+        keep_manifests: true,
+        ..Default::default()
     };
-    base.add_snapshot(snapshot, now_ms)
+    produce(base, change, now_ms)
 }
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! The merging snapshot producer shared by merge append, overwrite, delete and
-//! replace-partitions (Iceberg Java's `MergingSnapshotProducer`): new files go into a new
+//! The one snapshot producer, shared by fast append, merge append, overwrite, delete, row
+//! delta and replace-partitions (Iceberg Java's `MergingSnapshotProducer`): new files go into a new
 //! manifest, files to remove are marked DELETED in rewritten copies of the manifests that
 //! hold them (the filter step), then small data manifests are merged (the merge step) when
 //! the table's properties ask for it.
@@ -45,6 +45,8 @@ pub struct Change {
     pub operation: Option<Operation>,
     /// Extra summary entries (user snapshot properties, `replace-partitions`).
     pub summary_properties: BTreeMap<String, String>,
+    /// Keep the parent's manifests as they are, never merging (fast append).
+    pub keep_manifests: bool,
 }
 
 /// `<spec id>:<partition path>`: identifies one partition of one spec.
@@ -236,8 +238,11 @@ fn build(
         .with_context("table", base.location().to_string()));
     }
 
-    let merged =
-        merge_manifests(&mut attempt, data_manifests, &MergeConfig::from_properties(base.properties()))?;
+    let merged = if change.keep_manifests {
+        data_manifests
+    } else {
+        merge_manifests(&mut attempt, data_manifests, &MergeConfig::from_properties(base.properties()))?
+    };
     let mut manifests = merged;
     manifests.extend(delete_manifests);
 
