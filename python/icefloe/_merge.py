@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import AlwaysTrue, In
@@ -328,7 +328,7 @@ class TableMerger:
         table = self.table
         write = RowDeltaWrite(
             table,
-            table._new_write_id(),
+            _pending_write.new_write_id(),
             start,
             conflict_filter_json=AlwaysTrue().to_json(),
             isolation=isolation_level(table, "merge"),
@@ -345,7 +345,7 @@ class TableMerger:
                 )
                 write.removed_delete_paths = [json.loads(d)["file_path"] for d in replaced]
             if new_rows.num_rows:
-                write.data_files = table._write_local(new_rows.to_reader(), write.write_id)
+                write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write.write_id)
         except BaseException:
             write.abort()
             raise
@@ -366,7 +366,7 @@ class TableMerger:
         from icefloe._overwrite import RowRemoval, overwrite_builder
 
         table = self.table
-        write_id = table._new_write_id()
+        write_id = _pending_write.new_write_id()
         touched: list[str] = []
         parts = [new_rows]
         if positions is not None and positions.num_rows:
@@ -385,13 +385,15 @@ class TableMerger:
             parts.append(kept.cast(new_rows.schema))
         data = pa.concat_tables(parts)
         try:
-            descriptors = table._write_local(data.to_reader(), write_id) if data.num_rows else []
+            descriptors = (
+                _pending_write.write_local(table, data.to_reader(), write_id) if data.num_rows else []
+            )
         except BaseException:
-            table._abort_write(write_id)
+            _pending_write.abort_write(table, write_id)
             raise
         removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
         build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
-        snap = table._commit_write(build, descriptors, write_id)
+        snap = _pending_write.commit_write(table, build, descriptors, write_id)
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(descriptors)
         result.data_files_removed = len(touched)

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe.exceptions import ValidationError
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class RowDeltaWrite:
     def abort(self) -> None:
         """Deletes every file this write produced (also those of failed tasks)."""
         _native.delete_files(_paths(self.data_files + self.delete_files))
-        self.table._abort_write(self.write_id)
+        _pending_write.abort_write(self.table, self.write_id)
 
     def commit(self) -> Snapshot | None:
         """Commits one row delta (retrying on a lost race per `commit.retry.*`, validating
@@ -113,7 +113,9 @@ class RowDeltaWrite:
                 removed_delete_paths=self.removed_delete_paths,
             )
 
-        return self.table._commit_write(build, self.data_files + self.delete_files, self.write_id)
+        return _pending_write.commit_write(
+            self.table, build, self.data_files + self.delete_files, self.write_id
+        )
 
 
 def _paths(descriptors: list[str]) -> list[str]:

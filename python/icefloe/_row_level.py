@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
@@ -81,7 +81,7 @@ def delete_merge_on_read(
     md = table.metadata
     write = RowDeltaWrite(
         table,
-        table._new_write_id(),
+        _pending_write.new_write_id(),
         md.current_snapshot_id,
         conflict_filter_json=bound.to_json(),
         isolation=isolation_level(table, "delete"),
@@ -222,15 +222,15 @@ def update(
     if matched is None or matched.num_rows == 0:
         return table.current_snapshot()
     new_rows = _apply_set(table, matched, assignments)
-    write_id = table._new_write_id()
+    write_id = _pending_write.new_write_id()
     if mode == "copy-on-write":
         try:
-            data = table._write_local(new_rows.to_reader(), write_id)
+            data = _pending_write.write_local(table, new_rows.to_reader(), write_id)
         except BaseException:
-            table._abort_write(write_id)
+            _pending_write.abort_write(table, write_id)
             raise
-        return table._overwrite_with(
-            data, bound, write_id, md.current_snapshot_id, snapshot_properties, require_filter=True
+        return _pending_write.commit_overwrite(
+            table, data, bound, write_id, md.current_snapshot_id, snapshot_properties, require_filter=True
         )
     write = RowDeltaWrite(
         table,
@@ -241,7 +241,7 @@ def update(
         snapshot_properties=dict(snapshot_properties or {}),
     )
     try:
-        write.data_files = table._write_local(new_rows.to_reader(), write_id)
+        write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write_id)
         positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
         write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
         write.delete_files, _, replaced = _native.write_position_deletes(
@@ -343,7 +343,7 @@ def upsert(
     keys = data.select(key_schema.names)
     write = RowDeltaWrite(
         table,
-        table._new_write_id(),
+        _pending_write.new_write_id(),
         md.current_snapshot_id,
         snapshot_properties=dict(snapshot_properties or {}),
     )
@@ -351,7 +351,7 @@ def upsert(
         write.delete_files = _native.write_equality_deletes(
             md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE
         )
-        write.data_files = table._write_local(data.to_reader(), write.write_id)
+        write.data_files = _pending_write.write_local(table, data.to_reader(), write.write_id)
     except BaseException:
         write.abort()
         raise

@@ -3,18 +3,15 @@ and scan, plus the write/commit hooks the Spark layer reuses."""
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 
-from icefloe import _io, _native
+from icefloe import _native, _pending_write
 from icefloe._write_options import write_kwargs
-from icefloe.exceptions import CommitStateUnknownException, ValidationError
+from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
@@ -287,20 +284,15 @@ class Table:
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
 
+    # ---- the commit path lives in icefloe._pending_write; these delegate to it ----
     def _write_local(
         self, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None
     ) -> list[str]:
-        try:
-            return list(_native.write_data_files(self._metadata, reader, write_id, 0, **(options or {})))
-        except BaseException:
-            self._abort_write(write_id)
-            raise
+        return _pending_write.write_local(self, reader, write_id, options)
 
-    # ---- hooks for the Spark layer and later operations ----
     @staticmethod
     def _new_write_id() -> str:
-        """An id that names every file of one write (`<task>-<write_id>-<n>.parquet`)."""
-        return uuid.uuid4().hex
+        return _pending_write.new_write_id()
 
     def _commit(self, build: BuildFn) -> _native.TableMetadata:
         """Commits the metadata `build(base)` makes, retrying on conflict (see transaction)."""
@@ -312,20 +304,7 @@ class Table:
         snapshot_properties: dict[str, str] | None = None,
         write_id: str | None = None,
     ) -> Snapshot | None:
-        """Commits an `append` snapshot adding these DataFile descriptors (JSON, from
-        `write_data_files`), merging manifests per the table's settings. On failure the
-        data files are deleted too (unless the commit state is unknown); after success,
-        files carrying `write_id` that are not in the commit (failed or speculative Spark
-        task attempts) are deleted. With no descriptors nothing is committed (no empty
-        snapshots) and the current snapshot is returned."""
-        if not descriptors:
-            if write_id:
-                self._abort_write(write_id)
-            return self.current_snapshot()
-        props = _props(snapshot_properties)
-        return self._commit_write(
-            lambda base: _native.merge_append(base, descriptors, props), descriptors, write_id
-        )
+        return _pending_write.commit_append(self, descriptors, snapshot_properties, write_id)
 
     def _overwrite_with(
         self,
@@ -337,90 +316,25 @@ class Table:
         require_filter: bool = False,
         validate_added_files_match_filter: bool = False,
     ) -> Snapshot | None:
-        """Commits `descriptors` (already written, carrying `write_id`) replacing the rows
-        of `overwrite_filter`, or the partitions they fall in when there is no filter.
-        `start_snapshot_id` is the version the operation started from (validation)."""
-        from icefloe import _overwrite
-        from icefloe.expressions import as_row_filter
-
-        props = _props(snapshot_properties)
-        try:
-            if overwrite_filter is None and not require_filter:
-                if not descriptors:
-                    self._abort_write(write_id)
-                    return self.current_snapshot()
-                partitions = _native.partitions_of(self._metadata, descriptors)
-                build = _overwrite.replace_partitions_builder(
-                    start_snapshot_id, descriptors, partitions, props
-                )
-                written = descriptors
-            else:
-                if overwrite_filter is None:
-                    raise ValidationError("delete needs a filter (use AlwaysTrue() to delete every row)")
-                bound = as_row_filter(overwrite_filter).bind(self.schema())
-                if validate_added_files_match_filter and descriptors:
-                    _overwrite.check_added_files_match(self._metadata, bound.to_json(), descriptors)
-                removal = _overwrite.plan_row_removal(self, bound, write_id)
-                written = descriptors + removal.rewritten
-                if not written and not removal.removed_paths:
-                    self._abort_write(write_id)
-                    return self.current_snapshot()
-                build = _overwrite.overwrite_builder(removal, descriptors, props)
-        except BaseException:
-            self._abort_write(write_id)
-            raise
-        return self._commit_write(build, written, write_id)
+        return _pending_write.commit_overwrite(
+            self,
+            descriptors,
+            overwrite_filter,
+            write_id,
+            start_snapshot_id,
+            snapshot_properties,
+            require_filter=require_filter,
+            validate_added_files_match_filter=validate_added_files_match_filter,
+        )
 
     def _commit_write(self, build: BuildFn, descriptors: list[str], write_id: str | None) -> Snapshot | None:
-        """Commits; on failure deletes the write's files (all carrying `write_id`, or the
-        descriptors' files); after success deletes the write's files not committed."""
-        try:
-            committed = self._commit(build)
-        except CommitStateUnknownException:
-            raise  # the swap may have happened: the files may be live
-        except Exception:
-            # Not on interrupts (BaseException): the swap may have happened (see transaction).
-            _native.delete_files(_descriptor_paths(descriptors))
-            if write_id:
-                self._abort_write(write_id)
-            raise
-        if write_id:
-            self._abort_write(write_id, keep=set(_descriptor_paths(descriptors)))
-        sid = committed.current_snapshot_id
-        snap = None if sid is None else self.snapshot_by_id(sid)
-        if snap is None:
-            raise ValidationError(f"commit to {self} produced no current snapshot")
-        return snap
+        return _pending_write.commit_write(self, build, descriptors, write_id)
 
     def _data_location(self) -> str:
-        props = self._metadata.properties
-        return (
-            props.get("write.data.path")
-            or props.get("write.folder-storage.path")
-            or _io.join(self._metadata.location, "data")
-        ).rstrip("/")
+        return _pending_write.data_location(self)
 
     def _abort_write(self, write_id: str, keep: set[str] | None = None) -> list[str]:
-        """Deletes every file under the table's data location whose name contains
-        `write_id` (catches files of failed Spark tasks the driver never heard of), except
-        the paths in `keep` (the committed ones, after a successful commit).
-        Best effort; returns the paths deleted."""
-        if not write_id or len(write_id) < 8:
-            raise ValidationError(f"refusing to abort a write with id {write_id!r} (too short to be unique)")
-        location = self._data_location()
-        if not _io.is_local(location):
-            logger.warning("icefloe: cannot list %s to abort write %s (not local)", location, write_id)
-            return []
-        root = _io.local_path(location)
-        found: list[str] = []
-        for dirpath, _dirs, files in os.walk(root):
-            found.extend(os.path.join(dirpath, f) for f in files if write_id in f)
-        if keep:
-            kept = {_io.local_path(p) for p in keep}
-            found = [p for p in found if p not in kept]
-        for path in found:
-            _io.remove_quietly(path)
-        return found
+        return _pending_write.abort_write(self, write_id, keep)
 
     def __repr__(self) -> str:
         return f"Table({'.'.join(self._identifier)!r}, {self._metadata_location!r})"
@@ -434,20 +348,6 @@ class Table:
 
     def __hash__(self) -> int:
         return hash((self._identifier, self._metadata_location))
-
-
-def _props(snapshot_properties: dict[str, str] | None) -> dict[str, str]:
-    return {str(k): str(v) for k, v in (snapshot_properties or {}).items()}
-
-
-def _descriptor_paths(descriptors: list[str]) -> list[str]:
-    paths = []
-    for d in descriptors:
-        try:
-            paths.append(str(json.loads(d)["file_path"]))
-        except (ValueError, KeyError, TypeError):
-            logger.warning("icefloe: malformed DataFile descriptor %.200s", d)
-    return paths
 
 
 def _as_reader(df: object) -> pa.RecordBatchReader:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
 from icefloe.exceptions import ValidationError
@@ -260,7 +260,7 @@ class MergeBuilder:
         table = self.table
         write = RowDeltaWrite(
             table,
-            table._new_write_id(),
+            _pending_write.new_write_id(),
             start,
             conflict_filter_json=AlwaysTrue().to_json(),
             isolation=isolation_level(table, "merge"),
@@ -297,7 +297,7 @@ class MergeBuilder:
         from pyspark.sql import functions as F
 
         table = self.table
-        write_id = table._new_write_id()
+        write_id = _pending_write.new_write_id()
         ta = self.target_alias
         # Fresh attribute names, so the anti-join against rows derived from the same target
         # read is not ambiguous to Spark's analyzer.
@@ -315,11 +315,11 @@ class MergeBuilder:
         try:
             descriptors = _write_on_executors(everything, table, write_id)
         except BaseException:
-            table._abort_write(write_id)
+            _pending_write.abort_write(table, write_id)
             raise
         removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
         build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
-        snap = table._commit_write(build, descriptors, write_id)
+        snap = _pending_write.commit_write(table, build, descriptors, write_id)
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(descriptors)
         m.data_files_removed = len(touched)

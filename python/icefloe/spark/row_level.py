@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe._row_delta import write_mode
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
@@ -138,15 +138,15 @@ def update(
     for f in probe.schema.fields:
         _check_type(f.name, f.dataType, types[f.name])
     new_rows = probe.select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
-    write_id = table._new_write_id()
+    write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
         try:
             descriptors = _write_on_executors(new_rows, table, write_id)
         except BaseException:
-            table._abort_write(write_id)
+            _pending_write.abort_write(table, write_id)
             raise
-        return table._overwrite_with(
-            descriptors, bound, write_id, start, snapshot_properties, require_filter=True
+        return _pending_write.commit_overwrite(
+            table, descriptors, bound, write_id, start, snapshot_properties, require_filter=True
         )
     write = RowDeltaWrite(
         table,
@@ -238,7 +238,7 @@ def upsert(
     metadata_json = md.to_json()
     write = RowDeltaWrite(
         table,
-        table._new_write_id(),
+        _pending_write.new_write_id(),
         md.current_snapshot_id,
         snapshot_properties=dict(snapshot_properties or {}),
     )

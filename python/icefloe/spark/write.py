@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native
+from icefloe import _native, _pending_write
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._worker import prepare_worker
@@ -48,9 +48,9 @@ def append(
     `max_open_files`, `sort` (sort each file by the table's sort order).
     """
     options = write_kwargs(write_options)
-    write_id = table._new_write_id()
+    write_id = _pending_write.new_write_id()
     descriptors = _write_on_executors(df, table, write_id, options)
-    table._commit_data_files(descriptors, snapshot_properties, write_id=write_id)
+    _pending_write.commit_append(table, descriptors, snapshot_properties, write_id=write_id)
 
 
 def overwrite(
@@ -74,10 +74,11 @@ def overwrite(
     partition or column stats to match the filter, else ValidationError and nothing is
     committed.
     """
-    write_id = table._new_write_id()
+    write_id = _pending_write.new_write_id()
     start = table.metadata.current_snapshot_id
     descriptors = _write_on_executors(df, table, write_id)
-    table._overwrite_with(
+    _pending_write.commit_overwrite(
+        table,
         descriptors,
         overwrite_filter,
         write_id,
@@ -128,7 +129,7 @@ def _write_on_executors(
         except Exception as e:
             raise _executor_error(e) from e
     except BaseException:
-        table._abort_write(write_id)
+        _pending_write.abort_write(table, write_id)
         raise
     return [r["descriptor"] for r in rows]
 

@@ -1,0 +1,190 @@
+"""The commit path of every write: files written under one write id, then one commit (with
+retries and validation, `icefloe.transaction`) or an abort that leaves nothing behind.
+
+In-process writes, `icefloe.spark` and the row-level operations all go through these
+functions; `Table` keeps thin private delegations for older callers.
+
+- `write_local`: data files written on this process (aborted on failure).
+- `commit_write(build)`: commits the metadata a producer builds; on failure deletes the
+  write's files (all files carrying the write id, including those of Spark task attempts the
+  driver never heard of); after success deletes the write's files the commit does not name.
+- `commit_append` / `commit_overwrite`: the append and overwrite-by-filter / dynamic
+  partition overwrite commits.
+- `abort_write`: deletes every file under the table's data location whose name carries the
+  write id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from icefloe import _io, _native
+from icefloe.exceptions import CommitStateUnknownException, ValidationError
+from icefloe.expressions import BooleanExpression
+from icefloe.transaction import BuildFn
+
+if TYPE_CHECKING:
+    from icefloe.snapshots import Snapshot
+    from icefloe.table import Table
+
+logger = logging.getLogger("icefloe")
+
+
+def new_write_id() -> str:
+    """An id that names every file of one write (`<task>-<write_id>-<n>.parquet`)."""
+    return uuid.uuid4().hex
+
+
+def write_local(
+    table: Table, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Writes data files of `table` from `reader` on this process; their descriptors. On
+    failure every file of the write is deleted."""
+    try:
+        return list(_native.write_data_files(table.metadata, reader, write_id, 0, **(options or {})))
+    except BaseException:
+        abort_write(table, write_id)
+        raise
+
+
+def commit_append(
+    table: Table,
+    descriptors: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+    write_id: str | None = None,
+) -> Snapshot | None:
+    """Commits an `append` snapshot adding these DataFile descriptors (JSON, from
+    `write_data_files`), merging manifests per the table's settings. On failure the data
+    files are deleted too (unless the commit state is unknown); after success, files carrying
+    `write_id` that are not in the commit (failed or speculative Spark task attempts) are
+    deleted. With no descriptors nothing is committed (no empty snapshots) and the current
+    snapshot is returned."""
+    if not descriptors:
+        if write_id:
+            abort_write(table, write_id)
+        return table.current_snapshot()
+    props = snapshot_props(snapshot_properties)
+    return commit_write(
+        table, lambda base: _native.merge_append(base, descriptors, props), descriptors, write_id
+    )
+
+
+def commit_overwrite(
+    table: Table,
+    descriptors: list[str],
+    overwrite_filter: BooleanExpression | str | None,
+    write_id: str,
+    start_snapshot_id: int | None,
+    snapshot_properties: dict[str, str] | None = None,
+    require_filter: bool = False,
+    validate_added_files_match_filter: bool = False,
+) -> Snapshot | None:
+    """Commits `descriptors` (already written, carrying `write_id`) replacing the rows of
+    `overwrite_filter`, or the partitions they fall in when there is no filter.
+    `start_snapshot_id` is the version the operation started from (validation)."""
+    from icefloe import _overwrite
+    from icefloe.expressions import as_row_filter
+
+    props = snapshot_props(snapshot_properties)
+    try:
+        if overwrite_filter is None and not require_filter:
+            if not descriptors:
+                abort_write(table, write_id)
+                return table.current_snapshot()
+            partitions = _native.partitions_of(table.metadata, descriptors)
+            build = _overwrite.replace_partitions_builder(start_snapshot_id, descriptors, partitions, props)
+            written = descriptors
+        else:
+            if overwrite_filter is None:
+                raise ValidationError("delete needs a filter (use AlwaysTrue() to delete every row)")
+            bound = as_row_filter(overwrite_filter).bind(table.schema())
+            if validate_added_files_match_filter and descriptors:
+                _overwrite.check_added_files_match(table.metadata, bound.to_json(), descriptors)
+            removal = _overwrite.plan_row_removal(table, bound, write_id)
+            written = descriptors + removal.rewritten
+            if not written and not removal.removed_paths:
+                abort_write(table, write_id)
+                return table.current_snapshot()
+            build = _overwrite.overwrite_builder(removal, descriptors, props)
+    except BaseException:
+        abort_write(table, write_id)
+        raise
+    return commit_write(table, build, written, write_id)
+
+
+def commit_write(
+    table: Table, build: BuildFn, descriptors: list[str], write_id: str | None
+) -> Snapshot | None:
+    """Commits; on failure deletes the write's files (all carrying `write_id`, or the
+    descriptors' files); after success deletes the write's files not committed."""
+    try:
+        committed = table._commit(build)
+    except CommitStateUnknownException:
+        raise  # the swap may have happened: the files may be live
+    except Exception:
+        # Not on interrupts (BaseException): the swap may have happened (see transaction).
+        _native.delete_files(descriptor_paths(descriptors))
+        if write_id:
+            abort_write(table, write_id)
+        raise
+    if write_id:
+        abort_write(table, write_id, keep=set(descriptor_paths(descriptors)))
+    sid = committed.current_snapshot_id
+    snap = None if sid is None else table.snapshot_by_id(sid)
+    if snap is None:
+        raise ValidationError(f"commit to {table} produced no current snapshot")
+    return snap
+
+
+def data_location(table: Table) -> str:
+    """Where the table's new data and delete files go (as the Rust writers decide)."""
+    props = table.metadata.properties
+    return (
+        props.get("write.data.path")
+        or props.get("write.folder-storage.path")
+        or _io.join(table.metadata.location, "data")
+    ).rstrip("/")
+
+
+def abort_write(table: Table, write_id: str, keep: set[str] | None = None) -> list[str]:
+    """Deletes every file under the table's data location whose name contains `write_id`
+    (catches files of failed Spark tasks the driver never heard of), except the paths in
+    `keep` (the committed ones, after a successful commit). Best effort; returns the paths
+    deleted."""
+    if not write_id or len(write_id) < 8:
+        raise ValidationError(f"refusing to abort a write with id {write_id!r} (too short to be unique)")
+    location = data_location(table)
+    if not _io.is_local(location):
+        logger.warning("icefloe: cannot list %s to abort write %s (not local)", location, write_id)
+        return []
+    root = _io.local_path(location)
+    found: list[str] = []
+    for dirpath, _dirs, files in os.walk(root):
+        found.extend(os.path.join(dirpath, f) for f in files if write_id in f)
+    if keep:
+        kept = {_io.local_path(p) for p in keep}
+        found = [p for p in found if p not in kept]
+    for path in found:
+        _io.remove_quietly(path)
+    return found
+
+
+def snapshot_props(snapshot_properties: dict[str, str] | None) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (snapshot_properties or {}).items()}
+
+
+def descriptor_paths(descriptors: list[str]) -> list[str]:
+    paths = []
+    for d in descriptors:
+        try:
+            paths.append(str(json.loads(d)["file_path"]))
+        except (ValueError, KeyError, TypeError):
+            logger.warning("icefloe: malformed DataFile descriptor %.200s", d)
+    return paths
