@@ -40,6 +40,7 @@ __all__ = ["MergeBuilder", "MergeMetrics", "merge"]
 _T = "__icefloe_target_row"
 _S = "__icefloe_source_row"
 _ACTION = "__icefloe_action"
+_SID = "__icefloe_source_id"
 
 
 @dataclass
@@ -73,7 +74,13 @@ class MergeBuilder:
     source_alias: str = "source"
     target_alias: str = "target"
     snapshot_properties: dict[str, str] = field(default_factory=dict)
+    # Broadcast the source and stream the target (no shuffle of the table); off for a
+    # source too large to broadcast (then both sides are shuffled for a sort-merge join).
+    broadcast_source: bool = True
     _clauses: list[_Clause] = field(default_factory=list)
+    _target_struct: Any = None
+    _source_struct: Any = None
+    _persisted: list[Any] = field(default_factory=list)
 
     # ---- clauses (evaluated in the order added, as Spark does) ----
     def when_matched_update(self, set: dict[str, str], condition: str | None = None) -> MergeBuilder:
@@ -129,25 +136,17 @@ class MergeBuilder:
         md = table.metadata
         start = md.current_snapshot_id
         columns = [f.name for f in table.schema().fields]
-        ta, sa = self.target_alias, self.source_alias
+        ta = self.target_alias
         mode = write_mode(table, "merge")
 
         tgt = icefloe.spark.read(spark, table, selected_fields=(*columns, "_file", "_pos"))
-        # Spark sizes a mapInArrow read by its spark.range(n) source (a few bytes), so it would
-        # broadcast the whole target to every task; a sort-merge join is what Spark picks for
-        # two large sides when it knows their sizes (Java's MERGE INTO on a big table).
-        tgt = tgt.withColumn(_T, F.lit(True)).alias(ta).hint("merge")
-        src = self.source.withColumn(_S, F.lit(True)).alias(sa)
         kinds = {c.kind for c in self._clauses}
-        if "not_matched" in kinds and "not_matched_by_source" in kinds:
-            joined = src.join(tgt, F.expr(self.on), "full_outer")
-        elif "not_matched" in kinds:
-            joined = src.join(tgt, F.expr(self.on), "left_outer")
-        elif "not_matched_by_source" in kinds:
-            joined = tgt.join(src, F.expr(self.on), "left_outer")
+        src = self.source.withColumn(_S, F.lit(True))
+        self._persisted = []
+        if self.broadcast_source:
+            joined = self._join_broadcasting_source(tgt, src, kinds)
         else:
-            joined = tgt.join(src, F.expr(self.on), "inner")
-
+            joined = self._join_shuffling_both(tgt, src, kinds)
         matched = f"({_T} IS NOT NULL AND {_S} IS NOT NULL)"
         kind_sql = {
             "matched": matched,
@@ -187,10 +186,105 @@ class MergeBuilder:
             if mode == "merge-on-read":
                 self._commit_merge_on_read(md, start, new_rows, removed, metrics)
             else:
-                self._commit_copy_on_write(md, start, tgt, new_rows, removed, columns, metrics)
+                self._commit_copy_on_write(md, start, tgt.alias(ta), new_rows, removed, columns, metrics)
             return metrics
         finally:
             joined.unpersist()
+            for df in self._persisted:
+                df.unpersist()
+
+    def _sides(
+        self, df: DataFrame, target_cols: list[str], source_cols: list[str], t: bool, s: bool
+    ) -> DataFrame:
+        """`df` as the two struct columns named after the aliases plus the presence flags, so
+        `target.x` / `source.x` in conditions and values resolve after a union; an absent side
+        is a null struct."""
+        from pyspark.sql import functions as F
+
+        ta, sa = self.target_alias, self.source_alias
+
+        def side(alias: str, cols: list[str], present: bool, types: Any) -> Any:
+            if present:
+                return F.struct(*[F.col(f"{alias}.`{c}`").alias(c) for c in cols]).alias(alias)
+            return F.lit(None).cast(types).alias(alias)
+
+        return df.select(
+            side(ta, target_cols, t, self._target_struct),
+            side(sa, source_cols, s, self._source_struct),
+            (F.lit(True) if t else F.lit(None).cast("boolean")).alias(_T),
+            (F.lit(True) if s else F.lit(None).cast("boolean")).alias(_S),
+        )
+
+    def _join_broadcasting_source(self, tgt: DataFrame, src: DataFrame, kinds: set[str]) -> DataFrame:
+        """The join with the source broadcast and the target streamed (never shuffled): the
+        matched rows by an inner join, the source rows without a match by an anti-join of the
+        source against the matched rows' source ids, the target rows without a match by an
+        anti-join against the broadcast source."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StructField, StructType
+
+        ta, sa = self.target_alias, self.source_alias
+        src = src.withColumn(_SID, F.monotonically_increasing_id()).persist()  # stable ids
+        self._persisted.append(src)
+        target_cols = [c for c in tgt.columns]
+        source_cols = [c for c in src.columns if c != _S]
+        self._target_struct = StructType([StructField(f.name, f.dataType) for f in tgt.schema.fields])
+        self._source_struct = StructType(
+            [StructField(f.name, f.dataType) for f in src.schema.fields if f.name != _S]
+        )
+        t = tgt.alias(ta)
+        b = F.broadcast(src.alias(sa))
+        parts = []
+        # Persisted: the matched rows feed both the matched part and the anti-join, and the
+        # target is read once for them.
+        matched = t.join(b, F.expr(self.on), "inner").persist()
+        self._persisted.append(matched)
+        if kinds & {"matched", "not_matched"}:
+            parts.append(self._sides(matched, target_cols, source_cols, True, True))
+        if "not_matched" in kinds:
+            ids = matched.select(F.col(f"{sa}.{_SID}").alias("__icefloe_matched_sid"))
+            only = src.alias(sa).join(
+                ids, F.col(f"{sa}.{_SID}") == F.col("__icefloe_matched_sid"), "left_anti"
+            )
+            parts.append(self._sides(only.alias(sa), target_cols, source_cols, False, True))
+        if "not_matched_by_source" in kinds:
+            only_t = t.join(b, F.expr(self.on), "left_anti")
+            parts.append(self._sides(only_t.alias(ta), target_cols, source_cols, True, False))
+        joined = parts[0]
+        for p in parts[1:]:
+            joined = joined.unionByName(p)
+        return joined
+
+    def _join_shuffling_both(self, tgt: DataFrame, src: DataFrame, kinds: set[str]) -> DataFrame:
+        """The join as one outer join shuffling both sides (for a source too large to
+        broadcast). Spark sizes a mapInArrow read by its spark.range(n) source (a few bytes)
+        and would broadcast the whole target, so a sort-merge join is pinned."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StructField, StructType
+
+        ta, sa = self.target_alias, self.source_alias
+        self._target_struct = StructType([StructField(f.name, f.dataType) for f in tgt.schema.fields])
+        self._source_struct = StructType(
+            [StructField(f.name, f.dataType) for f in src.schema.fields if f.name != _S]
+        )
+        t = tgt.withColumn(_T, F.lit(True)).alias(ta).hint("merge")
+        s = src.alias(sa)
+        if "not_matched" in kinds and "not_matched_by_source" in kinds:
+            joined = s.join(t, F.expr(self.on), "full_outer")
+        elif "not_matched" in kinds:
+            joined = s.join(t, F.expr(self.on), "left_outer")
+        elif "not_matched_by_source" in kinds:
+            joined = t.join(s, F.expr(self.on), "left_outer")
+        else:
+            joined = t.join(s, F.expr(self.on), "inner")
+        target_cols = list(tgt.columns)
+        source_cols = [c for c in src.columns if c != _S]
+        return joined.select(
+            F.struct(*[F.col(f"{ta}.`{c}`").alias(c) for c in target_cols]).alias(ta),
+            F.struct(*[F.col(f"{sa}.`{c}`").alias(c) for c in source_cols]).alias(sa),
+            F.col(f"{ta}.{_T}").alias(_T),
+            F.col(f"{sa}.{_S}").alias(_S),
+        )
 
     def _check_cardinality(self, joined: DataFrame, matched: str, columns: list[str]) -> None:
         from pyspark.sql import functions as F
@@ -244,7 +338,11 @@ class MergeBuilder:
         out = parts[0]
         for p in parts[1:]:
             out = out.unionByName(p)
-        return out
+        # One task per slot writes the new rows (each task writes a file per partition it
+        # sees: a union of per-clause selects over many shuffle partitions would otherwise
+        # make thousands of small files).
+        slots = max(1, int(acted.sparkSession.sparkContext.defaultParallelism))
+        return out.coalesce(slots)
 
     def _tasks_by_path(self, md_table: Table) -> dict[str, str]:
         return planned_tasks_by_path(t.to_json() for t in md_table.scan().plan_files())
