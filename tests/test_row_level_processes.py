@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from icefloe import NestedField, Schema
 from icefloe.types import LongType, StringType
+from test_concurrency_processes import catalog_props
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),
@@ -72,17 +73,6 @@ elif mode == "mixed":  # (worker number, steps): upserts of its own keys and del
             out.append(["conflict", str(e)])
 print(json.dumps(out), flush=True)
 """
-
-
-def catalog_props(kind: str, tmp_path: Path) -> dict[str, str]:
-    if kind == "filesystem":
-        return {"name": "fs", "type": "filesystem", "warehouse": str(tmp_path / "wh")}
-    return {
-        "name": "sql",
-        "type": "sql",
-        "uri": f"sqlite:///{tmp_path}/c.db",
-        "warehouse": str(tmp_path / "wh"),
-    }
 
 
 def run_all(props: dict[str, str], ident: str, jobs: list[tuple[str, Any]], tmp_path: Path) -> list[Any]:

@@ -40,8 +40,8 @@ _KEY_FILTER_MAX = 100_000
 
 
 @dataclass
-class MergeResult:
-    """What one in-process MERGE did (the same fields as icefloe.spark.MergeMetrics)."""
+class MergeMetrics:
+    """What one MERGE did (in process and on Spark)."""
 
     rows_inserted: int = 0
     rows_updated: int = 0
@@ -54,52 +54,50 @@ class MergeResult:
     snapshot_id: int | None = None
 
 
+MergeResult = MergeMetrics
+
+
 @dataclass
-class _Clause:
-    kind: str
-    action: str
+class Clause:
+    kind: str  # matched | not_matched | not_matched_by_source
+    action: str  # update | delete | insert
     condition: str | None
-    assignments: dict[str, Any] | None
+    assignments: dict[str, Any] | None  # None: every column from the source (update_all / insert_all)
 
 
-@dataclass
-class TableMerger:
-    """A MERGE of an Arrow source into a table; add clauses, then `execute()`."""
+class MergeClauses:
+    """Spark's seven MERGE clauses as builder methods, evaluated in the order added (the
+    first whose kind and condition hold takes a row). Subclasses hold `table` and
+    `_clauses` and say which values they take (`_check_value`)."""
 
     table: Table
-    source: pa.Table
-    on: str
-    source_alias: str = "source"
-    target_alias: str = "target"
-    snapshot_properties: dict[str, str] = field(default_factory=dict)
-    _clauses: list[_Clause] = field(default_factory=list)
+    _clauses: list[Clause]
 
-    def when_matched_update(self, set: dict[str, Any], condition: str | None = None) -> TableMerger:
+    def when_matched_update(self, set: dict[str, Any], condition: str | None = None) -> Any:
         return self._add("matched", "update", condition, set)
 
-    def when_matched_update_all(self, condition: str | None = None) -> TableMerger:
+    def when_matched_update_all(self, condition: str | None = None) -> Any:
         return self._add("matched", "update", condition, None)
 
-    def when_matched_delete(self, condition: str | None = None) -> TableMerger:
+    def when_matched_delete(self, condition: str | None = None) -> Any:
         return self._add("matched", "delete", condition, {})
 
-    def when_not_matched_insert(self, values: dict[str, Any], condition: str | None = None) -> TableMerger:
+    def when_not_matched_insert(self, values: dict[str, Any], condition: str | None = None) -> Any:
         return self._add("not_matched", "insert", condition, values)
 
-    def when_not_matched_insert_all(self, condition: str | None = None) -> TableMerger:
+    def when_not_matched_insert_all(self, condition: str | None = None) -> Any:
         return self._add("not_matched", "insert", condition, None)
 
-    def when_not_matched_by_source_update(
-        self, set: dict[str, Any], condition: str | None = None
-    ) -> TableMerger:
+    def when_not_matched_by_source_update(self, set: dict[str, Any], condition: str | None = None) -> Any:
         return self._add("not_matched_by_source", "update", condition, set)
 
-    def when_not_matched_by_source_delete(self, condition: str | None = None) -> TableMerger:
+    def when_not_matched_by_source_delete(self, condition: str | None = None) -> Any:
         return self._add("not_matched_by_source", "delete", condition, {})
 
-    def _add(
-        self, kind: str, action: str, condition: str | None, values: dict[str, Any] | None
-    ) -> TableMerger:
+    def _check_value(self, column: str, value: Any) -> Any:
+        return value
+
+    def _add(self, kind: str, action: str, condition: str | None, values: dict[str, Any] | None) -> Any:
         if values is not None and action != "delete":
             if not isinstance(values, dict) or not values:
                 raise ValidationError(f"MERGE {action} needs a non-empty dict of column to value")
@@ -110,11 +108,25 @@ class TableMerger:
                         f"MERGE {action} names column {name!r}, which the table does not have "
                         f"({sorted(columns)})"
                     )
-        self._clauses.append(_Clause(kind, action, condition, values))
+            values = {str(k): self._check_value(str(k), v) for k, v in values.items()}
+        self._clauses.append(Clause(kind, action, condition, values))
         return self
 
+
+@dataclass
+class TableMerger(MergeClauses):
+    """A MERGE of an Arrow source into a table; add clauses, then `execute()`."""
+
+    table: Table
+    source: pa.Table
+    on: str
+    source_alias: str = "source"
+    target_alias: str = "target"
+    snapshot_properties: dict[str, str] = field(default_factory=dict)
+    _clauses: list[Clause] = field(default_factory=list)
+
     # ---- execution ----
-    def execute(self) -> MergeResult:
+    def execute(self) -> MergeMetrics:
         if not self._clauses:
             raise ValidationError("MERGE needs at least one when_... clause")
         table, ta, sa = self.table, self.target_alias, self.source_alias
@@ -167,7 +179,7 @@ class TableMerger:
                 mask = pc.and_(mask, cond)
             mask = pc.and_(mask, pc.is_null(action))
             action = pc.if_else(mask, pa.scalar(i, pa.int32()), action)
-        result = MergeResult()
+        result = MergeMetrics()
         new_parts: list[pa.Table] = []
         removed: list[pa.Table] = []
         for i, c in enumerate(self._clauses):
@@ -273,7 +285,7 @@ class TableMerger:
         batch = pa.RecordBatch.from_arrays(arrays, names=names)
         return batch, _native.schema_from_arrow(batch.schema)
 
-    def _new_rows(self, rows: pa.Table, c: _Clause, columns: list[str]) -> pa.Table:
+    def _new_rows(self, rows: pa.Table, c: Clause, columns: list[str]) -> pa.Table:
         import pyarrow.dataset as ds
 
         ta, sa = self.target_alias, self.source_alias
@@ -323,7 +335,7 @@ class TableMerger:
         start: int | None,
         new_rows: pa.Table,
         positions: pa.Table | None,
-        result: MergeResult,
+        result: MergeMetrics,
     ) -> None:
         table = self.table
         write = RowDeltaWrite(
@@ -361,7 +373,7 @@ class TableMerger:
         target: pa.Table,
         new_rows: pa.Table,
         positions: pa.Table | None,
-        result: MergeResult,
+        result: MergeMetrics,
     ) -> None:
         from icefloe._overwrite import RowRemoval, overwrite_builder
 

@@ -112,9 +112,7 @@ pub fn write_data_files_with(
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
-    let opts = WriteOptions::default();
-    let order = SortOrder::unsorted();
-    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, "")?.run(batches)
+    write_unsorted(schema, spec, location, properties, batches, write_id, task_id, "")
 }
 
 /// [`write_data_files_with`] for delete files: names end in `-deletes.parquet`.
@@ -127,9 +125,23 @@ pub(crate) fn write_delete_files_with(
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
+    write_unsorted(schema, spec, location, properties, batches, write_id, task_id, "-deletes")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_unsorted(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    location: &str,
+    properties: &BTreeMap<String, String>,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    write_id: &str,
+    task_id: u32,
+    file_suffix: &'static str,
+) -> Result<Vec<DataFile>> {
     let opts = WriteOptions::default();
     let order = SortOrder::unsorted();
-    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, "-deletes")?
+    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, file_suffix)?
         .run(batches)
 }
 

@@ -18,7 +18,7 @@ from icefloe.spark.write import _executor_error
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-_OUT_SCHEMA = "kind string, descriptor string"
+OUT_SCHEMA = "kind string, descriptor string"
 
 
 def write_position_deletes_on_executors(
@@ -32,13 +32,10 @@ def write_position_deletes_on_executors(
     grouped = positions.select("_file", "_pos").repartition("_file").sortWithinPartitions("_file", "_pos")
 
     def delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker()
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         parts = [b for b in batches if b.num_rows]
         if not parts:
             return
@@ -47,18 +44,37 @@ def write_position_deletes_on_executors(
         tasks = [tasks_by_path[p] for p in paths if p in tasks_by_path]
         meta = native.TableMetadata.from_json(metadata_json)
         files, _n, replaced = native.write_position_deletes(meta, tasks, rows.to_reader(), write_id, task_id)
-        kinds = ["delete"] * len(files) + ["replaced"] * len(replaced)
-        yield pa.RecordBatch.from_pydict(
-            {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(files + replaced, pa.string())}
-        )
+        yield delete_files_batch(files, replaced)
 
+    return collect_delete_files(grouped.mapInArrow(delete_task, OUT_SCHEMA))
+
+
+def delete_files_batch(files: list[str], replaced: list[str]) -> pa.RecordBatch:
+    """What a delete task returns: its delete files and the earlier ones they replace."""
+    kinds = ["delete"] * len(files) + ["replaced"] * len(replaced)
+    return pa.RecordBatch.from_pydict(
+        {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(files + replaced, pa.string())}
+    )
+
+
+def collect_delete_files(df: DataFrame) -> tuple[list[str], list[str]]:
+    """Runs the delete tasks of `df` (rows of `delete_files_batch`): (delete file descriptors,
+    paths of replaced delete files); an executor's icefloe error is re-raised as its class."""
     try:
-        out = grouped.mapInArrow(delete_task, _OUT_SCHEMA).collect()
+        out = df.collect()
     except Exception as e:
         raise _executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = sorted({json.loads(r["descriptor"])["file_path"] for r in out if r["kind"] == "replaced"})
     return files, replaced
+
+
+def task_attempt_id() -> int:
+    """The running Spark task attempt's id (names the files it writes); 0 outside a task."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx.taskAttemptId() if ctx is not None else 0
 
 
 def planned_tasks_by_path(table_scan_tasks: Iterable[str]) -> dict[str, str]:

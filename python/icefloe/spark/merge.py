@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _native, _pending_write
+from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
 from icefloe.exceptions import ValidationError
@@ -44,30 +45,7 @@ _SID = "__icefloe_source_id"
 
 
 @dataclass
-class MergeMetrics:
-    """What one MERGE did."""
-
-    rows_inserted: int = 0
-    rows_updated: int = 0
-    rows_deleted: int = 0
-    rows_copied: int = 0
-    data_files_added: int = 0
-    data_files_removed: int = 0
-    delete_files_added: int = 0
-    delete_files_removed: int = 0
-    snapshot_id: int | None = None
-
-
-@dataclass
-class _Clause:
-    kind: str  # matched | not_matched | not_matched_by_source
-    action: str  # update | delete | insert
-    condition: str | None
-    assignments: dict[str, str] | None  # None: every column from the source (update_all / insert_all)
-
-
-@dataclass
-class MergeBuilder:
+class MergeBuilder(MergeClauses):
     source: DataFrame
     table: Table
     on: str
@@ -77,50 +55,17 @@ class MergeBuilder:
     # Broadcast the source and stream the target (no shuffle of the table); off for a
     # source too large to broadcast (then both sides are shuffled for a sort-merge join).
     broadcast_source: bool = True
-    _clauses: list[_Clause] = field(default_factory=list)
+    _clauses: list[Clause] = field(default_factory=list)
     _target_struct: Any = None
     _source_struct: Any = None
     _persisted: list[Any] = field(default_factory=list)
 
-    # ---- clauses (evaluated in the order added, as Spark does) ----
-    def when_matched_update(self, set: dict[str, str], condition: str | None = None) -> MergeBuilder:
-        return self._add("matched", "update", condition, _assignments(set))
-
-    def when_matched_update_all(self, condition: str | None = None) -> MergeBuilder:
-        return self._add("matched", "update", condition, None)
-
-    def when_matched_delete(self, condition: str | None = None) -> MergeBuilder:
-        return self._add("matched", "delete", condition, {})
-
-    def when_not_matched_insert(self, values: dict[str, str], condition: str | None = None) -> MergeBuilder:
-        return self._add("not_matched", "insert", condition, _assignments(values))
-
-    def when_not_matched_insert_all(self, condition: str | None = None) -> MergeBuilder:
-        return self._add("not_matched", "insert", condition, None)
-
-    def when_not_matched_by_source_update(
-        self,
-        set: dict[str, str],
-        condition: str | None = None,
-    ) -> MergeBuilder:
-        return self._add("not_matched_by_source", "update", condition, _assignments(set))
-
-    def when_not_matched_by_source_delete(self, condition: str | None = None) -> MergeBuilder:
-        return self._add("not_matched_by_source", "delete", condition, {})
-
-    def _add(
-        self, kind: str, action: str, condition: str | None, assignments: dict[str, str] | None
-    ) -> MergeBuilder:
-        if assignments:
-            columns = {f.name for f in self.table.schema().fields}
-            for name in assignments:
-                if name not in columns:
-                    raise ValidationError(
-                        f"MERGE {action} names column {name!r}, which the table does not have "
-                        f"({sorted(columns)})"
-                    )
-        self._clauses.append(_Clause(kind, action, condition, assignments))
-        return self
+    def _check_value(self, column: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValidationError(
+                f"MERGE value for column {column!r} must be a Spark SQL expression string, found {value!r}"
+            )
+        return value
 
     # ---- execution ----
     def execute(self) -> MergeMetrics:
@@ -436,12 +381,6 @@ def merge(
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))
-
-
-def _assignments(values: dict[str, str]) -> dict[str, str]:
-    if not isinstance(values, dict) or not values:
-        raise ValidationError("expected a non-empty dict of column name to Spark SQL expression")
-    return {str(k): str(v) for k, v in values.items()}
 
 
 def _check_type(column: str, found: Any, expected: Any) -> None:

@@ -11,7 +11,6 @@ the driver.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import pyarrow as pa
 
 from icefloe import _native, _pending_write
 from icefloe._row_delta import write_mode
+from icefloe.spark._row_delta import OUT_SCHEMA, collect_delete_files, delete_files_batch, task_attempt_id
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
 
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 __all__ = ["delete", "update", "upsert"]
-
-_OUT_SCHEMA = "kind string, descriptor string"
 
 
 def delete(
@@ -69,13 +67,10 @@ def _run_on_executors(
     df = spark.range(0, n, 1, n)
 
     def delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker()
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         planned: list[str] = []
         for b in batches:
             for i in b.column(0).to_pylist():
@@ -84,18 +79,9 @@ def _run_on_executors(
             return
         meta = native.TableMetadata.from_json(metadata_json)
         files, _rows, replaced = native.delete_rows(meta, planned, write_id, task_id)
-        kinds = ["delete"] * len(files) + ["replaced"] * len(replaced)
-        yield pa.RecordBatch.from_pydict(
-            {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(files + replaced, pa.string())}
-        )
+        yield delete_files_batch(files, replaced)
 
-    try:
-        out = df.mapInArrow(delete_task, _OUT_SCHEMA).collect()
-    except Exception as e:
-        raise _executor_error(e) from e
-    files = [r["descriptor"] for r in out if r["kind"] == "delete"]
-    replaced = sorted({json.loads(r["descriptor"])["file_path"] for r in out if r["kind"] == "replaced"})
-    return files, replaced
+    return collect_delete_files(df.mapInArrow(delete_task, OUT_SCHEMA))
 
 
 def update(
@@ -245,13 +231,10 @@ def upsert(
     write_id = write.write_id
 
     def eq_delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker()
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         parts = [b for b in batches if b.num_rows]
         if not parts:
             return
