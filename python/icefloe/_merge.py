@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _native, _pending_write
-from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import AlwaysTrue, In
 
@@ -338,13 +338,8 @@ class TableMerger(MergeClauses):
         result: MergeMetrics,
     ) -> None:
         table = self.table
-        write = RowDeltaWrite(
-            table,
-            _pending_write.new_write_id(),
-            start,
-            conflict_filter_json=AlwaysTrue().to_json(),
-            isolation=isolation_level(table, "merge"),
-            snapshot_properties=dict(self.snapshot_properties),
+        write = RowDeltaWrite.begin(
+            table, "merge", start, AlwaysTrue().to_json(), dict(self.snapshot_properties)
         )
         try:
             if positions is not None and positions.num_rows:

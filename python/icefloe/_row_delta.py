@@ -77,6 +77,30 @@ class RowDeltaWrite:
     isolation: str = "serializable"
     snapshot_properties: dict[str, str] = field(default_factory=dict)
 
+    @classmethod
+    def begin(
+        cls,
+        table: Table,
+        operation: str,
+        start_snapshot_id: int | None,
+        conflict_filter_json: str | None,
+        snapshot_properties: dict[str, str] | None = None,
+        write_id: str | None = None,
+    ) -> RowDeltaWrite:
+        """A write of `operation` (`delete`, `update`, `merge`: its isolation level comes from
+        `write.<operation>.isolation-level`) that read the table at `start_snapshot_id`;
+        concurrent files that may match `conflict_filter_json` conflict (None: nothing)."""
+        from icefloe import _pending_write
+
+        return cls(
+            table,
+            write_id or _pending_write.new_write_id(),
+            start_snapshot_id,
+            conflict_filter_json=conflict_filter_json,
+            isolation=isolation_level(table, operation),
+            snapshot_properties=dict(snapshot_properties or {}),
+        )
+
     def is_empty(self) -> bool:
         return not (self.data_files or self.delete_files or self.removed_paths)
 

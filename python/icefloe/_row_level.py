@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _native, _pending_write
-from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
 
@@ -79,13 +79,8 @@ def delete_merge_on_read(
     tasks run on driver threads, or through `run_tasks` (icefloe.spark: on executors)."""
     bound = _bind(table, condition, case_sensitive)
     md = table.metadata
-    write = RowDeltaWrite(
-        table,
-        _pending_write.new_write_id(),
-        md.current_snapshot_id,
-        conflict_filter_json=bound.to_json(),
-        isolation=isolation_level(table, "delete"),
-        snapshot_properties=dict(snapshot_properties or {}),
+    write = RowDeltaWrite.begin(
+        table, "delete", md.current_snapshot_id, bound.to_json(), dict(snapshot_properties or {})
     )
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
@@ -232,13 +227,13 @@ def update(
         return _pending_write.commit_overwrite(
             table, data, bound, write_id, md.current_snapshot_id, snapshot_properties, require_filter=True
         )
-    write = RowDeltaWrite(
+    write = RowDeltaWrite.begin(
         table,
-        write_id,
+        "update",
         md.current_snapshot_id,
-        conflict_filter_json=bound.to_json(),
-        isolation=isolation_level(table, "update"),
-        snapshot_properties=dict(snapshot_properties or {}),
+        bound.to_json(),
+        dict(snapshot_properties or {}),
+        write_id=write_id,
     )
     try:
         write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write_id)

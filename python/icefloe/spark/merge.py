@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from icefloe import _native, _pending_write
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._overwrite import RowRemoval, overwrite_builder
-from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysTrue
 from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
@@ -301,13 +301,8 @@ class MergeBuilder(MergeClauses):
         m: MergeMetrics,
     ) -> None:
         table = self.table
-        write = RowDeltaWrite(
-            table,
-            _pending_write.new_write_id(),
-            start,
-            conflict_filter_json=AlwaysTrue().to_json(),
-            isolation=isolation_level(table, "merge"),
-            snapshot_properties=dict(self.snapshot_properties),
+        write = RowDeltaWrite.begin(
+            table, "merge", start, AlwaysTrue().to_json(), dict(self.snapshot_properties)
         )
         try:
             if m.rows_updated or m.rows_deleted:

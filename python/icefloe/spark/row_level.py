@@ -100,7 +100,7 @@ def update(
     from pyspark.sql import functions as F
 
     import icefloe.spark
-    from icefloe._row_delta import RowDeltaWrite, isolation_level
+    from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
     from icefloe.expressions import as_row_filter
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
@@ -134,13 +134,8 @@ def update(
         return _pending_write.commit_overwrite(
             table, descriptors, bound, write_id, start, snapshot_properties, require_filter=True
         )
-    write = RowDeltaWrite(
-        table,
-        write_id,
-        start,
-        conflict_filter_json=bound.to_json(),
-        isolation=isolation_level(table, "update"),
-        snapshot_properties=dict(snapshot_properties or {}),
+    write = RowDeltaWrite.begin(
+        table, "update", start, bound.to_json(), dict(snapshot_properties or {}), write_id=write_id
     )
     try:
         tasks = table.scan(row_filter=bound).plan_files()
