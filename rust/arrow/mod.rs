@@ -3,6 +3,7 @@
 
 pub(crate) mod constants;
 pub mod delete_cache;
+mod delete_filter;
 pub mod equality_deletes;
 mod name_mapped;
 pub mod position_deletes;

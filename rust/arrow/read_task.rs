@@ -4,7 +4,7 @@
 //! deletes as a hashed anti-join, metadata columns `_file`/`_pos`, and an optional row limit.
 //! Output batches hold at most `batch_size` rows; a data file is never held whole.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::sync::Arc;
 
@@ -17,16 +17,15 @@ use parquet::arrow::arrow_reader::{
 use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
-use super::delete_cache;
-use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef, SharedEqualityDeletes};
+use super::delete_filter::DeleteFilter;
 use super::name_mapped;
-use super::position_deletes::{merge_positions, row_selection};
+use super::position_deletes::row_selection;
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
 use super::schema::schema_to_arrow;
 use crate::error::{invalid_data, not_supported, Error, Result};
 use crate::expr::{filter_mask, BoundExpr, RowGroupEvaluator};
 use crate::io::local_path;
-use crate::manifest::{DataContentType, FileFormat};
+use crate::manifest::FileFormat;
 use crate::scan::FileScanTask;
 use crate::spec::{Literal, NameMapping, NestedField, PrimitiveType, Schema, Type};
 
@@ -72,13 +71,12 @@ pub struct TaskReader {
     read_target: SchemaRef,
     output: SchemaRef,
     plan: Vec<OutCol>,
-    eq: Vec<(EqualityDeleteSetRef, Vec<usize>)>,
+    /// The task's position and equality deletes (`delete_filter.rs`).
+    deletes: DeleteFilter,
     /// Selected file positions as (first, count) runs, in output order; consumed for `_pos`.
     runs: std::vec::IntoIter<(i64, i64)>,
     run: (i64, i64),
     need_pos: bool,
-    /// The data file's data sequence number (equality deletes apply above it).
-    data_seq: i64,
     path: String,
     remaining: Option<usize>,
 }
@@ -94,54 +92,6 @@ pub fn read_task(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> 
     TaskReader::open(task, projected, opts)
 }
 
-/// The delete files that apply to the task by the spec's sequence-number rule: position
-/// deletes with delete seq >= data seq, equality deletes with delete seq > data seq.
-/// Position delete paths, and equality delete paths grouped by their `equality_ids`.
-type Applicable<'a> = (Vec<&'a str>, BTreeMap<Vec<i32>, Vec<EqFile<'a>>>);
-
-/// An applicable equality-delete file: its path, data sequence number and partition scope
-/// (`<spec id>:<partition>`; the shared key map is per scope set).
-#[derive(Debug, Clone)]
-struct EqFile<'a> {
-    path: &'a str,
-    seq: i64,
-    scope: String,
-}
-
-fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
-    let mut pos = Vec::new();
-    let mut eq: BTreeMap<Vec<i32>, Vec<EqFile<'_>>> = BTreeMap::new();
-    for d in &task.deletes {
-        let path = d.file.file_path.as_str();
-        if d.file.file_format != FileFormat::Parquet {
-            return Err(not_supported(format!(
-                "{} delete files are not supported",
-                d.file.file_format.as_str()
-            ))
-            .with_context("delete file", path));
-        }
-        match d.file.content {
-            DataContentType::PositionDeletes => {
-                if d.data_sequence_number >= task.data_sequence_number {
-                    pos.push(path);
-                }
-            }
-            DataContentType::EqualityDeletes => {
-                if d.data_sequence_number > task.data_sequence_number {
-                    let ids = d.file.equality_ids.clone().unwrap_or_default();
-                    let scope = format!("{}:{:?}", d.file.spec_id, d.file.partition);
-                    eq.entry(ids).or_default().push(EqFile { path, seq: d.data_sequence_number, scope });
-                }
-            }
-            DataContentType::Data => {
-                return Err(invalid_data("a data file is attached to a task as a delete file")
-                    .with_context("delete file", path));
-            }
-        }
-    }
-    Ok((pos, eq))
-}
-
 impl TaskReader {
     pub fn open(task: &FileScanTask, projected: &Schema, opts: ReadOptions) -> Result<Self> {
         let path = task.file.file_path.clone();
@@ -153,7 +103,6 @@ impl TaskReader {
             .with_context("file", path));
         }
         let output: SchemaRef = Arc::new(schema_to_arrow(projected)?);
-        let (pos_files, eq_groups) = applicable_deletes(task)?;
 
         // The data columns to read: the projection without metadata columns, then the
         // equality keys the projection lacks.
@@ -173,34 +122,7 @@ impl TaskReader {
                 }
             });
         }
-        let mut eq = Vec::with_capacity(eq_groups.len());
-        for (ids, files) in &eq_groups {
-            // A sizing hint from the manifests (saturating: the counts are not trusted).
-            let expected = task
-                .deletes
-                .iter()
-                .filter(|d| files.iter().any(|f| f.path == d.file.file_path.as_str()))
-                .fold(0i64, |n, d| n.saturating_add(d.file.record_count.max(0)));
-            let set = equality_set(
-                ids,
-                files,
-                projected,
-                usize::try_from(expected).unwrap_or(0),
-                task.delete_scope.as_deref(),
-            )?;
-            let mut idx = Vec::with_capacity(ids.len());
-            for kf in &set.fields() {
-                let i = match read_fields.iter().position(|f| f.id == kf.id) {
-                    Some(i) => i,
-                    None => {
-                        read_fields.push(kf.clone());
-                        read_fields.len() - 1
-                    }
-                };
-                idx.push(i);
-            }
-            eq.push((set, idx));
-        }
+        let deletes = DeleteFilter::load(task, projected, &mut read_fields)?;
         // The residual filter: its columns are read too (and dropped before output).
         let residual = match &task.residual {
             Some(v) => Some(BoundExpr::from_json(v).map_err(|e| e.with_context("file", path.clone()))?),
@@ -254,13 +176,8 @@ impl TaskReader {
             first_row += rg.num_rows();
         }
 
-        let mut deleted_lists = Vec::with_capacity(pos_files.len());
-        for p in &pos_files {
-            deleted_lists.push(delete_cache::position_deletes(p)?);
-        }
-        let lists: Vec<&[i64]> = deleted_lists.iter().map(|d| d.positions(&path)).collect();
-        let deleted = merge_positions(&lists);
-        let (selection, runs) = row_selection(&groups, &deleted, need_pos);
+        let deleted = deletes.deleted_positions();
+        let (selection, runs) = row_selection(&groups, deleted, need_pos);
 
         let mapping = opts.name_mapping.as_deref();
         let mask = projection_mask(builder.parquet_schema(), &read_schema, &path, mapping)?;
@@ -286,11 +203,10 @@ impl TaskReader {
             read_target,
             output,
             plan,
-            eq,
+            deletes,
             runs: runs.into_iter(),
             run: (0, 0),
             need_pos,
-            data_seq: task.data_sequence_number,
             path,
             remaining: opts.limit,
         })
@@ -342,16 +258,7 @@ impl TaskReader {
             data = self.fill_constants(data)?;
         }
         let pos = if self.need_pos { Some(Arc::new(self.positions(rows)?) as ArrayRef) } else { None };
-        let mut keep: Option<BooleanArray> = None;
-        for (set, idx) in &self.eq {
-            let cols: Vec<ArrayRef> = idx.iter().map(|&i| data.column(i).clone()).collect();
-            let m = set.keep_mask_for(&cols, self.data_seq)?;
-            keep = Some(match keep {
-                None => m,
-                Some(k) => arrow::compute::and(&k, &m)
-                    .map_err(|e| invalid_data("cannot combine delete masks").with_source(e))?,
-            });
-        }
+        let mut keep: Option<BooleanArray> = self.deletes.keep_mask(&data)?;
         if let Some(r) = &self.residual {
             let m = filter_mask(r, &data)?;
             keep = Some(match keep {
@@ -478,42 +385,6 @@ fn partition_constants(
 }
 
 /// The hash set of the equality delete `files` sharing key `ids`, from the process cache.
-fn equality_set(
-    ids: &[i32],
-    files: &[EqFile<'_>],
-    projected: &Schema,
-    expected_keys: usize,
-    snapshot_scope: Option<&str>,
-) -> Result<EqualityDeleteSetRef> {
-    let known = |id: i32| projected.fields().iter().find(|f| f.id == id).map(|f| f.as_ref().clone());
-    let types: Vec<String> =
-        ids.iter().map(|&id| known(id).map_or("?".into(), |f| f.field_type.to_string())).collect();
-    // One shared map per (key columns, their types, partition scopes): every data file of a
-    // scope probes the same map with its own sequence number (see equality_deletes.rs).
-    // That holds only among the live delete files of one snapshot of one table: without a
-    // snapshot scope, the map is keyed by the exact file list (no sharing).
-    let mut with_seq: Vec<(&str, i64)> = files.iter().map(|f| (f.path, f.seq)).collect();
-    with_seq.sort_unstable();
-    let key = match snapshot_scope {
-        Some(snapshot) => {
-            let mut scopes: Vec<&str> = files.iter().map(|f| f.scope.as_str()).collect();
-            scopes.sort_unstable();
-            scopes.dedup();
-            format!("{snapshot}\u{0}{ids:?}\u{0}{types:?}\u{0}{}", scopes.join("\u{0}"))
-        }
-        None => {
-            let paths: Vec<&str> = with_seq.iter().map(|f| f.0).collect();
-            format!("files\u{0}{ids:?}\u{0}{types:?}\u{0}{}", paths.join("\u{0}"))
-        }
-    };
-    let set = delete_cache::equality_deletes(&key, || {
-        let set = EqualityDeleteSet::load_with_seqs(ids, &with_seq, &known, expected_keys)?;
-        Ok(SharedEqualityDeletes::new(set, &with_seq))
-    })?;
-    set.ensure(&with_seq)?;
-    Ok(set)
-}
-
 impl Iterator for TaskReader {
     type Item = Result<RecordBatch>;
 

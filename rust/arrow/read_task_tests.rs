@@ -11,7 +11,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
 use super::*;
-use crate::manifest::DataFile;
+use crate::manifest::{DataContentType, DataFile};
 use crate::scan::DeleteFileRef;
 use crate::spec::PrimitiveType;
 
