@@ -8,7 +8,7 @@ ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
-		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2"
+		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
@@ -41,7 +41,11 @@ demo: release  ## build in release mode and run the example pipeline on local Sp
 test-rust:  ## cargo test (no Python needed)
 	cargo test -q
 
-test-python: release oracle  ## the pytest suite, Spark and interop included
+servers:  ## the real servers the tests start: Postgres from Debian (as root, when missing)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
+
+test-python: release oracle servers  ## the pytest suite, Spark and interop included
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
 
 test: test-rust test-python  ## everything CI runs

@@ -46,12 +46,12 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
                     "(e.g. type='sql', uri='sqlite:///catalog.db')"
                 )
             kind = "filesystem"
-        elif str(uri).startswith("sqlite:"):
+        elif str(uri).split(":", 1)[0].split("+", 1)[0].lower() in ("sqlite", "postgresql", "postgres"):
             kind = "sql"
         else:
             raise NotSupportedError(
                 f"catalog {name!r}: cannot infer the catalog type from uri {uri!r}; "
-                "supported types are 'filesystem' and 'sql' (sqlite)"
+                "supported types are 'filesystem' and 'sql' (sqlite, postgresql)"
             )
     cls = _TYPES.get(str(kind).lower())
     if cls is None:

@@ -5,8 +5,9 @@ JdbcCatalog and PyIceberg's SqlCatalog share, so all three see the same tables.
                    previous_metadata_location, iceberg_type)
     iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)
 
-`uri="sqlite:///path/to/catalog.db"` uses the standard library's sqlite3 (no
-SQLAlchemy). Metadata files are `<location>/metadata/<NNNNN>-<uuid>.metadata.json`; a
+`uri="sqlite:///path/to/catalog.db"` uses the standard library's sqlite3,
+`uri="postgresql://user:password@host:port/db"` the pure-Python pg8000 driver (no
+SQLAlchemy; see `_sql_backend.py`). Metadata files are `<location>/metadata/<NNNNN>-<uuid>.metadata.json`; a
 commit is a conditional UPDATE that only matches while the row still names the base
 metadata file.
 """
@@ -16,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sqlite3
-import threading
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from icefloe.catalog._base import (
     Properties,
     PropertiesUpdateSummary,
 )
+from icefloe.catalog._sql_backend import Connection, backend_for
 from icefloe.exceptions import (
     CommitConflictError,
     IcefloeIOError,
@@ -37,7 +37,6 @@ from icefloe.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
-    NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
 )
@@ -73,40 +72,19 @@ CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
     PRIMARY KEY (catalog_name, namespace, property_key)
 )
 """
-# Seconds a connection waits for another process's lock before giving up.
-_BUSY_TIMEOUT_S = 60.0
 _METADATA_FILE = re.compile(r"^(\d+)-.*\.metadata\.json$")
 
 
-def _sqlite_path(uri: str) -> str:
-    """The file of a SQLAlchemy-style sqlite URI: `sqlite:///rel.db`, `sqlite:////abs.db`,
-    `sqlite:///:memory:`."""
-    if uri.startswith("sqlite:///"):
-        return uri[len("sqlite:///") :] or ":memory:"
-    if uri in ("sqlite://", "sqlite:"):
-        return ":memory:"
-    scheme = uri.split(":", 1)[0]
-    raise NotSupportedError(
-        f"SQL catalog uri {uri!r}: only sqlite:///<path> is supported (the {scheme!r} "
-        "database needs a driver icefloe does not bundle yet)"
-    )
-
-
 class SqlCatalog(Catalog):
-    """Tables and namespaces recorded in a SQLite database (JdbcCatalog's schema)."""
+    """Tables and namespaces recorded in a SQLite or Postgres database (JdbcCatalog's schema)."""
 
     def __init__(self, name: str, **properties: str) -> None:
         super().__init__(name, **properties)
         uri = self.properties.get("uri")
         if not uri:
             raise ValidationError("the SQL catalog needs a 'uri' property, e.g. sqlite:///catalog.db")
-        self._path = _sqlite_path(uri)
-        self._memory: sqlite3.Connection | None = None
-        self._memory_lock = threading.Lock()
-        if self._path == ":memory:":
-            self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        elif os.path.dirname(self._path):
-            os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
+        self._backend = backend_for(uri)
+        self._path = self._backend.describe
         self._warehouse = self.properties.get("warehouse", "").rstrip("/")
         if self._warehouse and not urlparse_scheme(self._warehouse):
             self._warehouse = os.path.abspath(self._warehouse)
@@ -116,39 +94,30 @@ class SqlCatalog(Catalog):
 
     # ---- connections ----
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if self._memory is not None:
-            with self._memory_lock:
-                yield self._memory
-            return
-        try:
-            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as e:
-            raise IcefloeIOError(f"cannot open SQL catalog database {self._path}: {e}") from e
-        try:
+    def _connect(self) -> Iterator[Connection]:
+        with self._backend.connect() as conn:
             yield conn
-        finally:
-            conn.close()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that takes the database's write lock up front (BEGIN
-        IMMEDIATE), so concurrent writers queue on the busy timeout instead of failing
-        with 'database is locked' on a lock upgrade."""
+    def _write(self) -> Iterator[Connection]:
+        """A write transaction (sqlite: BEGIN IMMEDIATE takes the write lock up front, so
+        concurrent writers queue on the busy timeout instead of failing on a lock upgrade)."""
+        errors = self._backend.errors
         with self._connect() as conn:
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as e:
+                conn.execute(self._backend.begin_write)
+            except errors as e:
                 raise IcefloeIOError(f"cannot lock SQL catalog database {self._path}: {e}") from e
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                with contextlib.suppress(*errors):
+                    conn.execute("ROLLBACK")
                 raise
             try:
                 conn.execute("COMMIT")
-            except sqlite3.Error as e:
-                with contextlib.suppress(sqlite3.Error):
+            except errors as e:
+                with contextlib.suppress(*errors):
                     conn.execute("ROLLBACK")
                 raise IcefloeIOError(f"cannot commit to SQL catalog database {self._path}: {e}") from e
 
@@ -156,14 +125,14 @@ class SqlCatalog(Catalog):
         with self._connect() as conn:
             try:
                 return conn.execute(sql, params).fetchall()
-            except sqlite3.Error as e:
+            except self._backend.errors as e:
                 raise IcefloeIOError(f"SQL catalog query failed ({self._path}): {e}") from e
 
     def _ensure_tables(self) -> None:
         with self._write() as conn:
             conn.execute(_CREATE_TABLES)
             conn.execute(_CREATE_NAMESPACE_PROPERTIES)
-            cols = {row[1] for row in conn.execute("PRAGMA table_info(iceberg_tables)")}
+            cols = self._backend.table_columns(conn, "iceberg_tables")
         self._has_type_column = "iceberg_type" in cols
 
     def _is_table(self) -> str:
@@ -233,8 +202,10 @@ class SqlCatalog(Catalog):
                         "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
                         (self.name, ".".join(ns), table_name, metadata_location),
                     )
-        except sqlite3.IntegrityError:
+        except self._backend.errors as e:
             _io.remove_quietly(_io.local_path(metadata_location))
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
             raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
         except BaseException:
             _io.remove_quietly(_io.local_path(metadata_location))
@@ -259,7 +230,9 @@ class SqlCatalog(Catalog):
                     f"INSERT INTO iceberg_tables ({columns}) VALUES ({values})",
                     (self.name, ".".join(ns), table_name, metadata_location),
                 )
-        except sqlite3.IntegrityError:
+        except self._backend.errors as e:
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
             raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
         return self.load_table(parts)
 
@@ -321,7 +294,9 @@ class SqlCatalog(Catalog):
                 )
                 if cur.rowcount < 1:
                     raise NoSuchTableError(f"table {'.'.join(src)} does not exist")
-        except sqlite3.IntegrityError:
+        except self._backend.errors as e:
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
             raise TableAlreadyExistsError(f"table {'.'.join(dst)} already exists") from None
         return self.load_table(dst)
 

@@ -1,0 +1,1 @@
+"""Real servers the tests start on localhost (installed by `make test`)."""
