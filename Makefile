@@ -6,6 +6,11 @@ VPY := $(VENV)/bin/python
 ICEBERG_VERSION := 1.10.2
 ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+# Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
+# newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
+ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:1.10.0 org.xerial:sqlite-jdbc:3.54.1.0 \
+	org.postgresql:postgresql:42.7.14
+ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 PYTEST_ARGS ?=
 
 .PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
@@ -17,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
-		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30"
+		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
@@ -27,7 +32,14 @@ $(ORACLE_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:$(ICEBERG_VERSION) \
 		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
 
-oracle: $(ORACLE_JAR)  ## fetch Apache Iceberg Java (the test oracle) from Maven Central
+$(ORACLE_EXTRA_STAMP):
+	mkdir -p $(ORACLE_DIR)
+	for a in $(ORACLE_EXTRA); do \
+		mvn -q dependency:copy -Dartifact=$$a -DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2 || exit 1; \
+	done
+	touch $@
+
+oracle: $(ORACLE_JAR) $(ORACLE_EXTRA_STAMP)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
 
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q

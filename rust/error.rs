@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Io,
     /// The table changed underneath a commit.
     CommitConflict,
+    /// A file that must be created new already exists (a lost conditional create).
+    AlreadyExists,
     /// A bug in icefloe: an invariant did not hold.
     Internal,
 }
@@ -31,6 +33,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotFound => "not found",
             ErrorKind::Io => "I/O error",
             ErrorKind::CommitConflict => "commit conflict",
+            ErrorKind::AlreadyExists => "already exists",
             ErrorKind::Internal => "internal error",
         };
         f.write_str(s)
@@ -99,7 +102,11 @@ impl std::error::Error for Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Io };
+        let kind = match e.kind() {
+            std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            std::io::ErrorKind::AlreadyExists => ErrorKind::AlreadyExists,
+            _ => ErrorKind::Io,
+        };
         Error::new(kind, "I/O operation failed").with_source(e)
     }
 }

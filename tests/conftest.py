@@ -59,6 +59,18 @@ def oracle_jar() -> str:
     return str(path.resolve())
 
 
+def extra_jars(runtime_jar: str) -> list[str]:
+    """The jars `make oracle` puts next to the runtime: S3FileIO's AWS SDK bundle and the
+    JDBC drivers of Java's JdbcCatalog (sqlite, Postgres). Missing ones fail, never skip."""
+    found = []
+    for pattern in ("iceberg-aws-bundle-*.jar", "sqlite-jdbc-*.jar", "postgresql-*.jar"):
+        jars = sorted(Path(runtime_jar).parent.glob(pattern))
+        if not jars:
+            pytest.fail(f"{pattern} is missing next to {runtime_jar} (run `make oracle`)", pytrace=False)
+        found.append(str(jars[-1]))
+    return found
+
+
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shared warehouse folder of the ``oracle`` Spark catalog and icefloe's filesystem catalog."""
@@ -75,7 +87,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("icefloe-tests")
-        .config("spark.jars", jar)
+        .config("spark.jars", ",".join([jar, *extra_jars(jar)]))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")

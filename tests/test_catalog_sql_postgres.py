@@ -78,7 +78,13 @@ def test_a_lost_race_is_detected_and_retried(cat: SqlCatalog) -> None:
 
 def test_processes_appending_at_once_lose_nothing(cat: SqlCatalog, pg_uri: str, tmp_path: Path) -> None:
     cat.create_namespace("db")
-    cat.create_table("db.p", schema=icefloe.Schema.from_arrow(PROC_SCHEMA))
+    # Four writers committing back to back: enough retries that none gives up (the test is
+    # about losing nothing, not about the default retry budget).
+    cat.create_table(
+        "db.p",
+        schema=icefloe.Schema.from_arrow(PROC_SCHEMA),
+        properties={"commit.retry.num-retries": "100", "commit.retry.min-wait-ms": "5"},
+    )
     props = {"name": cat.name, "type": "sql", "uri": pg_uri, "warehouse": str(tmp_path / "wh")}
     go = tmp_path / "go"
     n, writers = 10, 4

@@ -1,131 +1,173 @@
-"""Local-file helpers for the catalogs' metadata files (data files go through the native
-FileIO). Locations are plain absolute paths or `file:` URLs; other schemes are refused
-with NotSupportedError until the native FileIO exposes metadata reads/writes."""
+"""FileIO for the Python layer: thin wrappers over the Rust FileIO (rust/io/), so the
+catalogs, clean-up and the Rust readers and writers share one location parser and one
+implementation per storage: local paths and `file:` URLs, `s3://`/`s3a://`, `gs://`,
+`abfss://`/`az://` and `memory://`.
+
+Storage settings are FileIO properties with PyIceberg's names (`s3.endpoint`,
+`s3.access-key-id`, `s3.secret-access-key`, `s3.session-token`, `s3.region`,
+`s3.path-style-access`, `gcs.*`, `adls.*`), registered for a location prefix (a catalog's
+warehouse, a table's location). Spark tasks carry an `IoConfig` and register it in the
+worker before touching a file. Secret values are never logged or shown in a repr.
+"""
 
 from __future__ import annotations
 
 import gzip
 import logging
-import os
-import uuid
-from urllib.parse import urlparse
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from icefloe.exceptions import IcefloeIOError, NotFoundError, NotSupportedError
+from icefloe import _native
+
+if TYPE_CHECKING:
+    from icefloe.table import Table
 
 logger = logging.getLogger("icefloe")
 
+# Property prefixes that configure storage (everything else stays on the driver).
+_FILE_IO_PREFIXES = ("s3.", "gcs.", "adls.", "client.")
+# What this process registered (prefix -> properties): Spark tasks carry it to executors.
+_REGISTERED: dict[str, dict[str, str]] = {}
+
+
+def file_io_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The storage settings among catalog (or vended table) properties."""
+    return {k: str(v) for k, v in properties.items() if k.startswith(_FILE_IO_PREFIXES)}
+
+
+def redact(properties: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("***" if _native.is_secret_property(k) else v) for k, v in properties.items()}
+
+
+class IoConfig:
+    """FileIO properties per location prefix, as a Spark task carries them to executors."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: Iterable[tuple[str, Mapping[str, str]]] = ()) -> None:
+        self.entries: tuple[tuple[str, dict[str, str]], ...] = tuple((p, dict(props)) for p, props in entries)
+
+    def apply(self) -> None:
+        """Registers every entry in this process (cheap when already registered)."""
+        for prefix, props in self.entries:
+            register(prefix, props)
+
+    @staticmethod
+    def current() -> IoConfig:
+        """Everything registered in this process (what a Spark task needs on an executor)."""
+        return IoConfig(_REGISTERED.items())
+
+    def __repr__(self) -> str:
+        return f"IoConfig({[(p, redact(props)) for p, props in self.entries]!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IoConfig) and self.entries == other.entries
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @staticmethod
+    def for_table(table: Table) -> IoConfig:
+        props = table.io_properties
+        if not props:
+            return IoConfig()
+        return IoConfig((p, props) for p in table_prefixes(table) if not is_local(p))
+
+
+def table_prefixes(table: Table) -> list[str]:
+    """Every place a table's files may live: its location and the write paths."""
+    keys = (
+        "write.data.path",
+        "write.metadata.path",
+        "write.folder-storage.path",
+        "write.object-storage.path",
+    )
+    out = [table.location()]
+    out += [v for k in keys if (v := table.properties.get(k))]
+    return list(dict.fromkeys(out))
+
+
+def register(prefix: str, properties: Mapping[str, str]) -> None:
+    """Uses `properties` for every location under `prefix` in this process (remote only)."""
+    if not is_local(prefix):
+        props = file_io_properties(properties)
+        _native.register_file_io(prefix, props)
+        _REGISTERED[prefix.rstrip("/")] = props
+
+
+def parse(location: str) -> tuple[str, str, str]:
+    """(kind, storage root, key): `("local", "", "/a/b")`, `("s3", "s3://bkt", "a/b")`."""
+    return _native.parse_location(location)
+
 
 def is_local(location: str) -> bool:
-    scheme = urlparse(location).scheme
-    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+    return parse(location)[0] == "local"
 
 
 def local_path(location: str) -> str:
-    """The filesystem path of a local location (`/a/b`, `file:/a/b`, `file:///a/b`)."""
-    parsed = urlparse(location)
-    if parsed.scheme == "file":
-        # No percent-decoding: Iceberg Java (Hadoop) keeps `%XX` in partition paths literally
-        # on disk (`name=a%C3%B1b/`), and so does the Rust core.
-        return parsed.path
-    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
-        return location
-    raise NotSupportedError(
-        f"location {location!r}: the {parsed.scheme!r} scheme is not supported by the Python "
-        "catalogs yet (local paths and file: URLs are)"
-    )
+    """The filesystem path of a local location (`/a/b`, `file:/a/b`, `file:///a/b`); no
+    percent-decoding: Iceberg Java (Hadoop) keeps `%XX` of partition paths literally."""
+    kind, _root, key = parse(location)
+    if kind != "local":
+        from icefloe.exceptions import NotSupportedError
+
+        raise NotSupportedError(f"location {location!r} is not a local path")
+    return key
 
 
 def join(location: str, *parts: str) -> str:
     return "/".join([location.rstrip("/"), *parts])
 
 
+def read_bytes(location: str) -> bytes:
+    return _native.io_read(location)
+
+
 def read_text(location: str) -> str:
-    """A metadata file's text (gzip when the name says so: `*.gz.metadata.json`, `*.json.gz`)."""
-    path = local_path(location)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise NotFoundError(f"metadata file {location} does not exist") from None
-    except OSError as e:
-        raise IcefloeIOError(f"cannot read {location}: {e}") from e
-    if path.endswith((".gz.metadata.json", ".gz")) or raw[:2] == b"\x1f\x8b":
+    """A metadata file's text (gzip when the name or the bytes say so: `*.gz.metadata.json`,
+    `*.json.gz`)."""
+    raw = _native.io_read(location)
+    if location.endswith((".gz.metadata.json", ".gz")) or raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return raw.decode("utf-8")
 
 
-def write_temp(directory: str, data: bytes) -> str:
-    """Writes `data` to a fresh hidden temp file in `directory` (fsynced); returns its path.
-    The name starts with `.` and ends in `.tmp` so no listing takes it for metadata."""
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as e:
-        remove_quietly(tmp)
-        raise IcefloeIOError(f"cannot write {tmp}: {e}") from e
-    return tmp
-
-
 def write_new(location: str, data: bytes) -> None:
-    """Creates a file that must not exist yet, all or nothing (temp + hard link)."""
-    path = local_path(location)
-    tmp = write_temp(os.path.dirname(path), data)
+    """Creates a file that must not exist yet, all or nothing; FileExistsError when another
+    writer created it first (the compare-and-swap of a filesystem-catalog commit)."""
+    if not _native.io_write_new(location, data):
+        raise FileExistsError(location)
+
+
+def write(location: str, data: bytes) -> None:
+    """Writes a file, replacing it (hints such as version-hint.text; never a commit)."""
+    _native.io_write(location, data)
+
+
+def exists(location: str) -> bool:
+    return _native.io_exists(location)
+
+
+def list_dir(location: str) -> tuple[list[str], list[tuple[str, int]]]:
+    """One folder level: (sub-folder names, [(file name, size)]); a missing folder is empty."""
+    return _native.io_list_dir(location)
+
+
+def list_files(location: str) -> list[tuple[str, int]]:
+    """Every file under a folder, recursively: [(location, size)]."""
+    return _native.io_list(location)
+
+
+def delete(locations: Iterable[str]) -> None:
+    _native.delete_files(list(locations))
+
+
+def delete_prefix(location: str) -> None:
+    _native.io_delete_prefix(location)
+
+
+def remove_quietly(location: str) -> None:
+    """Deletes a file, logging (not raising) a failure: clean-up after a failed write."""
     try:
-        link_exclusive(tmp, path)
-    finally:
-        remove_quietly(tmp)
-
-
-def link_exclusive(src: str, dst: str) -> None:
-    """Atomically makes `dst` name the complete file `src`; FileExistsError if `dst` exists.
-    A hard link never replaces its target (unlike os.rename on POSIX), which makes it the
-    compare-and-swap of a filesystem commit."""
-    try:
-        os.link(src, dst)
-        return
-    except FileExistsError:
-        raise
-    except OSError as e:
-        # Filesystems without hard links: fall back to an exclusive create + copy. Readers
-        # could see a partial file for a moment, but the swap is still exclusive.
-        if e.errno not in _NO_LINK_ERRNOS:
-            raise IcefloeIOError(f"cannot create {dst}: {e}") from e
-    with open(src, "rb") as s:
-        data = s.read()
-    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _no_link_errnos() -> set[int]:
-    import errno
-
-    names = ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK")
-    return {getattr(errno, n) for n in names if hasattr(errno, n)}
-
-
-_NO_LINK_ERRNOS = _no_link_errnos()
-
-
-def replace_atomically(path: str, data: bytes) -> None:
-    tmp = write_temp(os.path.dirname(path), data)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        remove_quietly(tmp)
-        raise
-
-
-def remove_quietly(path: str) -> None:
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
-    except OSError as e:
-        logger.warning("icefloe: could not delete %s: %s", path, e)
+        _native.delete_files([location])
+    except Exception as e:
+        logger.warning("icefloe: could not delete %s: %s", location, e)

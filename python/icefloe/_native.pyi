@@ -240,8 +240,36 @@ def files_not_matching(
     """Paths of the files (DataFile descriptors) not proven by partition or column stats to
     hold only rows matching the row filter (unbound expression JSON)."""
 
+# ---- FileIO (rust/python/io.rs): every storage through one implementation ----
+def register_file_io(prefix: str, properties: dict[str, str]) -> None:
+    """FileIO properties (`s3.endpoint`, `s3.access-key-id`, ...) for every location under
+    `prefix`; the longest registered prefix of a location wins."""
+
+def file_io_properties(location: str) -> dict[str, str]:
+    """The properties registered for a location, secret values shown as `***`."""
+
+def is_secret_property(key: str) -> bool: ...
+def parse_location(location: str) -> tuple[str, str, str]:
+    """(kind, storage root, key): kind is local, s3, gcs, azure or memory."""
+
+def io_read(location: str) -> bytes: ...
+def io_write_new(location: str, data: bytes) -> bool:
+    """Creates a file that must not exist, all or nothing; False if it already exists.
+    NotSupportedError on a store without conditional writes."""
+
+def io_write(location: str, data: bytes) -> None:
+    """Writes a file, replacing it (hints, never commits)."""
+
+def io_exists(location: str) -> bool: ...
+def io_list_dir(location: str) -> tuple[list[str], list[tuple[str, int]]]:
+    """(sub-folder names, [(file name, size)]); a missing folder is empty."""
+
+def io_list(location: str) -> list[tuple[str, int]]:
+    """Every file under a folder, recursively: [(location, size)]."""
+
+def io_delete_prefix(location: str) -> None: ...
 def delete_files(paths: list[str]) -> None:
-    """Deletes files (missing ones are ignored)."""
+    """Deletes files (missing ones are ignored; object stores in parallel)."""
 
 # ---- scan (driver plans, executors read) ----
 def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[str]:

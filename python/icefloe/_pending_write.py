@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -161,18 +160,11 @@ def abort_write(table: Table, write_id: str, keep: set[str] | None = None) -> li
     if not write_id or len(write_id) < 8:
         raise ValidationError(f"refusing to abort a write with id {write_id!r} (too short to be unique)")
     location = data_location(table)
-    if not _io.is_local(location):
-        logger.warning("icefloe: cannot list %s to abort write %s (not local)", location, write_id)
-        return []
-    root = _io.local_path(location)
-    found: list[str] = []
-    for dirpath, _dirs, files in os.walk(root):
-        found.extend(os.path.join(dirpath, f) for f in files if write_id in f)
+    found = [p for p, _size in _io.list_files(location) if write_id in p.rsplit("/", 1)[-1]]
     if keep:
-        kept = {_io.local_path(p) for p in keep}
-        found = [p for p in found if p not in kept]
-    for path in found:
-        _io.remove_quietly(path)
+        kept = {_io.parse(p)[1:] for p in keep}
+        found = [p for p in found if _io.parse(p)[1:] not in kept]
+    _io.delete(found)
     return found
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write
+from icefloe import _io, _native, _pending_write
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
@@ -46,6 +46,8 @@ class Table:
         self._metadata = metadata
         self._metadata_location = metadata_location
         self._catalog = catalog
+        self._io_properties = _io.file_io_properties(catalog.properties)
+        self._io_config = self._register_io()
 
     # ---- identity ----
     @property
@@ -126,6 +128,8 @@ class Table:
         fresh = self._catalog.load_table(self._identifier)
         self._metadata = fresh._metadata
         self._metadata_location = fresh._metadata_location
+        self._io_properties = fresh._io_properties
+        self._io_config = self._register_io()
         return self
 
     def _set_metadata(self, metadata: _native.TableMetadata) -> None:
@@ -134,6 +138,24 @@ class Table:
             raise ValidationError("committed metadata has no metadata_location")
         self._metadata = metadata
         self._metadata_location = location
+        self._io_config = self._register_io()
+
+    # ---- storage ----
+    @property
+    def io_properties(self) -> dict[str, str]:
+        """The FileIO properties of this table's storage (the catalog's `s3.*`, `gcs.*`,
+        `adls.*` settings and, for a REST catalog, the table's vended config)."""
+        return dict(self._io_properties)
+
+    @property
+    def io_config(self) -> _io.IoConfig:
+        """What a Spark task needs to reach this table's files on an executor."""
+        return self._io_config
+
+    def _register_io(self) -> _io.IoConfig:
+        config = _io.IoConfig.for_table(self)
+        config.apply()
+        return config
 
     # ---- read ----
     def scan(

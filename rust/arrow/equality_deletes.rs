@@ -26,7 +26,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use super::reader::read_parquet;
 use super::schema::{schema_from_arrow, type_to_arrow};
 use crate::error::{invalid_data, not_supported, Error, Result};
-use crate::io::local_path;
+use crate::io::InputFile;
 use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 
 /// A multiply-rotate hasher (the Fx scheme): keys are ids and short row encodings, not
@@ -123,9 +123,7 @@ fn widen(t: &Type) -> Type {
 
 /// The key field `id` as a delete file declares it (its Parquet schema carries table field ids).
 fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
-    let local = local_path(path)?;
-    let file =
-        std::fs::File::open(&local).map_err(|e| Error::from(e).with_context("equality delete file", path))?;
+    let file = InputFile::open(path, None).map_err(|e| e.with_context("equality delete file", path))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
         invalid_data("cannot open equality delete file")
             .with_context("equality delete file", path)

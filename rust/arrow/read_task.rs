@@ -5,7 +5,6 @@
 //! Output batches hold at most `batch_size` rows; a data file is never held whole.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
@@ -22,9 +21,9 @@ use super::name_mapped;
 use super::position_deletes::row_selection;
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
 use super::schema::schema_to_arrow;
-use crate::error::{invalid_data, not_supported, Error, Result};
+use crate::error::{invalid_data, not_supported, Result};
 use crate::expr::{filter_mask, BoundExpr, RowGroupEvaluator};
-use crate::io::local_path;
+use crate::io::InputFile;
 use crate::manifest::FileFormat;
 use crate::scan::FileScanTask;
 use crate::spec::{Literal, NameMapping, NestedField, PrimitiveType, Schema, Type};
@@ -135,8 +134,8 @@ impl TaskReader {
         let mut read_schema = Schema::new(projected.schema_id(), read_fields.clone(), vec![])?;
         let mut read_target: SchemaRef = Arc::new(schema_to_arrow(&read_schema)?);
 
-        let local = local_path(&path)?;
-        let file = File::open(&local).map_err(|e| Error::from(e).with_context("file", path.clone()))?;
+        let file = InputFile::open(&path, u64::try_from(task.file.file_size_in_bytes).ok())?;
+        let input = file.clone();
         let ropts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
             .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))?;
@@ -181,6 +180,16 @@ impl TaskReader {
 
         let mapping = opts.name_mapping.as_deref();
         let mask = projection_mask(builder.parquet_schema(), &read_schema, &path, mapping)?;
+        input.plan(
+            chosen
+                .iter()
+                .filter_map(|&i| md.row_groups().get(i))
+                .map(|rg| {
+                    let leaves = rg.columns().iter().enumerate().filter(|(c, _)| mask.leaf_included(*c));
+                    leaves.map(|(_, c)| c.byte_range()).map(|(s, l)| s..s + l).collect()
+                })
+                .collect(),
+        );
         let unmapped = !name_mapped::file_has_field_ids(builder.parquet_schema());
         let mut builder =
             builder.with_projection(mask).with_batch_size(opts.batch_size.max(1)).with_row_groups(chosen);

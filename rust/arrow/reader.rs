@@ -3,7 +3,6 @@
 //! (column order, promotions, timezone spelling, missing columns as nulls).
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -20,7 +19,7 @@ use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
-use crate::io::local_path;
+use crate::io::InputFile;
 use crate::spec::{NameMapping, NestedField, PrimitiveType, Schema, Type, PROPERTY_NAME_MAPPING_DEFAULT};
 
 /// Default number of rows per batch.
@@ -48,8 +47,7 @@ pub fn read_parquet(path: &str, projected: &Schema, batch_size: usize) -> Result
 
 impl ArrowReader {
     pub fn open(path: &str, projected: &Schema, batch_size: usize) -> Result<Self> {
-        let local = local_path(path)?;
-        let file = File::open(&local).map_err(|e| Error::from(e).with_context("file", path))?;
+        let file = InputFile::open(path, None)?;
         // The embedded Arrow schema of other writers (LargeUtf8, views, dictionaries) is
         // ignored: the Parquet schema plus our casts decide the output types.
         let opts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
@@ -599,7 +597,8 @@ mod tests {
         let schema = Arc::new(ArrowSchema::new(vec![Field::new("a", DataType::Int32, true)]));
         let batch =
             RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![1, 2]))]).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None)
+            .unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
         let s =

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pyo3::prelude::*;
 
-use super::errors::{to_py, PyResultExt};
+use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
 use crate::commit::{ConflictScope, RowFilter, Validation};
 use crate::expr::{bind, Expression};
@@ -212,17 +212,6 @@ fn files_not_matching(
     Ok(files.into_iter().filter(|f| !filter.must_match(f)).map(|f| f.file_path).collect())
 }
 
-#[pyfunction]
-fn delete_files(py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
-    py.detach(move || {
-        for p in &paths {
-            crate::io::delete_file(p)?;
-        }
-        Ok(())
-    })
-    .map_err(to_py)
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fast_append, m)?)?;
     m.add_function(wrap_pyfunction!(merge_append, m)?)?;
@@ -233,6 +222,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_commit, m)?)?;
     m.add_function(wrap_pyfunction!(plan_row_removal, m)?)?;
     m.add_function(wrap_pyfunction!(files_not_matching, m)?)?;
-    m.add_function(wrap_pyfunction!(delete_files, m)?)?;
     Ok(())
 }

@@ -23,7 +23,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         ErrorKind::NotSupported => NotSupportedError::new_err(msg),
         ErrorKind::NotFound => NotFoundError::new_err(msg),
         ErrorKind::CommitConflict => CommitConflictError::new_err(msg),
-        ErrorKind::Io => IcefloeIOError::new_err(msg),
+        ErrorKind::Io | ErrorKind::AlreadyExists => IcefloeIOError::new_err(msg),
         _ => IcefloeError::new_err(msg),
     }
 }

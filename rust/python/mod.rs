@@ -7,6 +7,7 @@
 mod commit;
 mod errors;
 mod expr;
+mod io;
 mod metadata;
 mod read;
 mod scan;
@@ -45,5 +46,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     read::register(m)?;
     commit::register(m)?;
     expr::register(m)?;
+    io::register(m)?;
     Ok(())
 }

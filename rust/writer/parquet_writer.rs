@@ -3,8 +3,6 @@
 //! DataFile with metrics produced on close.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::File;
-use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -17,8 +15,8 @@ use parquet::schema::types::{SchemaDescriptor, Type as ParquetType, TypePtr};
 
 use super::metrics::{FloatCollector, MetricsConfig};
 use crate::arrow::schema_to_arrow;
-use crate::error::{invalid_data, validation, Error, Result};
-use crate::io::local_path;
+use crate::error::{invalid_data, validation, Result};
+use crate::io::OutputFile;
 use crate::manifest::DataFile;
 use crate::spec::{PrimitiveType, Schema, StructValue, Type};
 
@@ -221,23 +219,10 @@ fn patch_uuid(t: &TypePtr, ids: &HashSet<i32>) -> Result<TypePtr> {
 }
 
 /// A `Write` over a local file that counts bytes, so the file size is exact (checklist T2).
-struct CountingFile {
-    file: File,
-}
-
-impl Write for CountingFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
-}
-
 /// Writes one Parquet data file of an Iceberg schema and returns its DataFile on close.
 pub struct ParquetFileWriter {
     path: String,
-    writer: Option<ArrowWriter<CountingFile>>,
+    writer: Option<ArrowWriter<OutputFile>>,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
     floats: FloatCollector,
@@ -261,22 +246,12 @@ impl ParquetFileWriter {
     ) -> Result<Self> {
         let arrow_schema: SchemaRef = Arc::new(schema_to_arrow(&schema)?);
         let descr = parquet_schema(&schema, &arrow_schema)?;
-        let local = local_path(path)?;
-        if let Some(parent) = local.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::from(e).with_context("directory", parent.display().to_string()))?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&local)
-            .map_err(|e| Error::from(e).with_context("file", path))?;
+        let file = OutputFile::create(path)?;
         let options =
             ArrowWriterOptions::new().with_properties(props.writer_properties()).with_parquet_schema(descr);
-        let writer = ArrowWriter::try_new_with_options(CountingFile { file }, arrow_schema.clone(), options)
-            .map_err(|e| {
-                invalid_data("cannot create Parquet writer").with_context("file", path).with_source(e)
-            })?;
+        let writer = ArrowWriter::try_new_with_options(file, arrow_schema.clone(), options).map_err(|e| {
+            invalid_data("cannot create Parquet writer").with_context("file", path).with_source(e)
+        })?;
         let floats = FloatCollector::new(&schema);
         Ok(ParquetFileWriter {
             path: path.to_string(),
@@ -325,7 +300,10 @@ impl ParquetFileWriter {
             invalid_data("cannot finish Parquet file").with_context("file", self.path.clone()).with_source(e)
         })?;
         let size = w.bytes_written() as i64;
-        w.inner_mut().flush().map_err(|e| Error::from(e).with_context("file", self.path.clone()))?;
+        if let Err(e) = w.inner_mut().finish() {
+            let _ = w.inner_mut().abort();
+            return Err(e);
+        }
         drop(w);
         let mut df = DataFile::new_data(self.path.clone(), 0, size);
         df.partition = partition;
@@ -337,8 +315,10 @@ impl ParquetFileWriter {
 
     /// Drops the writer and deletes the partial file.
     pub fn abort(mut self) -> Result<()> {
-        self.writer.take();
-        crate::io::delete_file(&self.path)
+        match self.writer.take() {
+            Some(mut w) => w.inner_mut().abort(),
+            None => crate::io::delete_file(&self.path),
+        }
     }
 }
 
@@ -354,6 +334,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::spec::{Literal, NestedField, StructType};
     use crate::writer::MetricsConfig;
+    use std::fs::File;
 
     pub(crate) fn all_types_schema() -> Schema {
         let p = |t: PrimitiveType| -> Type { t.into() };

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Union
 
 from icefloe import _io, _native
 from icefloe.exceptions import (
+    IcefloeError,
     NamespaceAlreadyExistsError,
     NotSupportedError,
     TableAlreadyExistsError,
@@ -50,6 +50,9 @@ class Catalog(ABC):
     def __init__(self, name: str, **properties: str) -> None:
         self.name = name
         self.properties: Properties = {k: str(v) for k, v in properties.items()}
+        warehouse = self.properties.get("warehouse")
+        if warehouse:
+            _io.register(warehouse, self.properties)
 
     # ---- identifiers ----
     @staticmethod
@@ -251,14 +254,17 @@ def _table_files(table: Table) -> list[str]:
 
 
 def _remove_table_dirs(table: Table) -> None:
-    """Removes the table's metadata folder (manifests live there) and its data folder if
-    they are local and now hold nothing but what this table wrote."""
+    """Removes the table's metadata folder (manifests live there) and, when local, its data
+    folder if it now holds nothing but what this table wrote."""
     loc = table.location()
+    meta = table.properties.get("write.metadata.path") or _io.join(loc, "metadata")
+    try:
+        _io.delete_prefix(meta)
+    except IcefloeError as e:
+        logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
     if not _io.is_local(loc):
-        return
+        return  # object stores have no empty folders to remove
     root = _io.local_path(loc)
-    meta = table.properties.get("write.metadata.path") or os.path.join(root, "metadata")
-    shutil.rmtree(_io.local_path(meta), ignore_errors=True)
     data = table.properties.get("write.data.path") or os.path.join(root, "data")
     _remove_empty_dirs(_io.local_path(data))
     _remove_empty_dirs(root)

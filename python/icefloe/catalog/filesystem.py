@@ -5,24 +5,28 @@ HadoopCatalog reads and writes the same warehouse.
     <warehouse>/<ns1>/<ns2>/<table>/metadata/version-hint.text   (N, no newline)
 
 Namespaces are folders; a folder is a table when its `metadata/` holds a
-`*.metadata.json`. A commit is a compare-and-swap on the file name: the new metadata is
-written to a temp file, then hard-linked to `v<N+1>.metadata.json`, which fails if
-another writer created that version first (os.rename would silently replace it).
+`*.metadata.json`. A commit is a compare-and-swap on the file name: `v<N+1>.metadata.json`
+is created only if no other writer created it first. Locally the new metadata is written to
+a temp file and hard-linked to that name (os.rename would silently replace it); on an
+object store (`s3://`, `gs://`, `abfss://`, `memory://` warehouses) it is a conditional
+PUT (`If-None-Match: *`), and a store that cannot do one refuses the commit. The
+version hint is only a hint: readers look past it for newer versions.
+
+Object stores have no empty folders, so a namespace created there is marked by an empty
+`.namespace` object in its folder (hidden names are never tables or namespaces).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
 
 from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties
 from icefloe.exceptions import (
     CommitConflictError,
-    IcefloeIOError,
+    IcefloeError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["FilesystemCatalog"]
 
 VERSION_HINT = "version-hint.text"
+NAMESPACE_MARKER = ".namespace"
 # v<N>.metadata.json, and the gzip forms Java writes/reads (checklist T8).
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
 
@@ -63,33 +68,33 @@ class FilesystemCatalog(Catalog):
         warehouse = self.properties.get("warehouse")
         if not warehouse:
             raise ValidationError("the filesystem catalog needs a 'warehouse' property (a folder)")
+        self._local = _io.is_local(warehouse)
         self._warehouse = warehouse.rstrip("/") or "/"
-        root = _io.local_path(self._warehouse)
-        self._root = os.path.abspath(root)
-        if not urlparse(self._warehouse).scheme:
-            self._warehouse = self._root
-        os.makedirs(self._root, exist_ok=True)
+        if self._local:
+            root = os.path.abspath(_io.local_path(self._warehouse))
+            if not warehouse.startswith("file:"):
+                self._warehouse = root
+            os.makedirs(root, exist_ok=True)
 
     # ---- paths ----
     def _dir(self, parts: Identifier) -> str:
-        return os.path.join(self._root, *parts)
-
-    def _location(self, parts: Identifier) -> str:
         return _io.join(self._warehouse, *parts)
+
+    _location = _dir
 
     @staticmethod
     def _metadata_dir(table_dir: str) -> str:
-        return os.path.join(table_dir, "metadata")
+        return _io.join(table_dir, "metadata")
 
     def _is_table_dir(self, path: str) -> bool:
-        meta = self._metadata_dir(path)
-        try:
-            return any(_VERSION_FILE.match(n) for n in os.listdir(meta))
-        except (FileNotFoundError, NotADirectoryError):
-            return False
+        _dirs, files = _io.list_dir(self._metadata_dir(path))
+        return any(_VERSION_FILE.match(n) for n, _size in files)
 
     def _is_namespace_dir(self, path: str) -> bool:
-        return os.path.isdir(path) and not self._is_table_dir(path)
+        if self._local:
+            return os.path.isdir(_io.local_path(path)) and not self._is_table_dir(path)
+        dirs, files = _io.list_dir(path)
+        return bool(dirs or files) and not self._is_table_dir(path)
 
     @staticmethod
     def _check_part(part: str) -> None:
@@ -112,8 +117,7 @@ class FilesystemCatalog(Catalog):
     @staticmethod
     def _version_file(meta_dir: str, version: int) -> str | None:
         for n in _version_names(version):
-            p = os.path.join(meta_dir, n)
-            if os.path.exists(p):
+            if _io.exists(_io.join(meta_dir, n)):
                 return n
         return None
 
@@ -123,17 +127,14 @@ class FilesystemCatalog(Catalog):
         `v<N>.metadata.json` present."""
         version: int | None = None
         try:
-            with open(os.path.join(meta_dir, VERSION_HINT)) as f:
-                version = int(f.read().strip())
-        except (OSError, ValueError):
+            version = int(_io.read_text(_io.join(meta_dir, VERSION_HINT)).strip())
+        except (IcefloeError, ValueError, UnicodeDecodeError):
             version = None
         if version is not None and self._version_file(meta_dir, version) is None:
             version = None
         if version is None:
-            try:
-                found = [int(m.group(1)) for n in os.listdir(meta_dir) if (m := _VERSION_FILE.match(n))]
-            except FileNotFoundError:
-                return None
+            _dirs, files = _io.list_dir(meta_dir)
+            found = [int(m.group(1)) for n, _size in files if (m := _VERSION_FILE.match(n))]
             return max(found, default=None)
         while self._version_file(meta_dir, version + 1) is not None:
             version += 1
@@ -141,7 +142,7 @@ class FilesystemCatalog(Catalog):
 
     @staticmethod
     def _version_of(metadata_location: str) -> int:
-        m = _VERSION_FILE.match(os.path.basename(metadata_location))
+        m = _VERSION_FILE.match(metadata_location.rsplit("/", 1)[-1])
         if not m:
             raise ValidationError(
                 f"metadata file {metadata_location} is not named v<N>.metadata.json; "
@@ -200,7 +201,7 @@ class FilesystemCatalog(Catalog):
         path = self._dir(ns)
         if not self._is_namespace_dir(path):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        return [(*ns, n) for n in self._subdirs(path) if self._is_table_dir(os.path.join(path, n))]
+        return [(*ns, n) for n in self._subdirs(path) if self._is_table_dir(_io.join(path, n))]
 
     def drop_table(self, identifier: IdentifierLike) -> None:
         # In a Hadoop layout the folder is the table: dropping removes it, as Java does.
@@ -208,7 +209,7 @@ class FilesystemCatalog(Catalog):
         path = self._dir(parts)
         if not self._is_table_dir(path):
             raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
-        shutil.rmtree(path)
+        _io.delete_prefix(path)
 
     def rename_table(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> Table:
         raise NotSupportedError(
@@ -220,11 +221,8 @@ class FilesystemCatalog(Catalog):
     # ---- namespaces ----
     @staticmethod
     def _subdirs(path: str) -> list[str]:
-        try:
-            names = sorted(os.listdir(path))
-        except FileNotFoundError:
-            return []
-        return [n for n in names if not n.startswith(".") and os.path.isdir(os.path.join(path, n))]
+        dirs, _files = _io.list_dir(path)
+        return [n for n in dirs if not n.startswith(".")]
 
     def create_namespace(self, namespace: IdentifierLike, properties: Properties | None = None) -> None:
         ns = self._ns_parts(namespace)
@@ -235,32 +233,40 @@ class FilesystemCatalog(Catalog):
                 "the filesystem catalog cannot store namespace properties (a namespace is a folder)"
             )
         path = self._dir(ns)
-        if os.path.exists(path):
+        if self._is_namespace_dir(path) or self._is_table_dir(path):
             raise NamespaceAlreadyExistsError(f"namespace {'.'.join(ns)} already exists")
-        try:
-            os.makedirs(path)
-        except FileExistsError:
-            raise NamespaceAlreadyExistsError(f"namespace {'.'.join(ns)} already exists") from None
+        if self._local:
+            try:
+                os.makedirs(_io.local_path(path))
+            except FileExistsError:
+                raise NamespaceAlreadyExistsError(f"namespace {'.'.join(ns)} already exists") from None
+        else:
+            try:
+                _io.write_new(_io.join(path, NAMESPACE_MARKER), b"")
+            except FileExistsError:
+                raise NamespaceAlreadyExistsError(f"namespace {'.'.join(ns)} already exists") from None
 
     def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Identifier]:
         ns = self._ns_parts(namespace)
         path = self._dir(ns)
         if ns and not self._is_namespace_dir(path):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        return [(*ns, n) for n in self._subdirs(path) if not self._is_table_dir(os.path.join(path, n))]
+        return [(*ns, n) for n in self._subdirs(path) if not self._is_table_dir(_io.join(path, n))]
 
     def drop_namespace(self, namespace: IdentifierLike) -> None:
         ns = self._ns_parts(namespace)
         path = self._dir(ns)
         if not ns or not self._is_namespace_dir(path):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        # Hidden files (Spark's .crc side files, ...) do not make a namespace non-empty.
-        visible = [n for n in os.listdir(path) if not n.startswith(".")]
+        # Hidden files (Spark's .crc side files, the namespace marker) do not make a
+        # namespace non-empty.
+        dirs, files = _io.list_dir(path)
+        visible = [n for n in dirs if not n.startswith(".")] + [n for n, _ in files if not n.startswith(".")]
         if visible:
             raise NamespaceNotEmptyError(
                 f"namespace {'.'.join(ns)} is not empty: it holds {', '.join(sorted(visible)[:10])}"
             )
-        shutil.rmtree(path)
+        _io.delete_prefix(path)
 
     def load_namespace_properties(self, namespace: IdentifierLike) -> Properties:
         ns = self._ns_parts(namespace)
@@ -277,36 +283,32 @@ class FilesystemCatalog(Catalog):
     def _swap_in(self, meta_dir: str, version: int, text: str) -> str:
         """Creates v<version>.metadata.json holding `text` iff no writer created that
         version first (CommitConflictError); then updates the hint, best effort."""
-        os.makedirs(meta_dir, exist_ok=True)
         if self._version_file(meta_dir, version) is not None:
             raise CommitConflictError(
                 f"version {version} of the table in {meta_dir} was committed by another writer"
             )
         name = _version_names(version)[0]
-        target = os.path.join(meta_dir, name)
-        tmp = _io.write_temp(meta_dir, text.encode("utf-8"))
         try:
-            _io.link_exclusive(tmp, target)
+            _io.write_new(_io.join(meta_dir, name), text.encode("utf-8"))
         except FileExistsError:
             raise CommitConflictError(
                 f"version {version} of the table in {meta_dir} was committed by another writer"
             ) from None
-        finally:
-            _io.remove_quietly(tmp)
         try:
-            _io.replace_atomically(os.path.join(meta_dir, VERSION_HINT), str(version).encode("ascii"))
-            # Hadoop's local file system (Iceberg Java) checks a `.<name>.crc` side file when
-            # one exists; a stale one makes Java log ChecksumException and list the folder.
-            _io.remove_quietly(os.path.join(meta_dir, f".{VERSION_HINT}.crc"))
-        except (OSError, IcefloeIOError) as e:
-            # Readers list the folder when the hint is stale; the commit stands.
+            _io.write(_io.join(meta_dir, VERSION_HINT), str(version).encode("ascii"))
+            if self._local:
+                # Hadoop's local file system (Iceberg Java) checks a `.<name>.crc` side file
+                # when one exists; a stale one makes Java log ChecksumException and list.
+                _io.remove_quietly(_io.join(meta_dir, f".{VERSION_HINT}.crc"))
+        except IcefloeError as e:
+            # Readers look past a stale hint; the commit stands.
             _io.logger.warning("icefloe: could not update %s/%s: %s", meta_dir, VERSION_HINT, e)
         return name
 
     def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
         parts = self._table_parts(table.identifier)
         meta_dir = self._metadata_dir(self._dir(parts))
-        if not os.path.isdir(meta_dir):
+        if not self._is_table_dir(self._dir(parts)):
             raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
         base_version = self._version_of(table.metadata_location)
         text = new_metadata.to_json()

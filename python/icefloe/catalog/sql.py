@@ -203,12 +203,12 @@ class SqlCatalog(Catalog):
                         (self.name, ".".join(ns), table_name, metadata_location),
                     )
         except self._backend.errors as e:
-            _io.remove_quietly(_io.local_path(metadata_location))
+            _io.remove_quietly(metadata_location)
             if not self._backend.is_duplicate(e):
                 raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
             raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
         except BaseException:
-            _io.remove_quietly(_io.local_path(metadata_location))
+            _io.remove_quietly(metadata_location)
             raise
         return self.load_table(parts)
 
@@ -448,7 +448,7 @@ class SqlCatalog(Catalog):
         except Exception:
             # sqlite rolls back a failed transaction, so the swap did not happen. (Not on an
             # interrupt, which may land after the COMMIT: an orphan file is harmless.)
-            _io.remove_quietly(_io.local_path(location))
+            _io.remove_quietly(location)
             raise
         return _native.TableMetadata.from_json(text, location)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from icefloe import _native
+from icefloe._io import IoConfig
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
 
@@ -31,10 +32,12 @@ def write_position_deletes_on_executors(
     metadata_json = md.to_json()
     grouped = positions.select("_file", "_pos").repartition("_file").sortWithinPartitions("_file", "_pos")
 
+    io_config = IoConfig.current()  # storage settings, for the executors
+
     def delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
-        prepare_worker()
+        prepare_worker(io_config)
         task_id = task_attempt_id()
         parts = [b for b in batches if b.num_rows]
         if not parts:

@@ -47,17 +47,23 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from icefloe._io import IoConfig
 
 __all__ = ["prepare_worker"]
 
 _prepared = False
 
 
-def prepare_worker() -> None:
-    """Once per worker process: the zipimport fix (Python < 3.12), the gc freeze and the TCP
+def prepare_worker(io_config: IoConfig | None = None) -> None:
+    """Registers the driver's FileIO settings (every task: cheap when unchanged), and once
+    per worker process: the zipimport fix (Python < 3.12), the gc freeze and the TCP
     options above."""
     global _prepared
+    if io_config is not None:
+        io_config.apply()
     if _prepared:
         return
     _prepared = True

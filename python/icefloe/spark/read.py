@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._worker import prepare_worker
 
@@ -95,6 +96,8 @@ def read(
     rows_only = not out_names
     out_schema = StructType([StructField("_n", IntegerType())]) if rows_only else spark_schema
 
+    io_config = IoConfig.current()  # storage settings, for the executors
+
     def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
         rows = 0
         for task in native.split_combined_task(data):
@@ -121,7 +124,7 @@ def read(
         def read_tasks(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
             from icefloe import _native as native
 
-            prepare_worker()
+            prepare_worker(io_config)
             for batch in batches:
                 for key in batch.column(0).to_pylist():
                     yield from read_one(native, key if plan is None else plan[key])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
+from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
 from icefloe.spark._row_delta import OUT_SCHEMA, collect_delete_files, delete_files_batch, task_attempt_id
 from icefloe.spark._worker import prepare_worker
@@ -66,10 +67,12 @@ def _run_on_executors(
     # the delete's planned files, small), so no shuffle stage is needed.
     df = spark.range(0, n, 1, n)
 
+    io_config = IoConfig.current()  # storage settings, for the executors
+
     def delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
-        prepare_worker()
+        prepare_worker(io_config)
         task_id = task_attempt_id()
         planned: list[str] = []
         for b in batches:
@@ -225,10 +228,12 @@ def upsert(
     )
     write_id = write.write_id
 
+    io_config = IoConfig.current()  # storage settings, for the executors
+
     def eq_delete_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
 
-        prepare_worker()
+        prepare_worker(io_config)
         task_id = task_attempt_id()
         parts = [b for b in batches if b.num_rows]
         if not parts:

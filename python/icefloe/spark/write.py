@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
+from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._worker import prepare_worker
@@ -106,12 +107,14 @@ def _write_on_executors(
     metadata_json = table.metadata.to_json()
     write_opts = dict(options or {})
 
+    io_config = IoConfig.current()  # storage settings, for the executors
+
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from pyspark import TaskContext
 
         from icefloe import _native as native
 
-        prepare_worker()
+        prepare_worker(io_config)
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         it = iter(batches)
