@@ -11,6 +11,8 @@ ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).ja
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:1.10.0 org.xerial:sqlite-jdbc:3.54.1.0 \
 	org.postgresql:postgresql:42.7.14
 ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
+# Apache Iceberg's RESTCatalogServer and its dependencies (tests/java/rest-server/pom.xml).
+REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
 .PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
@@ -39,7 +41,12 @@ $(ORACLE_EXTRA_STAMP):
 	done
 	touch $@
 
-oracle: $(ORACLE_JAR) $(ORACLE_EXTRA_STAMP)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
+$(REST_CLASSPATH): tests/java/rest-server/pom.xml
+	mkdir -p $(ORACLE_DIR)
+	mvn -q -f tests/java/rest-server/pom.xml dependency:build-classpath \
+		-Dmdep.outputFile=$(CURDIR)/$(REST_CLASSPATH) -Dmaven.repo.local=$(CURDIR)/.cache/m2
+
+oracle: $(ORACLE_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
 
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q

@@ -118,6 +118,16 @@ def table_name() -> str:
 
 
 @pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real S3-compatible server (moto, its own process) with the bucket `icefloe-tests`."""
+    from servers.s3 import BUCKET, run_s3
+
+    for server in run_s3(tmp_path_factory.mktemp("s3")):
+        server.create_bucket(BUCKET)
+        yield server
+
+
+@pytest.fixture(scope="session")
 def catalog(warehouse: Path) -> Any:
     """icefloe's filesystem catalog on the shared warehouse."""
     import icefloe

@@ -27,11 +27,10 @@ from icefloe.catalog import FilesystemCatalog, SqlCatalog
 from icefloe.exceptions import NoSuchTableError, ValidationError
 from oracle import assert_same_rows
 from servers.postgres import run_postgres
-from servers.s3 import SECRET_KEY, S3Server, run_s3
+from servers.s3 import BUCKET, SECRET_KEY, S3Server
 from test_concurrency_processes import SCHEMA as PROC_SCHEMA
 from test_concurrency_processes import spawn
 
-BUCKET = "icefloe-tests"
 ARROW = pa.schema(
     [
         pa.field("id", pa.int64(), nullable=False),
@@ -50,14 +49,6 @@ def rows(ids: range, region: str = "eu") -> pa.Table:
         },
         schema=ARROW,
     )
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with tempfile.TemporaryDirectory() as d:
-        for server in run_s3(Path(d)):
-            server.create_bucket(BUCKET)
-            yield server
 
 
 @pytest.fixture

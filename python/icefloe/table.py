@@ -41,12 +41,15 @@ class Table:
         metadata: _native.TableMetadata,
         metadata_location: str,
         catalog: Catalog,
+        io_properties: Mapping[str, str] | None = None,
     ) -> None:
         self._identifier = tuple(identifier)
         self._metadata = metadata
         self._metadata_location = metadata_location
         self._catalog = catalog
-        self._io_properties = _io.file_io_properties(catalog.properties)
+        # The catalog's storage settings, then the table's own (a REST catalog's vended
+        # credentials in its loadTable `config`).
+        self._io_properties = _io.file_io_properties({**catalog.properties, **(io_properties or {})})
         self._io_config = self._register_io()
 
     # ---- identity ----

@@ -21,6 +21,7 @@ from pathlib import Path
 ACCESS_KEY = "icefloe-test-key"
 SECRET_KEY = "icefloe-test-secret-Do-Not-Print"
 REGION = "us-east-1"
+BUCKET = "icefloe-tests"  # created when the server starts
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from icefloe.catalog._base import Catalog, Identifier, Properties, PropertiesUpdateSummary
 from icefloe.catalog.filesystem import FilesystemCatalog
+from icefloe.catalog.rest import RestCatalog
 from icefloe.catalog.sql import SqlCatalog
 from icefloe.exceptions import NotSupportedError, ValidationError
 
@@ -18,6 +19,7 @@ __all__ = [
     "Identifier",
     "Properties",
     "PropertiesUpdateSummary",
+    "RestCatalog",
     "SqlCatalog",
     "load_catalog",
 ]
@@ -26,6 +28,7 @@ _TYPES: dict[str, type[Catalog]] = {
     "filesystem": FilesystemCatalog,
     "hadoop": FilesystemCatalog,
     "sql": SqlCatalog,
+    "rest": RestCatalog,
 }
 
 
@@ -48,14 +51,16 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
             kind = "filesystem"
         elif str(uri).split(":", 1)[0].split("+", 1)[0].lower() in ("sqlite", "postgresql", "postgres"):
             kind = "sql"
+        elif str(uri).split(":", 1)[0].lower() in ("http", "https"):
+            kind = "rest"
         else:
             raise NotSupportedError(
                 f"catalog {name!r}: cannot infer the catalog type from uri {uri!r}; "
-                "supported types are 'filesystem' and 'sql' (sqlite, postgresql)"
+                "supported types are 'filesystem', 'sql' (sqlite, postgresql) and 'rest' (http, https)"
             )
     cls = _TYPES.get(str(kind).lower())
     if cls is None:
         raise NotSupportedError(
-            f"catalog {name!r}: type {kind!r} is not supported (supported: filesystem, sql)"
+            f"catalog {name!r}: type {kind!r} is not supported (supported: filesystem, sql, rest)"
         )
     return cls(name, **{k: v for k, v in properties.items() if k != "type"})

@@ -1,0 +1,116 @@
+"""A commit as the REST spec sends it: the `requirements` the base must still meet and the
+`updates` that turn it into the new metadata, derived from the two metadata versions (the
+operations build whole new metadata, as for the other catalogs). The requirements are
+those Iceberg Java's `UpdateRequirements.forUpdateTable` derives for the same updates."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from icefloe import _native
+
+
+def _md(metadata: _native.TableMetadata) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(metadata.to_json())
+    return out
+
+
+def requirements_and_updates(
+    base: _native.TableMetadata, new: _native.TableMetadata
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    b, n = _md(base), _md(new)
+    reqs: list[dict[str, Any]] = [{"type": "assert-table-uuid", "uuid": b["table-uuid"]}]
+    ups: list[dict[str, Any]] = []
+
+    if n.get("format-version") != b.get("format-version"):
+        ups.append({"action": "upgrade-format-version", "format-version": n["format-version"]})
+
+    # Schemas, specs, sort orders: new ones added, then the current one set.
+    old_schemas = {s["schema-id"] for s in b.get("schemas", [])}
+    for s in n.get("schemas", []):
+        if s["schema-id"] not in old_schemas:
+            ups.append({"action": "add-schema", "schema": s, "last-column-id": n["last-column-id"]})
+    if n.get("current-schema-id") != b.get("current-schema-id") or n.get("last-column-id") != b.get(
+        "last-column-id"
+    ):
+        reqs.append({"type": "assert-last-assigned-field-id", "last-assigned-field-id": b["last-column-id"]})
+        reqs.append({"type": "assert-current-schema-id", "current-schema-id": b["current-schema-id"]})
+        if n.get("current-schema-id") != b.get("current-schema-id"):
+            ups.append({"action": "set-current-schema", "schema-id": n["current-schema-id"]})
+    old_specs = {s["spec-id"] for s in b.get("partition-specs", [])}
+    for s in n.get("partition-specs", []):
+        if s["spec-id"] not in old_specs:
+            ups.append({"action": "add-spec", "spec": s})
+    if n.get("default-spec-id") != b.get("default-spec-id") or len(old_specs) != len(
+        n.get("partition-specs", [])
+    ):
+        reqs.append(
+            {
+                "type": "assert-last-assigned-partition-id",
+                "last-assigned-partition-id": b.get("last-partition-id"),
+            }
+        )
+        reqs.append({"type": "assert-default-spec-id", "default-spec-id": b["default-spec-id"]})
+        if n.get("default-spec-id") != b.get("default-spec-id"):
+            ups.append({"action": "set-default-spec", "spec-id": n["default-spec-id"]})
+    old_orders = {o["order-id"] for o in b.get("sort-orders", [])}
+    for o in n.get("sort-orders", []):
+        if o["order-id"] not in old_orders:
+            ups.append({"action": "add-sort-order", "sort-order": o})
+    if n.get("default-sort-order-id") != b.get("default-sort-order-id"):
+        reqs.append(
+            {"type": "assert-default-sort-order-id", "default-sort-order-id": b["default-sort-order-id"]}
+        )
+        ups.append({"action": "set-default-sort-order", "sort-order-id": n["default-sort-order-id"]})
+
+    if n.get("location") != b.get("location"):
+        ups.append({"action": "set-location", "location": n["location"]})
+
+    # Properties.
+    bp, np_ = b.get("properties", {}), n.get("properties", {})
+    changed = {k: v for k, v in np_.items() if bp.get(k) != v}
+    removed = sorted(k for k in bp if k not in np_)
+    if changed:
+        ups.append({"action": "set-properties", "updates": changed})
+    if removed:
+        ups.append({"action": "remove-properties", "removals": removed})
+
+    # Snapshots: added in order, removed by id.
+    old_snaps = {s["snapshot-id"] for s in b.get("snapshots", [])}
+    new_snaps = {s["snapshot-id"] for s in n.get("snapshots", [])}
+    for s in n.get("snapshots", []):
+        if s["snapshot-id"] not in old_snaps:
+            ups.append({"action": "add-snapshot", "snapshot": s})
+    gone = sorted(old_snaps - new_snaps)
+    if gone:
+        ups.append({"action": "remove-snapshots", "snapshot-ids": gone})
+
+    # Refs: each changed one asserted at its base value, as Java does.
+    brefs, nrefs = _refs(b), _refs(n)
+    for name, ref in nrefs.items():
+        if brefs.get(name) != ref:
+            old = brefs.get(name)
+            reqs.append(
+                {
+                    "type": "assert-ref-snapshot-id",
+                    "ref": name,
+                    "snapshot-id": old["snapshot-id"] if old else None,
+                }
+            )
+            ups.append({"action": "set-snapshot-ref", "ref-name": name, **ref})
+    for name in brefs:
+        if name not in nrefs:
+            reqs.append(
+                {"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": brefs[name]["snapshot-id"]}
+            )
+            ups.append({"action": "remove-snapshot-ref", "ref-name": name})
+    return reqs, ups
+
+
+def _refs(md: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    refs = {k: dict(v) for k, v in (md.get("refs") or {}).items()}
+    sid = md.get("current-snapshot-id")
+    if "main" not in refs and sid is not None and sid != -1:
+        refs["main"] = {"snapshot-id": sid, "type": "branch"}
+    return refs

@@ -1,0 +1,246 @@
+"""The REST catalog client against a real Iceberg REST server (Apache Iceberg's own
+RESTCatalogServer: JdbcCatalog behind it, the warehouse on the S3 test server):
+
+- the catalog API: nested namespaces and their properties, create / staged names / load /
+  list / rename / register / drop / purge, the spec's errors as icefloe's exceptions;
+- commits as requirements + updates: every operation commits through it; a lost race is a
+  409 that the retry loop refreshes and retries;
+- Iceberg Java's Spark catalog `type=rest` and icefloe commit to the same table interleaved,
+  each reading the other's snapshots;
+- 2 icefloe and 2 Java processes appending 25 times each at once leave 100 snapshots and
+  every row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import pyarrow as pa
+import pytest
+from icefloe import _native
+from icefloe.catalog import RestCatalog
+from icefloe.exceptions import (
+    CommitConflictError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
+from oracle import assert_same_rows
+from servers.rest import rest_classpath, run_rest
+from servers.s3 import BUCKET, S3Server
+from test_concurrency_processes import SCHEMA as PROC_SCHEMA
+from test_concurrency_processes import spawn
+
+ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+
+
+def rows(ids: range) -> pa.Table:
+    return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)
+
+
+@pytest.fixture(scope="module")
+def rest_uri(s3: S3Server) -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as d:
+        yield from run_rest(Path(d), s3, f"s3://{BUCKET}/rest")
+
+
+@pytest.fixture
+def props(rest_uri: str, s3: S3Server) -> dict[str, str]:
+    return {"type": "rest", "uri": rest_uri, **s3.properties()}
+
+
+@pytest.fixture
+def cat(props: dict[str, str]) -> RestCatalog:
+    c = icefloe.load_catalog("rest", **props)
+    assert isinstance(c, RestCatalog)
+    return c
+
+
+@pytest.fixture
+def ns(cat: RestCatalog) -> str:
+    name = f"ns_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(name, {"owner": "tests"})
+    return name
+
+
+def test_namespaces(cat: RestCatalog, ns: str) -> None:
+    assert cat.namespace_exists(ns)
+    assert (ns,) in cat.list_namespaces()
+    with pytest.raises(NamespaceAlreadyExistsError):
+        cat.create_namespace(ns)
+    cat.create_namespace((ns, "child"))
+    assert cat.list_namespaces(ns) == [(ns, "child")]
+    assert cat.load_namespace_properties(ns)["owner"] == "tests"
+    summary = cat.update_namespace_properties(ns, removals={"owner", "nope"}, updates={"team": "ice"})
+    assert summary.updated == ["team"] and summary.removed == ["owner"] and summary.missing == ["nope"]
+    assert cat.load_namespace_properties(ns).get("team") == "ice"
+    cat.create_table((ns, "child", "t"), schema=ARROW)
+    with pytest.raises(NamespaceNotEmptyError):
+        cat.drop_namespace((ns, "child"))
+    cat.drop_table((ns, "child", "t"))
+    cat.drop_namespace((ns, "child"))
+    with pytest.raises(NoSuchNamespaceError):
+        cat.load_namespace_properties((ns, "child"))
+    assert not cat.namespace_exists((ns, "child"))
+
+
+def test_tables(cat: RestCatalog, ns: str) -> None:
+    t = cat.create_table(f"{ns}.t", schema=ARROW, properties={"owner": "tests"})
+    assert t.location().startswith(f"s3://{BUCKET}/rest/")
+    assert t.properties["owner"] == "tests"
+    with pytest.raises(TableAlreadyExistsError):
+        cat.create_table(f"{ns}.t", schema=ARROW)
+    t.append(rows(range(10)))
+    t.append(rows(range(10, 15)))
+    t.delete("id < 3")
+    again = cat.load_table(f"{ns}.t")
+    assert sorted(again.scan().to_arrow().column("id").to_pylist()) == list(range(3, 15))
+    assert [s.summary["operation"] for s in again.snapshots()] == ["append", "append", "overwrite"]
+    assert cat.table_exists(f"{ns}.t") and cat.list_tables(ns) == [(ns, "t")]
+    cat.rename_table(f"{ns}.t", f"{ns}.u")
+    assert not cat.table_exists(f"{ns}.t")
+    u = cat.load_table(f"{ns}.u")
+    assert len(u.scan().to_arrow()) == 12
+    location = u.metadata_location
+    cat.drop_table(f"{ns}.u")
+    with pytest.raises(NoSuchTableError):
+        cat.load_table(f"{ns}.u")
+    # The files are still there: register the table again from its metadata file.
+    back = cat.register_table(f"{ns}.back", location)
+    assert len(back.scan().to_arrow()) == 12
+    cat.purge_table(f"{ns}.back")
+    assert not cat.table_exists(f"{ns}.back")
+
+
+def test_a_lost_race_is_a_conflict_and_retried(cat: RestCatalog, ns: str) -> None:
+    cat.create_table(f"{ns}.r", schema=ARROW, properties={"commit.retry.num-retries": "0"})
+    a, b = cat.load_table(f"{ns}.r"), cat.load_table(f"{ns}.r")
+    a.append(rows(range(3)))
+    with pytest.raises(CommitConflictError):
+        b.append(rows(range(3, 6)))
+    cat.create_table(f"{ns}.r2", schema=ARROW, properties={"commit.retry.min-wait-ms": "1"})
+    a, b = cat.load_table(f"{ns}.r2"), cat.load_table(f"{ns}.r2")
+    a.append(rows(range(3)))
+    b.append(rows(range(3, 6)))  # 409, refresh, retry
+    assert sorted(cat.load_table(f"{ns}.r2").scan().to_arrow().column("id").to_pylist()) == list(range(6))
+
+
+def test_oauth2_client_credentials(props: dict[str, str], ns: str) -> None:
+    c = icefloe.load_catalog("rest-oauth", **props, credential="client:secret-value-xyz")
+    assert c.namespace_exists(ns)
+    assert c._client._token  # a token was fetched from /v1/oauth/tokens and is used
+    assert "secret-value-xyz" not in repr(c)
+
+
+def test_java_and_icefloe_commit_interleaved(spark: Any, cat: RestCatalog, ns: str, s3: S3Server) -> None:
+    name = f"restjava{uuid.uuid4().hex[:6]}"
+    conf = {
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        ".type": "rest",
+        ".uri": cat.properties["uri"],
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".s3.endpoint": s3.endpoint,
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": s3.properties()["s3.access-key-id"],
+        ".s3.secret-access-key": s3.properties()["s3.secret-access-key"],
+        ".client.region": s3.properties()["s3.region"],
+    }
+    for k, v in conf.items():
+        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
+    t = cat.create_table(f"{ns}.i", schema=ARROW)
+    t.append(rows(range(5)))
+    spark.sql(f"INSERT INTO {name}.{ns}.i VALUES (100, 'java')")
+    t.refresh().append(rows(range(5, 8)))
+    spark.sql(f"DELETE FROM {name}.{ns}.i WHERE id = 0")
+    t = cat.load_table(f"{ns}.i")
+    ops = [s.summary["operation"] for s in t.snapshots()]
+    assert ops == ["append", "append", "append", "delete"] or ops[:3] == ["append", "append", "append"]
+    expected = spark.sql(f"SELECT id, name FROM {name}.{ns}.i")
+    assert_same_rows(t.scan().to_arrow(), expected, context="icefloe and Java on one REST table")
+    assert sorted(t.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3, 4, 5, 6, 7, 100]
+
+
+@pytest.fixture(scope="module")
+def rest_appender(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The `java` command running tests/java/RestAppender (compiled against the server's
+    classpath)."""
+    cp = rest_classpath()
+    out = tmp_path_factory.mktemp("restjava")
+    src = Path(__file__).parent / "java" / "RestAppender.java"
+    subprocess.run(["javac", "-cp", cp, "-d", str(out), str(src)], check=True, capture_output=True)
+    return ["java", "-Xmx256m", "-cp", f"{out}{os.pathsep}{cp}", "RestAppender"]
+
+
+def test_two_icefloe_and_two_java_processes_append_25_times(
+    cat: RestCatalog, ns: str, props: dict[str, str], rest_appender: list[str], tmp_path: Path
+) -> None:
+    ident = f"{ns}.p"
+    cat.create_table(
+        ident,
+        schema=icefloe.Schema.from_arrow(PROC_SCHEMA),
+        properties={
+            "commit.retry.num-retries": "200",
+            "commit.retry.min-wait-ms": "5",
+            "commit.retry.max-wait-ms": "500",
+        },
+    )
+    t = cat.load_table(ident)
+    n = 25
+    go = tmp_path / "go"
+    # Java writers (2, 3) append data files icefloe writes now (not committed), one per commit.
+    java_procs = []
+    for writer in (2, 3):
+        lines = []
+        for i in range(n):
+            batch = pa.table(
+                {
+                    "writer": pa.array([writer], pa.int32()),
+                    "seq": pa.array([i], pa.int32()),
+                    "region": ["eu"],
+                },
+                schema=PROC_SCHEMA,
+            )
+            for d in _native.write_data_files(t.metadata, batch.to_reader(), uuid.uuid4().hex, 0):
+                f = json.loads(d)
+                lines.append(f"{f['file_path']}\t{f['file_size_in_bytes']}\t{f['record_count']}")
+        files = tmp_path / f"files-{writer}.txt"
+        files.write_text("\n".join(lines) + "\n")
+        conf = tmp_path / f"java-{writer}.properties"
+        java_props = {
+            "uri": props["uri"],
+            "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+            "s3.endpoint": props["s3.endpoint"],
+            "s3.path-style-access": "true",
+            "s3.access-key-id": props["s3.access-key-id"],
+            "s3.secret-access-key": props["s3.secret-access-key"],
+            "client.region": props["s3.region"],
+        }
+        conf.write_text("".join(f"{k}={v}\n" for k, v in java_props.items()))
+        java_procs.append(
+            subprocess.Popen(
+                [*rest_appender, str(conf), ident, str(go), str(files)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    py_props = {"name": "rest", **props}
+    py_procs = [spawn(py_props, ident, w, n, go, "append", "eu") for w in (0, 1)]
+    go.touch()
+    for p in py_procs + java_procs:
+        out, err = p.communicate(timeout=900)
+        assert p.returncode == 0, f"{out}\n{err[-4000:]}"
+    final = cat.load_table(ident)
+    assert len(final.snapshots()) == 4 * n
+    got = sorted(zip(*(final.scan().to_arrow().column(c).to_pylist() for c in ("writer", "seq"))))
+    assert got == sorted((w, i) for w in range(4) for i in range(n))
