@@ -143,13 +143,9 @@ def commit_write(
 
 
 def data_location(table: Table) -> str:
-    """Where the table's new data and delete files go (as the Rust writers decide)."""
-    props = table.metadata.properties
-    return (
-        props.get("write.data.path")
-        or props.get("write.folder-storage.path")
-        or _io.join(table.metadata.location, "data")
-    ).rstrip("/")
+    """The folder under which the table's new data and delete files go (decided in Rust, by
+    the same location provider as the writers: `write.data.path`, the object-storage layout)."""
+    return table.metadata.data_location
 
 
 def abort_write(table: Table, write_id: str, keep: set[str] | None = None) -> list[str]:

@@ -86,8 +86,10 @@ pub(crate) struct Attempt<'a> {
 
 impl Attempt<'_> {
     pub fn new_manifest_path(&mut self) -> String {
-        let path =
-            format!("{}/metadata/{}-m{}.avro", self.base.location(), self.commit_uuid, self.next_manifest);
+        let path = self
+            .base
+            .location_provider()
+            .new_metadata_location(&format!("{}-m{}.avro", self.commit_uuid, self.next_manifest));
         self.next_manifest += 1;
         // Recorded before the writer opens it, so a failure after a partial write cleans up.
         self.written.push(path.clone());
@@ -256,8 +258,9 @@ fn build(
             _ => Operation::Overwrite,
         },
     );
-    let list_path =
-        format!("{}/metadata/snap-{}-1-{}.avro", base.location(), attempt.snapshot_id, attempt.commit_uuid);
+    let list_path = base
+        .location_provider()
+        .new_metadata_location(&format!("snap-{}-1-{}.avro", attempt.snapshot_id, attempt.commit_uuid));
     attempt.written.push(list_path.clone());
     let mut list = ManifestListWriter::new(
         &list_path,

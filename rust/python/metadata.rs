@@ -96,6 +96,25 @@ impl PyTableMetadata {
         self.inner.location().to_string()
     }
 
+    /// The folder under which new data and delete files go (`write.data.path`, ...).
+    #[getter]
+    fn data_location(&self) -> String {
+        self.inner.location_provider().data_root().to_string()
+    }
+
+    /// The folder of new manifests, manifest lists and catalog metadata JSON
+    /// (`write.metadata.path`, else `<location>/metadata`).
+    #[getter]
+    fn metadata_root(&self) -> String {
+        self.inner.location_provider().metadata_root().to_string()
+    }
+
+    /// Where a new data file named `file_name` of the partition at `partition_path` goes.
+    #[pyo3(signature = (file_name, partition_path=None))]
+    fn new_data_location(&self, file_name: &str, partition_path: Option<&str>) -> String {
+        self.inner.location_provider().new_data_location(partition_path, file_name)
+    }
+
     #[getter]
     fn last_sequence_number(&self) -> i64 {
         self.inner.last_sequence_number()

@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod golden_tests;
+pub mod location_provider;
 pub mod metrics_truncate;
 pub mod name_mapping;
 pub mod partition;
@@ -19,6 +20,7 @@ mod value_human;
 mod value_json;
 pub mod values;
 
+pub use location_provider::LocationProvider;
 pub use metrics_truncate::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string,
 };

@@ -92,6 +92,11 @@ impl TableMetadata {
         &self.location
     }
 
+    /// Where this table's new data, delete and metadata files go (its write properties).
+    pub fn location_provider(&self) -> super::LocationProvider {
+        super::LocationProvider::new(&self.location, &self.properties)
+    }
+
     pub fn last_sequence_number(&self) -> i64 {
         self.last_sequence_number
     }

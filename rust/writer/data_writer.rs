@@ -19,12 +19,11 @@ use super::partitioned::{FileSettings, PartitionedWriter, Sorter};
 use crate::arrow::schema_to_arrow;
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
-use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata};
+use crate::spec::{
+    Literal, LocationProvider, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata,
+};
 
-/// `write.data.path`: where data files go (default `<location>/data`).
-pub const WRITE_DATA_PATH: &str = "write.data.path";
-/// The deprecated name of `write.data.path`, still honoured by Java.
-pub const WRITE_FOLDER_STORAGE_PATH: &str = "write.folder-storage.path";
+pub use crate::spec::location_provider::{WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH};
 /// Fanout writer bound (icefloe's own property; Java's fanout writer has no bound).
 pub const WRITE_FANOUT_MAX_OPEN_FILES: &str = "write.fanout.max-open-files";
 pub const DEFAULT_MAX_OPEN_FILES: usize = 1000;
@@ -145,15 +144,6 @@ fn write_unsorted(
         .run(batches)
 }
 
-/// Where new data and delete files of a table go: `write.data.path`, else the legacy
-/// `write.folder-storage.path`, else `<location>/data`.
-pub fn data_location(location: &str, properties: &BTreeMap<String, String>) -> String {
-    match properties.get(WRITE_DATA_PATH).or_else(|| properties.get(WRITE_FOLDER_STORAGE_PATH)) {
-        Some(p) => p.trim_end_matches('/').to_string(),
-        None => format!("{}/data", location.trim_end_matches('/')),
-    }
-}
-
 struct WriteTask {
     schema: Arc<Schema>,
     target: SchemaRef,
@@ -174,7 +164,7 @@ impl WriteTask {
         options: &WriteOptions,
         file_suffix: &'static str,
     ) -> Result<Self> {
-        let data_location = data_location(location, properties);
+        let locations = Arc::new(LocationProvider::new(location, properties));
         let props = ParquetWriterProps::from_table_properties(properties)?;
         let max_open = match (options.max_open_files, properties.get(WRITE_FANOUT_MAX_OPEN_FILES)) {
             (Some(n), _) => n,
@@ -200,7 +190,7 @@ impl WriteTask {
         let files = FileSettings {
             schema: Arc::new(schema.clone()),
             spec: spec.clone(),
-            data_location,
+            locations,
             metrics: Arc::new(MetricsConfig::from_table_properties(properties, schema)?),
             props,
             write_id: write_id.to_string(),

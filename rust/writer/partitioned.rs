@@ -27,7 +27,8 @@ use super::rolling::RollingDataWriter;
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
 use crate::spec::{
-    apply_transform_array, NullOrder, PartitionSpec, PrimitiveType, Schema, SortDirection, SortOrder,
+    apply_transform_array, LocationProvider, NullOrder, PartitionSpec, PrimitiveType, Schema, SortDirection,
+    SortOrder,
 };
 
 type PathGen = Box<dyn FnMut() -> String>;
@@ -98,7 +99,8 @@ struct Open {
 pub(crate) struct FileSettings {
     pub schema: Arc<Schema>,
     pub spec: PartitionSpec,
-    pub data_location: String,
+    /// Where each new file goes (data root, object-storage layout).
+    pub locations: Arc<LocationProvider>,
     pub props: ParquetWriterProps,
     pub metrics: Arc<MetricsConfig>,
     pub write_id: String,
@@ -233,16 +235,18 @@ impl PartitionedWriter {
         let f = &self.files;
         let values = grouping.partition_value(&self.partitioner, g)?;
         let dir = if self.partitioner.is_unpartitioned() {
-            f.data_location.clone()
+            None
         } else {
-            format!("{}/{}", f.data_location, f.spec.partition_path(&f.schema, &values)?)
+            Some(f.spec.partition_path(&f.schema, &values)?)
         };
+        let locations = f.locations.clone();
         let counter = self.counter.clone();
         let (task_id, write_id, suffix) = (f.task_id, f.write_id.clone(), f.file_suffix);
         let gen: PathGen = Box::new(move || {
             let n = counter.get() + 1;
             counter.set(n);
-            format!("{dir}/{task_id:05}-{write_id}-{n:05}{suffix}.parquet")
+            locations
+                .new_data_location(dir.as_deref(), &format!("{task_id:05}-{write_id}-{n:05}{suffix}.parquet"))
         });
         Ok(RollingDataWriter::new(
             f.schema.clone(),

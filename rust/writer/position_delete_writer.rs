@@ -25,7 +25,7 @@ use crate::arrow::schema_to_arrow;
 use crate::error::{invalid_data, validation, Result};
 use crate::io::delete_file;
 use crate::manifest::{DataContentType, DataFile};
-use crate::spec::{NestedField, PrimitiveType, Schema, StructValue, TableMetadata, Type};
+use crate::spec::{LocationProvider, NestedField, PrimitiveType, Schema, StructValue, TableMetadata, Type};
 
 /// Reserved field id of a position-delete file's `file_path` column.
 pub const DELETE_FILE_PATH_FIELD_ID: i32 = 2147483546;
@@ -95,7 +95,7 @@ pub struct PositionDeleteWriter {
     props: ParquetWriterProps,
     metrics: Arc<MetricsConfig>,
     granularity: DeleteGranularity,
-    data_location: String,
+    locations: Arc<LocationProvider>,
     write_id: String,
     task_id: u32,
     targets: BTreeMap<String, Target>,
@@ -119,14 +119,14 @@ impl PositionDeleteWriter {
         let full = BTreeMap::from([("write.metadata.metrics.default".to_string(), "full".to_string())]);
         let metrics = Arc::new(MetricsConfig::from_table_properties(&full, &schema)?);
         let granularity = DeleteGranularity::from_properties(properties)?;
-        let data_location = super::data_writer::data_location(table.location(), properties);
+        let locations = Arc::new(LocationProvider::new(table.location(), properties));
         Ok(PositionDeleteWriter {
             table,
             schema: Arc::new(schema),
             props,
             metrics,
             granularity,
-            data_location,
+            locations,
             write_id: write_id.to_string(),
             task_id,
             targets: BTreeMap::new(),
@@ -216,19 +216,17 @@ impl PositionDeleteWriter {
                 .with_context("table", self.table.location().to_string())
         })?;
         let dir = if spec.fields().is_empty() {
-            self.data_location.clone()
+            None
         } else {
-            format!(
-                "{}/{}",
-                self.data_location,
-                spec.partition_path(self.table.current_schema(), &partition)?
-            )
+            Some(spec.partition_path(self.table.current_schema(), &partition)?)
         };
+        let locations = self.locations.clone();
         let (task_id, write_id, counter) = (self.task_id, self.write_id.clone(), counter.clone());
         let gen = move || {
             let n = counter.get() + 1;
             counter.set(n);
-            format!("{dir}/{task_id:05}-{write_id}-{n:05}-deletes.parquet")
+            locations
+                .new_data_location(dir.as_deref(), &format!("{task_id:05}-{write_id}-{n:05}-deletes.parquet"))
         };
         let mut writer = RollingDataWriter::new(
             self.schema.clone(),

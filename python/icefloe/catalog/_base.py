@@ -241,7 +241,8 @@ def _table_files(table: Table) -> list[str]:
         if isinstance(sid, int):
             try:
                 for task in table.scan(snapshot_id=sid).plan_files():
-                    files.add(task.file.file_path)
+                    files.add(task.file_path)
+                    files.update(task.delete_paths)
             except NotSupportedError:
                 logger.warning("icefloe: purge of %s: snapshot %s has delete files; skipped", table, sid)
     for entry in md.metadata_log():
@@ -257,17 +258,17 @@ def _remove_table_dirs(table: Table) -> None:
     """Removes the table's metadata folder (manifests live there) and, when local, its data
     folder if it now holds nothing but what this table wrote."""
     loc = table.location()
-    meta = table.properties.get("write.metadata.path") or _io.join(loc, "metadata")
+    meta = table.metadata.metadata_root
     try:
         _io.delete_prefix(meta)
     except IcefloeError as e:
         logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
     if not _io.is_local(loc):
         return  # object stores have no empty folders to remove
-    root = _io.local_path(loc)
-    data = table.properties.get("write.data.path") or os.path.join(root, "data")
-    _remove_empty_dirs(_io.local_path(data))
-    _remove_empty_dirs(root)
+    data = table.metadata.data_location
+    if _io.is_local(data):
+        _remove_empty_dirs(_io.local_path(data))
+    _remove_empty_dirs(_io.local_path(loc))
 
 
 def _remove_empty_dirs(path: str) -> None:
