@@ -67,7 +67,9 @@ CASES = [
 DEPRECATED = ("write.folder-storage.path", "write.object-storage.path")
 
 
-@pytest.mark.parametrize("props", CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()) or "default")
+@pytest.mark.parametrize(
+    "props", CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()) or "default"
+)
 def test_same_paths_as_java(spark: Any, props: dict[str, str]) -> None:
     location = "s3://b/wh/db/t"
     java_props = props
@@ -92,7 +94,9 @@ def test_same_paths_as_java(spark: Any, props: dict[str, str]) -> None:
 def test_object_storage_layout_end_to_end(spark: Any, catalog: Any, oracle: Oracle, table_name: str) -> None:
     import icefloe.spark as ispark
 
-    spec = icefloe.partitioning.PartitionSpec(icefloe.partitioning.PartitionField(2, 1000, "identity", "region"))
+    spec = icefloe.partitioning.PartitionSpec(
+        icefloe.partitioning.PartitionField(2, 1000, "identity", "region")
+    )
     t = catalog.create_table(
         table_name,
         schema=SCHEMA,
@@ -100,7 +104,9 @@ def test_object_storage_layout_end_to_end(spark: Any, catalog: Any, oracle: Orac
         properties={"write.object-storage.enabled": "true", "write.delete.mode": "merge-on-read"},
     )
     t.append(rows(range(100)))
-    ispark.append(spark.createDataFrame(rows(range(100, 200), "us").to_pandas()), catalog.load_table(table_name))
+    ispark.append(
+        spark.createDataFrame(rows(range(100, 200), "us").to_pandas()), catalog.load_table(table_name)
+    )
     t = catalog.load_table(table_name)
     t.delete(f"id IN ({', '.join(str(i) for i in range(0, 200, 10))})")
     t = catalog.load_table(table_name)
@@ -109,10 +115,16 @@ def test_object_storage_layout_end_to_end(spark: Any, catalog: Any, oracle: Orac
     assert paths
     for data, deletes in paths:
         for p in [data, *deletes]:
-            rel = p[len(data_root) + 1 :] if p.startswith(data_root + "/") else p[len(_io.local_path(data_root)) + 1 :]
+            rel = (
+                p[len(data_root) + 1 :]
+                if p.startswith(data_root + "/")
+                else p[len(_io.local_path(data_root)) + 1 :]
+            )
             assert re.fullmatch(HASH + r"/region=(eu|us)/[^/]+\.parquet", rel), p
     assert any(deletes for _d, deletes in paths), "the delete wrote no delete file"
-    assert_same_rows(oracle.df(table_name), t.scan().to_arrow(), context="Java reading the object-storage layout")
+    assert_same_rows(
+        oracle.df(table_name), t.scan().to_arrow(), context="Java reading the object-storage layout"
+    )
     assert oracle.df(table_name).count() == 180
 
 
@@ -128,7 +140,9 @@ def test_failed_write_with_object_storage_layout_leaves_nothing(catalog: Any, ta
 
 def test_write_metadata_path_takes_every_metadata_file(tmp_path: Path) -> None:
     meta = tmp_path / "elsewhere-meta"
-    cat = icefloe.load_catalog("lp", type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=str(tmp_path / "wh"))
+    cat = icefloe.load_catalog(
+        "lp", type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=str(tmp_path / "wh")
+    )
     cat.create_namespace("db")
     t = cat.create_table(
         "db.m",
