@@ -1,0 +1,559 @@
+"""icefloe on a real Spark cluster, not one JVM: a standalone master and two workers, each its
+own process with its own working and local folders, and a driver in a process of its own.
+
+The warehouse is on the S3 server (the `s3` fixture); the catalog (sqlite) and every
+temporary folder of the driver live in one folder that the workers cannot see: each worker
+starts in a mount namespace of its own where that folder is an empty tmpfs (`unshare -m`,
+as root), so its executors, and the Python workers they fork, find nothing of the driver
+there. Whatever a task needs must travel in the task (its plan, the table metadata, the
+storage settings as an `IoConfig`).
+
+In the cluster the driver runs `icefloe.spark.append` (partitioned by identity and day),
+`icefloe.spark.read` with a filter, `icefloe.spark.delete` (merge-on-read: position deletes),
+`icefloe.spark.merge` (merge-on-read) and `icefloe.spark.upsert` (equality deletes), and
+checks each result against a model kept in Python. Proof that the work ran off the driver:
+Spark's own record of every task (executor id and host, from the driver's status REST API)
+names only the two executors, and probe tasks report their process ancestry (a JVM running
+`CoarseGrainedExecutorBackend`), their working folder (under a worker's folder) and an empty
+view of the driver's folder. Then this process reads the table in process (icefloe) and
+Iceberg Java (JdbcCatalog on the same sqlite file, S3FileIO) reads it on the suite's Spark
+session: the same rows.
+
+Run as a script, this file is the driver (`python test_spark_cluster.py <config.json>`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+NAMESPACE = "db"
+TABLE = "db.cluster_events"
+REGIONS = ("eu", "us", "ap")
+BASE_TS = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("region", pa.string()),
+        pa.field("amount", pa.float64()),
+        pa.field("ts", pa.timestamp("us", tz="UTC")),
+        pa.field("name", pa.string()),
+    ]
+)
+MOR = {
+    "format-version": "2",
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+}
+# The same row in Spark SQL (executors) and in Python (the model): region, day and name by id.
+ROW_SQL = (
+    "id, CASE id % 3 WHEN 0 THEN 'eu' WHEN 1 THEN 'us' ELSE 'ap' END AS region, {amount} AS amount, "
+    "CAST(TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, CAST(id % 5 AS INT), "
+    "CAST(id % 24 AS INT)) AS TIMESTAMP) AS ts, concat('n', CAST(id AS STRING)) AS name"
+)
+
+
+def model_row(i: int, amount: float) -> tuple[int, str, float, int, str]:
+    """(id, region, amount, ts as UTC microseconds, name), as ROW_SQL makes it."""
+    ts = BASE_TS + dt.timedelta(days=i % 5, hours=i % 24)
+    return (i, REGIONS[i % 3], amount, (ts - EPOCH) // dt.timedelta(microseconds=1), f"n{i}")
+
+
+def rows_of(table: pa.Table) -> list[tuple[Any, ...]]:
+    """Sorted (id, region, amount, ts micros, name) tuples of an Arrow table of ARROW_SCHEMA's columns."""
+    cols = [table.column(n) for n in ("id", "region", "amount", "ts", "name")]
+    ts = cols[3].cast(pa.timestamp("us", tz=cols[3].type.tz)).cast(pa.int64())  # naive: UTC here
+    return sorted(
+        zip(
+            cols[0].to_pylist(),
+            cols[1].to_pylist(),
+            cols[2].to_pylist(),
+            ts.to_pylist(),
+            cols[4].to_pylist(),
+        )
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# the driver (run as a script in its own process)
+# ------------------------------------------------------------------------------------------------
+
+
+def _spark_df_rows(df: Any) -> list[tuple[Any, ...]]:
+    return rows_of(pa.Table.from_pandas(df.toPandas(), preserve_index=False))
+
+
+def _task_record(ui: str, app_id: str) -> dict[str, Any]:
+    """Every task Spark ran, by stage name: (executor id, host); from the driver's REST API."""
+    import urllib.request
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(f"{ui}/api/v1/applications/{app_id}/{path}", timeout=30) as r:
+            return json.loads(r.read())
+
+    executors: dict[str, list[str]] = {}
+    stages = get("stages?status=complete")
+    for st in stages:
+        tasks = get(f"stages/{st['stageId']}/{st['attemptId']}/taskList?length=100000")
+        for t in tasks:
+            executors.setdefault(t["executorId"], []).append(st["name"])
+    return {
+        "stages": len(stages),
+        "tasks_by_executor": {k: len(v) for k, v in executors.items()},
+        "executors": [
+            {"id": e["id"], "host": e["hostPort"], "tasks": e["totalTasks"]} for e in get("allexecutors")
+        ],
+    }
+
+
+PROBE_SCHEMA = (
+    "part long, pid long, executor string, cwd string, driver_root_seen string, catalog_db_visible boolean"
+)
+
+
+def _probe(driver_root: str) -> Any:
+    """A mapInArrow function reporting, from inside a task, which process runs it."""
+
+    def probe(batches: Any) -> Any:
+        import os
+
+        import pyarrow as pa
+
+        def ancestry() -> list[str]:
+            out, pid = [], os.getppid()
+            for _ in range(6):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+                    with open(f"/proc/{pid}/stat") as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                except OSError:
+                    break
+                out.append(cmd)
+                if ppid <= 1:
+                    break
+                pid = ppid
+            return out
+
+        catalog_db = os.path.join(driver_root, "catalog.db")
+        for b in batches:
+            jvm = [c for c in ancestry() if "java" in c.split(" ", 1)[0]]
+            executor = next((c for c in jvm if "CoarseGrainedExecutorBackend" in c), "")
+            words = executor.split()
+            exec_id = words[words.index("--executor-id") + 1] if "--executor-id" in words else ""
+            try:
+                seen = sorted(os.listdir(driver_root))
+            except OSError as e:
+                seen = [f"<{type(e).__name__}>"]
+            yield pa.RecordBatch.from_pydict(
+                {
+                    "part": b.column(0),
+                    "pid": [os.getpid()] * b.num_rows,
+                    "executor": [exec_id] * b.num_rows,
+                    "cwd": [os.getcwd()] * b.num_rows,
+                    "driver_root_seen": [json.dumps(seen)] * b.num_rows,
+                    "catalog_db_visible": [os.path.exists(catalog_db)] * b.num_rows,
+                }
+            )
+
+    return probe
+
+
+def driver_main(config_path: str) -> None:
+    cfg = json.loads(Path(config_path).read_text())
+    driver_root = cfg["driver_root"]
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python (the driver's own)
+    import icefloe
+    import icefloe.spark as ispark
+    from icefloe.partitioning import PartitionField, PartitionSpec
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(cfg["master"])
+        .appName("icefloe-cluster-test")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.local.dir", f"{driver_root}/spark-local")
+        .config("spark.executor.memory", "768m")
+        .config("spark.executor.cores", "1")
+        .config("spark.cores.max", "2")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.executorEnv.TZ", "UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "true")  # its REST API lists where every task ran
+        .config("spark.ui.port", "0")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    sc = spark.sparkContext
+    deadline = time.monotonic() + 180
+    while len(sc._jsc.sc().statusTracker().getExecutorInfos()) < 3:  # the driver + 2 executors
+        if time.monotonic() > deadline:
+            raise RuntimeError("the cluster's 2 executors did not register within 180 s")
+        time.sleep(0.5)
+
+    started = time.monotonic()
+    result: dict[str, Any] = {"driver_pid": os.getpid(), "steps": [["executors up", 0, 0.0]]}
+    cat = icefloe.load_catalog(
+        cfg["catalog_name"],
+        type="sql",
+        uri=f"sqlite:///{driver_root}/catalog.db",
+        warehouse=cfg["warehouse"],
+        **cfg["s3"],
+    )
+    cat.create_namespace(NAMESPACE)
+    spec = PartitionSpec(
+        PartitionField(2, 1000, "identity", "region"),
+        PartitionField(4, 1001, "day", "ts_day"),
+    )
+    t = cat.create_table(TABLE, schema=ARROW_SCHEMA, partition_spec=spec, properties=MOR)
+
+    model: dict[int, tuple[Any, ...]] = {}
+
+    def check(step: str, df: Any = None, expected: list[tuple[Any, ...]] | None = None) -> None:
+        got = _spark_df_rows(df if df is not None else ispark.read(spark, cat.load_table(TABLE)))
+        want = sorted(model.values()) if expected is None else sorted(expected)
+        if got != want:
+            missing = sorted(set(want) - set(got))[:5]
+            extra = sorted(set(got) - set(want))[:5]
+            raise AssertionError(
+                f"{step}: {len(got)} rows, not {len(want)}; missing {missing}, extra {extra}"
+            )
+        result["steps"].append([step, len(got), round(time.monotonic() - started, 1)])
+
+    # 1. a partitioned append whose rows are made on the executors (4 input partitions)
+    n = 3000
+    ispark.append(spark.range(0, n, 1, 4).selectExpr(*_row_sql("CAST(id * 1.5 AS DOUBLE)")), t)
+    model.update({i: model_row(i, i * 1.5) for i in range(n)})
+    check("append")
+
+    # 2. a filtered read
+    filtered = ispark.read(spark, cat.load_table(TABLE), row_filter="region = 'eu' and id < 1000")
+    check("read eu id<1000", filtered, [r for r in model.values() if r[1] == "eu" and r[0] < 1000])
+
+    # 3. merge-on-read deletes (position-delete files written by the executors)
+    ispark.delete(spark, cat.load_table(TABLE), "id >= 100 and id < 400")
+    ispark.delete(spark, cat.load_table(TABLE), "region = 'us' and amount > 4000")
+    model = {i: r for i, r in model.items() if not (100 <= i < 400) and not (r[1] == "us" and r[2] > 4000)}
+    summary = cat.load_table(TABLE).current_snapshot().summary
+    assert int(summary["added-position-deletes"]) > 0, summary
+    check("delete merge-on-read")
+
+    # 4. MERGE: update matched amounts, insert the rest (merge-on-read)
+    src = spark.range(2900, 3100, 1, 2).selectExpr(*_row_sql("CAST(-id AS DOUBLE)"))
+    b = ispark.merge(src, cat.load_table(TABLE), "target.id = source.id")
+    b.when_matched_update({"amount": "source.amount"})
+    b.when_not_matched_insert({c: f"source.{c}" for c in ARROW_SCHEMA.names})
+    metrics = b.execute()
+    for i in range(2900, 3100):
+        model[i] = model_row(i, float(-i))
+    result["merge"] = {"updated": metrics.rows_updated, "inserted": metrics.rows_inserted}
+    check("merge")
+
+    # 5. upsert by key: equality deletes + new rows, written on the executors
+    keys = list(range(0, 60, 5)) + list(range(3095, 3110))
+    up = spark.createDataFrame([(k,) for k in keys], "id long").repartition(2)
+    up = up.selectExpr(*_row_sql("CAST(1000000 + id AS DOUBLE)"))
+    # (every partition source column must be a join column of a merge-on-read upsert)
+    ispark.upsert(up, cat.load_table(TABLE), join_cols=["id", "region", "ts"])
+    for k in keys:
+        model[k] = model_row(k, float(1_000_000 + k))
+    md = cat.load_table(TABLE)
+    summary = md.current_snapshot().summary
+    assert int(summary.get("added-equality-deletes", 0)) > 0, summary
+    check("upsert")
+    count = ispark.read(spark, md, selected_fields=[]).count()
+    assert count == len(model), (count, len(model))
+
+    # where the work ran
+    probe_df = spark.range(0, 8, 1, 8).mapInArrow(_probe(driver_root), PROBE_SCHEMA)
+    result["probe"] = [r.asDict() for r in probe_df.collect()]
+    result["tasks"] = _task_record(sc.uiWebUrl, sc.applicationId)
+    result["expected"] = sorted(model.values())
+    result["metadata_location"] = md.metadata_location
+    Path(cfg["result"]).write_text(json.dumps(result))
+    spark.stop()
+
+
+def _row_sql(amount: str) -> list[str]:
+    """ROW_SQL's column expressions, with `amount` as given."""
+    return [c.strip() for c in _split_top_level(ROW_SQL.format(amount=amount))]
+
+
+def _split_top_level(sql: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in sql:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    out.append(cur)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the cluster (master + 2 workers) and the test
+# ------------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# A private mount namespace, in which a tmpfs then hides a folder ("$0") from the command ("$@").
+HIDE = ["unshare", "-m", "--propagation", "private", "sh", "-c"]
+
+
+def _can_hide(folder: Path) -> bool:
+    """Whether a process can be started with `folder` hidden under an empty tmpfs."""
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(
+        [*HIDE, 'mount -t tmpfs icefloe-hidden "$0" && ls -A "$0"', str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    return probe.returncode == 0 and probe.stdout.strip() == ""
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}: {log.read_text()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen on {port} within 120 s") from None
+            time.sleep(0.3)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_cluster(root: Path, hidden: Path | None) -> Iterator[str]:
+    """A standalone master and 2 workers (1 core, 1 GB each) as processes of their own, each
+    in its own folder under `root`; the workers see `hidden` as an empty folder. Yields the
+    master's URL; stops them all."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    spark_home = _find_spark_home()
+    spark_class = str(Path(spark_home) / "bin" / "spark-class")
+    base_env = dict(
+        os.environ,
+        SPARK_HOME=spark_home,
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_DAEMON_MEMORY="256m",
+        PYSPARK_PYTHON=sys.executable,
+        TZ="UTC",
+    )
+    procs: list[tuple[subprocess.Popen[bytes], Any]] = []
+    try:
+        port = _free_port()
+        master_dir = root / "master"
+        master_dir.mkdir()
+        log = master_dir / "master.log"
+        out = open(log, "wb")
+        master = subprocess.Popen(
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                "0",
+            ],
+            cwd=master_dir,
+            env=base_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        procs.append((master, out))
+        _wait_port(port, master, log, "the Spark master")
+        url = f"spark://127.0.0.1:{port}"
+        for w in range(2):
+            wdir = root / f"worker-{w}"
+            (wdir / "work").mkdir(parents=True)
+            (wdir / "local").mkdir()
+            env = dict(base_env, SPARK_LOCAL_DIRS=str(wdir / "local"), SPARK_WORKER_DIR=str(wdir / "work"))
+            cmd = [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--work-dir",
+                str(wdir / "work"),
+                "--webui-port",
+                "0",
+                url,
+            ]
+            if hidden is not None:
+                cmd = [*HIDE, 'mount -t tmpfs icefloe-hidden "$0" && exec "$@"', str(hidden), *cmd]
+            wlog = open(wdir / "worker.log", "wb")
+            worker = subprocess.Popen(
+                cmd, cwd=wdir, env=env, stdout=wlog, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            procs.append((worker, wlog))
+        yield url
+    finally:
+        for p, f in reversed(procs):
+            _stop(p)
+            f.close()
+
+
+if __name__ == "__main__":
+    driver_main(sys.argv[1])
+    sys.exit(0)
+
+import pytest  # noqa: E402  (the tests below; the driver above needs no pytest)
+
+pytestmark = [pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def cluster_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return tmp_path_factory.mktemp("cluster-driver"), tmp_path_factory.mktemp("cluster-nodes")
+
+
+def test_icefloe_on_a_standalone_cluster_with_s3(
+    s3: Any, cluster_dirs: tuple[Path, Path], spark: Any
+) -> None:
+    import icefloe
+    from oracle import assert_same_rows
+    from servers.s3 import BUCKET
+
+    driver_root, nodes_root = cluster_dirs
+    hide = _can_hide(driver_root)
+    prefix = f"s3://{BUCKET}/cluster-{uuid.uuid4().hex[:8]}"
+    catalog_name = f"cluster{uuid.uuid4().hex[:6]}"
+    result_path = nodes_root / "result.json"  # the driver writes it; only this process reads it
+    for url in run_cluster(nodes_root, driver_root if hide else None):
+        config = driver_root / "config.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "master": url,
+                    "driver_root": str(driver_root),
+                    "warehouse": f"{prefix}/wh",
+                    "catalog_name": catalog_name,
+                    "s3": s3.properties(),
+                    "result": str(result_path),
+                }
+            )
+        )
+        (driver_root / "tmp").mkdir()
+        env = dict(os.environ, TZ="UTC", TMPDIR=str(driver_root / "tmp"), SPARK_LOCAL_IP="127.0.0.1")
+        env.pop("SPARK_HOME", None)
+        log = driver_root / "driver.log"
+        with open(log, "wb") as out:
+            proc = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), str(config)],
+                cwd=driver_root,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=480,
+            )
+        assert proc.returncode == 0, log.read_text()[-8000:]
+    result = json.loads(result_path.read_text())
+
+    print("cluster steps (name, rows, seconds since the executors were up):", result["steps"])
+    steps = [s[0] for s in result["steps"]]
+    assert steps == ["executors up", "append", "read eu id<1000", "delete merge-on-read", "merge", "upsert"]
+    assert result["merge"]["updated"] > 0 and result["merge"]["inserted"] > 0, result["merge"]
+
+    # Every task Spark ran ran in one of the two executors, never in the driver ...
+    tasks = result["tasks"]
+    assert set(tasks["tasks_by_executor"]) == {"0", "1"}, tasks
+    assert sum(tasks["tasks_by_executor"].values()) > 20, tasks
+    workers = [e for e in tasks["executors"] if e["id"] != "driver"]
+    assert len(workers) == 2, tasks
+    # ... and the probe tasks ran in executor JVMs, from the workers' folders, blind to the driver's.
+    probe = result["probe"]
+    assert {p["executor"] for p in probe} <= {"0", "1"} and all(p["executor"] for p in probe), probe
+    assert result["driver_pid"] not in {p["pid"] for p in probe}
+    for p in probe:
+        assert p["cwd"].startswith(str(nodes_root / "worker-")), p
+        if hide:
+            assert json.loads(p["driver_root_seen"]) == [] and not p["catalog_db_visible"], p
+    if not hide:
+        print("NOTE: could not hide the driver's folder from the workers (unshare -m needs root)")
+
+    # The same table, read in this process and by Iceberg Java (JdbcCatalog on the sqlite file, S3FileIO).
+    expected = [tuple(r) for r in result["expected"]]
+    cat = icefloe.load_catalog(
+        catalog_name,
+        type="sql",
+        uri=f"sqlite:///{driver_root}/catalog.db",
+        warehouse=f"{prefix}/wh",
+        **s3.properties(),
+    )
+    table = cat.load_table(TABLE)
+    assert table.metadata_location == result["metadata_location"]
+    assert rows_of(table.scan().to_arrow()) == expected
+    java = _java_catalog(spark, s3, catalog_name, f"jdbc:sqlite:{driver_root}/catalog.db", f"{prefix}/wh")
+    java_rows = spark.sql(f"SELECT id, region, amount, ts, name FROM {java}.{TABLE}")
+    assert_same_rows(java_rows, table.scan().to_arrow(), context="Java reading the cluster's table")
+    assert java_rows.count() == len(expected)
+
+
+def _java_catalog(spark: Any, s3: Any, name: str, jdbc_uri: str, warehouse: str) -> str:
+    props = s3.properties()
+    conf = {
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+        ".uri": jdbc_uri,
+        ".jdbc.schema-version": "V1",
+        ".warehouse": warehouse,
+        ".cache-enabled": "false",
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".s3.endpoint": props["s3.endpoint"],
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": props["s3.access-key-id"],
+        ".s3.secret-access-key": props["s3.secret-access-key"],
+        ".client.region": props["s3.region"],
+    }
+    for k, v in conf.items():
+        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
+    return name
