@@ -10,14 +10,15 @@ storage settings as an `IoConfig`).
 
 In the cluster the driver runs `icefloe.spark.append` (partitioned by identity and day),
 `icefloe.spark.read` with a filter, `icefloe.spark.delete` (merge-on-read: position deletes),
-`icefloe.spark.merge` (merge-on-read) and `icefloe.spark.upsert` (equality deletes), and
-checks each result against a model kept in Python. Proof that the work ran off the driver:
-Spark's own record of every task (executor id and host, from the driver's status REST API)
-names only the two executors, and probe tasks report their process ancestry (a JVM running
-`CoarseGrainedExecutorBackend`), their working folder (under a worker's folder) and an empty
-view of the driver's folder. Then this process reads the table in process (icefloe) and
-Iceberg Java (JdbcCatalog on the same sqlite file, S3FileIO) reads it on the suite's Spark
-session: the same rows.
+`icefloe.spark.merge` (merge-on-read), `icefloe.spark.upsert` (equality deletes),
+`icefloe.spark.update` (merge-on-read) and `icefloe.spark.overwrite` (dynamic partition
+overwrite), and checks each result against a model kept in Python. Proof that the work ran
+off the driver: Spark's own record of every task (executor id and host, from the driver's
+status REST API) names only the two executors, and probe tasks report their process
+ancestry (a JVM running `CoarseGrainedExecutorBackend`), their working folder (under a
+worker's folder) and an empty view of the driver's folder. Then this process reads the
+table in process (icefloe) and Iceberg Java (JdbcCatalog on the same sqlite file, S3FileIO)
+reads it on the suite's Spark session: the same rows.
 
 Run as a script, this file is the driver (`python test_spark_cluster.py <config.json>`).
 """
@@ -105,13 +106,21 @@ def _task_record(ui: str, app_id: str) -> dict[str, Any]:
         with urllib.request.urlopen(f"{ui}/api/v1/applications/{app_id}/{path}", timeout=30) as r:
             return json.loads(r.read())
 
+    def seconds(st: dict[str, Any]) -> float:
+        def at(key: str) -> dt.datetime:
+            return dt.datetime.strptime(st[key].replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")
+
+        return (at("completionTime") - at("submissionTime")).total_seconds()
+
     executors: dict[str, list[str]] = {}
     stages = get("stages?status=complete")
     for st in stages:
         tasks = get(f"stages/{st['stageId']}/{st['attemptId']}/taskList?length=100000")
         for t in tasks:
             executors.setdefault(t["executorId"], []).append(st["name"])
+    slowest = sorted(stages, key=seconds, reverse=True)[:8]
     return {
+        "slowest_stages": [(st["stageId"], st["name"], st["numTasks"], seconds(st)) for st in slowest],
         "stages": len(stages),
         "tasks_by_executor": {k: len(v) for k, v in executors.items()},
         "executors": [
@@ -278,10 +287,24 @@ def driver_main(config_path: str) -> None:
     ispark.upsert(up, cat.load_table(TABLE), join_cols=["id", "region", "ts"])
     for k in keys:
         model[k] = model_row(k, float(1_000_000 + k))
-    md = cat.load_table(TABLE)
-    summary = md.current_snapshot().summary
+    summary = cat.load_table(TABLE).current_snapshot().summary
     assert int(summary.get("added-equality-deletes", 0)) > 0, summary
     check("upsert")
+
+    # 6. UPDATE (merge-on-read): the changed rows read and rewritten by the executors
+    ispark.update(spark, cat.load_table(TABLE), "region = 'eu' and id < 600", {"amount": "amount + 0.5"})
+    for i, r in list(model.items()):
+        if r[1] == "eu" and i < 600:
+            model[i] = (*r[:2], r[2] + 0.5, *r[3:])
+    check("update")
+
+    # 7. dynamic partition overwrite: the partitions of the new rows (region 'ap', day 3) replaced
+    new_rows = spark.range(5000, 5150, 1, 2).where("id % 15 = 2").selectExpr(*_row_sql("-1.0D"))
+    ispark.overwrite(new_rows, cat.load_table(TABLE))
+    model = {i: r for i, r in model.items() if not (r[1] == "ap" and i % 5 == 2)}
+    model.update({i: model_row(i, -1.0) for i in range(5000, 5150) if i % 15 == 2})
+    check("overwrite partitions")
+    md = cat.load_table(TABLE)
     count = ispark.read(spark, md, selected_fields=[]).count()
     assert count == len(model), (count, len(model))
 
@@ -499,8 +522,18 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
     result = json.loads(result_path.read_text())
 
     print("cluster steps (name, rows, seconds since the executors were up):", result["steps"])
+    print("slowest stages (id, name, tasks, seconds):", result["tasks"]["slowest_stages"])
     steps = [s[0] for s in result["steps"]]
-    assert steps == ["executors up", "append", "read eu id<1000", "delete merge-on-read", "merge", "upsert"]
+    assert steps == [
+        "executors up",
+        "append",
+        "read eu id<1000",
+        "delete merge-on-read",
+        "merge",
+        "upsert",
+        "update",
+        "overwrite partitions",
+    ]
     assert result["merge"]["updated"] > 0 and result["merge"]["inserted"] > 0, result["merge"]
 
     # Every task Spark ran ran in one of the two executors, never in the driver ...
