@@ -12,6 +12,7 @@ from icefloe import LongType, NestedField, Schema, StringType
 from icefloe.catalog import FilesystemCatalog
 from icefloe.exceptions import (
     CommitConflictError,
+    IcefloeError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
@@ -52,8 +53,13 @@ def test_load_catalog_picks_the_type(tmp_path: Path) -> None:
     assert isinstance(
         icefloe.load_catalog("a", type="filesystem", warehouse=f"file://{tmp_path}"), FilesystemCatalog
     )
-    with pytest.raises(NotSupportedError, match="rest"):
-        icefloe.load_catalog("a", type="rest", uri="http://x")
+    # A REST catalog contacts its server at once; an unreachable one is an error naming it.
+    with pytest.raises(IcefloeError, match="127.0.0.1:9"):
+        icefloe.load_catalog("a", uri="http://127.0.0.1:9")
+    with pytest.raises(NotSupportedError, match="glue"):
+        icefloe.load_catalog("a", type="glue", warehouse=str(tmp_path))
+    with pytest.raises(NotSupportedError, match="ftp"):
+        icefloe.load_catalog("a", uri="ftp://x")
     with pytest.raises(ValidationError):
         icefloe.load_catalog("a")
 

@@ -36,8 +36,8 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
     """A catalog named `name` configured by `properties`.
 
     `type` picks the implementation: `filesystem` (alias `hadoop`; the default when a
-    `warehouse` is given without a `uri`) or `sql` (the default when `uri` is a
-    `sqlite:` URI).
+    `warehouse` is given without a `uri`), `sql` (the default when `uri` is a `sqlite:` or
+    `postgresql:` URI) or `rest` (the default for an `http(s):` URI).
     """
     kind = properties.get("type")
     if kind is None:
