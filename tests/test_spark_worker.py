@@ -94,8 +94,9 @@ def test_gc_freeze_moves_existing_objects_out_of_collections(monkeypatch: Any) -
         _worker.prepare_worker()
         frozen = gc.get_freeze_count()
         assert frozen > before
-        _worker.prepare_worker()  # once per process
-        assert gc.get_freeze_count() == frozen
+        _worker.prepare_worker()  # once per process: no second freeze (the count may only
+        # drop, when other threads free frozen objects)
+        assert gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
 
