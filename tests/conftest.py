@@ -9,6 +9,7 @@
 - ``oracle``: ``tests.oracle.Oracle`` on that session.
 - ``table_name``: a fresh ``db.t_<hex>`` identifier per test (the warehouse is shared).
 - ``catalog``: ``icefloe.load_catalog("local", type="filesystem", warehouse=<warehouse>)``.
+- ``postgres``: a real Postgres server for the run (its URI); tests make their own databases.
 """
 
 from __future__ import annotations
@@ -125,6 +126,19 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     for server in run_s3(tmp_path_factory.mktemp("s3")):
         server.create_bucket(BUCKET)
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A real Postgres server (its own process) for the whole run; its URI. Each test makes its
+    own database with `servers.postgres.new_database`."""
+    import tempfile
+
+    from servers.postgres import run_postgres
+
+    # Not under tmp_path_factory: its folders are private to root, and the server runs as `postgres`.
+    with tempfile.TemporaryDirectory() as root:
+        yield from run_postgres(Path(root))
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
-"""Concurrency with real processes, on both catalogs (issue 5): many writers appending at
-once lose nothing; racing overwrites of one partition leave one winner and one
-CommitConflictError naming the winner's snapshot (racing overwrites of different
-partitions both succeed after validating); a writer killed with SIGKILL at random points
-leaves a readable table holding each write whole or not at all."""
+"""Concurrency with real processes, on every catalog (issue 5; filesystem, SQL on sqlite and
+on Postgres): many writers appending at once lose nothing; racing overwrites of one partition
+leave one winner and one CommitConflictError naming the winner's snapshot (racing overwrites
+of different partitions both succeed after validating); a writer killed with SIGKILL at
+random points leaves a readable table holding each write whole or not at all."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.partitioning import PartitionField, PartitionSpec
+from servers.postgres import new_database
 
 SCHEMA = pa.schema(
     [
@@ -73,15 +74,13 @@ print(json.dumps(out), flush=True)
 """
 
 
-def catalog_props(kind: str, tmp_path: Path) -> dict[str, str]:
+def catalog_props(kind: str, tmp_path: Path, postgres: str = "") -> dict[str, str]:
+    """`kind`: filesystem, sql (sqlite) or postgres (SQL catalog on a fresh database of the
+    server `postgres`)."""
     if kind == "filesystem":
         return {"name": "fs", "type": "filesystem", "warehouse": str(tmp_path / "wh")}
-    return {
-        "name": "sql",
-        "type": "sql",
-        "uri": f"sqlite:///{tmp_path}/c.db",
-        "warehouse": str(tmp_path / "wh"),
-    }
+    uri = new_database(postgres) if kind == "postgres" else f"sqlite:///{tmp_path}/c.db"
+    return {"name": "sql", "type": "sql", "uri": uri, "warehouse": str(tmp_path / "wh")}
 
 
 def spawn(props: dict[str, str], ident: str, writer: int, n: int, go: Path, mode: str, region: str) -> Any:
@@ -111,9 +110,10 @@ def run(
     return results
 
 
-@pytest.fixture(params=["filesystem", "sql"])
+@pytest.fixture(params=["filesystem", "sql", "postgres"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], Catalog]:
-    props = catalog_props(request.param, tmp_path)
+    server = request.getfixturevalue("postgres") if request.param == "postgres" else ""
+    props = catalog_props(request.param, tmp_path, server)
     catalog = icefloe.load_catalog(**props)
     catalog.create_namespace("db")
     return props, catalog

@@ -1,6 +1,6 @@
-"""Concurrent commits from real processes, on both catalogs: optimistic concurrency with
-retries must lose nothing and keep the snapshot chain linear; a swap from a stale base
-without retries must fail with CommitConflictError."""
+"""Concurrent commits from real processes, on every catalog (filesystem; SQL on sqlite and on
+Postgres): optimistic concurrency with retries must lose nothing and keep the snapshot chain
+linear; a swap from a stale base without retries must fail with CommitConflictError."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
+from servers.postgres import new_database
 
 PROCESSES = 4
 APPENDS = 10
@@ -57,15 +58,13 @@ print(json.dumps(results))
 """
 
 
-def catalog_props(kind: str, tmp_path: Path) -> dict[str, str]:
+def catalog_props(kind: str, tmp_path: Path, postgres: str = "") -> dict[str, str]:
+    """`kind`: filesystem, sql (sqlite) or postgres (SQL catalog on a fresh database of the
+    server `postgres`)."""
     if kind == "filesystem":
         return {"name": "fs", "type": "filesystem", "warehouse": str(tmp_path / "wh")}
-    return {
-        "name": "sql",
-        "type": "sql",
-        "uri": f"sqlite:///{tmp_path}/catalog.db",
-        "warehouse": str(tmp_path / "wh"),
-    }
+    uri = new_database(postgres) if kind == "postgres" else f"sqlite:///{tmp_path}/catalog.db"
+    return {"name": "sql", "type": "sql", "uri": uri, "warehouse": str(tmp_path / "wh")}
 
 
 def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_path: Path) -> list[Any]:
@@ -92,9 +91,10 @@ def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_
     return results
 
 
-@pytest.fixture(params=["filesystem", "sql"])
+@pytest.fixture(params=["filesystem", "sql", "postgres"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], Catalog]:
-    props = catalog_props(request.param, tmp_path)
+    server = request.getfixturevalue("postgres") if request.param == "postgres" else ""
+    props = catalog_props(request.param, tmp_path, server)
     catalog = icefloe.load_catalog(**props)
     catalog.create_namespace("db")
     return props, catalog

@@ -1,6 +1,8 @@
 """A real Postgres for the tests: Debian's `postgresql` package (`make test` installs it),
 `initdb` into a temporary folder and `pg_ctl start` on a free localhost port; stopped at the
-end. Postgres refuses to run as root, so as root it runs as the `postgres` user."""
+end. Postgres refuses to run as root, so as root it runs as the `postgres` user. Tests take
+one server per run (the `postgres` fixture in conftest.py) and a fresh database each
+(`new_database`)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,11 @@ import os
 import shutil
 import socket
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
 
 
 def _bin(name: str) -> str | None:
@@ -52,3 +57,36 @@ def run_postgres(root: Path) -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True)
+
+
+def _connect(uri: str) -> Any:
+    import pg8000.native
+
+    u = urlparse(uri)
+    return pg8000.native.Connection(
+        user=u.username or "postgres",
+        host=u.hostname or "127.0.0.1",
+        port=u.port or 5432,
+        database=(u.path or "/").lstrip("/") or "postgres",
+    )
+
+
+def new_database(server_uri: str) -> str:
+    """Creates an empty database on the server of `server_uri`; returns its URI. A fresh
+    database per test keeps the tests' catalog tables apart."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    conn = _connect(server_uri)
+    try:
+        conn.run(f"CREATE DATABASE {name}")
+    finally:
+        conn.close()
+    return server_uri.rsplit("/", 1)[0] + "/" + name
+
+
+def query(uri: str, sql: str) -> list[tuple[Any, ...]]:
+    """Runs one statement (autocommit) on the database of `uri`; its rows as tuples."""
+    conn = _connect(uri)
+    try:
+        return [tuple(r) for r in conn.run(sql) or []]
+    finally:
+        conn.close()

@@ -7,6 +7,7 @@ and the error classes."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import threading
@@ -72,6 +73,11 @@ class Backend:
 
     def table_columns(self, conn: Connection, table: str) -> set[str]:
         raise NotImplementedError
+
+    def lock(self, conn: Connection, key: str) -> None:
+        """Inside a write transaction: waits until no other writer of this database holds
+        `key`, then holds it until the transaction ends. (sqlite: BEGIN IMMEDIATE already
+        serialises every writer.)"""
 
 
 class SqliteBackend(Backend):
@@ -158,10 +164,22 @@ class PostgresBackend(Backend):
         return code == "23505"  # unique_violation
 
     def table_columns(self, conn: Connection, table: str) -> set[str]:
+        # The table an unqualified name resolves to (the search path), not a namesake in
+        # another schema.
         rows = conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,)
+            "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 "
+            "AND NOT attisdropped",
+            (table,),
         )
         return {str(r[0]) for r in rows}
+
+    def lock(self, conn: Connection, key: str) -> None:
+        # A transaction-scoped advisory lock: other clients (Java, PyIceberg) do not take it,
+        # so the catalog still maps their races' unique violations to its own errors.
+        digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(CAST(? AS BIGINT))", (int.from_bytes(digest, "big", signed=True),)
+        )
 
 
 def backend_for(uri: str) -> Backend:

@@ -32,6 +32,7 @@ from icefloe.catalog._base import (
 from icefloe.catalog._sql_backend import Connection, backend_for
 from icefloe.exceptions import (
     CommitConflictError,
+    CommitStateUnknownException,
     IcefloeIOError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -73,6 +74,10 @@ CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
 )
 """
 _METADATA_FILE = re.compile(r"^(\d+)-.*\.metadata\.json$")
+
+
+class _CommitFailed(IcefloeIOError):
+    """The COMMIT statement itself failed: on a lost connection it may have happened."""
 
 
 class SqlCatalog(Catalog):
@@ -119,7 +124,7 @@ class SqlCatalog(Catalog):
             except errors as e:
                 with contextlib.suppress(*errors):
                     conn.execute("ROLLBACK")
-                raise IcefloeIOError(f"cannot commit to SQL catalog database {self._path}: {e}") from e
+                raise _CommitFailed(f"cannot commit to SQL catalog database {self._path}: {e}") from e
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._connect() as conn:
@@ -130,6 +135,9 @@ class SqlCatalog(Catalog):
 
     def _ensure_tables(self) -> None:
         with self._write() as conn:
+            # Postgres: catalogs starting at once on an empty database would otherwise race
+            # in CREATE TABLE IF NOT EXISTS (a unique violation in the system catalogs).
+            self._backend.lock(conn, "icefloe:create-catalog-tables")
             conn.execute(_CREATE_TABLES)
             conn.execute(_CREATE_NAMESPACE_PROPERTIES)
             cols = self._backend.table_columns(conn, "iceberg_tables")
@@ -202,6 +210,13 @@ class SqlCatalog(Catalog):
                         "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
                         (self.name, ".".join(ns), table_name, metadata_location),
                     )
+        except _CommitFailed:
+            # The row may have landed: keep the file it would name unless it did not.
+            with contextlib.suppress(Exception):
+                if self._metadata_location(parts) == metadata_location:
+                    return self.load_table(parts)
+                _io.remove_quietly(metadata_location)
+            raise
         except self._backend.errors as e:
             _io.remove_quietly(metadata_location)
             if not self._backend.is_duplicate(e):
@@ -326,19 +341,31 @@ class SqlCatalog(Catalog):
             raise ValidationError("cannot create the empty namespace")
         props = dict(properties) if properties else {"exists": "true"}
         name = ".".join(ns)
-        with self._write() as conn:
-            if conn.execute(
-                "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
-                "UNION ALL SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
-                "LIMIT 1",
-                (self.name, name, self.name, name),
-            ).fetchall():
-                raise NamespaceAlreadyExistsError(f"namespace {name} already exists")
-            conn.executemany(
-                "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
-                "property_value) VALUES (?, ?, ?, ?)",
-                [(self.name, name, str(k), str(v)) for k, v in props.items()],
-            )
+        try:
+            with self._write() as conn:
+                self._lock_namespace(conn, name)
+                if conn.execute(
+                    "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                    "UNION ALL SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                    "LIMIT 1",
+                    (self.name, name, self.name, name),
+                ).fetchall():
+                    raise NamespaceAlreadyExistsError(f"namespace {name} already exists")
+                conn.executemany(
+                    "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                    "property_value) VALUES (?, ?, ?, ?)",
+                    [(self.name, name, str(k), str(v)) for k, v in props.items()],
+                )
+        except self._backend.errors as e:
+            # A client that does not take the lock (Java, PyIceberg) created it meanwhile.
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
+            raise NamespaceAlreadyExistsError(f"namespace {name} already exists") from None
+
+    def _lock_namespace(self, conn: Connection, name: str) -> None:
+        """Serialises this catalog's changes to one namespace's rows (on Postgres, where a write
+        transaction does not lock the database as sqlite's does)."""
+        self._backend.lock(conn, f"icefloe:namespace:{self.name}:{name}")
 
     def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Identifier]:
         parent = self.identifier_to_tuple(namespace)
@@ -369,6 +396,7 @@ class SqlCatalog(Catalog):
                 f"namespace {'.'.join(ns)} is not empty: it holds {', '.join(held[:10])}"
             )
         with self._write() as conn:
+            self._lock_namespace(conn, ".".join(ns))
             conn.execute(
                 "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?",
                 (self.name, ".".join(ns)),
@@ -396,26 +424,39 @@ class SqlCatalog(Catalog):
         updates = dict(updates or {})
         if removals & set(updates):
             raise ValidationError(f"properties both updated and removed: {sorted(removals & set(updates))}")
-        current = self.load_namespace_properties(ns)
+        self.load_namespace_properties(ns)  # NoSuchNamespaceError
         name = ".".join(ns)
-        summary = PropertiesUpdateSummary(
+        try:
+            with self._write() as conn:
+                # Postgres: without the lock, two updates of one key both delete it, then the
+                # second insert fails on the first's row.
+                self._lock_namespace(conn, name)
+                current = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT property_key FROM iceberg_namespace_properties "
+                        "WHERE catalog_name = ? AND namespace = ?",
+                        (self.name, name),
+                    )
+                }
+                keys = list(removals) + list(updates)
+                conn.executemany(
+                    "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                    "AND property_key = ?",
+                    [(self.name, name, k) for k in keys],
+                )
+                conn.executemany(
+                    "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                    "property_value) VALUES (?, ?, ?, ?)",
+                    [(self.name, name, k, str(v)) for k, v in updates.items()],
+                )
+        except self._backend.errors as e:
+            raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
+        return PropertiesUpdateSummary(
             removed=sorted(k for k in removals if k in current),
             updated=sorted(updates),
             missing=sorted(k for k in removals if k not in current),
         )
-        with self._write() as conn:
-            keys = list(removals) + list(updates)
-            conn.executemany(
-                "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
-                "AND property_key = ?",
-                [(self.name, name, k) for k in keys],
-            )
-            conn.executemany(
-                "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
-                "property_value) VALUES (?, ?, ?, ?)",
-                [(self.name, name, k, str(v)) for k, v in updates.items()],
-            )
-        return summary
 
     # ---- commit ----
     def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
@@ -445,12 +486,45 @@ class SqlCatalog(Catalog):
                         f"table {'.'.join(parts)} was updated by another writer "
                         f"(its metadata is no longer {base})"
                     )
-        except Exception:
-            # sqlite rolls back a failed transaction, so the swap did not happen. (Not on an
-            # interrupt, which may land after the COMMIT: an orphan file is harmless.)
+        except _CommitFailed as e:
+            # A COMMIT without an answer (Postgres: the connection broke) may have landed.
+            landed = self._landed(parts, location)
+            if landed is None:
+                raise CommitStateUnknownException(
+                    f"table {'.'.join(parts)}: the commit of {location} may or may not have happened "
+                    f"(its files are kept; reload the table to see): {e}"
+                ) from e
+            if not landed:
+                _io.remove_quietly(location)
+                raise
+        except Exception as e:
+            # Before the COMMIT: the database rolled the transaction back, the swap did not
+            # happen. (Not on an interrupt, which may land after the COMMIT: an orphan file is
+            # harmless.)
             _io.remove_quietly(location)
+            if isinstance(e, self._backend.errors):
+                raise IcefloeIOError(f"SQL catalog commit failed ({self._path}): {e}") from e
             raise
         return _native.TableMetadata.from_json(text, location)
+
+    def _landed(self, parts: Identifier, location: str) -> bool | None:
+        """After a COMMIT that got no answer: whether the table's pointer moved to `location`
+        (now, or before a later commit built on it); None when that cannot be known."""
+        try:
+            rows = self._query(
+                "SELECT metadata_location, previous_metadata_location FROM iceberg_tables "
+                "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                (self.name, ".".join(parts[:-1]), parts[-1]),
+            )
+            if not rows:
+                return False  # dropped: the file is nobody's
+            current, previous = rows[0]
+            if location in (current, previous):
+                return True
+            log = _native.TableMetadata.from_json(_io.read_text(current), current).metadata_log()
+            return any(entry.get("metadata-file") == location for entry in log)
+        except Exception:
+            return None
 
     def __repr__(self) -> str:
         return f"SqlCatalog({self.name!r}, uri={self.properties.get('uri')!r})"
