@@ -159,8 +159,7 @@ class SqlCatalog(Catalog):
 
     @staticmethod
     def _metadata_dir(metadata: _native.TableMetadata) -> str:
-        custom = metadata.properties.get("write.metadata.path")
-        return custom.rstrip("/") if custom else _io.join(metadata.location, "metadata")
+        return metadata.metadata_root  # write.metadata.path, else <location>/metadata (Rust decides)
 
     @staticmethod
     def _new_metadata_location(metadata: _native.TableMetadata, version: int) -> str:
