@@ -224,7 +224,12 @@ def test_sigkilled_writer_leaves_whole_writes_or_none(
         go = tmp_path / f"go-kill-{rnd}"
         go.write_text("go")
         p = spawn(props, "db.kill", rnd, 0, go, "forever", "eu" if rnd % 2 else "us")
-        time.sleep(1.2 + rng.random() * 1.0)  # import + some appends, then a random point
+        # Once the writer has committed at least once (it prints each committed attempt; a
+        # fixed sleep found none under load), a random point: mid-write, mid-commit or between.
+        assert p.stdout is not None
+        first = p.stdout.readline()
+        assert first.strip().isdigit(), (first, p.stderr.read() if p.poll() is not None else "")
+        time.sleep(rng.random() * 1.0)
         p.send_signal(signal.SIGKILL)
         p.communicate(timeout=60)
         table = catalog.load_table("db.kill")  # readable after every kill
