@@ -1,12 +1,16 @@
 """`Table.merge(source, on)` in process: Spark's `MERGE INTO` clauses over an Arrow source.
 
 The join runs in pyarrow on the equality conjuncts of `on` (`"target.id = source.id AND
-target.region = source.region"`; other join conditions need `icefloe.spark.merge`). The
-target is read with its `_file` / `_pos` metadata columns — only the rows whose keys the
-source holds, when a single-column join has no `not matched by source` clause. Clause
-conditions are row-filter strings over the aliases (`"source.amount < 0 AND target.qty > 1"`)
-decided by the reader's own Rust evaluator (one evaluator for every operation); the first
-clause whose kind and condition hold takes a row, as in Spark. Set / insert values: a string
+target.region = source.region"`); conjuncts over the target alone (`target.region = 'eu'`)
+restrict the target rows that can match; other join conditions need `icefloe.spark.merge`.
+The target is read with its `_file` / `_pos` metadata columns — without a `not matched by
+source` clause, only the rows the target-only conjuncts select and, for a single-column
+join, whose keys the source holds. The commit's conflict-detection filter is those
+conjuncts (and, merge-on-read, the source's keys; see `_merge_condition`), so a concurrent
+commit elsewhere in the table is no conflict. Clause conditions are row-filter strings over
+the aliases (`"source.amount < 0 AND target.qty > 1"`) decided by the reader's own Rust
+evaluator (one evaluator for every operation); the first clause whose kind and condition hold
+takes a row, as in Spark. Set / insert values: a string
 `"<alias>.<column>"` is that column, a pyarrow compute expression is evaluated over the
 columns named `"<alias>.<column>"`, anything else is a literal.
 
@@ -27,9 +31,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _native, _pending_write
+from icefloe._merge_condition import (
+    CONFLICT_KEYS_MAX,
+    conflict_filter_json,
+    split_conjuncts,
+    target_only_filter,
+)
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
-from icefloe.expressions import AlwaysTrue, In
+from icefloe.expressions import And, BooleanExpression, In
 
 if TYPE_CHECKING:
     from icefloe.table import ArrowData, Table
@@ -124,6 +134,8 @@ class TableMerger(MergeClauses):
     target_alias: str = "target"
     snapshot_properties: dict[str, str] = field(default_factory=dict)
     _clauses: list[Clause] = field(default_factory=list)
+    # The conflict-detection filter of the commit (unbound JSON; see _merge_condition).
+    _conflict_json: str = ""
 
     # ---- execution ----
     def execute(self) -> MergeMetrics:
@@ -133,13 +145,40 @@ class TableMerger(MergeClauses):
         md = table.metadata
         start = md.current_snapshot_id
         columns = [f.name for f in table.schema().fields]
-        pairs = self._join_keys()
+        pairs, target_filter = self._join_condition()
         kinds = {c.kind for c in self._clauses}
+        source_keys = {s: pc.unique(self.source.column(s)) for _, s in pairs}
+        # Merge-on-read also narrows the conflict scope to the source's keys: it writes rows
+        # of those keys only and position deletes of rows of those keys. Copy-on-write does
+        # not: it rewrites whole files, other keys' rows included, and a concurrent equality
+        # delete of one of those (outside the keys' scope) would not apply to the copy.
+        by_key = write_mode(table, "merge") == "merge-on-read"
+        self._conflict_json = conflict_filter_json(
+            self.on,
+            table.schema(),
+            ta,
+            sa,
+            kinds,
+            [
+                (t, source_keys[s].to_pylist())
+                for t, s in pairs
+                if by_key and len(source_keys[s]) <= CONFLICT_KEYS_MAX + 1  # + a null
+            ],
+        )
 
-        target = self._read_target(pairs, kinds)
-        tgt = _prefixed(target, ta).append_column(f"{ta}.__present", pa.array([True] * target.num_rows))
+        target = self._read_target(pairs, kinds, target_filter, source_keys)
+        # Target rows the target-only conjuncts of `on` reject match no source row; only a
+        # `not matched by source` clause sees them (the read drops them otherwise).
+        unmatchable = None
+        if target_filter is not None and "not_matched_by_source" in kinds and target.num_rows:
+            mask = self._target_mask(target, target_filter, columns)
+            unmatchable = target.filter(pc.invert(mask))
+            target = target.filter(mask)
+        tgt = _prefixed(target, ta).append_column(
+            f"{ta}.__present", pa.array([True] * target.num_rows, pa.bool_())
+        )
         src = _prefixed(self.source, sa).append_column(
-            f"{sa}.__present", pa.array([True] * self.source.num_rows)
+            f"{sa}.__present", pa.array([True] * self.source.num_rows, pa.bool_())
         )
         how = (
             "full outer"
@@ -159,6 +198,11 @@ class TableMerger(MergeClauses):
             join_type=how,
             coalesce_keys=False,
         )
+        if unmatchable is not None and unmatchable.num_rows:
+            rest = _prefixed(unmatchable, ta).append_column(
+                f"{ta}.__present", pa.array([True] * unmatchable.num_rows, pa.bool_())
+            )
+            joined = pa.concat_tables([joined, rest], promote_options="default")
         t_present = pc.is_valid(joined.column(f"{ta}.__present"))
         s_present = pc.is_valid(joined.column(f"{sa}.__present"))
         kind_mask = {
@@ -209,20 +253,38 @@ class TableMerger(MergeClauses):
             self._commit_copy_on_write(start, target, new_rows, positions, result)
         return result
 
-    def _join_keys(self) -> list[tuple[str, str]]:
+    def _join_condition(self) -> tuple[list[tuple[str, str]], BooleanExpression | None]:
+        """The (target column, source column) equalities of `on` and the AND of its
+        conjuncts over the target alone (None: none)."""
         ta, sa = re.escape(self.target_alias), re.escape(self.source_alias)
-        pairs = []
-        for part in re.split(r"\s+and\s+", self.on.strip(), flags=re.IGNORECASE):
-            m = re.fullmatch(rf"\s*({ta}|{sa})\.`?(\w+)`?\s*=\s*({ta}|{sa})\.`?(\w+)`?\s*", part)
-            if not m or m.group(1) == m.group(3):
+        schema = self.table.schema()
+        pairs: list[tuple[str, str]] = []
+        target_only: list[BooleanExpression] = []
+        for part in split_conjuncts(self.on):
+            m = re.fullmatch(
+                rf"\s*({ta}|{sa})\.`?(\w+)`?\s*=\s*({ta}|{sa})\.`?(\w+)`?\s*", part, flags=re.IGNORECASE
+            )
+            if m and m.group(1).lower() != m.group(3).lower():
+                left_is_target = m.group(1).lower() == self.target_alias.lower()
+                t, s = (m.group(2), m.group(4)) if left_is_target else (m.group(4), m.group(2))
+                pairs.append((t, s))
+                continue
+            f = target_only_filter(part, schema, self.target_alias, self.source_alias)
+            if f is None:
                 raise NotSupportedError(
                     "in-process MERGE joins on equalities "
-                    f"'{self.target_alias}.<col> = {self.source_alias}.<col>' joined by AND; found {part!r} "
+                    f"'{self.target_alias}.<col> = {self.source_alias}.<col>' and conditions on "
+                    f"the target's columns alone, joined by AND; found {part!r} "
                     "(icefloe.spark.merge takes any Spark SQL condition)"
                 )
-            t, s = (m.group(2), m.group(4)) if m.group(1) == self.target_alias else (m.group(4), m.group(2))
-            pairs.append((t, s))
-        columns = {f.name for f in self.table.schema().fields}
+            target_only.append(f)
+        if not pairs:
+            raise NotSupportedError(
+                f"in-process MERGE needs at least one equality '{self.target_alias}.<col> = "
+                f"{self.source_alias}.<col>' in {self.on!r} "
+                "(icefloe.spark.merge takes any Spark SQL condition)"
+            )
+        columns = {f.name for f in schema.fields}
         for t, s in pairs:
             if t not in columns:
                 raise ValidationError(
@@ -232,25 +294,47 @@ class TableMerger(MergeClauses):
                 raise ValidationError(
                     f"MERGE join column {self.source_alias}.{s} is not a column of the source"
                 )
-        return pairs
+        target_filter = None
+        for f in target_only:
+            target_filter = f if target_filter is None else And(target_filter, f)
+        return pairs, target_filter
 
-    def _read_target(self, pairs: list[tuple[str, str]], kinds: set[str]) -> pa.Table:
+    def _read_target(
+        self,
+        pairs: list[tuple[str, str]],
+        kinds: set[str],
+        target_filter: BooleanExpression | None,
+        source_keys: dict[str, pa.Array],
+    ) -> pa.Table:
         table = self.table
-        row_filter: Any = None
-        if len(pairs) == 1 and "not_matched_by_source" not in kinds:
-            keys = [k for k in pc.unique(self.source.column(pairs[0][1])).to_pylist() if k is not None]
-            if len(keys) <= _KEY_FILTER_MAX:
-                row_filter = In(pairs[0][0], keys) if keys else None
-                if not keys:
-                    return (
-                        table.scan(selected_fields=("*", "_file", "_pos"))
-                        .projection()
-                        .as_arrow()
-                        .empty_table()
-                    )
-        if table.metadata.current_snapshot_id is None:
+
+        def empty() -> pa.Table:
             return table.scan(selected_fields=("*", "_file", "_pos")).projection().as_arrow().empty_table()
+
+        if table.metadata.current_snapshot_id is None:
+            return empty()
+        row_filter: BooleanExpression | None = None
+        if "not_matched_by_source" not in kinds:
+            # Only target rows that can match a source row are read.
+            row_filter = target_filter
+            if len(pairs) == 1:
+                keys = [k for k in source_keys[pairs[0][1]].to_pylist() if k is not None]
+                if not keys:
+                    return empty()
+                if len(keys) <= _KEY_FILTER_MAX:
+                    by_key = In(pairs[0][0], keys)
+                    row_filter = by_key if row_filter is None else And(row_filter, by_key)
         return table.scan(row_filter=row_filter, selected_fields=("*", "_file", "_pos")).to_arrow()
+
+    def _target_mask(
+        self, target: pa.Table, target_filter: BooleanExpression, columns: list[str]
+    ) -> pa.ChunkedArray:
+        """Which target rows `target_filter` selects, by the reader's own evaluator."""
+        data = target.select(columns)
+        schema_json = _native.schema_from_arrow(data.schema)
+        filter_json = target_filter.to_json()
+        masks = [_native.filter_mask(filter_json, schema_json, b) for b in data.to_batches()]
+        return pa.chunked_array(masks, pa.bool_())
 
     def _check_cardinality(self, joined: pa.Table, matched: pa.ChunkedArray, columns: list[str]) -> None:
         ta = self.target_alias
@@ -339,7 +423,7 @@ class TableMerger(MergeClauses):
     ) -> None:
         table = self.table
         write = RowDeltaWrite.begin(
-            table, "merge", start, AlwaysTrue().to_json(), dict(self.snapshot_properties)
+            table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
         try:
             if positions is not None and positions.num_rows:
@@ -398,7 +482,7 @@ class TableMerger(MergeClauses):
         except BaseException:
             _pending_write.abort_write(table, write_id)
             raise
-        removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
+        removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
         snap = _pending_write.commit_write(table, build, descriptors, write_id)
         result.snapshot_id = None if snap is None else snap.snapshot_id

@@ -12,9 +12,11 @@ and condition hold — Spark's rule. Then:
   (their other rows copied) together with the new rows, one overwrite.
 
 A target row matched by two source rows is an error naming it, before anything is written
-(Spark's MERGE cardinality rule). Set expressions and conditions are Spark SQL over the
-aliases (`{"amount": "source.amount + target.amount"}`); a value whose type cannot be stored
-in its column is an error naming the column.
+(Spark's MERGE cardinality rule). A commit that lost the race is validated, as Java's MERGE,
+against the conjuncts of `on` over the target alone (`target.region = 'eu'`): only concurrent
+files that may hold such rows conflict (see `icefloe._merge_condition`). Set expressions and
+conditions are Spark SQL over the aliases (`{"amount": "source.amount + target.amount"}`);
+a value whose type cannot be stored in its column is an error naming the column.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe import _native, _pending_write
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
+from icefloe._merge_condition import conflict_filter_json
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import ValidationError
-from icefloe.expressions import AlwaysTrue
 from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
 from icefloe.spark.write import _write_on_executors
 
@@ -59,6 +61,8 @@ class MergeBuilder(MergeClauses):
     _target_struct: Any = None
     _source_struct: Any = None
     _persisted: list[Any] = field(default_factory=list)
+    # The conflict-detection filter of the commit (unbound JSON; see _merge_condition).
+    _conflict_json: str = ""
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -86,6 +90,9 @@ class MergeBuilder(MergeClauses):
 
         tgt = icefloe.spark.read(spark, table, selected_fields=(*columns, "_file", "_pos"))
         kinds = {c.kind for c in self._clauses}
+        # As Java's MERGE: concurrent files that may match the target-only conjuncts of `on`
+        # conflict (the whole table without them, or with a `not matched by source` clause).
+        self._conflict_json = conflict_filter_json(self.on, table.schema(), ta, self.source_alias, kinds)
         src = self.source.withColumn(_S, F.lit(True))
         self._persisted = []
         if self.broadcast_source:
@@ -302,7 +309,7 @@ class MergeBuilder(MergeClauses):
     ) -> None:
         table = self.table
         write = RowDeltaWrite.begin(
-            table, "merge", start, AlwaysTrue().to_json(), dict(self.snapshot_properties)
+            table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
         try:
             if m.rows_updated or m.rows_deleted:
@@ -355,7 +362,7 @@ class MergeBuilder(MergeClauses):
         except BaseException:
             _pending_write.abort_write(table, write_id)
             raise
-        removal = RowRemoval(start, AlwaysTrue().to_json(), removed_paths=touched)
+        removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
         snap = _pending_write.commit_write(table, build, descriptors, write_id)
         m.snapshot_id = None if snap is None else snap.snapshot_id

@@ -1,0 +1,232 @@
+"""What a MERGE's `on` condition says about the target alone: its conjuncts over the target
+only (`target.region = 'eu'` in `"target.region = 'eu' AND target.id = source.id"`), as a
+row filter over the table's columns, and the conflict-detection filter of the commit.
+
+Iceberg Java's MERGE (`SparkPositionDeltaWrite` / `SparkCopyOnWriteOperation`) validates a
+commit that lost the race against its conflict-detection filter: the filter Spark pushed down
+to the target scan, i.e. the ON clause's conjuncts that name only target columns. Only
+concurrent data and delete files that may hold rows matching it (by partition and column
+stats) conflict; without such conjuncts the whole table is the scope. icefloe does the same
+and, for a merge-on-read merge whose source keys are known (in process), narrows the scope to
+them as well: `In(key, source keys)` for up to `CONFLICT_KEYS_MAX` distinct keys (that merge
+writes rows of those keys and position deletes of rows of those keys, nothing else; a
+copy-on-write merge rewrites whole files, so it keeps the conjuncts' scope, as Java). A clause
+`when_not_matched_by_source_*` acts on every target row, so it keeps the whole table.
+
+Conjuncts that icefloe's row-filter parser does not take (Spark functions, comparisons of
+two columns) are left out of the filter, which only widens it: never a missed conflict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from icefloe import _native
+from icefloe.exceptions import IcefloeError
+from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, from_json
+
+if TYPE_CHECKING:
+    from icefloe.schema import Schema
+
+# Source keys up to this many (per join column) narrow the conflict scope with an IN filter.
+CONFLICT_KEYS_MAX = 2_000
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def split_conjuncts(condition: str) -> list[str]:
+    """The top-level AND-ed parts of a SQL condition (quotes, backticks, parentheses and
+    `BETWEEN x AND y` respected; a part wholly in parentheses is split in turn)."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    between = False
+    text = condition
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "'\"`":
+            j = i + 1
+            while j < n:
+                if text[j] == ch:
+                    if j + 1 < n and text[j + 1] == ch:  # doubled quote
+                        j += 2
+                        continue
+                    break
+                if text[j] == "\\" and ch != "`":
+                    j += 1
+                j += 1
+            i = j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and (ch.isalpha() or ch == "_") and (i == 0 or not _is_word_char(text[i - 1])):
+            m = _WORD.match(text, i)
+            assert m is not None
+            word = m.group(0).lower()
+            if word == "between":
+                between = True
+            elif word == "and":
+                if between:
+                    between = False
+                else:
+                    parts.append(text[start:i])
+                    start = m.end()
+            i = m.end()
+            continue
+        i += 1
+    parts.append(text[start:])
+    out: list[str] = []
+    for p in (p.strip() for p in parts):
+        if not p:
+            continue
+        inner = _unwrap(p)
+        if inner is not None:
+            out.extend(split_conjuncts(inner))
+        else:
+            out.append(p)
+    return out
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.`"
+
+
+def _unwrap(part: str) -> str | None:
+    """The inside of `( ... )` when the parentheses enclose the whole part."""
+    if not (part.startswith("(") and part.endswith(")")):
+        return None
+    depth = 0
+    quote = ""
+    for i, ch in enumerate(part):
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and i != len(part) - 1:
+                return None
+    return part[1:-1]
+
+
+def target_only_filter(
+    conjunct: str, schema: Schema, target_alias: str, source_alias: str
+) -> BooleanExpression | None:
+    """The conjunct as a row filter over the table's columns when it names target columns
+    only (`target.region = 'eu'` -> `region = 'eu'`) and icefloe's parser takes it; else None."""
+    try:
+        parsed = json.loads(_native.parse_filter(conjunct))
+    except IcefloeError:
+        return None
+    prefix = target_alias.lower() + "."
+    terms: list[str] = []
+
+    def rename(node: Any) -> bool:
+        if not isinstance(node, dict):
+            return True
+        if "term" in node:
+            term = node["term"]
+            if not isinstance(term, str) or not term.lower().startswith(prefix):
+                return False
+            name = term[len(prefix) :].replace("`", "")
+            try:
+                field = schema.find_field(name, case_sensitive=False)
+            except IcefloeError:
+                return False
+            exact = schema.find_column_name(field.field_id)
+            if exact is None:
+                return False
+            node["term"] = exact
+            terms.append(exact)
+        return all(rename(node[k]) for k in ("left", "right", "child") if k in node)
+
+    if source_alias.lower() == target_alias.lower() or not rename(parsed) or not terms:
+        return None
+    expr = from_json(parsed)
+    try:
+        _native.bind_filter(expr.to_json(), schema.to_json())
+    except IcefloeError:
+        return None
+    return expr
+
+
+def target_filter(on: str, schema: Schema, target_alias: str, source_alias: str) -> BooleanExpression | None:
+    """The AND of the target-only conjuncts of `on` (None when there are none)."""
+    found = [
+        f
+        for f in (target_only_filter(c, schema, target_alias, source_alias) for c in split_conjuncts(on))
+        if f is not None
+    ]
+    return _and_all(found)
+
+
+def key_filter(schema: Schema, column: str, values: Iterable[Any]) -> BooleanExpression | None:
+    """`In(column, values)` for at most `CONFLICT_KEYS_MAX` distinct non-null values that
+    bind to the column (AlwaysFalse for none); None when there are more, or they do not bind."""
+    distinct: list[Any] = []
+    seen: set[Any] = set()
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        try:
+            if v in seen:
+                continue
+            seen.add(v)
+        except TypeError:
+            return None
+        distinct.append(v)
+        if len(distinct) > CONFLICT_KEYS_MAX:
+            return None
+    if not distinct:
+        return AlwaysFalse()
+    try:
+        expr = In(column, distinct)
+        _native.bind_filter(expr.to_json(), schema.to_json())
+    except IcefloeError:
+        return None
+    return expr
+
+
+def conflict_filter_json(
+    on: str,
+    schema: Schema,
+    target_alias: str,
+    source_alias: str,
+    kinds: set[str],
+    source_keys: Sequence[tuple[str, Iterable[Any]]] = (),
+) -> str:
+    """The conflict-detection filter (unbound JSON) of a MERGE with clauses of `kinds`: the
+    target-only conjuncts of `on`, AND `In(key, values)` for each (target column, source
+    values) of `source_keys` small enough; the whole table when there is neither, or when a
+    `not matched by source` clause may act on any target row."""
+    if "not_matched_by_source" in kinds:
+        return AlwaysTrue().to_json()
+    parts: list[BooleanExpression] = []
+    target = target_filter(on, schema, target_alias, source_alias)
+    if target is not None:
+        parts.append(target)
+    for column, values in source_keys:
+        k = key_filter(schema, column, values)
+        if k is not None:
+            parts.append(k)
+    return (_and_all(parts) or AlwaysTrue()).to_json()
+
+
+def _and_all(parts: Sequence[BooleanExpression]) -> BooleanExpression | None:
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = And(out, p)
+    return out
