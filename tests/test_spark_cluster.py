@@ -63,14 +63,14 @@ MOR = {
 # The same row in Spark SQL (executors) and in Python (the model): region, day and name by id.
 ROW_SQL = (
     "id, CASE id % 3 WHEN 0 THEN 'eu' WHEN 1 THEN 'us' ELSE 'ap' END AS region, {amount} AS amount, "
-    "CAST(TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, CAST(id % 5 AS INT), "
+    "CAST(TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, CAST(id % 2 AS INT), "
     "CAST(id % 24 AS INT)) AS TIMESTAMP) AS ts, concat('n', CAST(id AS STRING)) AS name"
 )
 
 
 def model_row(i: int, amount: float) -> tuple[int, str, float, int, str]:
     """(id, region, amount, ts as UTC microseconds, name), as ROW_SQL makes it."""
-    ts = BASE_TS + dt.timedelta(days=i % 5, hours=i % 24)
+    ts = BASE_TS + dt.timedelta(days=i % 2, hours=i % 24)
     return (i, REGIONS[i % 3], amount, (ts - EPOCH) // dt.timedelta(microseconds=1), f"n{i}")
 
 
@@ -106,11 +106,11 @@ def _task_record(ui: str, app_id: str) -> dict[str, Any]:
         with urllib.request.urlopen(f"{ui}/api/v1/applications/{app_id}/{path}", timeout=30) as r:
             return json.loads(r.read())
 
-    def seconds(st: dict[str, Any]) -> float:
-        def at(key: str) -> dt.datetime:
-            return dt.datetime.strptime(st[key].replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")
+    def at(st: dict[str, Any], key: str) -> dt.datetime:
+        return dt.datetime.strptime(st[key].replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")
 
-        return (at("completionTime") - at("submissionTime")).total_seconds()
+    def seconds(st: dict[str, Any]) -> float:
+        return (at(st, "completionTime") - at(st, "submissionTime")).total_seconds()
 
     executors: dict[str, list[str]] = {}
     stages = get("stages?status=complete")
@@ -119,7 +119,19 @@ def _task_record(ui: str, app_id: str) -> dict[str, Any]:
         for t in tasks:
             executors.setdefault(t["executorId"], []).append(st["name"])
     slowest = sorted(stages, key=seconds, reverse=True)[:8]
+    t0 = min((at(st, "submissionTime") for st in stages), default=None)
     return {
+        "t0": None if t0 is None else t0.timestamp(),
+        "timeline": sorted(
+            (
+                round((at(st, "submissionTime") - t0).total_seconds(), 1),
+                seconds(st),
+                st["name"],
+                st["numTasks"],
+            )
+            for st in stages
+            if t0 is not None
+        ),
         "slowest_stages": [(st["stageId"], st["name"], st["numTasks"], seconds(st)) for st in slowest],
         "stages": len(stages),
         "tasks_by_executor": {k: len(v) for k, v in executors.items()},
@@ -236,6 +248,7 @@ def driver_main(config_path: str) -> None:
         PartitionField(4, 1001, "day", "ts_day"),
     )
     t = cat.create_table(TABLE, schema=ARROW_SCHEMA, partition_spec=spec, properties=MOR)
+    result["step_epochs"] = [["table created", time.time()]]
 
     model: dict[int, tuple[Any, ...]] = {}
 
@@ -249,6 +262,7 @@ def driver_main(config_path: str) -> None:
                 f"{step}: {len(got)} rows, not {len(want)}; missing {missing}, extra {extra}"
             )
         result["steps"].append([step, len(got), round(time.monotonic() - started, 1)])
+        result.setdefault("step_epochs", []).append([step, time.time()])
 
     # 1. a partitioned append whose rows are made on the executors (4 input partitions)
     n = 3000
@@ -298,12 +312,20 @@ def driver_main(config_path: str) -> None:
             model[i] = (*r[:2], r[2] + 0.5, *r[3:])
     check("update")
 
-    # 7. dynamic partition overwrite: the partitions of the new rows (region 'ap', day 3) replaced
-    new_rows = spark.range(5000, 5150, 1, 2).where("id % 15 = 2").selectExpr(*_row_sql("-1.0D"))
+    # 7. dynamic partition overwrite: the partitions of the new rows (region 'ap', 2024-01-02) replaced
+    new_rows = spark.range(5000, 5150, 1, 2).where("id % 6 = 5").selectExpr(*_row_sql("-1.0D"))
     ispark.overwrite(new_rows, cat.load_table(TABLE))
-    model = {i: r for i, r in model.items() if not (r[1] == "ap" and i % 5 == 2)}
-    model.update({i: model_row(i, -1.0) for i in range(5000, 5150) if i % 15 == 2})
+    model = {i: r for i, r in model.items() if not (r[1] == "ap" and i % 2 == 1)}
+    model.update({i: model_row(i, -1.0) for i in range(5000, 5150) if i % 6 == 5})
     check("overwrite partitions")
+
+    # 8. a read whose plan travels as RDD rows (one task's bytes per partition), not in the closure
+    spark_read = sys.modules["icefloe.spark.read"]  # (the package's `read` is the function)
+    inline, spark_read.INLINE_TASK_BYTES = spark_read.INLINE_TASK_BYTES, 0
+    try:
+        check("read, tasks as RDD rows")
+    finally:
+        spark_read.INLINE_TASK_BYTES = inline
     md = cat.load_table(TABLE)
     count = ispark.read(spark, md, selected_fields=[]).count()
     assert count == len(model), (count, len(model))
@@ -533,6 +555,7 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
         "upsert",
         "update",
         "overwrite partitions",
+        "read, tasks as RDD rows",
     ]
     assert result["merge"]["updated"] > 0 and result["merge"]["inserted"] > 0, result["merge"]
 
