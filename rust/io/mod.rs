@@ -256,7 +256,13 @@ pub fn list_dir(location: &str) -> Result<Listing> {
             for entry in rd {
                 let entry = entry.map_err(|e| local_error(e, "directory", location))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let meta = entry.metadata().map_err(|e| local_error(e, "file", &name))?;
+                let meta = match entry.metadata() {
+                    Ok(m) => m,
+                    // Gone since the directory was read: another writer's temp file (commits
+                    // link a complete temp file into place, then remove it).
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(local_error(e, "file", &format!("{location}/{name}"))),
+                };
                 if meta.is_dir() {
                     dirs.push(name);
                 } else {
