@@ -54,7 +54,7 @@ def test_load_catalog_picks_the_type(tmp_path: Path) -> None:
         icefloe.load_catalog("a", type="filesystem", warehouse=f"file://{tmp_path}"), FilesystemCatalog
     )
     # A REST catalog contacts its server at once; an unreachable one is an error naming it.
-    with pytest.raises(IcefloeError, match="127.0.0.1:9"):
+    with pytest.raises(IcefloeError, match=r"127\.0\.0\.1:9"):
         icefloe.load_catalog("a", uri="http://127.0.0.1:9")
     with pytest.raises(NotSupportedError, match="glue"):
         icefloe.load_catalog("a", type="glue", warehouse=str(tmp_path))
