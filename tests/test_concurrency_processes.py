@@ -213,21 +213,20 @@ def test_racing_overwrites_of_different_partitions_both_validate(
     assert sorted((r["writer"], r["region"]) for r in rows) == [(1, "eu")] * 3 + [(2, "us")] * 3
 
 
-@pytest.mark.timeout(300)
-def test_sigkilled_writer_leaves_whole_writes_or_none(
-    setup: tuple[dict[str, str], Catalog], tmp_path: Path
+def kill_writers_at_random_points(
+    props: dict[str, str], catalog: Catalog, tmp_path: Path, seed: int, check: Any = None
 ) -> None:
-    props, catalog = setup
-    catalog.create_table("db.kill", schema=SCHEMA, partition_spec=SPEC)
-    rng = random.Random(5)
+    """Four writers in turn append 10-row writes to `db.kill` until SIGKILLed at a random
+    point (mid-write, mid-commit or between commits, once each has committed at least once:
+    it prints each committed attempt). After every kill the table must be readable, hold each
+    write whole or not at all, with no hole in a writer's commits; `check(table)` adds more."""
+    rng = random.Random(seed)
     for rnd in range(4):
         go = tmp_path / f"go-kill-{rnd}"
         go.write_text("go")
         p = spawn(props, "db.kill", rnd, 0, go, "forever", "eu" if rnd % 2 else "us")
-        # Once the writer has committed at least once (it prints each committed attempt; a
-        # fixed sleep found none under load), a random point: mid-write, mid-commit or between.
         assert p.stdout is not None
-        first = p.stdout.readline()
+        first = p.stdout.readline()  # a fixed sleep found no commit yet under load
         assert first.strip().isdigit(), (first, p.stderr.read() if p.poll() is not None else "")
         time.sleep(rng.random() * 1.0)
         p.send_signal(signal.SIGKILL)
@@ -241,8 +240,18 @@ def test_sigkilled_writer_leaves_whole_writes_or_none(
         cur = table.current_snapshot()
         if cur is not None:
             assert cur.summary["total-records"] == str(rows.num_rows)
-            # Committed writes are consecutive per writer: no hole in the middle.
-            for w in range(rnd + 1):
-                seqs = sorted(s for (ww, s) in counts if ww == w)
-                assert seqs == list(range(len(seqs)))
+        for w in range(rnd + 1):  # committed writes are consecutive per writer
+            seqs = sorted(s for (ww, s) in counts if ww == w)
+            assert seqs == list(range(len(seqs))), (w, seqs)
+        if check is not None:
+            check(table)
     assert catalog.load_table("db.kill").scan().count() > 0
+
+
+@pytest.mark.timeout(300)
+def test_sigkilled_writer_leaves_whole_writes_or_none(
+    setup: tuple[dict[str, str], Catalog], tmp_path: Path
+) -> None:
+    props, catalog = setup
+    catalog.create_table("db.kill", schema=SCHEMA, partition_spec=SPEC)
+    kill_writers_at_random_points(props, catalog, tmp_path, seed=5)

@@ -9,9 +9,6 @@ orphan-file removal, which is table maintenance.)"""
 
 from __future__ import annotations
 
-import random
-import signal
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,7 +17,7 @@ import icefloe
 import pytest
 from icefloe import _io
 from servers.s3 import BUCKET, S3Server
-from test_concurrency_processes import SCHEMA, SPEC, spawn
+from test_concurrency_processes import SCHEMA, SPEC, kill_writers_at_random_points
 
 
 @pytest.fixture(params=["filesystem", "sql"])
@@ -51,34 +48,12 @@ def test_sigkilled_writer_on_s3_leaves_whole_writes_or_none(
 ) -> None:
     props, catalog = setup
     catalog.create_table("db.kill", schema=SCHEMA, partition_spec=SPEC)
-    rng = random.Random(11)
-    for rnd in range(4):
-        go = tmp_path / f"go-{rnd}"
-        go.write_text("go")
-        p = spawn(props, "db.kill", rnd, 0, go, "forever", "eu" if rnd % 2 else "us")
-        # Once the writer has committed at least once (it prints each committed attempt), a
-        # random point: mid-write, mid-commit or between commits.
-        assert p.stdout is not None
-        first = p.stdout.readline()
-        assert first.strip().isdigit(), (first, p.stderr.read() if p.poll() is not None else "")
-        time.sleep(rng.random() * 2.0)
-        p.send_signal(signal.SIGKILL)
-        p.communicate(timeout=60)
-        table = catalog.load_table("db.kill")  # readable after every kill
-        data = table.scan().to_arrow()
-        counts: dict[tuple[int, int], int] = {}
-        for w, s in zip(data.column("writer").to_pylist(), data.column("seq").to_pylist()):
-            counts[(w, s)] = counts.get((w, s), 0) + 1
-        assert set(counts.values()) <= {10}, counts  # every write whole, or absent
-        for w in range(rnd + 1):
-            seqs = sorted(s for (ww, s) in counts if ww == w)
-            assert seqs == list(range(len(seqs))), (w, seqs)  # no hole in a writer's commits
-        cur = table.current_snapshot()
-        if cur is not None:
-            assert cur.summary["total-records"] == str(data.num_rows)
+
+    def every_referenced_object_is_whole(table: Any) -> None:
         on_store = dict(_io.list_files(table.location()))
         for path, size in referenced_files(table).items():
             assert on_store.get(path) == size, (
                 f"{path}: recorded {size} bytes, store has {on_store.get(path)}"
             )
-    assert catalog.load_table("db.kill").scan().count() > 0
+
+    kill_writers_at_random_points(props, catalog, tmp_path, seed=11, check=every_referenced_object_is_whole)
