@@ -22,23 +22,10 @@ from typing import Any
 import icefloe
 import pyarrow as pa
 import pytest
-from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema
-from icefloe.types import DoubleType, LongType, StringType
+from icefloe import IdentityTransform, PartitionField, PartitionSpec
 from test_concurrency_processes import catalog_props
+from test_row_level import ARROW, SCHEMA
 
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=True),
-    NestedField(2, "region", StringType()),
-    NestedField(3, "amount", DoubleType()),
-    identifier_field_ids=[1],
-)
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("region", pa.string()),
-        pa.field("amount", pa.float64()),
-    ]
-)
 PROPS = {
     "format-version": "2",
     "write.delete.mode": "merge-on-read",

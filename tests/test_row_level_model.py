@@ -14,25 +14,12 @@ import icefloe.spark
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from icefloe import BucketTransform, NestedField, PartitionField, PartitionSpec, Schema
-from icefloe.types import DoubleType, LongType, StringType
+from icefloe import BucketTransform, PartitionField, PartitionSpec
 from oracle import Oracle, assert_same_rows
+from test_row_level import ARROW, SCHEMA
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=True),
-    NestedField(2, "region", StringType()),
-    NestedField(3, "amount", DoubleType()),
-    identifier_field_ids=[1],
-)
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("region", pa.string()),
-        pa.field("amount", pa.float64()),
-    ]
-)
 PROPS = {
     "format-version": "2",
     "write.delete.mode": "merge-on-read",
