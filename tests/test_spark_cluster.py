@@ -20,7 +20,11 @@ worker's folder) and an empty view of the driver's folder. Then this process rea
 table in process (icefloe) and Iceberg Java (JdbcCatalog on the same sqlite file, S3FileIO)
 reads it on the suite's Spark session: the same rows.
 
-Run as a script, this file is the driver (`python test_spark_cluster.py <config.json>`).
+Afterwards no file any of these processes left (the workers' and executors' folders, logs,
+shuffle and block-manager files, the driver's folders) holds the S3 secret key, although
+every task carried it: the driver gets its settings on stdin, not in a file.
+
+Run as a script, this file is the driver (`python test_spark_cluster.py < config.json`).
 """
 
 from __future__ import annotations
@@ -194,8 +198,8 @@ def _probe(driver_root: str) -> Any:
     return probe
 
 
-def driver_main(config_path: str) -> None:
-    cfg = json.loads(Path(config_path).read_text())
+def driver_main(config: str) -> None:
+    cfg = json.loads(config)
     driver_root = cfg["driver_root"]
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python (the driver's own)
     import icefloe
@@ -334,10 +338,22 @@ def driver_main(config_path: str) -> None:
     probe_df = spark.range(0, 8, 1, 8).mapInArrow(_probe(driver_root), PROBE_SCHEMA)
     result["probe"] = [r.asDict() for r in probe_df.collect()]
     result["tasks"] = _task_record(sc.uiWebUrl, sc.applicationId)
+    result["scan_while_running"] = _files_holding(
+        cfg["s3"]["s3.secret-access-key"], driver_root, cfg["nodes_root"]
+    )
     result["expected"] = sorted(model.values())
     result["metadata_location"] = md.metadata_location
     Path(cfg["result"]).write_text(json.dumps(result))
     spark.stop()
+
+
+def _files_holding(secret: str, *roots: str) -> dict[str, Any]:
+    """The files under `roots` (recursively) and those whose bytes hold `secret`."""
+    files = [p for root in roots for p in Path(root).rglob("*") if p.is_file()]
+    return {
+        "files": [str(p) for p in files],
+        "holding": [str(p) for p in files if secret.encode() in p.read_bytes()],
+    }
 
 
 def _row_sql(amount: str) -> list[str]:
@@ -488,7 +504,7 @@ def run_cluster(root: Path, hidden: Path | None) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    driver_main(sys.argv[1])
+    driver_main(sys.stdin.read())
     sys.exit(0)
 
 import pytest  # noqa: E402  (the tests below; the driver above needs no pytest)
@@ -514,26 +530,23 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
     catalog_name = f"cluster{uuid.uuid4().hex[:6]}"
     result_path = nodes_root / "result.json"  # the driver writes it; only this process reads it
     for url in run_cluster(nodes_root, driver_root if hide else None):
-        config = driver_root / "config.json"
-        config.write_text(
-            json.dumps(
-                {
-                    "master": url,
-                    "driver_root": str(driver_root),
-                    "warehouse": f"{prefix}/wh",
-                    "catalog_name": catalog_name,
-                    "s3": s3.properties(),
-                    "result": str(result_path),
-                }
-            )
-        )
+        config = {
+            "master": url,
+            "driver_root": str(driver_root),
+            "warehouse": f"{prefix}/wh",
+            "catalog_name": catalog_name,
+            "s3": s3.properties(),
+            "result": str(result_path),
+            "nodes_root": str(nodes_root),
+        }
         (driver_root / "tmp").mkdir()
         env = dict(os.environ, TZ="UTC", TMPDIR=str(driver_root / "tmp"), SPARK_LOCAL_IP="127.0.0.1")
         env.pop("SPARK_HOME", None)
         log = driver_root / "driver.log"
         with open(log, "wb") as out:
             proc = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), str(config)],
+                [sys.executable, str(Path(__file__).resolve())],
+                input=json.dumps(config).encode(),
                 cwd=driver_root,
                 env=env,
                 stdout=out,
@@ -575,6 +588,16 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
             assert json.loads(p["driver_root_seen"]) == [] and not p["catalog_db_visible"], p
     if not hide:
         print("NOTE: could not hide the driver's folder from the workers (unshare -m needs root)")
+
+    # The secret travelled in every task, but no process wrote it to a file: not while the
+    # application ran (executors' block-manager and shuffle files, their Python files, logs)...
+    running = result["scan_while_running"]
+    assert any("/blockmgr-" in f for f in running["files"]), running["files"]
+    assert sum(f.endswith("/stderr") for f in running["files"]) == 2, running["files"]
+    assert running["holding"] == []
+    # ... nor after it (what is left: logs).
+    after = _files_holding(s3.properties()["s3.secret-access-key"], str(driver_root), str(nodes_root))
+    assert after["files"] and after["holding"] == []
 
     # The same table, read in this process and by Iceberg Java (JdbcCatalog on the sqlite file, S3FileIO).
     expected = [tuple(r) for r in result["expected"]]
