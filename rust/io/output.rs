@@ -26,7 +26,14 @@ pub struct OutputFile {
 
 enum Inner {
     Local(File),
-    Remote { store: Arc<dyn ObjectStore>, path: Path, buffer: Vec<u8>, upload: Option<WriteMultipart> },
+    Remote {
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        buffer: Vec<u8>,
+        upload: Option<WriteMultipart>,
+        /// Bytes written so far.
+        written: u64,
+    },
     Done,
 }
 
@@ -55,7 +62,7 @@ impl OutputFile {
         } else {
             let store = store::store_for(location, &loc)?;
             let path = Path::parse(loc.key).map_err(|e| object_error(e.into(), location))?;
-            Inner::Remote { store, path, buffer: Vec::with_capacity(1 << 20), upload: None }
+            Inner::Remote { store, path, buffer: Vec::with_capacity(1 << 20), upload: None, written: 0 }
         };
         Ok(OutputFile { location: location.to_string(), inner })
     }
@@ -65,9 +72,10 @@ impl OutputFile {
     }
 
     fn write_remote(&mut self, buf: &[u8]) -> Result<()> {
-        let Inner::Remote { store, path, buffer, upload } = &mut self.inner else {
+        let Inner::Remote { store, path, buffer, upload, written } = &mut self.inner else {
             return Ok(());
         };
+        *written += buf.len() as u64;
         if upload.is_none() && buffer.len() + buf.len() < PART_BYTES {
             buffer.extend_from_slice(buf);
             return Ok(());
@@ -100,18 +108,27 @@ impl OutputFile {
             Inner::Local(mut f) => {
                 f.flush().map_err(|e| Error::from(e).with_context("file", self.location.clone()))
             }
-            Inner::Remote { store, path, buffer, upload: None } => {
+            Inner::Remote { store, path, buffer, upload: None, .. } => {
                 runtime::block_on(store.put(&path, PutPayload::from(buffer)))?
                     .map(|_| ())
                     .map_err(|e| object_error(e, &self.location))
             }
-            Inner::Remote { buffer, upload: Some(mut w), .. } => {
+            Inner::Remote { store, path, buffer, upload: Some(mut w), written } => {
                 let handle = runtime::handle()?;
                 {
                     let _entered = handle.enter();
                     w.write(&buffer);
                 }
-                runtime::block_on(w.finish())?.map(|_| ()).map_err(|e| object_error(e, &self.location))
+                match runtime::block_on(w.finish())? {
+                    Ok(_) => Ok(()),
+                    // A completion that took effect but lost its answer is retried, and the
+                    // retry no longer finds the upload (404): the object tells. (Its name is
+                    // this file's own: new files get unique names.)
+                    Err(e) => match runtime::block_on(store.head(&path))? {
+                        Ok(meta) if meta.size == written => Ok(()),
+                        _ => Err(object_error(e, &self.location)),
+                    },
+                }
             }
             Inner::Done => Ok(()),
         }

@@ -26,11 +26,14 @@ from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties
 from icefloe.exceptions import (
     CommitConflictError,
+    CommitStateUnknownException,
     IcefloeError,
+    IcefloeIOError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NotFoundError,
     NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
@@ -288,12 +291,30 @@ class FilesystemCatalog(Catalog):
                 f"version {version} of the table in {meta_dir} was committed by another writer"
             )
         name = _version_names(version)[0]
+        path = _io.join(meta_dir, name)
+        data = text.encode("utf-8")
         try:
-            _io.write_new(_io.join(meta_dir, name), text.encode("utf-8"))
+            _io.write_new(path, data)
         except FileExistsError:
             raise CommitConflictError(
                 f"version {version} of the table in {meta_dir} was committed by another writer"
             ) from None
+        except IcefloeIOError as e:
+            # The create failed after the FileIO's retries, but its answer may have been lost
+            # after it took effect (a 500, a connection cut): what the store holds tells.
+            try:
+                found = _io.read_bytes(path)
+            except NotFoundError:
+                raise e from None  # not created: the commit failed and its files can go
+            except IcefloeError as check:
+                raise CommitStateUnknownException(
+                    f"cannot tell whether version {version} of the table in {meta_dir} was "
+                    f"committed: {e}; reading {path} back failed: {check}"
+                ) from e
+            if found != data:
+                raise CommitConflictError(
+                    f"version {version} of the table in {meta_dir} was committed by another writer"
+                ) from e
         try:
             _io.write(_io.join(meta_dir, VERSION_HINT), str(version).encode("ascii"))
             if self._local:
