@@ -15,7 +15,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read bench-s3 bench-s3-write clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -117,6 +117,12 @@ bench-merge: release oracle  ## MERGE 1M into 10M rows, bucket(16, id), both mod
 
 bench-upsert-read: release oracle  ## Spark read after 100 equality-delete upserts of 10,000 keys: icefloe vs Java (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py upsert-read
+
+bench-s3: release oracle  ## bench-read's table on the S3 server (moto): icefloe vs Java S3FileIO on Spark, S3 vs local disk in process, GETs and bytes per query (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/s3_bench.py read $(ARGS)
+
+bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 server: icefloe.spark.append vs Java S3FileIO, requests and bytes (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/s3_bench.py write $(ARGS)
 
 clean:
 	rm -rf target dist $(VENV) .cache warehouse

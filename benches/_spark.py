@@ -12,10 +12,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from oracle import oracle_session_conf
 
 
+def oracle_jars(*patterns: str) -> list[str]:
+    """The runtime (ICEFLOE_ORACLE_JAR) and the jars `make oracle` puts next to it, by glob
+    pattern: `iceberg-aws-bundle-*.jar` (S3FileIO), `sqlite-jdbc-*.jar` (JdbcCatalog on sqlite)."""
+    folder = Path(os.environ["ICEFLOE_ORACLE_JAR"]).parent
+    found = [os.environ["ICEFLOE_ORACLE_JAR"]]
+    for pattern in patterns:
+        jars = sorted(folder.glob(pattern))
+        if not jars:
+            raise SystemExit(f"{pattern} is missing in {folder} (run `make oracle`)")
+        found.append(str(jars[-1]))
+    return found
+
+
 def bench_session(app: str, warehouse: Path, memory: str = "4g", **conf: str) -> Any:
     """A local[2] session named `app` whose `oracle` catalog is Iceberg Java's HadoopCatalog on
     `warehouse`; `conf` adds settings (dots spelled as underscores are not translated: pass
-    them with `**{"spark.x.y": "v"}`)."""
+    them with `**{"spark.x.y": "v"}`; `spark.jars` replaces the runtime: see oracle_jars)."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -36,7 +49,7 @@ def create_orders_table(spark: Any, qualified: str, rows: int, files: int) -> No
     """The read benchmarks' table, written by Iceberg Java: `rows` orders (order_id, order_date,
     quantity, product_id, purchaser, amount) in `files` data files, unpartitioned v2,
     merge-on-read deletes."""
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified.rsplit('.', 1)[0]}")
     spark.sql(
         f"CREATE TABLE {qualified} (order_id bigint, order_date date, quantity int, product_id int, "
         "purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='2', "
