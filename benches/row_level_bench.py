@@ -7,7 +7,8 @@ Each benchmark warms both engines first (untimed).
   purchasers, spread over every file), merge-on-read: `icefloe.spark.delete` vs
   `DELETE FROM`. Bar: at most 0.5x Java's time.
 - `merge` (`make bench-merge`): MERGE a source of ROWS/10 rows (half updates of existing
-  keys, half new keys) into a ROWS-row table partitioned by `bucket(16, id)`, merge-on-read
+  keys, half new keys; BENCH_MERGE_KEYS=clustered or scattered, see `bench_merge`) into a
+  ROWS-row table partitioned by `bucket(16, id)`, merge-on-read
   and copy-on-write: `icefloe.spark.merge(...).when_matched_update_all()
   .when_not_matched_insert_all()` vs `MERGE INTO ... UPDATE SET * / INSERT *`. Bars: 0.5x
   (merge-on-read) and 0.7x (copy-on-write) Java's time.
@@ -111,14 +112,22 @@ def bench_merge(spark: Any, catalog: Any) -> None:
     rows = int(os.environ.get("BENCH_ROWS", "10000000"))
     src_rows = rows // 10
     # Half updates of existing (even) keys, half new (odd) keys.
+    # BENCH_MERGE_KEYS=clustered (default): the source's keys lie in the table's first eighth
+    # (as new and recently written keys of a CDC feed do), so pruning files by the source
+    # keys' bounds skips most of the table; =scattered: its keys spread over every file
+    # (updates of every 10th key), so only the row-level key filter helps.
+    step = 20 if os.environ.get("BENCH_MERGE_KEYS", "clustered") == "scattered" else 2
     source = spark.sql(
-        f"SELECT CASE WHEN id % 2 = 0 THEN id * 2 ELSE id * 2 + 1 END AS id, "
+        f"SELECT CASE WHEN id % 2 = 0 THEN id * {step} ELSE id * {step} + 1 END AS id, "
         f"concat('new_', CAST(id AS string)) AS purchaser, CAST(id AS double) AS amount, 1 AS qty "
         f"FROM range({src_rows})"
     ).cache()
     source.count()
     source.createOrReplaceTempView("bench_src")
+    modes = os.environ.get("BENCH_MERGE_MODES", "merge-on-read,copy-on-write").split(",")
     for mode, bar in (("merge-on-read", 0.5), ("copy-on-write", 0.7)):
+        if mode not in modes:
+            continue
         ours_t, java_t = [], []
         for i in range(REPEAT):
             java, ours = f"oracle.db.m_java_{i}", f"oracle.db.m_ours_{i}"

@@ -206,3 +206,70 @@ def test_spark_upsert_with_a_delete_column_matches_a_model(
     assert got == model
     ours = {r["id"]: r["amount"] for r in catalog.load_table(name).scan().to_arrow().to_pylist()}
     assert ours == model
+
+
+@pytest.mark.parametrize(
+    ("mode", "on_java", "on_ours"),
+    [
+        ("merge-on-read", "t.id = s.id", "target.id = source.id"),
+        ("copy-on-write", "t.id = s.id", "target.id = source.id"),
+        (
+            "merge-on-read",
+            "s.id = t.id AND t.region = 'eu'",
+            "source.id = target.id AND target.region = 'eu'",
+        ),
+        (
+            "merge-on-read",
+            "t.id = s.id AND t.region = s.region",
+            "target.id = source.id AND target.region = source.region",
+        ),
+    ],
+)
+def test_merge_reads_only_target_rows_the_source_keys_can_match(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str, on_java: str, on_ours: str
+) -> None:
+    """The target read of a merge without a `not matched by source` clause keeps only rows
+    whose join keys the source holds (a null key matches nothing, an int source key matches
+    a long target key by value) and skips files outside the source keys' bounds: the result
+    stays Java's MERGE INTO's, on a table with null keys and duplicate-free sources."""
+    import icefloe.spark
+    from icefloe.spark.read import read_rows
+
+    java, ours = _twins(spark, oracle, mode, "PARTITIONED BY (truncate(100, id))")
+    for name in (java, ours):
+        oracle.sql(f"INSERT INTO {oracle.qualified(name)} VALUES (NULL, 'eu', 1.0), (NULL, 'us', 2.0)")
+    # Updates of 110..129 (int keys against the table's long ones), inserts of 400..404 and
+    # two rows with a null key (never matched: inserted, as Java's MERGE does).
+    rows = [(i, "eu" if i % 2 == 0 else "us", i * 10.0) for i in range(110, 130)]
+    rows += [(400 + i, "eu", float(i)) for i in range(5)] + [(None, "eu", 5.0), (None, "us", 6.0)]
+    source = spark.createDataFrame(rows, "id int, region string, amount double")
+    source.createOrReplaceTempView("prune_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING prune_src s ON {on_java} "
+        "WHEN MATCHED THEN UPDATE SET amount = s.amount + t.amount "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    table = catalog.load_table(ours)
+    builder = (
+        icefloe.spark.merge(source, table, on_ours)
+        .when_matched_update({"amount": "source.amount + target.amount"})
+        .when_not_matched_insert_all()
+    )
+    # What the target read is given: the source's keys and their bounds as a row filter,
+    # which prunes the files of ids 0..99 and 200..299 and leaves 20 (or 10: eu) rows.
+    row_filter, semi = builder._target_pruning(source)
+    assert semi is not None and semi.key_columns[0] == "id"
+    planned = {t.file_path for t in table.scan(row_filter=row_filter).plan_files()}
+    assert planned and planned < {t.file_path for t in table.scan().plan_files()}
+    target_rows = read_rows(spark, table, row_filter=row_filter, semi_join=semi).collect()
+    matched = 10 if "'eu'" in on_ours else 20
+    assert sorted(r["id"] for r in target_rows) == sorted(
+        i for i in range(110, 130) if matched == 20 or i % 2 == 0
+    )
+    metrics = builder.execute()
+    assert (metrics.rows_updated, metrics.rows_inserted) == (matched, 27 - matched)
+    if mode == "copy-on-write":  # the other 80 rows of the one file of ids 100..199
+        assert (metrics.rows_copied, metrics.data_files_removed) == (80, 1)
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode}, {on_ours})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")

@@ -161,6 +161,31 @@ def target_only_filter(
     return expr
 
 
+_NAME = r"(?:`[^`]+`|[A-Za-z_]\w*)"
+_EQUI = re.compile(rf"^\s*({_NAME})\s*\.\s*({_NAME})\s*=\s*({_NAME})\s*\.\s*({_NAME})\s*$")
+
+
+def equi_key_pairs(on: str, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+    """The (target column, source column) of each top-level conjunct of `on` that is a plain
+    equality of a target column and a source column (`target.id = source.id`, either way
+    round, backticks allowed): the join keys every matched pair of rows agrees on. Null-safe
+    `<=>` and expressions over the columns are not keys."""
+    ta, sa = target_alias.lower(), source_alias.lower()
+    if ta == sa:
+        return []
+    pairs: list[tuple[str, str]] = []
+    for part in split_conjuncts(on):
+        m = _EQUI.match(part)
+        if m is None:
+            continue
+        a1, c1, a2, c2 = (g.strip("`") for g in m.groups())
+        if a1.lower() == ta and a2.lower() == sa:
+            pairs.append((c1, c2))
+        elif a1.lower() == sa and a2.lower() == ta:
+            pairs.append((c2, c1))
+    return pairs
+
+
 def target_filter(on: str, schema: Schema, target_alias: str, source_alias: str) -> BooleanExpression | None:
     """The AND of the target-only conjuncts of `on` (None when there are none)."""
     found = [

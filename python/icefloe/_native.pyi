@@ -399,6 +399,17 @@ def read_task(
     files without Parquet field ids are read through `name_mapping` (the table's
     `schema.name-mapping.default` JSON) when given."""
 
+@final
+class KeySet:
+    """The distinct non-null keys of `keys` (every column a key column; floats refused), for
+    a semi-join: a MERGE's source keys probed by the target scan on the executors."""
+
+    def __init__(self, keys: pa.RecordBatch) -> None: ...
+    def __len__(self) -> int: ...
+    def semi_join(self, batch: pa.RecordBatch, key_columns: list[str]) -> pa.RecordBatch:
+        """The rows of `batch` whose columns `key_columns` (in the set's column order, cast
+        to its types) hold a key of the set; a null key matches nothing."""
+
 # ---- expressions (rust/python/expr.rs) ----
 def parse_filter(text: str) -> str:
     """JSON of the unbound expression a row-filter string means (ValidationError naming the

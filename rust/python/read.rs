@@ -58,7 +58,42 @@ impl RecordBatchReader for TaskReader {
     }
 }
 
+/// The distinct non-null join keys of a MERGE source (every column of `keys` is a key
+/// column), probed by the target scan on the executors: `semi_join` keeps the rows of a
+/// batch whose key columns hold one of them.
+#[pyclass(name = "KeySet", frozen)]
+struct PyKeySet {
+    inner: crate::arrow::key_set::KeySet,
+}
+
+#[pymethods]
+impl PyKeySet {
+    #[new]
+    fn new(py: Python<'_>, keys: PyArrowType<RecordBatch>) -> PyResult<Self> {
+        let batch = keys.0;
+        let inner = py.detach(move || crate::arrow::key_set::KeySet::from_columns(batch.columns())).py()?;
+        Ok(PyKeySet { inner })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The rows of `batch` whose columns `key_columns` (in the set's column order) hold a key.
+    fn semi_join(
+        &self,
+        py: Python<'_>,
+        batch: PyArrowType<RecordBatch>,
+        key_columns: Vec<String>,
+    ) -> PyResult<PyArrowType<RecordBatch>> {
+        let batch = batch.0;
+        let out = py.detach(|| self.inner.semi_join(&batch, &key_columns)).py()?;
+        Ok(PyArrowType(out))
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKeySet>()?;
     m.add_function(wrap_pyfunction!(read_task, m)?)?;
     Ok(())
 }

@@ -21,16 +21,18 @@ a value whose type cannot be stored in its column is an error naming the column.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _native, _pending_write
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
-from icefloe._merge_condition import conflict_filter_json
+from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
+from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
 
 if TYPE_CHECKING:
@@ -57,6 +59,10 @@ class MergeBuilder(MergeClauses):
     # Broadcast the source and stream the target (no shuffle of the table); off for a
     # source too large to broadcast (then both sides are shuffled for a sort-merge join).
     broadcast_source: bool = True
+    # A source of at most this many rows has its join keys collected on the driver and sent
+    # to the target scan, which then hands Spark only the target rows whose keys the source
+    # holds (and skips files whose key bounds miss the source's); 0 turns this off.
+    semi_join_max_keys: int = 5_000_000
     _clauses: list[Clause] = field(default_factory=list)
     _target_struct: Any = None
     _source_struct: Any = None
@@ -78,8 +84,6 @@ class MergeBuilder(MergeClauses):
             raise ValidationError("MERGE needs at least one when_... clause")
         from pyspark.sql import functions as F
 
-        import icefloe.spark
-
         table = self.table
         spark = self.source.sparkSession
         md = table.metadata
@@ -88,13 +92,28 @@ class MergeBuilder(MergeClauses):
         ta = self.target_alias
         mode = write_mode(table, "merge")
 
-        tgt = icefloe.spark.read(spark, table, selected_fields=(*columns, "_file", "_pos"))
         kinds = {c.kind for c in self._clauses}
         # As Java's MERGE: concurrent files that may match the target-only conjuncts of `on`
         # conflict (the whole table without them, or with a `not matched by source` clause).
         self._conflict_json = conflict_filter_json(self.on, table.schema(), ta, self.source_alias, kinds)
         src = self.source.withColumn(_S, F.lit(True))
         self._persisted = []
+        if self.broadcast_source:
+            # Stable ids for the anti-join of unmatched source rows (persisted: computed once).
+            src = src.withColumn(_SID, F.monotonically_increasing_id()).persist()
+            self._persisted.append(src)
+        row_filter, semi_join = None, None
+        if kinds <= {"matched", "not_matched"}:
+            # Only target rows that can match a source row matter: those meeting the
+            # target-only conjuncts of `on`, with join keys the source holds.
+            row_filter, semi_join = self._target_pruning(src)
+        tgt = read_rows(
+            spark,
+            table,
+            row_filter=row_filter,
+            selected_fields=(*columns, "_file", "_pos"),
+            semi_join=semi_join,
+        )
         if self.broadcast_source:
             joined = self._join_broadcasting_source(tgt, src, kinds)
         else:
@@ -138,12 +157,87 @@ class MergeBuilder(MergeClauses):
             if mode == "merge-on-read":
                 self._commit_merge_on_read(md, start, new_rows, removed, metrics)
             else:
-                self._commit_copy_on_write(md, start, tgt.alias(ta), new_rows, removed, columns, metrics)
+                self._commit_copy_on_write(md, start, new_rows, removed, columns, metrics)
             return metrics
         finally:
             joined.unpersist()
             for df in self._persisted:
                 df.unpersist()
+
+    def _target_pruning(self, src: DataFrame) -> tuple[Any, SemiJoinKeys | None]:
+        """What the target read can skip: (row filter, source keys) for a merge whose clauses
+        act on matched target rows only. The row filter is the target-only conjuncts of `on`
+        AND, per integer or string join key, the source keys' [min, max] (planning prunes the
+        files whose bounds miss it); the keys (at most `semi_join_max_keys` rows of source)
+        go to the executors, whose reader keeps only rows with a key among them. Join keys
+        are the `target.c = source.c` conjuncts of `on` over top-level primitive columns
+        whose source type is the target's (or a narrower integer); floats are not keys."""
+        from pyspark.sql import functions as F
+
+        from icefloe.expressions import And, GreaterThanOrEqual, LessThanOrEqual
+
+        schema = self.table.schema()
+        row_filter = target_filter(self.on, schema, self.target_alias, self.source_alias)
+        keys = self._join_keys(src)
+        if not keys or self.semi_join_max_keys <= 0 or src.count() > self.semi_join_max_keys:
+            return row_filter, None
+        import uuid
+
+        import pyarrow as pa
+
+        cols = [F.col(f"`{s}`").cast(spark_type).alias(t) for t, s, spark_type in keys]
+        not_null = " AND ".join(f"`{t}` IS NOT NULL" for t, _s, _ty in keys)
+        picked = src.select(cols).where(not_null)
+        batches = picked._collect_as_arrow()
+        arrow_schema = pa.schema([(t, _arrow_type(ty)) for t, _s, ty in keys])
+        # (Spark's batches may mark a column not null; the set does not care.)
+        table = pa.Table.from_batches(batches).cast(arrow_schema) if batches else arrow_schema.empty_table()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table.combine_chunks())
+        semi = SemiJoinKeys(tuple(t for t, _s, _ty in keys), sink.getvalue().to_pybytes(), uuid.uuid4().hex)
+        if table.num_rows:
+            import pyarrow.compute as pc
+            from pyspark.sql import types as T
+
+            for t, _s, ty in keys:
+                if isinstance(ty, (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.StringType)):
+                    lo_hi = pc.min_max(table.column(t))
+                    bounds = And(
+                        GreaterThanOrEqual(t, lo_hi["min"].as_py()), LessThanOrEqual(t, lo_hi["max"].as_py())
+                    )
+                    row_filter = bounds if row_filter is None else And(row_filter, bounds)
+        return row_filter, semi
+
+    def _join_keys(self, src: DataFrame) -> list[tuple[str, str, Any]]:
+        """(target column, source column, the target's Spark type) of each join key of
+        `on` that the semi-join can take (see `_target_pruning`); empty when none."""
+        from pyspark.sql import types as T
+
+        schema = self.table.schema()
+        source_types = {f.name.lower(): (f.name, f.dataType) for f in src.schema.fields}
+        integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+        out = []
+        for t, s in equi_key_pairs(self.on, self.target_alias, self.source_alias):
+            try:
+                field = schema.find_field(t, case_sensitive=False)
+            except Exception:
+                continue
+            if "." in t or s.lower() not in source_types:
+                continue
+            target_type = _spark_key_type(field.field_type)
+            name, source_type = source_types[s.lower()]
+            if target_type is None:
+                continue
+            same = source_type == target_type
+            widening = (
+                isinstance(source_type, integral)
+                and isinstance(target_type, integral)
+                and (integral.index(type(source_type)) <= integral.index(type(target_type)))
+            )
+            if same or widening:
+                out.append((field.name, name, target_type))
+        return out
 
     def _sides(
         self, df: DataFrame, target_cols: list[str], source_cols: list[str], t: bool, s: bool
@@ -176,8 +270,6 @@ class MergeBuilder(MergeClauses):
         from pyspark.sql.types import StructField, StructType
 
         ta, sa = self.target_alias, self.source_alias
-        src = src.withColumn(_SID, F.monotonically_increasing_id()).persist()  # stable ids
-        self._persisted.append(src)
         target_cols = [c for c in tgt.columns]
         source_cols = [c for c in src.columns if c != _S]
         self._target_struct = StructType([StructField(f.name, f.dataType) for f in tgt.schema.fields])
@@ -333,7 +425,6 @@ class MergeBuilder(MergeClauses):
         self,
         md: _native.TableMetadata,
         start: int | None,
-        tgt: DataFrame,
         new_rows: DataFrame,
         removed: DataFrame,
         columns: list[str],
@@ -348,14 +439,16 @@ class MergeBuilder(MergeClauses):
         # read is not ambiguous to Spark's analyzer.
         removed = removed.select(F.col("_file").alias("__rm_file"), F.col("_pos").alias("__rm_pos"))
         touched = [r["__rm_file"] for r in removed.select("__rm_file").distinct().collect()]
-        candidates = tgt.where(F.col(f"{ta}._file").isin(touched))
+        # The touched files whole (the merge's own read kept only rows that could match).
+        spark = self.source.sparkSession
+        candidates = read_rows(
+            spark, table, selected_fields=(*columns, "_file", "_pos"), only_files=frozenset(touched)
+        ).alias(ta)
         kept = candidates.join(
             removed,
             (F.col(f"{ta}._file") == F.col("__rm_file")) & (F.col(f"{ta}._pos") == F.col("__rm_pos")),
             "left_anti",
         ).select([F.col(f"{ta}.`{c}`").alias(c) for c in columns])
-        if touched:
-            m.rows_copied = kept.count()
         everything = new_rows.unionByName(kept) if touched else new_rows
         try:
             descriptors = _write_on_executors(everything, table, write_id)
@@ -368,6 +461,9 @@ class MergeBuilder(MergeClauses):
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(descriptors)
         m.data_files_removed = len(touched)
+        # The files written hold the new rows and the copied ones (no second pass to count).
+        written = sum(int(json.loads(d)["record_count"]) for d in descriptors)
+        m.rows_copied = written - m.rows_updated - m.rows_inserted
 
 
 def merge(
@@ -383,6 +479,28 @@ def merge(
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))
+
+
+def _spark_key_type(t: Any) -> Any:
+    """The Spark type of a column of Iceberg type `t` that can be a semi-join key; None for
+    nested types, floats (SQL `=` is not bitwise there), and uuid / fixed / time (read
+    as other Arrow types than Spark's)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    from icefloe.spark._arrow import spark_arrow_type
+
+    if not t.is_primitive:
+        return None
+    j = t.to_json()
+    if j in ("uuid", "time", "float", "double") or j.startswith("fixed"):
+        return None
+    return from_arrow_type(spark_arrow_type(j, ""))
+
+
+def _arrow_type(spark_type: Any) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return to_arrow_type(spark_type)
 
 
 def _check_type(column: str, found: Any, expected: Any) -> None:

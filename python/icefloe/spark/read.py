@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -32,6 +33,37 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 __all__ = ["read"]
+
+
+@dataclass(frozen=True)
+class SemiJoinKeys:
+    """Keys a read keeps rows of (a MERGE's source keys, see `icefloe.spark.merge`): the
+    target columns `key_columns` of a row must hold one of the rows of `keys_ipc` (an Arrow
+    IPC stream, one column per key column, in that order). `token` names the set, so that
+    each executor process builds its hash set once per merge, not once per task."""
+
+    key_columns: tuple[str, ...]
+    keys_ipc: bytes
+    token: str
+
+
+# The key sets of this worker process by token (the newest few; a merge reuses one set in
+# every task it runs here).
+_KEY_SETS: dict[str, Any] = {}
+_KEY_SETS_KEPT = 2
+
+
+def _key_set(native: Any, keys: SemiJoinKeys) -> Any:
+    found = _KEY_SETS.get(keys.token)
+    if found is None:
+        with pa.ipc.open_stream(keys.keys_ipc) as r:
+            batch = r.read_all().combine_chunks().to_batches()
+        found = native.KeySet(batch[0] if batch else pa.RecordBatch.from_pylist([], r.schema))
+        while len(_KEY_SETS) >= _KEY_SETS_KEPT:
+            _KEY_SETS.pop(next(iter(_KEY_SETS)))
+        _KEY_SETS[keys.token] = found
+    return found
+
 
 # A plan travels inside the mapInArrow closure while (its task JSON bytes) x (its tasks), what
 # all tasks together receive, stays under this; larger plans travel as RDD rows, one per task.
@@ -61,6 +93,23 @@ def read(
     `count()` needs; only the deletes (and the columns the filter and equality deletes
     need) are read, and Spark makes the rows from each task's count.
     """
+    return read_rows(spark, table, row_filter, selected_fields, snapshot_id, case_sensitive, **scan_options)
+
+
+def read_rows(
+    spark: SparkSession,
+    table: Table,
+    row_filter: Any = None,
+    selected_fields: tuple[str, ...] | list[str] | None = None,
+    snapshot_id: int | None = None,
+    case_sensitive: bool = True,
+    semi_join: SemiJoinKeys | None = None,
+    only_files: frozenset[str] | None = None,
+    **scan_options: Any,
+) -> DataFrame:
+    """`read`, for icefloe's own row-level operations: with `semi_join`, only the rows whose
+    keys are in it leave the executors' Rust reader (the key columns must be selected); with
+    `only_files`, only the rows of those data files are read."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import IntegerType, StructField, StructType
@@ -85,7 +134,10 @@ def read(
     # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
     shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
     parallelism = max(spark.sparkContext.defaultParallelism, shuffle_partitions)
-    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
+    planned = scan.plan_tasks(parallelism=parallelism)
+    if only_files is not None:
+        planned = [c for c in planned if any(t.file_path in only_files for t in c.tasks)]
+    combined = [c.to_bytes() for c in planned]
     if not combined:
         return spark.createDataFrame([], spark_schema)
     # An empty projection: PySpark 3.5 loses the row count of a batch without columns, and
@@ -100,8 +152,14 @@ def read(
 
     def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
         rows = 0
+        keys = None if semi_join is None else _key_set(native, semi_join)
+        key_columns = [] if semi_join is None else list(semi_join.key_columns)
         for task in native.split_combined_task(data):
+            if only_files is not None and json.loads(task)["file"]["file_path"] not in only_files:
+                continue
             for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
+                if keys is not None and b.num_rows:
+                    b = keys.semi_join(b, key_columns)
                 if rows_only:
                     rows += b.num_rows
                 elif b.num_rows:
