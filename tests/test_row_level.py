@@ -376,6 +376,29 @@ def test_concurrent_append_outside_the_condition_does_not_conflict(cat: Catalog)
     assert ids_of(t.refresh()) == list(range(3, 20))
 
 
+def test_cow_delete_conflicts_with_a_concurrent_delete_file_applying_to_a_rewritten_file(
+    cat: Catalog,
+) -> None:
+    """Java's `validateNoNewDeletesForDataFiles`: a copy-on-write rewrite copies rows into a
+    new file (a newer sequence number), so a delete file committed concurrently against the
+    old file would stop applying to them, bringing deleted rows back. Here the concurrent
+    equality delete (key (id, region), stats region = 'us') is outside the delete's filter
+    `region = 'eu'`, so only that rule catches it."""
+    props = {**MOR, "write.delete.mode": "copy-on-write", "commit.retry.min-wait-ms": "1"}
+    t = cat.create_table("db.t", schema=SCHEMA, properties=props)
+    t.append(pa.concat_tables([rows(range(5), "eu"), rows(range(5, 10), "us")]))
+    other = cat.load_table("db.t")
+    other.upsert(rows([7], "us", amount=70.0), join_cols=["id", "region"])  # equality delete of (7, us)
+    with pytest.raises(CommitConflictError, match="delete files that may apply"):
+        t.delete("region = 'eu'")
+    got = sorted((r["id"], r["amount"]) for r in t.refresh().scan().to_arrow().to_pylist())
+    assert got == [(i, 70.0 if i == 7 else float(i)) for i in range(10)], "no row came back or went"
+    # From the new state the delete succeeds and the upserted row stays single.
+    t.delete("region = 'eu'")
+    got = sorted((r["id"], r["amount"]) for r in t.refresh().scan().to_arrow().to_pylist())
+    assert got == [(i, 70.0 if i == 7 else float(i)) for i in range(5, 10)]
+
+
 # ---- merge (in process) ----
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
 def test_merge_in_process_all_clauses(cat: Catalog, mode: str) -> None:

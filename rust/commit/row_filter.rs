@@ -136,7 +136,10 @@ pub fn plan_row_removal(
     if matches!(expr, BoundExpr::False) || metadata.current_snapshot().is_none() {
         return Ok((vec![], vec![]));
     }
-    let mut options = ScanOptions { include_column_stats: true, ..ScanOptions::default() };
+    // The rows a rewrite keeps are the ones the filter does not match: every delete file
+    // that applies to them must be read, whatever its stats say about the filter.
+    let mut options =
+        ScanOptions { include_column_stats: true, prune_deletes_by_filter: false, ..ScanOptions::default() };
     if !matches!(expr, BoundExpr::True) {
         options.filter = Arc::new(BoundFilter::new(expr, metadata.partition_specs())?);
     }

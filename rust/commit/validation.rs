@@ -6,7 +6,10 @@
 //! Appends never conflict. An overwrite or partition replacement at serializable isolation
 //! conflicts when a concurrent snapshot added data files in its scope, added delete files in
 //! its scope, removed a data file in its scope (Java's `validateDeletedDataFiles`), or removed
-//! one of the files it removes. A row-filter scope is answered from file metadata (partition
+//! one of the files it removes. Whatever the scope, a concurrent delete file that may apply
+//! to a data file the operation removes conflicts (Java's `validateNoNewDeletesForDataFiles`):
+//! a copy-on-write rewrite copies that file's rows into a new file with a newer sequence
+//! number, where the delete would no longer apply. A row-filter scope is answered from file metadata (partition
 //! projections and column stats, [`RowFilter::may_match`]), so a concurrent write into
 //! another partition, or outside the filter's value range, is not a conflict.
 
@@ -16,7 +19,9 @@ use std::sync::Arc;
 use crate::commit::producer::partition_key;
 use crate::commit::row_filter::RowFilter;
 use crate::error::{Error, ErrorKind, Result};
-use crate::manifest::{read_manifest, read_manifest_list, DataContentType, DataFile, EntryStatus};
+use crate::manifest::{
+    read_manifest, read_manifest_list, DataContentType, DataFile, EntryStatus, ManifestContent,
+};
 use crate::spec::{Operation, Snapshot, TableMetadata};
 
 /// Which concurrently added files conflict.
@@ -96,11 +101,64 @@ fn conflict(msg: String) -> Error {
     Error::new(ErrorKind::CommitConflict, msg)
 }
 
+/// The data files an operation removes, as far as a new delete file can apply to them:
+/// their paths, and the partitions (`partition_key`) they were in at the start snapshot.
+struct RemovedFiles<'a> {
+    paths: &'a BTreeSet<String>,
+    partitions: Option<BTreeSet<String>>,
+}
+
+impl RemovedFiles<'_> {
+    /// The partitions of the removed files, read once from the start snapshot's manifests.
+    fn partitions(&mut self, base: &TableMetadata, start: Option<i64>) -> Result<&BTreeSet<String>> {
+        if self.partitions.is_none() {
+            let mut found = BTreeSet::new();
+            let list = start.and_then(|id| base.snapshot_by_id(id)).and_then(|s| s.manifest_list.as_deref());
+            if let Some(list) = list {
+                for m in read_manifest_list(list)? {
+                    if m.content != ManifestContent::Data {
+                        continue;
+                    }
+                    for e in read_manifest(&m)? {
+                        if e.status != EntryStatus::Deleted && self.paths.contains(&e.data_file.file_path) {
+                            found.insert(partition_key(base, &e.data_file)?);
+                        }
+                    }
+                }
+            }
+            self.partitions = Some(found);
+        }
+        Ok(self.partitions.get_or_insert_with(BTreeSet::new))
+    }
+
+    /// May the delete file `d` apply to a removed data file? A file-scoped position delete
+    /// applies to the file it references; an equality delete of an unpartitioned spec to
+    /// every partition; any other delete to the data of its own partition.
+    fn may_be_deleted_by(&mut self, base: &TableMetadata, start: Option<i64>, d: &DataFile) -> Result<bool> {
+        if self.paths.is_empty() {
+            return Ok(false);
+        }
+        if d.content == DataContentType::PositionDeletes {
+            if let Some(p) = &d.referenced_data_file {
+                return Ok(self.paths.contains(p));
+            }
+        }
+        let global = d.content == DataContentType::EqualityDeletes
+            && base.spec_by_id(d.spec_id).is_some_and(|s| s.is_unpartitioned());
+        if global {
+            return Ok(true);
+        }
+        let key = partition_key(base, d)?;
+        Ok(self.partitions(base, start)?.contains(&key))
+    }
+}
+
 /// Checks `v` against every snapshot committed since `v.start_snapshot_id`.
 pub fn validate(base: &TableMetadata, v: &Validation) -> Result<()> {
     if v.is_noop() {
         return Ok(());
     }
+    let mut removed = RemovedFiles { paths: &v.removed_paths, partitions: None };
     for s in snapshots_since(base, v.start_snapshot_id)? {
         let op = s.summary.operation;
         let check_data = op == Operation::Append || op == Operation::Overwrite;
@@ -119,7 +177,11 @@ pub fn validate(base: &TableMetadata, v: &Validation) -> Result<()> {
                 let is_data = f.content == DataContentType::Data;
                 let hit = match e.status {
                     EntryStatus::Added if is_data => check_data && v.data.matches(base, f)?,
-                    EntryStatus::Added => check_deletes && v.deletes.matches(base, f)?,
+                    EntryStatus::Added => {
+                        check_deletes
+                            && (v.deletes.matches(base, f)?
+                                || removed.may_be_deleted_by(base, v.start_snapshot_id, f)?)
+                    }
                     EntryStatus::Deleted => {
                         is_data
                             && check_removed

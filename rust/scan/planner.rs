@@ -33,6 +33,11 @@ pub struct ScanOptions {
     pub include_column_stats: bool,
     /// Worker threads for reading manifests (default: available cores).
     pub threads: usize,
+    /// Attach only the delete files whose stats may match the filter (a read: rows outside
+    /// the filter are dropped anyway, as Java's delete index does). A copy-on-write rewrite
+    /// turns this off: it keeps the rows the filter does not match, and every delete that
+    /// applies to them must still apply.
+    pub prune_deletes_by_filter: bool,
 }
 
 impl Default for ScanOptions {
@@ -42,6 +47,7 @@ impl Default for ScanOptions {
             filter: Arc::new(AcceptAll),
             include_column_stats: false,
             threads: default_threads(),
+            prune_deletes_by_filter: true,
         }
     }
 }
@@ -300,7 +306,7 @@ fn read_deletes(ctx: &Context<'_>, manifest: &ManifestFile) -> Result<Part> {
     let (m, from_cache) = ctx.load(manifest, &StatsProjection::All)?;
     let mut part = Part { from_cache, ..Part::default() };
     for e in m.entries.iter().filter(|e| e.status != EntryStatus::Deleted) {
-        if ctx.options.filter.file_may_match(&e.data_file, spec)? {
+        if !ctx.options.prune_deletes_by_filter || ctx.options.filter.file_may_match(&e.data_file, spec)? {
             part.deletes.push((e.data_file.clone(), e.sequence_number.unwrap_or(0)));
         } else {
             part.skipped += 1;
