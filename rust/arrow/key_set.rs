@@ -205,7 +205,7 @@ mod tests {
         let f: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![0.0]));
         assert!(KeySet::from_columns(&[f]).is_err());
         let k: ArrayRef = Arc::new(Int64Array::from(vec![1]));
-        let set = KeySet::from_columns(&[k.clone()]).unwrap();
+        let set = KeySet::from_columns(std::slice::from_ref(&k)).unwrap();
         assert!(set.contains_mask(&[k.clone(), k]).is_err());
         assert!(KeySet::from_columns(&[]).is_err());
     }

@@ -30,7 +30,7 @@ from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
-from icefloe.exceptions import ValidationError
+from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
@@ -69,6 +69,9 @@ class MergeBuilder(MergeClauses):
     _persisted: list[Any] = field(default_factory=list)
     # The conflict-detection filter of the commit (unbound JSON; see _merge_condition).
     _conflict_json: str = ""
+    # No two source rows share their join keys (known when the keys were collected): then
+    # no target row can match two source rows, and the cardinality check has nothing to find.
+    _source_keys_unique: bool = False
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -98,6 +101,7 @@ class MergeBuilder(MergeClauses):
         self._conflict_json = conflict_filter_json(self.on, table.schema(), ta, self.source_alias, kinds)
         src = self.source.withColumn(_S, F.lit(True))
         self._persisted = []
+        self._source_keys_unique = False
         if self.broadcast_source:
             # Stable ids for the anti-join of unmatched source rows (persisted: computed once).
             src = src.withColumn(_SID, F.monotonically_increasing_id()).persist()
@@ -105,8 +109,9 @@ class MergeBuilder(MergeClauses):
         row_filter, semi_join = None, None
         if kinds <= {"matched", "not_matched"}:
             # Only target rows that can match a source row matter: those meeting the
-            # target-only conjuncts of `on`, with join keys the source holds.
-            row_filter, semi_join = self._target_pruning(src)
+            # target-only conjuncts of `on`, with join keys the source holds (collected from
+            # the persisted source: a broadcast source only).
+            row_filter, semi_join = self._target_pruning(src, collect_keys=self.broadcast_source)
         tgt = read_rows(
             spark,
             table,
@@ -131,7 +136,7 @@ class MergeBuilder(MergeClauses):
         joined = joined.withColumn(_ACTION, F.expr(f"CASE {whens} END"))
         joined = joined.persist()
         try:
-            if "matched" in kinds:
+            if "matched" in kinds and not self._source_keys_unique:
                 self._check_cardinality(joined, matched, columns)
             acted = joined.where(f"{_ACTION} IS NOT NULL")
             counts = {int(r[_ACTION]): int(r["count"]) for r in acted.groupBy(_ACTION).count().collect()}
@@ -164,7 +169,7 @@ class MergeBuilder(MergeClauses):
             for df in self._persisted:
                 df.unpersist()
 
-    def _target_pruning(self, src: DataFrame) -> tuple[Any, SemiJoinKeys | None]:
+    def _target_pruning(self, src: DataFrame, collect_keys: bool = True) -> tuple[Any, SemiJoinKeys | None]:
         """What the target read can skip: (row filter, source keys) for a merge whose clauses
         act on matched target rows only. The row filter is the target-only conjuncts of `on`
         AND, per integer or string join key, the source keys' [min, max] (planning prunes the
@@ -178,7 +183,7 @@ class MergeBuilder(MergeClauses):
 
         schema = self.table.schema()
         row_filter = target_filter(self.on, schema, self.target_alias, self.source_alias)
-        keys = self._join_keys(src)
+        keys = self._join_keys(src) if collect_keys else []
         if not keys or self.semi_join_max_keys <= 0 or src.count() > self.semi_join_max_keys:
             return row_filter, None
         import uuid
@@ -196,6 +201,8 @@ class MergeBuilder(MergeClauses):
         with pa.ipc.new_stream(sink, table.schema) as w:
             w.write_table(table.combine_chunks())
         semi = SemiJoinKeys(tuple(t for t, _s, _ty in keys), sink.getvalue().to_pybytes(), uuid.uuid4().hex)
+        names = [t for t, _s, _ty in keys]
+        self._source_keys_unique = table.group_by(names).aggregate([]).num_rows == table.num_rows
         if table.num_rows:
             import pyarrow.compute as pc
             from pyspark.sql import types as T
@@ -221,7 +228,7 @@ class MergeBuilder(MergeClauses):
         for t, s in equi_key_pairs(self.on, self.target_alias, self.source_alias):
             try:
                 field = schema.find_field(t, case_sensitive=False)
-            except Exception:
+            except IcefloeError:
                 continue
             if "." in t or s.lower() not in source_types:
                 continue
@@ -286,9 +293,13 @@ class MergeBuilder(MergeClauses):
         if kinds & {"matched", "not_matched"}:
             parts.append(self._sides(matched, target_cols, source_cols, True, True))
         if "not_matched" in kinds:
+            # The matched ids are at most the source's size, which is broadcast already:
+            # broadcast them too, so that the anti-join keeps the source's few partitions
+            # (a shuffle would give `joined` spark.sql.shuffle.partitions partitions, and
+            # every action on it as many tasks).
             ids = matched.select(F.col(f"{sa}.{_SID}").alias("__icefloe_matched_sid"))
             only = src.alias(sa).join(
-                ids, F.col(f"{sa}.{_SID}") == F.col("__icefloe_matched_sid"), "left_anti"
+                F.broadcast(ids), F.col(f"{sa}.{_SID}") == F.col("__icefloe_matched_sid"), "left_anti"
             )
             parts.append(self._sides(only.alias(sa), target_cols, source_cols, False, True))
         if "not_matched_by_source" in kinds:
@@ -406,10 +417,9 @@ class MergeBuilder(MergeClauses):
         try:
             if m.rows_updated or m.rows_deleted:
                 tasks = self._tasks_by_path(table)
-                write.delete_files, write.removed_delete_paths = write_position_deletes_on_executors(
-                    removed, md, tasks, write.write_id
+                write.delete_files, write.removed_delete_paths, write.referenced_paths = (
+                    write_position_deletes_on_executors(removed, md, tasks, write.write_id)
                 )
-                write.referenced_paths = [r["_file"] for r in removed.select("_file").distinct().collect()]
             if m.rows_updated or m.rows_inserted:
                 write.data_files = _write_on_executors(new_rows, table, write.write_id)
         except BaseException:

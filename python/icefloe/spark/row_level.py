@@ -84,7 +84,8 @@ def _run_on_executors(
         files, _rows, replaced = native.delete_rows(meta, planned, write_id, task_id)
         yield delete_files_batch(files, replaced)
 
-    return collect_delete_files(df.mapInArrow(delete_task, OUT_SCHEMA))
+    files, replaced, _referenced = collect_delete_files(df.mapInArrow(delete_task, OUT_SCHEMA))
+    return files, replaced
 
 
 def update(
@@ -145,7 +146,7 @@ def update(
         by_path = planned_tasks_by_path(t.to_json() for t in tasks)
         write.referenced_paths = list(by_path)
         rows = rows.persist()
-        write.delete_files, write.removed_delete_paths = write_position_deletes_on_executors(
+        write.delete_files, write.removed_delete_paths, _ = write_position_deletes_on_executors(
             rows, md, by_path, write_id
         )
         if write.delete_files:
