@@ -1,7 +1,8 @@
-"""Executor halves of row-level writes on Spark: position deletes from a DataFrame of
-(`_file`, `_pos`) rows, written in Rust inside mapInArrow, one Spark task per group of data
-files; the driver gets the delete files' descriptors (and the earlier file-scoped delete
-files merged into them, which the commit removes)."""
+"""Executor halves of row-level writes on Spark, from a DataFrame of (`_file`, `_pos`) rows,
+in Rust inside mapInArrow, one Spark task per group of data files: position-delete files
+(merge-on-read; the driver gets their descriptors and the earlier file-scoped delete files
+merged into them, which the commit removes), or the files rewritten without those rows
+(copy-on-write)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ import pyarrow as pa
 from icefloe import _native
 from icefloe._io import IoConfig
 from icefloe.spark._worker import prepare_worker
+from icefloe.spark.write import _chain as chain_batches
 from icefloe.spark.write import _executor_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+    from icefloe.table import Table
 
 OUT_SCHEMA = "kind string, descriptor string"
 
@@ -89,3 +93,67 @@ def task_attempt_id() -> int:
 def planned_tasks_by_path(table_scan_tasks: Iterable[str]) -> dict[str, str]:
     """Planned task JSONs keyed by their data file's path."""
     return {json.loads(t)["file"]["file_path"]: t for t in table_scan_tasks}
+
+
+def rewrite_files_on_executors(
+    positions: DataFrame, table: Table, tasks_by_path: dict[str, str], write_id: str
+) -> tuple[list[str], list[str]]:
+    """Copy-on-write on the executors: each data file named in `positions` (columns `_file`,
+    `_pos`: the rows to drop) is read in Rust with the deletes that already apply to it, its
+    other rows are written as new data files (Rust, the table's partitioned rolling writer),
+    and none of them becomes a Spark row. Returns (new data file descriptors, the rewritten
+    files' paths). On failure every file carrying `write_id` is deleted."""
+    from icefloe import _pending_write
+
+    columns = [f.name for f in table.schema().fields]
+    read_schema_json = table.scan(selected_fields=(*columns, "_pos")).read_schema().to_json()
+    name_mapping = table.properties.get("schema.name-mapping.default")
+    metadata_json = table.metadata.to_json()
+    grouped = positions.select("_file", "_pos").repartition("_file")
+    io_config = IoConfig.current()  # storage settings, for the executors
+
+    def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        from icefloe import _native as native
+
+        prepare_worker(io_config)
+        parts = [b for b in batches if b.num_rows]
+        if not parts:
+            return
+        rows = pa.Table.from_batches(parts)
+        paths = sorted(set(rows.column("_file").unique().to_pylist()))
+
+        def kept() -> Iterable[pa.RecordBatch]:
+            for path in paths:
+                drop = pc.filter(rows.column("_pos"), pc.equal(rows.column("_file"), path))
+                for b in native.read_task(tasks_by_path[path], read_schema_json, name_mapping=name_mapping):
+                    keep = pc.invert(pc.is_in(b.column("_pos"), value_set=drop))
+                    out = b.filter(keep).select(columns)
+                    if out.num_rows:
+                        yield out
+
+        it = iter(kept())
+        first = next(it, None)
+        descriptors: list[str] = []
+        if first is not None:
+            reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
+            md = native.TableMetadata.from_json(metadata_json)
+            descriptors = native.write_data_files(md, reader, write_id, task_attempt_id())
+        kinds = ["data"] * len(descriptors) + ["rewritten"] * len(paths)
+        values = [*descriptors, *paths]
+        yield pa.RecordBatch.from_pydict(
+            {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(values, pa.string())}
+        )
+
+    try:
+        try:
+            out = grouped.mapInArrow(rewrite_task, OUT_SCHEMA).collect()
+        except Exception as e:
+            raise _executor_error(e) from e
+    except BaseException:
+        _pending_write.abort_write(table, write_id)
+        raise
+    files = [r["descriptor"] for r in out if r["kind"] == "data"]
+    rewritten = sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"})
+    return files, rewritten

@@ -31,7 +31,11 @@ from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, targe
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
-from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
+from icefloe.spark._row_delta import (
+    planned_tasks_by_path,
+    rewrite_files_on_executors,
+    write_position_deletes_on_executors,
+)
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
 
@@ -440,40 +444,30 @@ class MergeBuilder(MergeClauses):
         columns: list[str],
         m: MergeMetrics,
     ) -> None:
-        from pyspark.sql import functions as F
-
         table = self.table
         write_id = _pending_write.new_write_id()
-        ta = self.target_alias
-        # Fresh attribute names, so the anti-join against rows derived from the same target
-        # read is not ambiguous to Spark's analyzer.
-        removed = removed.select(F.col("_file").alias("__rm_file"), F.col("_pos").alias("__rm_pos"))
-        touched = [r["__rm_file"] for r in removed.select("__rm_file").distinct().collect()]
-        # The touched files whole (the merge's own read kept only rows that could match).
-        spark = self.source.sparkSession
-        candidates = read_rows(
-            spark, table, selected_fields=(*columns, "_file", "_pos"), only_files=frozenset(touched)
-        ).alias(ta)
-        kept = candidates.join(
-            removed,
-            (F.col(f"{ta}._file") == F.col("__rm_file")) & (F.col(f"{ta}._pos") == F.col("__rm_pos")),
-            "left_anti",
-        ).select([F.col(f"{ta}.`{c}`").alias(c) for c in columns])
-        everything = new_rows.unionByName(kept) if touched else new_rows
+        touched: list[str] = []
+        copied: list[str] = []
+        new_files: list[str] = []
         try:
-            descriptors = _write_on_executors(everything, table, write_id)
+            if m.rows_updated or m.rows_inserted:
+                new_files = _write_on_executors(new_rows, table, write_id)
+            if m.rows_updated or m.rows_deleted:
+                # The files holding removed rows, rewritten without them on the executors
+                # (their other rows never become Spark rows).
+                tasks = self._tasks_by_path(table)
+                copied, touched = rewrite_files_on_executors(removed, table, tasks, write_id)
         except BaseException:
             _pending_write.abort_write(table, write_id)
             raise
+        descriptors = new_files + copied
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
         snap = _pending_write.commit_write(table, build, descriptors, write_id)
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(descriptors)
         m.data_files_removed = len(touched)
-        # The files written hold the new rows and the copied ones (no second pass to count).
-        written = sum(int(json.loads(d)["record_count"]) for d in descriptors)
-        m.rows_copied = written - m.rows_updated - m.rows_inserted
+        m.rows_copied = sum(int(json.loads(d)["record_count"]) for d in copied)
 
 
 def merge(

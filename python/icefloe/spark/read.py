@@ -104,12 +104,10 @@ def read_rows(
     snapshot_id: int | None = None,
     case_sensitive: bool = True,
     semi_join: SemiJoinKeys | None = None,
-    only_files: frozenset[str] | None = None,
     **scan_options: Any,
 ) -> DataFrame:
     """`read`, for icefloe's own row-level operations: with `semi_join`, only the rows whose
-    keys are in it leave the executors' Rust reader (the key columns must be selected); with
-    `only_files`, only the rows of those data files are read."""
+    keys are in it leave the executors' Rust reader (the key columns must be selected)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import IntegerType, StructField, StructType
@@ -134,10 +132,7 @@ def read_rows(
     # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
     shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
     parallelism = max(spark.sparkContext.defaultParallelism, shuffle_partitions)
-    planned = scan.plan_tasks(parallelism=parallelism)
-    if only_files is not None:
-        planned = [c for c in planned if any(t.file_path in only_files for t in c.tasks)]
-    combined = [c.to_bytes() for c in planned]
+    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
     if not combined:
         return spark.createDataFrame([], spark_schema)
     # An empty projection: PySpark 3.5 loses the row count of a batch without columns, and
@@ -155,8 +150,6 @@ def read_rows(
         keys = None if semi_join is None else _key_set(native, semi_join)
         key_columns = [] if semi_join is None else list(semi_join.key_columns)
         for task in native.split_combined_task(data):
-            if only_files is not None and json.loads(task)["file"]["file_path"] not in only_files:
-                continue
             for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
                 if keys is not None and b.num_rows:
                     b = keys.semi_join(b, key_columns)
