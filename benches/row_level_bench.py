@@ -7,8 +7,8 @@ Each benchmark warms both engines first (untimed).
   purchasers, spread over every file), merge-on-read: `icefloe.spark.delete` vs
   `DELETE FROM`. Bar: at most 0.5x Java's time.
 - `merge` (`make bench-merge`): MERGE a source of ROWS/10 rows (half updates of existing
-  keys, half new keys; BENCH_MERGE_KEYS=clustered or scattered, see `bench_merge`) into a
-  ROWS-row table partitioned by `bucket(16, id)`, merge-on-read
+  keys, half new keys) into a ROWS-row table partitioned by `bucket(16, id)` (Java's write
+  hash-distributes by partition: 16 files, each spanning every id), merge-on-read
   and copy-on-write: `icefloe.spark.merge(...).when_matched_update_all()
   .when_not_matched_insert_all()` vs `MERGE INTO ... UPDATE SET * / INSERT *`. Bars: 0.5x
   (merge-on-read) and 0.7x (copy-on-write) Java's time.
@@ -19,7 +19,7 @@ Each timed MERGE pair is preceded by a small untimed MERGE of both engines (`war
 After each timed pair both tables must read back equal (Spark `exceptAll` both ways).
 Best and median of BENCH_REPEAT (default 3) runs are printed with the ratios.
 Environment: BENCH_ROWS (default 5,000,000 for delete, 10,000,000 for merge), BENCH_REPEAT,
-BENCH_UPSERTS (default 100).
+BENCH_UPSERTS (default 100), BENCH_MERGE_MODES (default both merge modes).
 """
 
 from __future__ import annotations
@@ -113,13 +113,8 @@ def bench_merge(spark: Any, catalog: Any) -> None:
     rows = int(os.environ.get("BENCH_ROWS", "10000000"))
     src_rows = rows // 10
     # Half updates of existing (even) keys, half new (odd) keys.
-    # BENCH_MERGE_KEYS=clustered (default): the source's keys lie in the table's first eighth
-    # (as new and recently written keys of a CDC feed do), so pruning files by the source
-    # keys' bounds skips most of the table; =scattered: its keys spread over every file
-    # (updates of every 10th key), so only the row-level key filter helps.
-    step = 20 if os.environ.get("BENCH_MERGE_KEYS", "clustered") == "scattered" else 2
     source = spark.sql(
-        f"SELECT CASE WHEN id % 2 = 0 THEN id * {step} ELSE id * {step} + 1 END AS id, "
+        "SELECT CASE WHEN id % 2 = 0 THEN id * 2 ELSE id * 2 + 1 END AS id, "
         f"concat('new_', CAST(id AS string)) AS purchaser, CAST(id AS double) AS amount, 1 AS qty "
         f"FROM range({src_rows})"
     ).cache()

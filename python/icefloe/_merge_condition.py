@@ -186,6 +186,21 @@ def equi_key_pairs(on: str, target_alias: str, source_alias: str) -> list[tuple[
     return pairs
 
 
+def keys_only_pairs(on: str, schema: Schema, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+    """The equi-key pairs of `on` when they are all it says about the source: every other
+    conjunct names target columns only. Then a source row matches some target row exactly
+    when its keys equal the keys of a target row that matched. Empty otherwise."""
+    pairs = equi_key_pairs(on, target_alias, source_alias)
+    if not pairs:
+        return []
+    for part in split_conjuncts(on):
+        if equi_key_pairs(part, target_alias, source_alias):
+            continue
+        if target_only_filter(part, schema, target_alias, source_alias) is None:
+            return []
+    return pairs
+
+
 def target_filter(on: str, schema: Schema, target_alias: str, source_alias: str) -> BooleanExpression | None:
     """The AND of the target-only conjuncts of `on` (None when there are none)."""
     found = [

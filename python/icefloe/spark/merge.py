@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe import _native, _pending_write
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
-from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, target_filter
+from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
@@ -76,6 +76,8 @@ class MergeBuilder(MergeClauses):
     # No two source rows share their join keys (known when the keys were collected): then
     # no target row can match two source rows, and the cardinality check has nothing to find.
     _source_keys_unique: bool = False
+    # (target column, source column) of `on` when it is join keys and target-only conjuncts.
+    _anti_join_keys: list[tuple[str, str]] = field(default_factory=list)
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -106,10 +108,16 @@ class MergeBuilder(MergeClauses):
         src = self.source.withColumn(_S, F.lit(True))
         self._persisted = []
         self._source_keys_unique = False
+        self._anti_join_keys = keys_only_pairs(self.on, table.schema(), ta, self.source_alias)
         if self.broadcast_source:
-            # Stable ids for the anti-join of unmatched source rows (persisted: computed once).
-            src = src.withColumn(_SID, F.monotonically_increasing_id()).persist()
-            self._persisted.append(src)
+            if not self._anti_join_keys:
+                # Stable ids for the anti-join of unmatched source rows (persisted).
+                src = src.withColumn(_SID, F.monotonically_increasing_id())
+            if not (self._anti_join_keys and self.source.is_cached):
+                # Read several times (keys, join, anti-join): computed once, unless the
+                # caller cached it already.
+                src = src.persist()
+                self._persisted.append(src)
         row_filter, semi_join = None, None
         if kinds <= {"matched", "not_matched"}:
             # Only target rows that can match a source row matter: those meeting the
@@ -297,14 +305,24 @@ class MergeBuilder(MergeClauses):
         if kinds & {"matched", "not_matched"}:
             parts.append(self._sides(matched, target_cols, source_cols, True, True))
         if "not_matched" in kinds:
-            # The matched ids are at most the source's size, which is broadcast already:
-            # broadcast them too, so that the anti-join keeps the source's few partitions
-            # (a shuffle would give `joined` spark.sql.shuffle.partitions partitions, and
-            # every action on it as many tasks).
-            ids = matched.select(F.col(f"{sa}.{_SID}").alias("__icefloe_matched_sid"))
-            only = src.alias(sa).join(
-                F.broadcast(ids), F.col(f"{sa}.{_SID}") == F.col("__icefloe_matched_sid"), "left_anti"
-            )
+            # The source rows no target row matched: by their keys when `on` is keys (and
+            # target-only conjuncts), else by their ids. What they are compared with is at
+            # most the source's size, which is broadcast already: broadcast it too, so that
+            # the anti-join keeps the source's few partitions (a shuffle would give `joined`
+            # spark.sql.shuffle.partitions partitions, and every action on it as many tasks).
+            if self._anti_join_keys:
+                keys = [f"__icefloe_matched_key{i}" for i in range(len(self._anti_join_keys))]
+                ids = matched.select(
+                    [F.col(f"{ta}.`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
+                )
+                cond = [F.col(f"{sa}.`{s}`") == F.col(k) for (_t, s), k in zip(self._anti_join_keys, keys)]
+                on_ids = cond[0]
+                for c in cond[1:]:
+                    on_ids = on_ids & c
+            else:
+                ids = matched.select(F.col(f"{sa}.{_SID}").alias("__icefloe_matched_sid"))
+                on_ids = F.col(f"{sa}.{_SID}") == F.col("__icefloe_matched_sid")
+            only = src.alias(sa).join(F.broadcast(ids), on_ids, "left_anti")
             parts.append(self._sides(only.alias(sa), target_cols, source_cols, False, True))
         if "not_matched_by_source" in kinds:
             only_t = t.join(b, F.expr(self.on), "left_anti")
