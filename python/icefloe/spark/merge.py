@@ -22,6 +22,7 @@ a value whose type cannot be stored in its column is an error naming the column.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +79,9 @@ class MergeBuilder(MergeClauses):
     _source_keys_unique: bool = False
     # (target column, source column) of `on` when it is join keys and target-only conjuncts.
     _anti_join_keys: list[tuple[str, str]] = field(default_factory=list)
+    # Reads the keys of the target rows that can match (set when the source keys were
+    # collected and `on` is keys): what the unmatched source rows are anti-joined with.
+    _target_keys: Callable[[], DataFrame] | None = None
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -131,6 +135,16 @@ class MergeBuilder(MergeClauses):
             selected_fields=(*columns, "_file", "_pos"),
             semi_join=semi_join,
         )
+        self._target_keys = None
+        if semi_join is not None and self._anti_join_keys:
+            key_fields = tuple(t for t, _s in self._anti_join_keys)
+
+            def read_keys() -> DataFrame:
+                return read_rows(
+                    spark, table, row_filter=row_filter, selected_fields=key_fields, semi_join=semi_join
+                )
+
+            self._target_keys = read_keys
         if self.broadcast_source:
             joined = self._join_broadcasting_source(tgt, src, kinds)
         else:
@@ -298,10 +312,13 @@ class MergeBuilder(MergeClauses):
         t = tgt.alias(ta)
         b = F.broadcast(src.alias(sa))
         parts = []
-        # Persisted: the matched rows feed both the matched part and the anti-join, and the
-        # target is read once for them.
-        matched = t.join(b, F.expr(self.on), "inner").persist()
-        self._persisted.append(matched)
+        key_read = self._target_keys if "not_matched" in kinds else None
+        matched = t.join(b, F.expr(self.on), "inner")
+        if "not_matched" in kinds and key_read is None:
+            # Persisted: the matched rows feed both the matched part and the anti-join, and
+            # the target is read once for them.
+            matched = matched.persist()
+            self._persisted.append(matched)
         if kinds & {"matched", "not_matched"}:
             parts.append(self._sides(matched, target_cols, source_cols, True, True))
         if "not_matched" in kinds:
@@ -312,9 +329,16 @@ class MergeBuilder(MergeClauses):
             # spark.sql.shuffle.partitions partitions, and every action on it as many tasks).
             if self._anti_join_keys:
                 keys = [f"__icefloe_matched_key{i}" for i in range(len(self._anti_join_keys))]
-                ids = matched.select(
-                    [F.col(f"{ta}.`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
-                )
+                if key_read is not None:
+                    # The keys of the target rows that can match (a read of the key columns
+                    # alone, cheaper than persisting the matched rows for a second use).
+                    ids = key_read().select(
+                        [F.col(f"`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
+                    )
+                else:
+                    ids = matched.select(
+                        [F.col(f"{ta}.`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
+                    )
                 cond = [F.col(f"{sa}.`{s}`") == F.col(k) for (_t, s), k in zip(self._anti_join_keys, keys)]
                 on_ids = cond[0]
                 for c in cond[1:]:
