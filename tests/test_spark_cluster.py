@@ -338,9 +338,15 @@ def driver_main(config: str) -> None:
     probe_df = spark.range(0, 8, 1, 8).mapInArrow(_probe(driver_root), PROBE_SCHEMA)
     result["probe"] = [r.asDict() for r in probe_df.collect()]
     result["tasks"] = _task_record(sc.uiWebUrl, sc.applicationId)
+    # Shuffle files of an icefloe read, held (referenced) during the scan: Spark's cleaner
+    # deletes a shuffle's files once its DataFrame is garbage, so without this the
+    # executors' block-manager files the scan must look at may already be gone.
+    held = ispark.read(spark, md, selected_fields=["id", "region"]).repartition(2)
+    held.count()
     result["scan_while_running"] = _files_holding(
         cfg["s3"]["s3.secret-access-key"], driver_root, cfg["nodes_root"]
     )
+    del held
     result["expected"] = sorted(model.values())
     result["metadata_location"] = md.metadata_location
     Path(cfg["result"]).write_text(json.dumps(result))
