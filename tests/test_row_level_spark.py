@@ -283,3 +283,84 @@ def test_merge_reads_only_target_rows_the_source_keys_can_match(
     expected = oracle.df(java)
     assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode}, {on_ours})")
     assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+
+
+@pytest.mark.parametrize(
+    ("mode", "on_java", "on_ours"),
+    [
+        ("merge-on-read", "t.id = s.id", "target.id = source.id"),
+        (
+            "merge-on-read",
+            "t.id = s.id AND t.region = s.region",
+            "target.id = source.id AND target.region = source.region",
+        ),
+        (
+            "copy-on-write",
+            "t.id = s.id AND t.region = 'eu'",
+            "target.id = source.id AND target.region = 'eu'",
+        ),
+    ],
+)
+def test_update_all_insert_all_merge_on_unique_keys_joins_no_rows(
+    spark: Any, oracle: Oracle, catalog: Any, monkeypatch: Any, mode: str, on_java: str, on_ours: str
+) -> None:
+    """`UPDATE SET * / INSERT *` on unique source keys runs without a join (the new rows are
+    the source's, the removed ones the target rows its keys match) and still equals Java's
+    MERGE INTO: a key two target rows hold updates both, null keys match nothing, int source
+    keys match long target keys, a target-only conjunct narrows the match."""
+    import icefloe.spark
+    from icefloe.spark.merge import MergeBuilder
+
+    java, ours = _twins(spark, oracle, mode, "PARTITIONED BY (bucket(4, id))")
+    extra = [(None, "eu", 1.0), (120, "eu", 7.0), (121, "us", 8.0)]
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(f"INSERT INTO {q} VALUES (NULL, 'eu', 1.0), (120, 'eu', 7.0), (121, 'us', 8.0)")
+        oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        oracle.sql(f"DELETE FROM {q} WHERE id IN (115, 150)")
+    rows = [(i, "eu" if i % 2 == 0 else "us", i * 10.0) for i in range(110, 130)]
+    rows += [(117, "eu", 3.0)] if "s.region" in on_java else []  # unique (id, region), not id
+    rows += [(400 + i, "eu", float(i)) for i in range(5)] + [(None, "eu", 5.0), (None, "us", 6.0)]
+    source = spark.createDataFrame(rows, "id int, region string, amount double")
+    source.createOrReplaceTempView("keyed_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING keyed_src s ON {on_java} "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+
+    def no_join(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the keyed update_all / insert_all merge joined rows")
+
+    monkeypatch.setattr(MergeBuilder, "_join_broadcasting_source", no_join)
+    metrics = (
+        icefloe.spark.merge(source, catalog.load_table(ours), on_ours)
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    # The model: which live target rows each source row's keys match.
+    target = [(i, "eu" if i % 2 == 0 else "us") for i in range(300) if i not in (115, 150)]
+    target += [(i, r) for i, r, _a in extra]
+
+    def matches(t: tuple[Any, str], s: tuple[Any, str, float]) -> bool:
+        if t[0] is None or s[0] is None or t[0] != s[0]:
+            return False
+        if "s.region" in on_java:
+            return t[1] == s[1]
+        return "'eu'" not in on_java or t[1] == "eu"
+
+    updated = sum(1 for t in target for s in rows if matches(t, s))
+    inserted = sum(1 for s in rows if not any(matches(t, s) for t in target))
+    assert (metrics.rows_updated, metrics.rows_inserted, metrics.rows_deleted) == (updated, inserted, 0)
+    assert updated > 10 and inserted >= 7
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode}, {on_ours})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+    s_ours, s_java = _summary(oracle, ours), _summary(oracle, java)
+    keys = (
+        [k for k in KEYS if k != "total-data-files"]
+        if mode == "merge-on-read"
+        else ["operation", "total-records"]
+    )
+    for k in keys:
+        assert s_ours[k] == s_java[k], (k, s_ours, s_java)

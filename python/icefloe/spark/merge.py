@@ -32,6 +32,7 @@ from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_
 from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
+from icefloe.spark import _keyed_upsert
 from icefloe.spark._row_delta import (
     planned_tasks_by_path,
     rewrite_files_on_executors,
@@ -82,6 +83,10 @@ class MergeBuilder(MergeClauses):
     # Reads the keys of the target rows that can match (set when the source keys were
     # collected and `on` is keys): what the unmatched source rows are anti-joined with.
     _target_keys: Callable[[], DataFrame] | None = None
+    # The source's row count and the (target, source) column pairs of the semi-join keys
+    # (set when the source keys were collected).
+    _source_rows: int = 0
+    _semi_key_pairs: list[tuple[str, str]] = field(default_factory=list)
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -95,6 +100,14 @@ class MergeBuilder(MergeClauses):
         """Runs the merge and commits one snapshot (none when nothing changes)."""
         if not self._clauses:
             raise ValidationError("MERGE needs at least one when_... clause")
+        self._persisted = []
+        try:
+            return self._execute()
+        finally:
+            for df in self._persisted:
+                df.unpersist()
+
+    def _execute(self) -> MergeMetrics:
         from pyspark.sql import functions as F
 
         table = self.table
@@ -104,14 +117,13 @@ class MergeBuilder(MergeClauses):
         columns = [f.name for f in table.schema().fields]
         ta = self.target_alias
         mode = write_mode(table, "merge")
-
         kinds = {c.kind for c in self._clauses}
         # As Java's MERGE: concurrent files that may match the target-only conjuncts of `on`
         # conflict (the whole table without them, or with a `not matched by source` clause).
         self._conflict_json = conflict_filter_json(self.on, table.schema(), ta, self.source_alias, kinds)
         src = self.source.withColumn(_S, F.lit(True))
-        self._persisted = []
         self._source_keys_unique = False
+        self._semi_key_pairs = []
         self._anti_join_keys = keys_only_pairs(self.on, table.schema(), ta, self.source_alias)
         if self.broadcast_source:
             if not self._anti_join_keys:
@@ -128,6 +140,8 @@ class MergeBuilder(MergeClauses):
             # target-only conjuncts of `on`, with join keys the source holds (collected from
             # the persisted source: a broadcast source only).
             row_filter, semi_join = self._target_pruning(src, collect_keys=self.broadcast_source)
+            if semi_join is not None and self._is_keyed_upsert():
+                return self._execute_keyed_upsert(md, start, mode, row_filter, semi_join, src)
         tgt = read_rows(
             spark,
             table,
@@ -161,39 +175,82 @@ class MergeBuilder(MergeClauses):
         )
         joined = joined.withColumn(_ACTION, F.expr(f"CASE {whens} END"))
         joined = joined.persist()
-        try:
-            if "matched" in kinds and not self._source_keys_unique:
-                self._check_cardinality(joined, matched, columns)
-            acted = joined.where(f"{_ACTION} IS NOT NULL")
-            counts = {int(r[_ACTION]): int(r["count"]) for r in acted.groupBy(_ACTION).count().collect()}
-            metrics = MergeMetrics()
-            for i, c in enumerate(self._clauses):
-                n = counts.get(i, 0)
-                if c.action == "insert":
-                    metrics.rows_inserted += n
-                elif c.action == "update":
-                    metrics.rows_updated += n
-                else:
-                    metrics.rows_deleted += n
-            if not counts:
-                metrics.snapshot_id = start
-                return metrics
-            removing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "delete")]
-            writing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "insert")]
-            types = {f.name: f.dataType for f in tgt.schema.fields}
-            new_rows = self._new_rows(acted, writing, columns, types)
-            removed = acted.where(F.col(_ACTION).isin(removing)).select(
-                F.col(f"{ta}._file"), F.col(f"{ta}._pos")
-            )
-            if mode == "merge-on-read":
-                self._commit_merge_on_read(md, start, new_rows, removed, metrics)
+        self._persisted.append(joined)
+        if "matched" in kinds and not self._source_keys_unique:
+            self._check_cardinality(joined, matched, columns)
+        acted = joined.where(f"{_ACTION} IS NOT NULL")
+        counts = {int(r[_ACTION]): int(r["count"]) for r in acted.groupBy(_ACTION).count().collect()}
+        metrics = MergeMetrics()
+        for i, c in enumerate(self._clauses):
+            n = counts.get(i, 0)
+            if c.action == "insert":
+                metrics.rows_inserted += n
+            elif c.action == "update":
+                metrics.rows_updated += n
             else:
-                self._commit_copy_on_write(md, start, new_rows, removed, columns, metrics)
+                metrics.rows_deleted += n
+        if not counts:
+            metrics.snapshot_id = start
             return metrics
-        finally:
-            joined.unpersist()
-            for df in self._persisted:
-                df.unpersist()
+        removing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "delete")]
+        writing = [i for i, c in enumerate(self._clauses) if c.action in ("update", "insert")]
+        types = {f.name: f.dataType for f in tgt.schema.fields}
+        new_rows = self._new_rows(acted, writing, columns, types)
+        removed = acted.where(F.col(_ACTION).isin(removing)).select(F.col(f"{ta}._file"), F.col(f"{ta}._pos"))
+        if mode == "merge-on-read":
+            self._commit_merge_on_read(md, start, new_rows, removed, metrics)
+        else:
+            self._commit_copy_on_write(md, start, new_rows, removed, columns, metrics)
+        return metrics
+
+    def _is_keyed_upsert(self) -> bool:
+        return _keyed_upsert.is_keyed_upsert(
+            self._clauses,
+            self._anti_join_keys,
+            self._semi_key_pairs,
+            self._source_keys_unique,
+            list(self.source.columns),
+            [f.name for f in self.table.schema().fields],
+        )
+
+    def _execute_keyed_upsert(
+        self,
+        md: _native.TableMetadata,
+        start: int | None,
+        mode: str,
+        row_filter: Any,
+        semi: SemiJoinKeys,
+        src: DataFrame,
+    ) -> MergeMetrics:
+        """update_all + insert_all on unique source keys without a join (see
+        `icefloe.spark._keyed_upsert`): the new rows are the source's (plus a copy per further
+        target row holding a key), the removed rows the target rows the keys match."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        from icefloe.spark._arrow import spark_arrow_schema
+
+        table = self.table
+        spark = self.source.sparkSession
+        columns = [f.name for f in table.schema().fields]
+        keys = _keyed_upsert.matched_keys(spark, table, row_filter, semi)
+        distinct, copies = _keyed_upsert.extra_copies(keys)
+        metrics = MergeMetrics(rows_updated=keys.num_rows, rows_inserted=self._source_rows - distinct)
+        if not (metrics.rows_updated or metrics.rows_inserted):
+            metrics.snapshot_id = start
+            return metrics
+        projection = json.loads(table.scan(selected_fields=tuple(columns)).projection().to_json())
+        spark_types = {f.name: f.dataType for f in from_arrow_schema(spark_arrow_schema(projection)).fields}
+        by_lower = {c.lower(): c for c in self.source.columns}
+        source_types = {f.name: f.dataType for f in self.source.schema.fields}
+        for c in columns:
+            _check_type(c, source_types[by_lower[c.lower()]], spark_types[c])
+        rows = _keyed_upsert.new_rows(src, columns, spark_types, self._semi_key_pairs, copies)
+        removed = _keyed_upsert.matched_positions(spark, table, row_filter, semi)
+        if mode == "merge-on-read":
+            self._commit_merge_on_read(md, start, rows, removed, metrics)
+        else:
+            self._commit_copy_on_write(md, start, rows, removed, columns, metrics)
+        return metrics
 
     def _target_pruning(self, src: DataFrame, collect_keys: bool = True) -> tuple[Any, SemiJoinKeys | None]:
         """What the target read can skip: (row filter, source keys) for a merge whose clauses
@@ -210,8 +267,12 @@ class MergeBuilder(MergeClauses):
         schema = self.table.schema()
         row_filter = target_filter(self.on, schema, self.target_alias, self.source_alias)
         keys = self._join_keys(src) if collect_keys else []
-        if not keys or self.semi_join_max_keys <= 0 or src.count() > self.semi_join_max_keys:
+        if not keys or self.semi_join_max_keys <= 0:
             return row_filter, None
+        self._source_rows = src.count()
+        if self._source_rows > self.semi_join_max_keys:
+            return row_filter, None
+        self._semi_key_pairs = [(t, s) for t, s, _ty in keys]
         import uuid
 
         import pyarrow as pa
