@@ -10,6 +10,7 @@ pub mod error;
 pub mod expr;
 pub mod io;
 pub mod manifest;
+pub mod puffin;
 pub mod scan;
 pub mod spec;
 pub mod writer;

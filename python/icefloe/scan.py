@@ -307,10 +307,16 @@ def _manifest_cache(table: Table) -> _native.ManifestCache:
     return cache
 
 
-# Iceberg's reserved metadata columns a scan can select (MetadataColumns.FILE_PATH / ROW_POSITION).
+# Iceberg's reserved metadata columns a scan can select (MetadataColumns.FILE_PATH /
+# ROW_POSITION, and v3 row lineage's ROW_ID / LAST_UPDATED_SEQUENCE_NUMBER: null for rows of
+# files that have no first row id).
 METADATA_COLUMNS: dict[str, NestedField] = {
     "_file": NestedField(2147483646, "_file", StringType(), required=True),
     "_pos": NestedField(2147483645, "_pos", LongType(), required=True),
+    "_row_id": NestedField(2147483540, "_row_id", LongType(), required=False),
+    "_last_updated_sequence_number": NestedField(
+        2147483539, "_last_updated_sequence_number", LongType(), required=False
+    ),
 }
 
 

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::equality_deletes::SharedEqualityDeletes;
 use super::position_deletes::{load_position_deletes, PositionDeleteIndex};
 use crate::error::Result;
+use crate::manifest::DataFile;
 
 /// Default budget: 64M positions/keys (roughly 1-2 GB at worst).
 const DEFAULT_BUDGET: usize = 64 << 20;
@@ -124,6 +125,40 @@ pub fn position_deletes(path: &str) -> Result<Arc<PositionDeleteIndex>> {
     match get_or_load(key, || Ok(Entry::Pos(Arc::new(load_position_deletes(path)?))))? {
         Entry::Pos(p) => Ok(p),
         Entry::Eq(_) => Err(crate::error::invalid_data("delete cache: a position key holds an equality set")),
+    }
+}
+
+/// The positions a deletion vector deletes from its data file, cached by the blob's place
+/// (a Puffin file may hold the DVs of many data files).
+pub fn deletion_vector(dv: &DataFile) -> Result<Arc<PositionDeleteIndex>> {
+    let path = dv.file_path.as_str();
+    let (Some(offset), Some(length), Some(data_file)) =
+        (dv.content_offset, dv.content_size_in_bytes, dv.referenced_data_file.as_ref())
+    else {
+        return Err(crate::error::invalid_data(
+            "a deletion vector needs content_offset, content_size_in_bytes and referenced_data_file",
+        )
+        .with_context("delete file", path));
+    };
+    let key = format!("dv\u{0}{path}\u{0}{offset}\u{0}{length}");
+    let load = || {
+        let bad = |what: &str, v: i64| {
+            crate::error::invalid_data(format!("deletion vector {what} must be >= 0, found {v}"))
+                .with_context("delete file", path)
+        };
+        let offset = u64::try_from(offset).map_err(|_| bad("content_offset", offset))?;
+        let length = u64::try_from(length).map_err(|_| bad("content_size_in_bytes", length))?;
+        let size = u64::try_from(dv.file_size_in_bytes).ok();
+        let vector = crate::puffin::load_deletion_vector(path, offset, length, size)?;
+        // A DV's record_count is its cardinality: a vector with fewer positions lost deletes.
+        let expected = u64::try_from(dv.record_count).map_err(|_| bad("record_count", dv.record_count))?;
+        vector.check_cardinality(expected, path)?;
+        let positions = vector.to_sorted_positions(path)?;
+        Ok(Entry::Pos(Arc::new(PositionDeleteIndex::single(data_file.clone(), positions))))
+    };
+    match get_or_load(key, load)? {
+        Entry::Pos(p) => Ok(p),
+        Entry::Eq(_) => Err(crate::error::invalid_data("delete cache: a DV key holds an equality set")),
     }
 }
 

@@ -3,8 +3,8 @@
 //! may be built by hand, not only by the planner's delete index), the merged deleted
 //! positions of position-delete files (turned into Parquet row selections by the reader, so
 //! deleted rows are never decoded), and the equality-delete key maps with the mask they give
-//! each decoded batch. Deletion vectors (format v3) will land here as a second source of
-//! positions.
+//! each decoded batch. A deletion vector (format v3) gives the positions instead of the
+//! position-delete files when the data file has one.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,7 @@ use super::delete_cache;
 use super::equality_deletes::{EqualityDeleteSet, EqualityDeleteSetRef, SharedEqualityDeletes};
 use super::position_deletes::merge_positions;
 use crate::error::{invalid_data, not_supported, Result};
-use crate::manifest::{DataContentType, FileFormat};
+use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::scan::FileScanTask;
 use crate::spec::{NestedField, Schema};
 
@@ -38,11 +38,26 @@ impl DeleteFilter {
         projected: &Schema,
         read_fields: &mut Vec<NestedField>,
     ) -> Result<Self> {
-        let (pos_files, eq_groups) = applicable_deletes(task)?;
+        let (pos_files, dvs, eq_groups) = applicable_deletes(task)?;
         let path = task.file.file_path.as_str();
-        let mut lists = Vec::with_capacity(pos_files.len());
-        for p in &pos_files {
-            lists.push(delete_cache::position_deletes(p)?);
+        let mut lists = Vec::with_capacity(pos_files.len().max(dvs.len()));
+        if dvs.is_empty() {
+            for p in &pos_files {
+                lists.push(delete_cache::position_deletes(p)?);
+            }
+        } else {
+            // A data file's deletion vector holds every earlier position delete of it (Java
+            // reads the DV alone; the planner attaches no other position deletes then).
+            for dv in &dvs {
+                if dv.referenced_data_file.as_deref() != Some(path) {
+                    return Err(invalid_data(format!(
+                        "a deletion vector for {} is attached to {path}",
+                        dv.referenced_data_file.as_deref().unwrap_or("no data file")
+                    ))
+                    .with_context("delete file", dv.file_path.as_str()));
+                }
+                lists.push(delete_cache::deletion_vector(dv)?);
+            }
         }
         let slices: Vec<&[i64]> = lists.iter().map(|d| d.positions(path)).collect();
         let deleted = merge_positions(&slices);
@@ -103,7 +118,7 @@ impl DeleteFilter {
 /// The delete files that apply to the task by the spec's sequence-number rule: position
 /// deletes with delete seq >= data seq, equality deletes with delete seq > data seq.
 /// Position delete paths, and equality delete paths grouped by their `equality_ids`.
-type Applicable<'a> = (Vec<&'a str>, BTreeMap<Vec<i32>, Vec<EqFile<'a>>>);
+type Applicable<'a> = (Vec<&'a str>, Vec<&'a DataFile>, BTreeMap<Vec<i32>, Vec<EqFile<'a>>>);
 
 /// An applicable equality-delete file: its path, data sequence number and partition scope
 /// (`<spec id>:<partition>`; the shared key map is per scope set).
@@ -116,9 +131,18 @@ struct EqFile<'a> {
 
 fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
     let mut pos = Vec::new();
+    let mut dvs = Vec::new();
     let mut eq: BTreeMap<Vec<i32>, Vec<EqFile<'_>>> = BTreeMap::new();
     for d in &task.deletes {
         let path = d.file.file_path.as_str();
+        let dv =
+            d.file.file_format == FileFormat::Puffin && d.file.content == DataContentType::PositionDeletes;
+        if dv {
+            if d.data_sequence_number >= task.data_sequence_number {
+                dvs.push(&d.file);
+            }
+            continue;
+        }
         if d.file.file_format != FileFormat::Parquet {
             return Err(not_supported(format!(
                 "{} delete files are not supported",
@@ -145,7 +169,7 @@ fn applicable_deletes(task: &FileScanTask) -> Result<Applicable<'_>> {
             }
         }
     }
-    Ok((pos, eq))
+    Ok((pos, dvs, eq))
 }
 
 fn equality_set(

@@ -12,7 +12,10 @@ pub mod read_task;
 pub mod reader;
 pub mod schema;
 
-pub use read_task::{read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, ROW_POS_FIELD_ID};
+pub use read_task::{
+    read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID,
+    ROW_POS_FIELD_ID,
+};
 pub use reader::{can_read_as, can_write_as, read_parquet, ArrowReader, DEFAULT_BATCH_SIZE};
 pub use schema::{
     arrow_field_id, field_to_arrow, primitive_to_arrow, schema_from_arrow, schema_from_arrow_with,

@@ -28,6 +28,12 @@ pub struct PositionDeleteIndex {
 }
 
 impl PositionDeleteIndex {
+    /// The deleted positions (sorted) of one data file: a deletion vector, decoded.
+    pub fn single(data_file: String, positions: Vec<i64>) -> Self {
+        let entries = positions.len();
+        PositionDeleteIndex { by_path: HashMap::from([(data_file, positions)]), entries }
+    }
+
     /// Deleted positions of `data_file` (sorted, possibly with duplicates), empty when none.
     pub fn positions(&self, data_file: &str) -> &[i64] {
         self.by_path.get(data_file).map(Vec::as_slice).unwrap_or(&[])

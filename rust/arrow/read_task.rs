@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 use parquet::arrow::arrow_reader::{
@@ -33,6 +33,11 @@ pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
 /// Reserved field id of the `_pos` metadata column (the row's position in its data file).
 pub const ROW_POS_FIELD_ID: i32 = 2147483645;
 
+/// Reserved field id of the `_row_id` metadata column (v3 row lineage).
+pub const ROW_ID_FIELD_ID: i32 = 2147483540;
+/// Reserved field id of the `_last_updated_sequence_number` metadata column (v3 row lineage).
+pub const LAST_UPDATED_SEQ_FIELD_ID: i32 = 2147483539;
+
 /// How to read a task.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
@@ -55,6 +60,20 @@ enum OutCol {
     Data(usize),
     File,
     Pos,
+    /// A row lineage column: its stored value (the read column at this index), or where
+    /// null the inherited one (`Lineage`).
+    RowId(usize),
+    LastUpdated(usize),
+}
+
+/// What a row lineage column inherits where the data file stores null (the spec's "Row
+/// Lineage"): `_row_id` = the file's `first_row_id` + `_pos`, `_last_updated_sequence_number`
+/// = the file's data sequence number. A file without a `first_row_id` (written before v3,
+/// never assigned one) inherits nothing: both stay null, as in Java.
+#[derive(Debug, Clone, Copy)]
+struct Lineage {
+    first_row_id: Option<i64>,
+    data_seq: i64,
 }
 
 /// Streams the rows of one task as batches of `schema_to_arrow(projected)`.
@@ -76,6 +95,7 @@ pub struct TaskReader {
     runs: std::vec::IntoIter<(i64, i64)>,
     run: (i64, i64),
     need_pos: bool,
+    lineage: Lineage,
     path: String,
     remaining: Option<usize>,
 }
@@ -108,12 +128,24 @@ impl TaskReader {
         let mut read_fields: Vec<NestedField> = Vec::new();
         let mut plan = Vec::with_capacity(projected.fields().len());
         let mut need_pos = false;
+        let lineage = Lineage { first_row_id: task.file.first_row_id, data_seq: task.data_sequence_number };
         for f in projected.fields() {
             plan.push(match f.id {
                 FILE_PATH_FIELD_ID => OutCol::File,
                 ROW_POS_FIELD_ID => {
                     need_pos = true;
                     OutCol::Pos
+                }
+                ROW_ID_FIELD_ID | LAST_UPDATED_SEQ_FIELD_ID => {
+                    // The stored values (a file rewritten by Java keeps them), read as optional.
+                    read_fields.push(NestedField::optional(f.id, f.name.clone(), PrimitiveType::Long.into()));
+                    let i = read_fields.len() - 1;
+                    if f.id == ROW_ID_FIELD_ID {
+                        need_pos |= lineage.first_row_id.is_some();
+                        OutCol::RowId(i)
+                    } else {
+                        OutCol::LastUpdated(i)
+                    }
                 }
                 _ => {
                     read_fields.push(f.as_ref().clone());
@@ -216,6 +248,7 @@ impl TaskReader {
             runs: runs.into_iter(),
             run: (0, 0),
             need_pos,
+            lineage,
             path,
             remaining: opts.limit,
         })
@@ -285,6 +318,17 @@ impl TaskReader {
                     Arc::new(StringArray::from_iter_values(std::iter::repeat_n(&self.path, rows)))
                 }
                 OutCol::Pos => pos.clone().ok_or_else(|| invalid_data("_pos was not computed"))?,
+                OutCol::RowId(i) => match self.lineage.first_row_id {
+                    None => data.column(*i).clone(),
+                    Some(first) => {
+                        let pos = pos.as_ref().ok_or_else(|| invalid_data("_pos was not computed"))?;
+                        inherit_row_ids(data.column(*i), pos, first, &self.path)?
+                    }
+                },
+                OutCol::LastUpdated(i) => match self.lineage.first_row_id {
+                    None => data.column(*i).clone(),
+                    Some(_) => inherit_constant(data.column(*i), self.lineage.data_seq, &self.path)?,
+                },
             });
         }
         let ropts = RecordBatchOptions::new().with_row_count(Some(rows));
@@ -307,6 +351,37 @@ impl TaskReader {
         }
         Ok(Some(out))
     }
+}
+
+fn as_longs<'a>(a: &'a ArrayRef, what: &str, path: &str) -> Result<&'a Int64Array> {
+    a.as_any().downcast_ref::<Int64Array>().ok_or_else(|| {
+        invalid_data(format!("{what} must be a long column, found {}", a.data_type()))
+            .with_context("file", path)
+    })
+}
+
+/// `_row_id`: the stored value, or `first + _pos` where it is null.
+fn inherit_row_ids(stored: &ArrayRef, pos: &ArrayRef, first: i64, path: &str) -> Result<ArrayRef> {
+    let stored = as_longs(stored, "_row_id", path)?;
+    let pos = as_longs(pos, "_pos", path)?;
+    if stored.null_count() == 0 {
+        return Ok(Arc::new(stored.clone()));
+    }
+    let out: Int64Array = stored
+        .iter()
+        .zip(pos.values().iter())
+        .map(|(v, p)| Some(v.unwrap_or_else(|| first.saturating_add(*p))))
+        .collect();
+    Ok(Arc::new(out))
+}
+
+/// `_last_updated_sequence_number`: the stored value, or `seq` where it is null.
+fn inherit_constant(stored: &ArrayRef, seq: i64, path: &str) -> Result<ArrayRef> {
+    let stored = as_longs(stored, "_last_updated_sequence_number", path)?;
+    if stored.null_count() == 0 {
+        return Ok(Arc::new(stored.clone()));
+    }
+    Ok(Arc::new(stored.iter().map(|v| Some(v.unwrap_or(seq))).collect::<Int64Array>()))
 }
 
 /// Adds the top-level columns the residual reads that `read_fields` lacks. A nested column

@@ -78,6 +78,15 @@ pub struct DataFile {
     pub equality_ids: Option<Vec<i32>>,
     pub sort_order_id: Option<i32>,
     pub referenced_data_file: Option<String>,
+    /// v3 row lineage (142): the row id of the file's first row; a null one in a manifest
+    /// with a `first_row_id` is assigned on read (`Manifest::inherit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_row_id: Option<i64>,
+    /// v3 deletion vectors (144, 145): where the blob lies in its Puffin file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_size_in_bytes: Option<i64>,
     /// The spec id of the partition tuple (not stored in the Avro record: it is the
     /// manifest's spec id; carried here so a DataFile is self-describing across the
     /// executor -> driver door).
@@ -105,6 +114,9 @@ impl DataFile {
             equality_ids: None,
             sort_order_id: None,
             referenced_data_file: None,
+            first_row_id: None,
+            content_offset: None,
+            content_size_in_bytes: None,
             spec_id: 0,
         }
     }

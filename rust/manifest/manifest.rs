@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::avro;
-use super::data_file::DataFile;
+use super::data_file::{DataContentType, DataFile};
 use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan, StatsProjection};
 use super::manifest_encode::encode_entry;
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGNED_SEQ};
@@ -157,8 +157,41 @@ impl Manifest {
     /// for ADDED entries, or always when that is 0 (v1). Also sets every file's `spec_id`.
     pub fn inherit(&mut self, manifest: &ManifestFile) {
         let seq = manifest.sequence_number;
+        let mut row_ids = RowIds::new(manifest);
         for e in &mut self.entries {
             inherit_entry(e, manifest, seq);
+            row_ids.assign(e);
+        }
+    }
+}
+
+/// First row id inheritance (v3 row lineage, Java `ManifestReader.idAssigner`): in a data
+/// manifest with a `first_row_id`, each live data file without one takes the next id, and
+/// the next id moves on by its record count; a manifest without one (written before v3)
+/// leaves every file without one. Entries must come in file order.
+struct RowIds(Option<i64>);
+
+impl RowIds {
+    fn new(manifest: &ManifestFile) -> Self {
+        RowIds(match manifest.content {
+            ManifestContent::Data => manifest.first_row_id,
+            ManifestContent::Deletes => None,
+        })
+    }
+
+    fn assign(&mut self, e: &mut ManifestEntry) {
+        let f = &mut e.data_file;
+        if f.content != DataContentType::Data {
+            return;
+        }
+        match &mut self.0 {
+            None => f.first_row_id = None,
+            Some(next) => {
+                if e.status != EntryStatus::Deleted && f.first_row_id.is_none() {
+                    f.first_row_id = Some(*next);
+                    *next = next.saturating_add(f.record_count.max(0));
+                }
+            }
         }
     }
 }
@@ -209,8 +242,10 @@ fn read_each(
     }
     let seq = manifest.sequence_number;
     let mut n = 0i64;
+    let mut row_ids = RowIds::new(manifest);
     let metadata = parse_each(&bytes, stats, |mut e| {
         inherit_entry(&mut e, manifest, seq);
+        row_ids.assign(&mut e);
         n += 1;
         f(e)
     })

@@ -101,6 +101,9 @@ enum FileSlot {
     EqualityIds,
     SortOrderId,
     ReferencedDataFile,
+    FirstRowId,
+    ContentOffset,
+    ContentSize,
     Skip,
 }
 
@@ -141,7 +144,10 @@ fn file_slot(id: Option<i32>, name: &str) -> FileSlot {
         "equality_ids" => 135,
         "nan_value_counts" => 137,
         "sort_order_id" => 140,
+        "first_row_id" => 142,
         "referenced_data_file" => 143,
+        "content_offset" => 144,
+        "content_size_in_bytes" => 145,
         _ => -1,
     });
     match id {
@@ -161,7 +167,10 @@ fn file_slot(id: Option<i32>, name: &str) -> FileSlot {
         135 => FileSlot::EqualityIds,
         137 => FileSlot::NanValueCounts,
         140 => FileSlot::SortOrderId,
+        142 => FileSlot::FirstRowId,
         143 => FileSlot::ReferencedDataFile,
+        144 => FileSlot::ContentOffset,
+        145 => FileSlot::ContentSize,
         _ => FileSlot::Skip,
     }
 }
@@ -538,6 +547,9 @@ fn decode_data_file(
             FileSlot::ReferencedDataFile => {
                 f.referenced_data_file = read_opt_str(c, node)?.map(str::to_string)
             }
+            FileSlot::FirstRowId => f.first_row_id = read_opt_long(c, node)?,
+            FileSlot::ContentOffset => f.content_offset = read_opt_long(c, node)?,
+            FileSlot::ContentSize => f.content_size_in_bytes = read_opt_long(c, node)?,
             FileSlot::Skip => c.skip(node)?,
         }
     }

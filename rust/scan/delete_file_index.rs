@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::error::{not_supported, Result};
+use crate::error::Result;
 use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, StructValue};
 
@@ -71,6 +71,8 @@ pub struct DeleteFileIndex {
     eq_by_partition: HashMap<PartitionKey, SeqSorted>,
     pos_by_partition: HashMap<PartitionKey, SeqSorted>,
     pos_by_path: HashMap<String, SeqSorted>,
+    /// v3 deletion vectors by the data file they belong to (at most one each).
+    dv_by_path: HashMap<String, IndexedDelete>,
     len: usize,
 }
 
@@ -107,10 +109,8 @@ impl DeleteFileIndex {
                 }
                 DataContentType::PositionDeletes => {
                     if file.file_format == FileFormat::Puffin {
-                        return Err(not_supported(
-                            "deletion vectors (v3 Puffin delete files) are not supported",
-                        )
-                        .with_context("delete file", file.file_path.clone()));
+                        index.add_dv(file, seq)?;
+                        continue;
                     }
                     let d =
                         IndexedDelete { file: Arc::new(file), data_sequence_number: seq, eq_fields: vec![] };
@@ -155,6 +155,27 @@ impl DeleteFileIndex {
         Ok(index)
     }
 
+    /// Indexes a deletion vector: it names its data file, and a data file has at most one
+    /// (Java `DeleteFileIndex`: "Can't index multiple DVs").
+    fn add_dv(&mut self, file: DataFile, seq: i64) -> Result<()> {
+        let path = file.file_path.clone();
+        let Some(data) = file.referenced_data_file.clone() else {
+            return Err(crate::error::invalid_data(
+                "a deletion vector (Puffin position delete) has no referenced_data_file",
+            )
+            .with_context("delete file", path));
+        };
+        let d = IndexedDelete { file: Arc::new(file), data_sequence_number: seq, eq_fields: vec![] };
+        if let Some(other) = self.dv_by_path.insert(data.clone(), d) {
+            return Err(crate::error::invalid_data(format!(
+                "data file {data} has two deletion vectors: {} and {path}",
+                other.file.file_path
+            ))
+            .with_context("delete file", path));
+        }
+        Ok(())
+    }
+
     /// Number of delete files indexed.
     pub fn len(&self) -> usize {
         self.len
@@ -165,11 +186,23 @@ impl DeleteFileIndex {
     }
 
     /// The delete files that apply to `data` (with data sequence number `seq`), in Java's
-    /// order: global equality, partition equality, partition position, path position.
-    pub fn for_data_file(&self, seq: i64, data: &DataFile) -> Vec<&IndexedDelete> {
+    /// order: global equality, partition equality, then the data file's deletion vector
+    /// alone or else partition position and path position deletes (a DV holds every
+    /// earlier position delete of its file). A DV older than its data file is an error.
+    pub fn for_data_file(&self, seq: i64, data: &DataFile) -> Result<Vec<&IndexedDelete>> {
         let mut out = Vec::new();
         if self.len == 0 {
-            return out;
+            return Ok(out);
+        }
+        let dv = self.dv_by_path.get(&data.file_path);
+        if let Some(d) = dv {
+            if d.data_sequence_number < seq {
+                return Err(crate::error::invalid_data(format!(
+                    "the deletion vector of {} has data sequence number {}, below the data file's {seq}",
+                    data.file_path, d.data_sequence_number
+                ))
+                .with_context("delete file", d.file.file_path.clone()));
+            }
         }
         let eq_applies = |d: &&IndexedDelete| can_contain_eq_deletes(data, &d.eq_fields);
         // Equality deletes: delete seq > data seq.
@@ -181,14 +214,16 @@ impl DeleteFileIndex {
                 out.extend(eq.at_or_after(seq.saturating_add(1)).iter().filter(eq_applies));
             }
             // Position deletes: delete seq >= data seq.
-            if let Some(pos) = self.pos_by_partition.get(key) {
+            if let Some(pos) = self.pos_by_partition.get(key).filter(|_| dv.is_none()) {
                 out.extend(pos.at_or_after(seq));
             }
         }
-        if let Some(pos) = self.pos_by_path.get(&data.file_path) {
+        if let Some(d) = dv {
+            out.push(d);
+        } else if let Some(pos) = self.pos_by_path.get(&data.file_path) {
             out.extend(pos.at_or_after(seq));
         }
-        out
+        Ok(out)
     }
 }
 

@@ -138,14 +138,21 @@ impl Context<'_> {
         let Some(cache) = self.cache else {
             return Ok((Arc::new(read_manifest_projected(manifest, stats)?), false));
         };
-        let stats = match cache.get(&manifest.manifest_path, manifest.manifest_length, stats) {
+        // A decode carries what it inherited from its list entry. The sequence numbers are
+        // fixed once a manifest is committed, but not its first_row_id: a manifest written
+        // before v3 is listed without one, then with one after an upgrade.
+        let key = match manifest.first_row_id {
+            None => std::borrow::Cow::Borrowed(manifest.manifest_path.as_str()),
+            Some(id) => std::borrow::Cow::Owned(format!("{}\u{0}first_row_id={id}", manifest.manifest_path)),
+        };
+        let stats = match cache.get(&key, manifest.manifest_length, stats) {
             Ok(m) => return Ok((m, true)),
             // A cached decode with fewer stats: decode what both need, so it can replace it.
             Err(Some(cached)) => cached.union(stats),
             Err(None) => stats.clone(),
         };
         let m = Arc::new(read_manifest_projected(manifest, &stats)?);
-        cache.insert(&manifest.manifest_path, manifest.manifest_length, m.clone(), stats);
+        cache.insert(&key, manifest.manifest_length, m.clone(), stats);
         Ok((m, false))
     }
 
@@ -404,7 +411,7 @@ fn accept(
     }
     let seq = e.sequence_number.unwrap_or(0);
     let deletes = index
-        .for_data_file(seq, file)
+        .for_data_file(seq, file)?
         .into_iter()
         .map(|d| DeleteFileRef { file: (*d.file).clone(), data_sequence_number: d.data_sequence_number })
         .collect();
@@ -443,6 +450,9 @@ pub fn without_stats(f: &DataFile) -> DataFile {
         equality_ids: f.equality_ids.clone(),
         sort_order_id: f.sort_order_id,
         referenced_data_file: f.referenced_data_file.clone(),
+        first_row_id: f.first_row_id,
+        content_offset: f.content_offset,
+        content_size_in_bytes: f.content_size_in_bytes,
         spec_id: f.spec_id,
     }
 }

@@ -68,6 +68,10 @@ def write_readme() -> None:
         "  lower_bounds/upper_bounds (hex, keyed by field id as string) plus `*_readable` (decoded by Java),",
         "  key_metadata, split_offsets, equality_ids, sort_order_id, referenced_data_file (delete files).",
         "",
+        "The format-v3 deletion vectors `v3_dv_{array,run,bitmap}.puffin` (with `.json` twins: footer,",
+        "`delete_files` rows, deleted positions) come from `tests/data/golden_puffin.py` instead; see its",
+        "docstring.",
+        "",
         "## Files",
         "",
     ]

@@ -1,0 +1,15 @@
+//! Puffin files (format v3 and statistics): the container's footer and blobs, and the
+//! `deletion-vector-v1` blob that holds a data file's deleted positions. Read side only, plus
+//! the deletion vector's serialization (for round-trip checks now, for writers later).
+
+pub mod deletion_vector;
+pub mod file;
+
+#[cfg(test)]
+mod deletion_vector_tests;
+
+pub use deletion_vector::{load_deletion_vector, read_deletion_vector, DeletionVector, DV_MAGIC};
+pub use file::{
+    BlobMetadata, FileMetadata, PuffinFile, CARDINALITY, CREATED_BY, DELETION_VECTOR_V1, MAGIC,
+    REFERENCED_DATA_FILE,
+};
