@@ -22,7 +22,6 @@ before anything is written.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,7 @@ from icefloe._merge_condition import (
     split_conjuncts,
     target_only_filter,
 )
-from icefloe._row_delta import RowDeltaWrite, write_mode
+from icefloe._row_delta import RowDeltaWrite, removal_key, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression, In
 
@@ -434,7 +433,7 @@ class TableMerger(MergeClauses):
                 write.delete_files, _, replaced = _native.write_position_deletes(
                     md, tasks, positions.to_reader(), write.write_id, _TASK_BASE
                 )
-                write.removed_delete_paths = [json.loads(d)["file_path"] for d in replaced]
+                write.removed_delete_paths = [removal_key(d) for d in replaced]
             if new_rows.num_rows:
                 write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write.write_id)
         except BaseException:

@@ -142,5 +142,14 @@ class RowDeltaWrite:
         )
 
 
+def removal_key(descriptor: str) -> str:
+    """What names a delete file the commit removes (`DataFile::removal_key` in Rust): its
+    path, or for a deletion vector, one of the blobs a Puffin file may hold, path NUL offset."""
+    d = json.loads(descriptor)
+    if str(d.get("file_format", "")).upper() == "PUFFIN" and d.get("content_offset") is not None:
+        return f"{d['file_path']}\x00{int(d['content_offset'])}"
+    return str(d["file_path"])
+
+
 def _paths(descriptors: list[str]) -> list[str]:
     return [str(json.loads(d)["file_path"]) for d in descriptors]

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _native, _pending_write
-from icefloe._row_delta import RowDeltaWrite, write_mode
+from icefloe._row_delta import RowDeltaWrite, removal_key, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
 
@@ -132,7 +132,7 @@ def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) ->
         for f in futures:
             files, _rows, old = f.result()
             out.extend(files)
-            replaced.extend(json.loads(d)["file_path"] for d in old)
+            replaced.extend(removal_key(d) for d in old)
     return out, sorted(set(replaced))
 
 
@@ -242,7 +242,7 @@ def update(
         write.delete_files, _, replaced = _native.write_position_deletes(
             md, tasks, positions.to_reader(), write_id, _DRIVER_TASK_BASE
         )
-        write.removed_delete_paths = [json.loads(d)["file_path"] for d in replaced]
+        write.removed_delete_paths = [removal_key(d) for d in replaced]
     except BaseException:
         write.abort()
         raise

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.scan import DataScan
+    from icefloe.table_transaction import Transaction
 
 __all__ = ["Table"]
 
@@ -161,6 +162,13 @@ class Table:
         return config
 
     # ---- read ----
+    def transaction(self) -> Transaction:
+        """Table-level changes committed together (see `icefloe.table_transaction`):
+        `with table.transaction() as tx: tx.upgrade_table_version(3)`."""
+        from icefloe.table_transaction import Transaction
+
+        return Transaction(self)
+
     def scan(
         self,
         row_filter: BooleanExpression | str | None = None,

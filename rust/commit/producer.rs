@@ -102,7 +102,15 @@ impl Attempt<'_> {
             .spec_by_id(spec_id)
             .ok_or_else(|| validation(format!("unknown partition spec id {spec_id}")))?;
         let path = self.new_manifest_path();
-        ManifestWriter::new(&path, self.snapshot_id, content, self.base.current_schema(), spec)
+        let version = self.base.format_version();
+        ManifestWriter::for_version(
+            &path,
+            self.snapshot_id,
+            content,
+            self.base.current_schema(),
+            spec,
+            version,
+        )
     }
 
     /// Forgets and deletes a manifest this attempt wrote but does not commit.
@@ -113,9 +121,9 @@ impl Attempt<'_> {
 }
 
 fn check_added(base: &TableMetadata, files: &[DataFile], deletes: &[DataFile]) -> Result<()> {
-    if base.format_version() != 2 {
+    if !(2..=3).contains(&base.format_version()) {
         return Err(not_supported(format!(
-            "writing to a format-version {} table; icefloe writes format v2 tables only",
+            "writing to a format-version {} table; icefloe writes format v2 and v3 tables",
             base.format_version()
         ))
         .with_context("table", base.location().to_string()));
@@ -269,6 +277,16 @@ fn build(
         sequence_number,
     );
     list.add_all(manifests);
+    // v3 row lineage: the snapshot starts at the table's next-row-id; the list assigns ids to
+    // the data manifests that have none and says how far they went.
+    let (first_row_id, added_rows) = if base.format_version() >= 3 {
+        let first = base.next_row_id().unwrap_or(0);
+        list = list.with_row_lineage(first);
+        let next = list.next_row_id()?.unwrap_or(first);
+        (Some(first), Some(next.saturating_sub(first)))
+    } else {
+        (None, None)
+    };
     list.write()?;
 
     let snapshot = Snapshot {
@@ -280,6 +298,8 @@ fn build(
         manifests: None,
         summary: Summary { operation, other: summary.build(parent, &change.summary_properties) },
         schema_id: Some(base.current_schema().schema_id()),
+        first_row_id,
+        added_rows,
     };
     base.add_snapshot(snapshot, now_ms)
 }
@@ -303,7 +323,7 @@ fn filter_manifest(
         let remove = e.status.is_live()
             && match removal {
                 Removal::Nothing => false,
-                Removal::Paths(p) => p.contains(&e.data_file.file_path),
+                Removal::Paths(p) => p.contains(e.data_file.removal_key().as_ref()),
                 Removal::Partitions(keys) => {
                     let mut f = e.data_file.clone();
                     f.spec_id = m.partition_spec_id;
@@ -329,7 +349,7 @@ fn filter_manifest(
         let mut f = e.data_file;
         f.spec_id = m.partition_spec_id;
         if remove {
-            if !to_find.remove(&f.file_path) && matches!(removal, Removal::Paths(_)) {
+            if !to_find.remove(f.removal_key().as_ref()) && matches!(removal, Removal::Paths(_)) {
                 return Err(validation(format!("file {} is live twice in the snapshot", f.file_path)));
             }
             summary.remove_file(&f, partition_key(base, &f)?);

@@ -3,8 +3,22 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::manifest::{DataContentType, DataFile};
+use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::spec::Snapshot;
+
+/// A deletion vector (a blob of a Puffin file), as Java's `ContentFileUtil.isDV`.
+fn is_dv(file: &DataFile) -> bool {
+    file.file_format == FileFormat::Puffin
+}
+
+/// The bytes a file adds to the table: a DV's blob, else the whole file (Java's
+/// `ScanTaskUtil.contentSizeInBytes`).
+fn content_size(file: &DataFile) -> i64 {
+    match (is_dv(file), file.content_size_in_bytes) {
+        (true, Some(n)) => n,
+        _ => file.file_size_in_bytes,
+    }
+}
 
 /// Accumulates the changes of one snapshot and renders its summary map.
 #[derive(Debug, Default)]
@@ -14,6 +28,7 @@ pub struct SnapshotSummaryBuilder {
     added_files_size: i64,
     added_delete_files: i64,
     added_position_delete_files: i64,
+    added_dvs: i64,
     added_equality_delete_files: i64,
     added_position_deletes: i64,
     added_equality_deletes: i64,
@@ -22,6 +37,7 @@ pub struct SnapshotSummaryBuilder {
     removed_files_size: i64,
     removed_delete_files: i64,
     removed_position_delete_files: i64,
+    removed_dvs: i64,
     removed_equality_delete_files: i64,
     removed_position_deletes: i64,
     removed_equality_deletes: i64,
@@ -42,7 +58,7 @@ impl SnapshotSummaryBuilder {
     /// `changed-partition-count`.
     pub fn add_file(&mut self, file: &DataFile, partition_key: String) {
         self.partitions.insert(partition_key);
-        self.added_files_size += file.file_size_in_bytes;
+        self.added_files_size += content_size(file);
         match file.content {
             DataContentType::Data => {
                 self.added_data_files += 1;
@@ -50,7 +66,11 @@ impl SnapshotSummaryBuilder {
             }
             DataContentType::PositionDeletes => {
                 self.added_delete_files += 1;
-                self.added_position_delete_files += 1;
+                if is_dv(file) {
+                    self.added_dvs += 1;
+                } else {
+                    self.added_position_delete_files += 1;
+                }
                 self.added_position_deletes += file.record_count;
             }
             DataContentType::EqualityDeletes => {
@@ -64,7 +84,7 @@ impl SnapshotSummaryBuilder {
     /// Records a removed file (Java's `deletedFile`); its partition counts as changed.
     pub fn remove_file(&mut self, file: &DataFile, partition_key: String) {
         self.partitions.insert(partition_key);
-        self.removed_files_size += file.file_size_in_bytes;
+        self.removed_files_size += content_size(file);
         match file.content {
             DataContentType::Data => {
                 self.deleted_data_files += 1;
@@ -72,7 +92,11 @@ impl SnapshotSummaryBuilder {
             }
             DataContentType::PositionDeletes => {
                 self.removed_delete_files += 1;
-                self.removed_position_delete_files += 1;
+                if is_dv(file) {
+                    self.removed_dvs += 1;
+                } else {
+                    self.removed_position_delete_files += 1;
+                }
                 self.removed_position_deletes += file.record_count;
             }
             DataContentType::EqualityDeletes => {
@@ -115,6 +139,7 @@ impl SnapshotSummaryBuilder {
         put("added-data-files", self.added_data_files);
         put("added-delete-files", self.added_delete_files);
         put("added-position-delete-files", self.added_position_delete_files);
+        put("added-dvs", self.added_dvs);
         put("added-equality-delete-files", self.added_equality_delete_files);
         put("added-records", self.added_records);
         put("added-files-size", self.added_files_size);
@@ -125,6 +150,7 @@ impl SnapshotSummaryBuilder {
         put("removed-files-size", self.removed_files_size);
         put("removed-delete-files", self.removed_delete_files);
         put("removed-position-delete-files", self.removed_position_delete_files);
+        put("removed-dvs", self.removed_dvs);
         put("removed-equality-delete-files", self.removed_equality_delete_files);
         put("removed-position-deletes", self.removed_position_deletes);
         put("removed-equality-deletes", self.removed_equality_deletes);

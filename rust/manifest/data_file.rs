@@ -121,6 +121,17 @@ impl DataFile {
         }
     }
 
+    /// What names this file in a removal: its path, except for a deletion vector, one of
+    /// several blobs a Puffin file may hold (of different data files): path NUL offset.
+    pub fn removal_key(&self) -> std::borrow::Cow<'_, str> {
+        match (self.file_format, self.content_offset) {
+            (FileFormat::Puffin, Some(offset)) => {
+                std::borrow::Cow::Owned(format!("{}\u{0}{offset}", self.file_path))
+            }
+            _ => std::borrow::Cow::Borrowed(self.file_path.as_str()),
+        }
+    }
+
     /// The descriptor form that crosses the executor -> driver door (JSON).
     pub fn to_descriptor(&self) -> Result<String> {
         serde_json::to_string(self).map_err(|e| invalid_data("cannot serialize DataFile").with_source(e))

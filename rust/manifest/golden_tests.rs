@@ -255,6 +255,7 @@ fn rewrite_and_compare(m: &Manifest, mf: &ManifestFile, c: &avro::Container, ctx
         m.metadata.partition_spec_id,
         c.meta_str("partition-spec").unwrap(),
         m.metadata.partition_type.clone(),
+        2,
     )
     .unwrap();
     for e in &raw.entries {

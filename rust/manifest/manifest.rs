@@ -11,7 +11,7 @@ use super::data_file::{DataContentType, DataFile};
 use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan, StatsProjection};
 use super::manifest_encode::encode_entry;
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGNED_SEQ};
-use super::manifest_schema::{manifest_entry_iceberg_schema_v2, manifest_entry_schema_v2};
+use super::manifest_schema::{manifest_entry_iceberg_schema, manifest_entry_schema};
 use crate::error::{invalid_data, validation, Result};
 use crate::io;
 use crate::spec::{Literal, PartitionSpec, Schema, StructType};
@@ -353,6 +353,7 @@ pub struct ManifestWriter {
     existing: (i32, i64),
     deleted: (i32, i64),
     min_sequence_number: Option<i64>,
+    format_version: i32,
 }
 
 impl ManifestWriter {
@@ -365,8 +366,21 @@ impl ManifestWriter {
         schema: &Schema,
         spec: &PartitionSpec,
     ) -> Result<Self> {
+        Self::for_version(path, snapshot_id, content, schema, spec, 2)
+    }
+
+    /// [`Self::new`] for a table of format `version` (2 or 3: v3 entries carry
+    /// `first_row_id`, `content_offset` and `content_size_in_bytes`).
+    pub fn for_version(
+        path: impl Into<String>,
+        snapshot_id: i64,
+        content: ManifestContent,
+        schema: &Schema,
+        spec: &PartitionSpec,
+        version: i32,
+    ) -> Result<Self> {
         let partition_type = spec.partition_type(schema)?;
-        Self::with_partition_type(
+        let mut w = Self::with_partition_type(
             path,
             snapshot_id,
             content,
@@ -374,7 +388,10 @@ impl ManifestWriter {
             spec.spec_id,
             &spec.fields_to_json().to_string(),
             partition_type,
-        )
+            version,
+        )?;
+        w.format_version = version;
+        Ok(w)
     }
 
     /// Like [`Self::new`] with the pieces given directly: the table schema JSON, the spec id,
@@ -388,16 +405,23 @@ impl ManifestWriter {
         spec_id: i32,
         partition_spec_fields_json: &str,
         partition_type: StructType,
+        version: i32,
     ) -> Result<Self> {
+        if !(2..=3).contains(&version) {
+            return Err(validation(format!(
+                "cannot write a manifest of format version {version}: expected 2 or 3"
+            )));
+        }
         let path = path.into();
-        let avro_schema = manifest_entry_schema_v2(&partition_type)?;
-        let iceberg_schema = manifest_entry_iceberg_schema_v2(&partition_type);
+        let avro_schema = manifest_entry_schema(&partition_type, version)?;
+        let iceberg_schema = manifest_entry_iceberg_schema(&partition_type, version);
         let spec_id_text = spec_id.to_string();
+        let version_text = version.to_string();
         let meta = [
             ("schema", schema_json),
             ("partition-spec", partition_spec_fields_json),
             ("partition-spec-id", spec_id_text.as_str()),
-            ("format-version", "2"),
+            ("format-version", version_text.as_str()),
             ("content", content.as_str()),
             ("iceberg.schema", iceberg_schema.as_str()),
         ];
@@ -415,6 +439,7 @@ impl ManifestWriter {
             existing: (0, 0),
             deleted: (0, 0),
             min_sequence_number: None,
+            format_version: version,
         })
     }
 
@@ -459,7 +484,7 @@ impl ManifestWriter {
                 self.min_sequence_number = Some(self.min_sequence_number.map_or(s, |m| m.min(s)));
             }
         }
-        encode_entry(self.writer.record_buf(), entry, &self.partition_type)
+        encode_entry(self.writer.record_buf(), entry, &self.partition_type, self.format_version >= 3)
             .map_err(|e| e.with_context("manifest", self.path.clone()))?;
         self.writer.end_record()
     }
@@ -630,6 +655,7 @@ mod tests {
             3,
             "[]",
             partition_type(),
+            2,
         )
         .unwrap()
     }

@@ -85,14 +85,20 @@ fn encode_list<T: Copy>(out: &mut Vec<u8>, v: Option<&Vec<T>>, to_i64: impl Fn(T
     });
 }
 
-/// Encodes one v2 `manifest_entry` in Java's field order.
-pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &ManifestEntry, partition_type: &StructType) -> Result<()> {
+/// Encodes one v2 (or, with `v3`, v3) `manifest_entry` in Java's field order.
+pub(crate) fn encode_entry(
+    out: &mut Vec<u8>,
+    e: &ManifestEntry,
+    partition_type: &StructType,
+    v3: bool,
+) -> Result<()> {
     let f = &e.data_file;
     write_long(out, e.status as i64);
     write_opt(out, e.snapshot_id, write_long);
     write_opt(out, e.sequence_number, write_long);
     write_opt(out, e.file_sequence_number, write_long);
-    // data_file (r2): 134, 100, 101, 102, 103, 104, 108, 109, 110, 137, 125, 128, 131, 132, 135, 140, 143
+    // data_file (r2): 134, 100, 101, 102, 103, 104, 108, 109, 110, 137, 125, 128, 131, 132, 135, 140,
+    // (v3: 142), 143, (v3: 144, 145)
     write_long(out, f.content as i64);
     write_bytes(out, f.file_path.as_bytes());
     write_bytes(out, f.file_format.as_str().as_bytes());
@@ -131,7 +137,14 @@ pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &ManifestEntry, partition_type:
     encode_list(out, f.split_offsets.as_ref(), |x| x);
     encode_list(out, f.equality_ids.as_ref(), i64::from);
     write_opt(out, f.sort_order_id, |o, v| write_long(o, i64::from(v)));
+    if v3 {
+        write_opt(out, f.first_row_id, write_long);
+    }
     write_opt(out, f.referenced_data_file.as_deref(), |o, s| write_bytes(o, s.as_bytes()));
+    if v3 {
+        write_opt(out, f.content_offset, write_long);
+        write_opt(out, f.content_size_in_bytes, write_long);
+    }
     Ok(())
 }
 

@@ -386,7 +386,13 @@ pub fn read_manifest_list_bytes(bytes: &[u8]) -> Result<Vec<ManifestFile>> {
 // Writing
 
 /// The v2 `manifest_file` Avro schema, field for field as Iceberg Java writes it.
+#[cfg(test)]
 pub(crate) fn manifest_list_schema_v2() -> String {
+    manifest_list_schema(false)
+}
+
+/// The `manifest_file` Avro schema of v2, or of v3 (`first_row_id` last).
+pub(crate) fn manifest_list_schema(v3: bool) -> String {
     let summary = {
         let mut r = JsonWriter::record("r508");
         r.field(
@@ -418,11 +424,22 @@ pub(crate) fn manifest_list_schema_v2() -> String {
     r.field("deleted_rows_count", "\"long\"", Some("Deleted rows count"), false, 514);
     r.field("partitions", &partitions, Some("Summary for each partition"), true, 507);
     r.field("key_metadata", "\"bytes\"", Some("Encryption key metadata blob"), true, 519);
+    if v3 {
+        r.field("first_row_id", "\"long\"", Some(FIRST_ROW_ID_DOC), true, 520);
+    }
     r.finish()
 }
 
+const FIRST_ROW_ID_DOC: &str = "Starting row ID to assign to new rows in ADDED data files";
+
 /// The `iceberg.schema` metadata Java writes in v2 manifest lists.
+#[cfg(test)]
 pub(crate) fn manifest_list_iceberg_schema_v2() -> String {
+    manifest_list_iceberg_schema(false)
+}
+
+/// The `iceberg.schema` metadata of a v2 or (with `v3`) v3 manifest list.
+pub(crate) fn manifest_list_iceberg_schema(v3: bool) -> String {
     let f = sj::iceberg_field;
     let summary = [
         f(509, "contains_null", true, "\"boolean\"", Some("True if any file has a null partition value")),
@@ -434,7 +451,7 @@ pub(crate) fn manifest_list_iceberg_schema_v2() -> String {
         "{{\"type\":\"list\",\"element-id\":508,\"element\":{{\"type\":\"struct\",\"fields\":[{}]}},\"element-required\":true}}",
         summary.join(",")
     );
-    let fields = [
+    let mut fields = vec![
         f(500, "manifest_path", true, "\"string\"", Some("Location URI with FS scheme")),
         f(501, "manifest_length", true, "\"long\"", Some("Total file size in bytes")),
         f(502, "partition_spec_id", true, "\"int\"", Some("Spec ID used to write")),
@@ -451,6 +468,9 @@ pub(crate) fn manifest_list_iceberg_schema_v2() -> String {
         f(507, "partitions", false, &partitions, Some("Summary for each partition")),
         f(519, "key_metadata", false, "\"binary\"", Some("Encryption key metadata blob")),
     ];
+    if v3 {
+        fields.push(f(520, "first_row_id", false, "\"long\"", Some(FIRST_ROW_ID_DOC)));
+    }
     format!("{{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{}]}}", fields.join(","))
 }
 
@@ -464,6 +484,9 @@ pub struct ManifestListWriter {
     parent_snapshot_id: Option<i64>,
     sequence_number: i64,
     manifests: Vec<ManifestFile>,
+    /// v3: the snapshot's first row id (the table's `next-row-id`), from which data
+    /// manifests without a `first_row_id` are assigned theirs.
+    first_row_id: Option<i64>,
 }
 
 impl ManifestListWriter {
@@ -479,7 +502,28 @@ impl ManifestListWriter {
             parent_snapshot_id,
             sequence_number,
             manifests: Vec::new(),
+            first_row_id: None,
         }
+    }
+
+    /// Writes a v3 list: data manifests without a `first_row_id` get the next ids from
+    /// `first_row_id` on, each moving them on by its added + existing rows (Java's
+    /// `ManifestListWriter.V3Writer`); see [`Self::next_row_id`].
+    pub fn with_row_lineage(mut self, first_row_id: i64) -> Self {
+        self.first_row_id = Some(first_row_id);
+        self
+    }
+
+    /// The row id after the last one this v3 list assigns (None for v2): the table's next
+    /// `next-row-id`; minus `first_row_id`, the snapshot's `added-rows`.
+    pub fn next_row_id(&self) -> Result<Option<i64>> {
+        let Some(mut next) = self.first_row_id else { return Ok(None) };
+        for m in &self.manifests {
+            if m.content == ManifestContent::Data && m.first_row_id.is_none() {
+                next = next.saturating_add(manifest_rows(m)?);
+            }
+        }
+        Ok(Some(next))
     }
 
     pub fn add(&mut self, manifest: ManifestFile) {
@@ -493,23 +537,35 @@ impl ManifestListWriter {
     /// Encodes the list in memory: the file's bytes and the manifests as written
     /// (sequence numbers assigned).
     pub fn to_bytes(&self) -> Result<(Vec<u8>, Vec<ManifestFile>)> {
-        let schema = manifest_list_schema_v2();
-        let iceberg_schema = manifest_list_iceberg_schema_v2();
+        let v3 = self.first_row_id.is_some();
+        let schema = manifest_list_schema(v3);
+        let iceberg_schema = manifest_list_iceberg_schema(v3);
         let snapshot_id = self.snapshot_id.to_string();
         let parent = self.parent_snapshot_id.map_or_else(|| "null".to_string(), |p| p.to_string());
         let seq = self.sequence_number.to_string();
-        let meta = [
+        let first = self.first_row_id.map(|v| v.to_string()).unwrap_or_default();
+        let mut meta = vec![
             ("snapshot-id", snapshot_id.as_str()),
             ("parent-snapshot-id", parent.as_str()),
             ("sequence-number", seq.as_str()),
-            ("format-version", "2"),
-            ("iceberg.schema", iceberg_schema.as_str()),
         ];
+        if v3 {
+            meta.push(("first-row-id", first.as_str()));
+        }
+        meta.push(("format-version", if v3 { "3" } else { "2" }));
+        meta.push(("iceberg.schema", iceberg_schema.as_str()));
         let mut w = avro::ContainerWriter::new(&schema, &meta, avro::deflate());
         let mut written = Vec::with_capacity(self.manifests.len());
+        let mut next_row_id = self.first_row_id;
         for m in &self.manifests {
-            let m = self.assign_sequence_numbers(m)?;
-            encode_manifest_file(w.record_buf(), &m)?;
+            let mut m = self.assign_sequence_numbers(m)?;
+            if let Some(next) = next_row_id.as_mut() {
+                if m.content == ManifestContent::Data && m.first_row_id.is_none() {
+                    m.first_row_id = Some(*next);
+                    *next = next.saturating_add(manifest_rows(&m)?);
+                }
+            }
+            encode_manifest_file(w.record_buf(), &m, v3)?;
             w.end_record()?;
             written.push(m);
         }
@@ -547,7 +603,18 @@ impl ManifestListWriter {
     }
 }
 
-fn encode_manifest_file(out: &mut Vec<u8>, m: &ManifestFile) -> Result<()> {
+/// The rows a data manifest's files hold (added + existing): the row ids a v3 list gives it.
+fn manifest_rows(m: &ManifestFile) -> Result<i64> {
+    match (m.added_rows_count, m.existing_rows_count) {
+        (Some(a), Some(e)) if a >= 0 && e >= 0 => Ok(a.saturating_add(e)),
+        (a, e) => Err(invalid_data(format!(
+            "a v3 manifest list needs the added and existing row counts of data manifests, found {a:?} and {e:?}"
+        ))
+        .with_context("manifest", m.manifest_path.clone())),
+    }
+}
+
+fn encode_manifest_file(out: &mut Vec<u8>, m: &ManifestFile, v3: bool) -> Result<()> {
     let count = |v: Option<i32>, what: &str| -> Result<i32> {
         v.ok_or_else(|| {
             Error::new(crate::ErrorKind::Validation, format!("v2 manifest lists require {what}"))
@@ -586,6 +653,9 @@ fn encode_manifest_file(out: &mut Vec<u8>, m: &ManifestFile) -> Result<()> {
         write_long(out, 0);
     });
     write_opt(out, m.key_metadata.as_deref(), write_bytes);
+    if v3 {
+        write_opt(out, m.first_row_id, write_long);
+    }
     Ok(())
 }
 

@@ -75,7 +75,15 @@ fn avro_type_text(ty: &PrimitiveType, defined: &mut Vec<String>) -> String {
 }
 
 /// The v2 `manifest_entry` Avro schema text for a partition type, byte for byte as Java.
+#[cfg(test)]
 pub(crate) fn manifest_entry_schema_v2(partition_type: &StructType) -> Result<String> {
+    manifest_entry_schema(partition_type, 2)
+}
+
+/// The manifest entry Avro schema of format `version` (2, or 3 with `first_row_id`,
+/// `content_offset` and `content_size_in_bytes` as Java's `V3Metadata` places them).
+pub(crate) fn manifest_entry_schema(partition_type: &StructType, version: i32) -> Result<String> {
+    let v3 = version >= 3;
     let mut defined = Vec::new();
     let mut p = JsonWriter::record("r102");
     for f in &partition_type.fields {
@@ -157,6 +165,9 @@ pub(crate) fn manifest_entry_schema_v2(partition_type: &StructType) -> Result<St
     d.field("split_offsets", &sj::array("\"long\"", 133), Some("Splittable offsets"), true, 132);
     d.field("equality_ids", &sj::array("\"int\"", 136), Some("Equality comparison field IDs"), true, 135);
     d.field("sort_order_id", "\"int\"", Some("Sort order ID"), true, 140);
+    if v3 {
+        d.field("first_row_id", "\"long\"", Some(FIRST_ROW_ID_DOC), true, 142);
+    }
     d.field(
         "referenced_data_file",
         "\"string\"",
@@ -164,6 +175,10 @@ pub(crate) fn manifest_entry_schema_v2(partition_type: &StructType) -> Result<St
         true,
         143,
     );
+    if v3 {
+        d.field("content_offset", "\"long\"", Some(CONTENT_OFFSET_DOC), true, 144);
+        d.field("content_size_in_bytes", "\"long\"", Some(CONTENT_SIZE_DOC), true, 145);
+    }
     let data_file = d.finish();
 
     let mut e = JsonWriter::record("manifest_entry");
@@ -177,7 +192,17 @@ pub(crate) fn manifest_entry_schema_v2(partition_type: &StructType) -> Result<St
 
 /// The `iceberg.schema` metadata Java writes next to `avro.schema`: the entry struct as
 /// Iceberg schema JSON.
+#[cfg(test)]
 pub(crate) fn manifest_entry_iceberg_schema_v2(partition_type: &StructType) -> String {
+    manifest_entry_iceberg_schema(partition_type, 2)
+}
+
+const FIRST_ROW_ID_DOC: &str = "The first row ID assigned to the first row in the data file";
+const CONTENT_OFFSET_DOC: &str = "The offset in the file where the content starts";
+const CONTENT_SIZE_DOC: &str = "The length of referenced content stored in the file";
+
+/// The `iceberg.schema` metadata of a manifest of format `version` (2 or 3).
+pub(crate) fn manifest_entry_iceberg_schema(partition_type: &StructType, version: i32) -> String {
     let field = sj::iceberg_field;
     let map = |k: i32, v: i32, vt: &str| {
         format!("{{\"type\":\"map\",\"key-id\":{k},\"key\":\"int\",\"value-id\":{v},\"value\":\"{vt}\",\"value-required\":true}}")
@@ -191,7 +216,7 @@ pub(crate) fn manifest_entry_iceberg_schema_v2(partition_type: &StructType) -> S
         .map(|f| field(f.id, &f.name, f.required, &quote(&f.field_type.to_string()), None))
         .collect();
     let partition = format!("{{\"type\":\"struct\",\"fields\":[{}]}}", pfields.join(","));
-    let df = [
+    let mut df = vec![
         field(
             134,
             "content",
@@ -244,14 +269,21 @@ pub(crate) fn manifest_entry_iceberg_schema_v2(partition_type: &StructType) -> S
         field(132, "split_offsets", false, &list(133, "long"), Some("Splittable offsets")),
         field(135, "equality_ids", false, &list(136, "int"), Some("Equality comparison field IDs")),
         field(140, "sort_order_id", false, "\"int\"", Some("Sort order ID")),
-        field(
-            143,
-            "referenced_data_file",
-            false,
-            "\"string\"",
-            Some("Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
-        ),
     ];
+    if version >= 3 {
+        df.push(field(142, "first_row_id", false, "\"long\"", Some(FIRST_ROW_ID_DOC)));
+    }
+    df.push(field(
+        143,
+        "referenced_data_file",
+        false,
+        "\"string\"",
+        Some("Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
+    ));
+    if version >= 3 {
+        df.push(field(144, "content_offset", false, "\"long\"", Some(CONTENT_OFFSET_DOC)));
+        df.push(field(145, "content_size_in_bytes", false, "\"long\"", Some(CONTENT_SIZE_DOC)));
+    }
     let data_file = format!("{{\"type\":\"struct\",\"fields\":[{}]}}", df.join(","));
     let entry = [
         field(0, "status", true, "\"int\"", None),

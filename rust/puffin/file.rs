@@ -2,8 +2,9 @@
 //! `Magic FooterPayload FooterPayloadSize Flags Magic` and the payload is the UTF-8 JSON
 //! [`FileMetadata`] listing each blob's type, offset and length.
 //!
-//! Read side only. A deletion vector does not need the footer (the manifest entry holds its
-//! offset and length); the footer is for listing blobs and for checking what a writer recorded.
+//! Read side (`writer.rs` writes). A deletion vector does not need the footer (the manifest
+//! entry holds its offset and length); the footer is for listing blobs and for checking what
+//! a writer recorded.
 
 use std::collections::BTreeMap;
 

@@ -1,9 +1,10 @@
 //! Puffin files (format v3 and statistics): the container's footer and blobs, and the
-//! `deletion-vector-v1` blob that holds a data file's deleted positions. Read side only, plus
-//! the deletion vector's serialization (for round-trip checks now, for writers later).
+//! `deletion-vector-v1` blob that holds a data file's deleted positions: reading them, and
+//! writing deletion-vector files as Iceberg Java does.
 
 pub mod deletion_vector;
 pub mod file;
+pub mod writer;
 
 #[cfg(test)]
 mod deletion_vector_tests;
@@ -13,3 +14,4 @@ pub use file::{
     BlobMetadata, FileMetadata, PuffinFile, CARDINALITY, CREATED_BY, DELETION_VECTOR_V1, MAGIC,
     REFERENCED_DATA_FILE,
 };
+pub use writer::{created_by, Blob, PuffinWriter, ROW_POSITION_FIELD_ID};

@@ -155,6 +155,12 @@ impl PyTableMetadata {
         self.inner.current_snapshot_id()
     }
 
+    /// v3: the row id the next commit's new rows start at (None before v3).
+    #[getter]
+    fn next_row_id(&self) -> Option<i64> {
+        self.inner.next_row_id()
+    }
+
     #[pyo3(signature = (schema_id=None))]
     fn schema_json(&self, schema_id: Option<i32>) -> PyResult<String> {
         let s = match schema_id {

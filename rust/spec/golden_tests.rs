@@ -270,6 +270,8 @@ fn golden_add_snapshot_on_java_table() {
         manifests: None,
         summary: Summary::new(Operation::Overwrite),
         schema_id: Some(m.current_schema_id()),
+        first_row_id: None,
+        added_rows: None,
     };
     let next = m.add_snapshot(snap, m.last_updated_ms() + 10).unwrap();
     assert_eq!(next.last_sequence_number(), m.last_sequence_number() + 1);

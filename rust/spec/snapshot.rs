@@ -133,6 +133,10 @@ pub struct Snapshot {
     pub manifests: Option<Vec<String>>,
     pub summary: Summary,
     pub schema_id: Option<i32>,
+    /// v3 row lineage: the table's `next-row-id` when the snapshot was committed, and the
+    /// row ids its manifest list assigned (`next-row-id` moves on by that many).
+    pub first_row_id: Option<i64>,
+    pub added_rows: Option<i64>,
 }
 
 /// The JSON wire form of a snapshot, in Java's key order.
@@ -154,6 +158,10 @@ struct SnapshotWire {
     manifests: Option<Vec<String>>,
     #[serde(rename = "schema-id", default, skip_serializing_if = "Option::is_none")]
     schema_id: Option<i32>,
+    #[serde(rename = "first-row-id", default, skip_serializing_if = "Option::is_none")]
+    first_row_id: Option<i64>,
+    #[serde(rename = "added-rows", default, skip_serializing_if = "Option::is_none")]
+    added_rows: Option<i64>,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -171,6 +179,8 @@ impl Serialize for Snapshot {
             manifest_list: self.manifest_list.clone(),
             manifests: if self.manifest_list.is_some() { None } else { self.manifests.clone() },
             schema_id: self.schema_id,
+            first_row_id: self.first_row_id,
+            added_rows: self.added_rows,
         }
         .serialize(s)
     }
@@ -196,6 +206,8 @@ impl<'de> Deserialize<'de> for Snapshot {
             // v1 snapshots may lack a summary; read as append (as PyIceberg does).
             summary: w.summary.unwrap_or_default(),
             schema_id: w.schema_id,
+            first_row_id: w.first_row_id,
+            added_rows: w.added_rows,
         })
     }
 }

@@ -20,6 +20,10 @@ pub const PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT: usize = 100;
 /// Table property Java sets to `zstd` on new tables.
 pub const PROPERTY_PARQUET_COMPRESSION: &str = "write.parquet.compression-codec";
 /// Properties that are not stored (they are table metadata fields instead).
+/// The newest format version icefloe reads and writes.
+pub const MAX_FORMAT_VERSION: i32 = 3;
+/// The first format version with row lineage (`next-row-id`, first row ids).
+pub const MIN_ROW_LINEAGE_VERSION: i32 = 3;
 const RESERVED_PROPERTIES: &[&str] = &["format-version", "uuid", "snapshot-count", "current-snapshot-id"];
 
 /// One version of a table's metadata.
@@ -268,9 +272,9 @@ impl TableMetadata {
         properties: BTreeMap<String, String>,
         format_version: i32,
     ) -> Result<Self> {
-        if !(1..=2).contains(&format_version) {
+        if !(1..=MAX_FORMAT_VERSION).contains(&format_version) {
             return Err(not_supported(format!(
-                "cannot create a table with format version {format_version}: expected 1 or 2"
+                "cannot create a table with format version {format_version}: expected 1, 2 or 3"
             )));
         }
         let location = location.trim_end_matches('/');
@@ -333,7 +337,7 @@ impl TableMetadata {
             partition_statistics: Vec::new(),
             snapshot_log: Vec::new(),
             metadata_log: Vec::new(),
-            next_row_id: None,
+            next_row_id: (format_version >= MIN_ROW_LINEAGE_VERSION).then_some(0),
             metadata_location: None,
         })
     }
@@ -403,6 +407,22 @@ impl TableMetadata {
         if self.format_version >= 2 {
             next.last_sequence_number = snapshot.sequence_number;
         }
+        if self.format_version >= MIN_ROW_LINEAGE_VERSION {
+            // Java's TableMetadata.Builder.addSnapshot: row ids move on by what it assigned.
+            let table_next = self.next_row_id.unwrap_or(0);
+            let (Some(first), Some(added)) = (snapshot.first_row_id, snapshot.added_rows) else {
+                return Err(validation(format!(
+                    "snapshot {id} of a format v3 table needs first-row-id and added-rows"
+                )));
+            };
+            if first < table_next || added < 0 {
+                return Err(validation(format!(
+                    "snapshot {id} has first-row-id {first} and added-rows {added}: expected \
+                     first-row-id >= the table's next-row-id {table_next} and added-rows >= 0"
+                )));
+            }
+            next.next_row_id = Some(first.saturating_add(added));
+        }
         next.snapshot_log.push(SnapshotLogEntry { timestamp_ms: snapshot.timestamp_ms, snapshot_id: id });
         next.snapshots.push(snapshot);
         next.current_snapshot_id = Some(id);
@@ -427,6 +447,16 @@ impl TableMetadata {
             next.properties.remove(&k);
         }
         for (k, v) in updates {
+            if k == "format-version" {
+                // As Java's `ALTER TABLE ... SET TBLPROPERTIES ('format-version'='3')`: an
+                // upgrade of the table, not a stored property.
+                let version = v
+                    .trim()
+                    .parse::<i32>()
+                    .map_err(|_| validation(format!("format-version must be an integer, found '{v}'")))?;
+                next.upgrade_format_version(version)?;
+                continue;
+            }
             if RESERVED_PROPERTIES.contains(&k.as_str()) {
                 return Err(validation(format!("table property '{k}' is reserved and cannot be set")));
             }
@@ -434,6 +464,30 @@ impl TableMetadata {
         }
         next.trim_metadata_log();
         Ok(next)
+    }
+
+    /// Upgrades this (next) version to format `version`: the same version is no change, a
+    /// lower one or one above 3 an error. Row ids start at 0 on reaching v3 (Java's
+    /// `TableMetadata.Builder.upgradeFormatVersion`); files written before keep no row ids
+    /// until the next snapshot's manifest list assigns them.
+    fn upgrade_format_version(&mut self, version: i32) -> Result<()> {
+        if version == self.format_version {
+            return Ok(());
+        }
+        if version < self.format_version || version > MAX_FORMAT_VERSION {
+            return Err(validation(format!(
+                "cannot change format-version from {} to {version}: expected an upgrade to at most {MAX_FORMAT_VERSION}",
+                self.format_version
+            )));
+        }
+        if self.format_version < MIN_ROW_LINEAGE_VERSION && version >= MIN_ROW_LINEAGE_VERSION {
+            self.next_row_id = Some(0);
+        }
+        if self.format_version < 2 && version >= 2 {
+            self.last_sequence_number = 0;
+        }
+        self.format_version = version;
+        Ok(())
     }
 
     /// The next version with a new table location (trailing `/` stripped).
@@ -482,6 +536,8 @@ mod tests {
             manifests: None,
             summary: Summary::new(Operation::Append),
             schema_id: Some(0),
+            first_row_id: None,
+            added_rows: None,
         }
     }
 
@@ -566,7 +622,13 @@ mod tests {
             .unwrap();
         assert_eq!(m2.property("a"), Some("1"));
         assert_eq!(m2.property(PROPERTY_PARQUET_COMPRESSION), None);
-        assert!(m.with_properties([("format-version".to_string(), "3".to_string())], []).is_err());
+        let v3 = m.with_properties([("format-version".to_string(), "3".to_string())], []).unwrap();
+        assert_eq!(
+            (v3.format_version(), v3.next_row_id(), v3.property("format-version")),
+            (3, Some(0), None)
+        );
+        assert!(v3.with_properties([("format-version".to_string(), "2".to_string())], []).is_err());
+        assert!(m.with_properties([("format-version".to_string(), "4".to_string())], []).is_err());
         assert_eq!(m.with_location("/u//").unwrap().location(), "/u");
     }
 

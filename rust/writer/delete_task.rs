@@ -2,7 +2,10 @@
 //! delete): for each planned `FileScanTask` (its residual is the delete condition), read the
 //! positions of the rows the residual matches — through the same reader as every scan, so a
 //! delete and a filtered read agree row for row, and rows an older delete already removed
-//! are not deleted twice — and write them as position-delete files.
+//! are not deleted twice — and write them as position-delete files: Parquet on format v2,
+//! deletion vectors on v3 (Java's `SparkPositionDeltaWrite` picks its DV writer by the same
+//! rule). Both keep one delete file per touched data file by merging its earlier deletes into
+//! the new one (see [`merge_previous_deletes`]).
 
 use std::sync::Arc;
 
@@ -10,10 +13,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 
+use super::dv_writer::DeletionVectorWriter;
 use super::position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
-use crate::arrow::{read_task, ReadOptions, ROW_POS_FIELD_ID};
+use crate::arrow::{delete_cache, read_task, ReadOptions, ROW_POS_FIELD_ID};
 use crate::error::{invalid_data, Result};
-use crate::manifest::{DataContentType, DataFile};
+use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::scan::delete_file_index::referenced_data_file;
 use crate::scan::FileScanTask;
 use crate::spec::{NestedField, PrimitiveType, Schema, TableMetadata, Type};
@@ -25,9 +29,49 @@ pub struct DeleteTaskResult {
     pub delete_files: Vec<DataFile>,
     /// Rows deleted.
     pub deleted_rows: i64,
-    /// File-scoped position-delete files whose positions were merged into the new files
-    /// (file granularity, as Java 1.10's Spark writer does): the commit removes them.
+    /// File-scoped position-delete files and deletion vectors whose positions were merged
+    /// into the new files (v2 with file granularity, and v3, as Java 1.10's Spark writer
+    /// does): the commit removes them.
     pub replaced_deletes: Vec<DataFile>,
+}
+
+/// The task's delete writer: deletion vectors on format v3 and later, Parquet before.
+enum Writer {
+    Parquet(PositionDeleteWriter),
+    Dv(DeletionVectorWriter),
+}
+
+impl Writer {
+    fn try_new(table: Arc<TableMetadata>, write_id: &str, task_id: u32) -> Result<Self> {
+        Ok(if table.format_version() >= 3 {
+            Writer::Dv(DeletionVectorWriter::try_new(table, write_id, task_id)?)
+        } else {
+            Writer::Parquet(PositionDeleteWriter::try_new(table, write_id, task_id)?)
+        })
+    }
+
+    fn delete(&mut self, data_file: &DataFile, positions: &[i64]) -> Result<()> {
+        match self {
+            Writer::Parquet(w) => w.delete(data_file, positions),
+            Writer::Dv(w) => w.delete(data_file, positions),
+        }
+    }
+
+    /// Whether a data file's earlier deletes go into its new delete file: always for
+    /// vectors (a data file has at most one), with file granularity for Parquet.
+    fn merges_previous(&self) -> bool {
+        match self {
+            Writer::Parquet(w) => w.granularity() == DeleteGranularity::File,
+            Writer::Dv(_) => true,
+        }
+    }
+
+    fn close(self) -> Result<Vec<DataFile>> {
+        match self {
+            Writer::Parquet(w) => w.close(),
+            Writer::Dv(w) => w.close(),
+        }
+    }
 }
 
 /// Writes position deletes for the rows of `tasks` that their residual filters match.
@@ -38,15 +82,17 @@ pub fn delete_rows(
     write_id: &str,
     task_id: u32,
 ) -> Result<DeleteTaskResult> {
-    let mut writer = PositionDeleteWriter::try_new(table, write_id, task_id)?;
+    let mut writer = Writer::try_new(table, write_id, task_id)?;
     let projected = Schema::new(
         0,
         vec![NestedField::required(ROW_POS_FIELD_ID, "_pos", Type::Primitive(PrimitiveType::Long))],
         vec![],
     )?;
-    let merge_previous = writer.granularity() == DeleteGranularity::File;
+    let merge_previous = writer.merges_previous();
     let mut deleted = 0i64;
     let mut replaced = Vec::new();
+    // A data file split over several tasks has its earlier deletes merged once.
+    let mut merged: std::collections::HashSet<&str> = Default::default();
     for task in tasks {
         let reader = read_task(task, &projected, ReadOptions::default())?;
         let mut any = false;
@@ -60,7 +106,7 @@ pub fn delete_rows(
             deleted += pos.len() as i64;
             any |= !pos.is_empty();
         }
-        if any && merge_previous {
+        if any && merge_previous && merged.insert(task.file.file_path.as_str()) {
             replaced.extend(merge_previous_deletes(&mut writer, task)?);
         }
     }
@@ -68,32 +114,70 @@ pub fn delete_rows(
     Ok(DeleteTaskResult { delete_files, deleted_rows: deleted, replaced_deletes: replaced })
 }
 
-/// Adds the positions of the file-scoped position deletes that already apply to the task's
-/// data file to `writer`, so the data file keeps one delete file; returns those files.
-fn merge_previous_deletes(writer: &mut PositionDeleteWriter, task: &FileScanTask) -> Result<Vec<DataFile>> {
+/// Adds the positions of the deletes that already apply to the task's data file to `writer`,
+/// so the data file keeps one delete file; returns the files the commit removes.
+///
+/// Parquet (v2, file granularity): the file-scoped Parquet position deletes, merged and
+/// replaced. Vectors (v3), as Java's `BaseDVFileWriter` with Spark's `PreviousDeleteLoader`
+/// (`SparkBatchQueryScan.rewritableDeletes(forDVs = true)`: every non-equality delete of
+/// the task): the data file's vector if it has one (which already holds every earlier
+/// position delete, so the v2 files are not read), else every v2 position delete applying
+/// to it, file- or partition-scoped; replaced are the vector and the file-scoped files only
+/// (`ContentFileUtil.isFileScoped`: a partition-scoped file also covers other data files).
+/// The deletes taken are the ones the reader applied (see `arrow::delete_filter`), so no row
+/// it treated as deleted comes back.
+fn merge_previous_deletes(writer: &mut Writer, task: &FileScanTask) -> Result<Vec<DataFile>> {
     let path = task.file.file_path.as_str();
+    let applies = |d: &&crate::scan::DeleteFileRef| {
+        d.file.content == DataContentType::PositionDeletes
+            && d.data_sequence_number >= task.data_sequence_number
+    };
+    let file_scoped = |f: &DataFile| referenced_data_file(f).is_some_and(|p| p == path);
     let mut out = Vec::new();
-    for d in &task.deletes {
-        let scoped = referenced_data_file(&d.file).is_some_and(|p| p == path);
-        if d.file.content != DataContentType::PositionDeletes
-            || !scoped
-            || d.data_sequence_number < task.data_sequence_number
-            || d.file.file_format != crate::manifest::FileFormat::Parquet
-        {
-            continue;
+    if matches!(writer, Writer::Parquet(_)) {
+        for d in task.deletes.iter().filter(applies) {
+            if !file_scoped(&d.file) || d.file.file_format != FileFormat::Parquet {
+                continue;
+            }
+            let index = delete_cache::position_deletes(&d.file.file_path)?;
+            writer.delete(&task.file, index.positions(path))?;
+            out.push(d.file.clone());
         }
-        let index = crate::arrow::delete_cache::position_deletes(&d.file.file_path)?;
-        writer.delete(&task.file, index.positions(path))?;
+        return Ok(out);
+    }
+    let (dvs, v2): (Vec<_>, Vec<_>) =
+        task.deletes.iter().filter(applies).partition(|d| d.file.file_format == FileFormat::Puffin);
+    if dvs.is_empty() {
+        for d in v2 {
+            let index = delete_cache::position_deletes(&d.file.file_path)?;
+            writer.delete(&task.file, index.positions(path))?;
+            if file_scoped(&d.file) {
+                out.push(d.file.clone());
+            }
+        }
+        return Ok(out);
+    }
+    for d in dvs {
+        if d.file.referenced_data_file.as_deref() != Some(path) {
+            return Err(invalid_data(format!(
+                "a deletion vector for {} is attached to {path}",
+                d.file.referenced_data_file.as_deref().unwrap_or("no data file")
+            ))
+            .with_context("delete file", d.file.file_path.clone()));
+        }
+        writer.delete(&task.file, delete_cache::deletion_vector(&d.file)?.positions(path))?;
         out.push(d.file.clone());
     }
+    // v2 files beside a vector (the planner attaches none): the vector holds their positions.
+    out.extend(v2.into_iter().filter(|d| file_scoped(&d.file)).map(|d| d.file.clone()));
     Ok(out)
 }
 
 /// Writes position deletes from batches of (`file_path`, `pos`) rows — the `_file` / `_pos`
 /// of rows an UPDATE or MERGE read — for the data files of `tasks` (which give each file's
 /// spec, partition and the deletes already applying to it). A path not among them is an
-/// error naming it. With file granularity, earlier file-scoped deletes of a data file that
-/// gets new positions are merged in and returned as replaced, as in [`delete_rows`].
+/// error naming it. Earlier deletes of a data file that gets new positions are merged in and
+/// returned as replaced, as in [`delete_rows`].
 pub fn write_position_deletes(
     table: Arc<TableMetadata>,
     tasks: &[FileScanTask],
@@ -104,7 +188,7 @@ pub fn write_position_deletes(
     use std::collections::{BTreeSet, HashMap};
     let by_path: HashMap<&str, &FileScanTask> =
         tasks.iter().map(|t| (t.file.file_path.as_str(), t)).collect();
-    let mut writer = PositionDeleteWriter::try_new(table, write_id, task_id)?;
+    let mut writer = Writer::try_new(table, write_id, task_id)?;
     let mut deleted = 0i64;
     let mut touched: BTreeSet<&str> = BTreeSet::new();
     for batch in batches {
@@ -146,7 +230,7 @@ pub fn write_position_deletes(
         }
     }
     let mut replaced = Vec::new();
-    if writer.granularity() == DeleteGranularity::File {
+    if writer.merges_previous() {
         for path in touched {
             if let Some(task) = by_path.get(path) {
                 replaced.extend(merge_previous_deletes(&mut writer, task)?);
@@ -155,3 +239,7 @@ pub fn write_position_deletes(
     }
     Ok(DeleteTaskResult { delete_files: writer.close()?, deleted_rows: deleted, replaced_deletes: replaced })
 }
+
+#[cfg(test)]
+#[path = "delete_task_tests.rs"]
+mod tests;

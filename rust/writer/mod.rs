@@ -1,9 +1,11 @@
 //! Writing data files: Parquet with field ids and Iceberg's physical types, metrics from the
 //! footer and the data, rolling to a target file size, partitioned fanout and clustered writers
-//! with transforms computed on Arrow arrays, optional sorting within files.
+//! with transforms computed on Arrow arrays, optional sorting within files; position deletes as
+//! Parquet files (v2) or deletion vectors in Puffin files (v3).
 
 pub mod data_writer;
 pub mod delete_task;
+pub mod dv_writer;
 pub mod equality_delete_writer;
 pub mod input_schema;
 pub mod metrics;
@@ -17,6 +19,7 @@ pub use data_writer::{
     write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,
 };
 pub use delete_task::{delete_rows, write_position_deletes, DeleteTaskResult};
+pub use dv_writer::DeletionVectorWriter;
 pub use equality_delete_writer::{equality_delete_schema, write_equality_deletes};
 pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};

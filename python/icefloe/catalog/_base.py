@@ -202,7 +202,7 @@ class Catalog(ABC):
         try:
             format_version = int(fv_text)
         except ValueError:
-            raise ValidationError(f"format-version must be 1 or 2, found {fv_text!r}") from None
+            raise ValidationError(f"format-version must be 1, 2 or 3, found {fv_text!r}") from None
         schema_json = _schema_json(schema)
         spec = partition_spec or UNPARTITIONED_PARTITION_SPEC
         order = sort_order or UNSORTED_SORT_ORDER

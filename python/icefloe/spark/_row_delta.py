@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from icefloe import _native
 from icefloe._io import IoConfig
+from icefloe._row_delta import removal_key
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _chain as chain_batches
 from icefloe.spark.write import _executor_error
@@ -77,7 +78,7 @@ def collect_delete_files(df: DataFrame) -> tuple[list[str], list[str], list[str]
     except Exception as e:
         raise _executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
-    replaced = sorted({json.loads(r["descriptor"])["file_path"] for r in out if r["kind"] == "replaced"})
+    replaced = sorted({removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"})
     referenced = sorted({r["descriptor"] for r in out if r["kind"] == "referenced"})
     return files, replaced, referenced
 
