@@ -18,6 +18,7 @@ may match (by partition and column stats) conflict.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _native
+from icefloe import _lineage, _native
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, BooleanExpression
 from icefloe.scan import FileScanTask
@@ -64,6 +65,8 @@ def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: st
     if not partial:
         return out
     read_json = table.schema().to_json()
+    if _lineage.tracked(table):  # copied rows keep their lineage
+        read_json = json.dumps(_lineage.with_read_fields(json.loads(read_json)))
     filter_json = out.filter_json
 
     def one(i: int) -> tuple[str, list[str]] | None:

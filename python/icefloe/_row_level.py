@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _native, _pending_write
+from icefloe import _lineage, _native, _pending_write
 from icefloe._row_delta import RowDeltaWrite, removal_key, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
@@ -206,6 +206,8 @@ def update(
     _apply_set(table, table.schema().as_arrow().empty_table(), assignments)
     tasks = _tasks_json(table, bound, case_sensitive)
     read_json = _read_schema_json(table)
+    if _lineage.tracked(table):
+        read_json = json.dumps(_lineage.with_read_fields(json.loads(read_json)))
     mapping = table.properties.get("schema.name-mapping.default")
 
     def read(task: str) -> pa.Table:
@@ -217,6 +219,8 @@ def update(
     if matched is None or matched.num_rows == 0:
         return table.current_snapshot()
     new_rows = _apply_set(table, matched, assignments)
+    if _lineage.tracked(table):
+        new_rows = _lineage.updated(new_rows, matched)
     write_id = _pending_write.new_write_id()
     if mode == "copy-on-write":
         try:

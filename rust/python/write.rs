@@ -15,7 +15,9 @@ use crate::writer::{WriteOptions, WriterMode};
 
 #[pyfunction]
 fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchema>) -> PyResult<()> {
-    crate::writer::check_arrow_schema(metadata.inner.current_schema(), &schema.0).py()
+    let table = &metadata.inner;
+    let target = crate::writer::data_writer::write_schema(table, &schema.0).py()?;
+    crate::writer::check_arrow_schema(&target, &schema.0).py()
 }
 
 #[pyfunction]

@@ -17,10 +17,11 @@ use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
 use super::partitioned::{FileSettings, PartitionedWriter, Sorter};
 use crate::arrow::schema_to_arrow;
+use crate::arrow::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
 use crate::spec::{
-    Literal, LocationProvider, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata,
+    Literal, LocationProvider, NestedField, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata,
 };
 
 pub use crate::spec::location_provider::{WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH};
@@ -87,8 +88,15 @@ pub fn write_data_files_opts(
     task_id: u32,
     options: &WriteOptions,
 ) -> Result<Vec<DataFile>> {
+    // v3 row lineage: rows that carry `_row_id` / `_last_updated_sequence_number` (updated
+    // or copied rows, as Java's writers keep them) are written with those columns.
+    let mut batches = batches.peekable();
+    let schema = match batches.peek() {
+        Some(Ok(b)) => write_schema(table, b.schema().as_ref())?,
+        _ => table.current_schema().clone(),
+    };
     let task = WriteTask::new(
-        table.current_schema(),
+        &schema,
         table.default_spec(),
         table.default_sort_order(),
         table.location(),
@@ -99,6 +107,37 @@ pub fn write_data_files_opts(
         "",
     )?;
     task.run(batches)
+}
+
+/// The schema data files of `table` are written with from rows of schema `input`: the
+/// table's, plus the row lineage columns when the table is v3 and `input` carries them.
+pub fn write_schema(table: &TableMetadata, input: &arrow_schema::Schema) -> Result<Arc<Schema>> {
+    if table.format_version() >= 3 && has_lineage_columns(input) {
+        Ok(Arc::new(with_lineage_fields(table.current_schema())?))
+    } else {
+        Ok(table.current_schema().clone())
+    }
+}
+
+/// Whether `schema` holds a v3 row lineage column.
+fn has_lineage_columns(schema: &arrow_schema::Schema) -> bool {
+    schema.fields().iter().any(|f| f.name() == ROW_ID_NAME || f.name() == LAST_UPDATED_NAME)
+}
+
+const ROW_ID_NAME: &str = "_row_id";
+const LAST_UPDATED_NAME: &str = "_last_updated_sequence_number";
+
+/// `schema` plus the row lineage columns (optional longs with their reserved field ids),
+/// the schema of a data file that keeps rows' lineage.
+fn with_lineage_fields(schema: &Schema) -> Result<Schema> {
+    let mut fields: Vec<NestedField> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(NestedField::optional(ROW_ID_FIELD_ID, ROW_ID_NAME, PrimitiveType::Long.into()));
+    fields.push(NestedField::optional(
+        LAST_UPDATED_SEQ_FIELD_ID,
+        LAST_UPDATED_NAME,
+        PrimitiveType::Long.into(),
+    ));
+    Schema::new(schema.schema_id(), fields, schema.identifier_field_ids().to_vec())
 }
 
 /// [`write_data_files`] with the table's pieces given separately (unsorted, default options).

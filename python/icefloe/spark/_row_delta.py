@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from icefloe import _native
+from icefloe import _lineage, _native
 from icefloe._io import IoConfig
 from icefloe._row_delta import removal_key
 from icefloe.spark._worker import prepare_worker
@@ -106,7 +106,8 @@ def rewrite_files_on_executors(
     files' paths). On failure every file carrying `write_id` is deleted."""
     from icefloe import _pending_write
 
-    columns = [f.name for f in table.schema().fields]
+    # Copied rows keep their lineage on v3 tables (see icefloe._lineage).
+    columns = [f.name for f in table.schema().fields] + list(_lineage.copied_columns(table))
     read_schema_json = table.scan(selected_fields=(*columns, "_pos")).read_schema().to_json()
     name_mapping = table.properties.get("schema.name-mapping.default")
     metadata_json = table.metadata.to_json()

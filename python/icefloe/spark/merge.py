@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _native, _pending_write
+from icefloe import _lineage, _native, _pending_write
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
@@ -87,6 +87,8 @@ class MergeBuilder(MergeClauses):
     # (set when the source keys were collected).
     _source_rows: int = 0
     _semi_key_pairs: list[tuple[str, str]] = field(default_factory=list)
+    # The lineage columns the target is read with (`_row_id` on v3 tables).
+    _lineage_read: tuple[str, ...] = ()
 
     def _check_value(self, column: str, value: Any) -> Any:
         if not isinstance(value, str):
@@ -118,6 +120,7 @@ class MergeBuilder(MergeClauses):
         ta = self.target_alias
         mode = write_mode(table, "merge")
         kinds = {c.kind for c in self._clauses}
+        self._lineage_read = (_lineage.ROW_ID,) if _lineage.tracked(table) else ()
         # As Java's MERGE: concurrent files that may match the target-only conjuncts of `on`
         # conflict (the whole table without them, or with a `not matched by source` clause).
         self._conflict_json = conflict_filter_json(self.on, table.schema(), ta, self.source_alias, kinds)
@@ -140,13 +143,14 @@ class MergeBuilder(MergeClauses):
             # target-only conjuncts of `on`, with join keys the source holds (collected from
             # the persisted source: a broadcast source only).
             row_filter, semi_join = self._target_pruning(src, collect_keys=self.broadcast_source)
-            if semi_join is not None and self._is_keyed_upsert():
+            # (On v3 an updated row keeps its target row's id: that needs the join.)
+            if semi_join is not None and not _lineage.tracked(table) and self._is_keyed_upsert():
                 return self._execute_keyed_upsert(md, start, mode, row_filter, semi_join, src)
         tgt = read_rows(
             spark,
             table,
             row_filter=row_filter,
-            selected_fields=(*columns, "_file", "_pos"),
+            selected_fields=(*columns, *self._lineage_read, "_file", "_pos"),
             semi_join=semi_join,
         )
         self._target_keys = None
@@ -496,7 +500,20 @@ class MergeBuilder(MergeClauses):
             probe = rows.select([F.expr(sql).alias(col) for col, sql in exprs])
             for f in probe.schema.fields:
                 _check_type(f.name, f.dataType, types[f.name])
-            parts.append(probe.select([F.col(f"`{col}`").cast(types[col]).alias(col) for col in columns]))
+            lineage = []
+            if self._lineage_read:
+                # v3: an updated row keeps its id, an inserted one gets one; both inherit
+                # the commit's sequence number (see icefloe._lineage).
+                row_id = f"{ta}.`{_lineage.ROW_ID}`" if c.action == "update" else "CAST(NULL AS BIGINT)"
+                lineage = [
+                    F.expr(row_id).cast("long").alias(_lineage.ROW_ID),
+                    F.lit(None).cast("long").alias(_lineage.LAST_UPDATED),
+                ]
+                probe = rows.select([F.expr(sql).alias(col) for col, sql in exprs] + lineage)
+                lineage = [F.col(_lineage.ROW_ID), F.col(_lineage.LAST_UPDATED)]
+            parts.append(
+                probe.select([F.col(f"`{col}`").cast(types[col]).alias(col) for col in columns] + lineage)
+            )
         out = parts[0]
         for p in parts[1:]:
             out = out.unionByName(p)

@@ -104,6 +104,7 @@ def update(
     from pyspark.sql import functions as F
 
     import icefloe.spark
+    from icefloe import _lineage
     from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
     from icefloe.expressions import as_row_filter
@@ -122,12 +123,22 @@ def update(
     start = md.current_snapshot_id
     if start is None:
         return None
-    rows = icefloe.spark.read(spark, table, row_filter=bound, selected_fields=(*columns, "_file", "_pos"))
+    # On v3 an updated row keeps its row id (see icefloe._lineage).
+    lineage = [_lineage.ROW_ID] if _lineage.tracked(table) else []
+    rows = icefloe.spark.read(
+        spark, table, row_filter=bound, selected_fields=(*columns, *lineage, "_file", "_pos")
+    )
     types = {f.name: f.dataType for f in rows.schema.fields}
-    probe = rows.select([F.expr(set.get(c, f"`{c}`")).alias(c) for c in columns])
+    probe = rows.select(
+        [F.expr(set.get(c, f"`{c}`")).alias(c) for c in columns] + [F.col(c) for c in lineage]
+    )
     for f in probe.schema.fields:
         _check_type(f.name, f.dataType, types[f.name])
-    new_rows = probe.select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
+    new_rows = probe.select(
+        [F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns] + [F.col(c) for c in lineage]
+    )
+    if lineage:
+        new_rows = new_rows.withColumn(_lineage.LAST_UPDATED, F.lit(None).cast("long"))
     write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
         try:
