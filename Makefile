@@ -15,7 +15,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-merge bench-upsert-read bench-s3 bench-s3-write clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -111,6 +111,9 @@ bench-write: release oracle  ## partitioned write (day(ts), bucket(16, id)), 5M 
 
 bench-delete: release oracle  ## merge-on-read DELETE of 1% scattered rows: icefloe.spark.delete vs Java DELETE FROM (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py delete
+
+bench-dv-delete: release oracle  ## format v3: five 1% DELETEs (deletion vectors) on 10M rows, icefloe.spark.delete vs Java (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py dv-delete
 
 bench-merge: release oracle  ## MERGE 1M into 10M rows, bucket(16, id), both modes: icefloe.spark.merge vs Java MERGE INTO (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/row_level_bench.py merge

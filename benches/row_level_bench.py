@@ -6,6 +6,9 @@ Each benchmark warms both engines first (untimed).
 - `delete` (`make bench-delete`): delete 1% of the rows, scattered (1,000 of 100,000
   purchasers, spread over every file), merge-on-read: `icefloe.spark.delete` vs
   `DELETE FROM`. Bar: at most 0.5x Java's time.
+- `dv-delete` (`make bench-dv-delete`): five 1% deletes in a row (as `delete`, a different
+  1% each time) on a 10,000,000-row format-v3 table, where every delete merges deletion
+  vectors. Bar: at most 0.5x Java's time.
 - `merge` (`make bench-merge`): MERGE a source of ROWS/10 rows (half updates of existing
   keys, half new keys) into a ROWS-row table partitioned by `bucket(16, id)` (Java's write
   hash-distributes by partition: 16 files, each spanning every id), merge-on-read
@@ -65,11 +68,11 @@ def report(name: str, ours: list[float], java: list[float], bar: float) -> None:
     )
 
 
-def create(spark: Any, name: str, rows: int, partitioned_by: str, mode: str) -> None:
+def create(spark: Any, name: str, rows: int, partitioned_by: str, mode: str, version: int = 2) -> None:
     spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql(
         f"CREATE TABLE {name} (id bigint, purchaser string, amount double, qty int) USING iceberg "
-        f"{partitioned_by} TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='{mode}', "
+        f"{partitioned_by} TBLPROPERTIES ('format-version'='{version}', 'write.delete.mode'='{mode}', "
         f"'write.update.mode'='{mode}', 'write.merge.mode'='{mode}')"
     )
     spark.sql(
@@ -105,6 +108,49 @@ def bench_delete(spark: Any, catalog: Any) -> None:
         spark.sql(f"DROP TABLE {java}")
         spark.sql(f"DROP TABLE {ours}")
     report(f"delete 1% of {rows:,}", ours_t, java_t, 0.5)
+
+
+def bench_dv_delete(spark: Any, catalog: Any) -> None:
+    """Five 1% deletes in a row on one format-v3 table (each merges every touched file's
+    deletion vector into a new one): the five together, icefloe vs Java."""
+    import icefloe.spark
+
+    rows = int(os.environ.get("BENCH_ROWS", "10000000"))
+
+    def users(k: int) -> str:  # 1,000 of 100,000 purchasers, a different set each time
+        return ", ".join(f"'user_{i}'" for i in range(k * 13 + 7, 100000, 100))
+
+    create(spark, "oracle.db.dv_warm_java", 100_000, "", "merge-on-read", 3)
+    create(spark, "oracle.db.dv_warm_ours", 100_000, "", "merge-on-read", 3)
+    spark.sql(f"DELETE FROM oracle.db.dv_warm_java WHERE purchaser IN ({users(0)})")
+    icefloe.spark.delete(spark, catalog.load_table("db.dv_warm_ours"), f"purchaser IN ({users(0)})")
+    ours_t, java_t = [], []
+    for i in range(REPEAT):
+        java, ours = f"oracle.db.dv_java_{i}", f"oracle.db.dv_ours_{i}"
+        create(spark, java, rows, "", "merge-on-read", 3)
+        create(spark, ours, rows, "", "merge-on-read", 3)
+
+        def java_run(java: str = java) -> None:
+            for k in range(5):
+                spark.sql(f"DELETE FROM {java} WHERE purchaser IN ({users(k)})")
+
+        def ours_run(ours: str = ours) -> None:
+            for k in range(5):
+                table = catalog.load_table(ours.removeprefix("oracle."))
+                icefloe.spark.delete(spark, table, f"purchaser IN ({users(k)})")
+
+        java_t.append(timed(java_run))
+        ours_t.append(timed(ours_run))
+        same_rows(spark, java, ours)
+        dvs = spark.sql(f"SELECT count(*) AS n FROM {ours}.delete_files WHERE file_format = 'PUFFIN'")
+        print(
+            f"  run {i}: icefloe {ours_t[-1]:.2f}s Java {java_t[-1]:.2f}s "
+            f"(live DVs of ours: {dvs.collect()[0]['n']})",
+            flush=True,
+        )
+        spark.sql(f"DROP TABLE {java}")
+        spark.sql(f"DROP TABLE {ours}")
+    report(f"5 x delete 1% of {rows:,} (v3 DVs)", ours_t, java_t, 0.5)
 
 
 def bench_merge(spark: Any, catalog: Any) -> None:
@@ -229,7 +275,12 @@ def main() -> None:
     import icefloe
 
     catalog = icefloe.load_catalog("bench", type="filesystem", warehouse=str(WAREHOUSE))
-    benches = {"delete": bench_delete, "merge": bench_merge, "upsert-read": bench_upsert_read}
+    benches = {
+        "delete": bench_delete,
+        "dv-delete": bench_dv_delete,
+        "merge": bench_merge,
+        "upsert-read": bench_upsert_read,
+    }
     for name in which:
         benches[name](spark, catalog)
     spark.stop()
