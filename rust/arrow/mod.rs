@@ -1,7 +1,8 @@
 //! Iceberg <-> Arrow: schema conversion, reading Parquet data files by field id, and the
-//! executor's task reader (position and equality deletes, metadata columns).
+//! executor's task reader (position and equality deletes, metadata columns, v3 default values).
 
 pub(crate) mod constants;
+pub(crate) mod defaults;
 pub mod delete_cache;
 mod delete_filter;
 pub mod equality_deletes;

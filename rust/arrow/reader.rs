@@ -1,6 +1,7 @@
 //! Reading Parquet data files by Iceberg field id: projection to the leaves a projected
 //! schema needs, then adaptation of every batch to exactly `schema_to_arrow(projected)`
-//! (column order, promotions, timezone spelling, missing columns as nulls).
+//! (column order, promotions, timezone spelling, missing columns as their v3
+//! `initial-default` or nulls).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,10 +18,13 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
+use super::defaults::default_array;
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::InputFile;
-use crate::spec::{NameMapping, NestedField, PrimitiveType, Schema, Type, PROPERTY_NAME_MAPPING_DEFAULT};
+use crate::spec::{
+    DefaultKind, NameMapping, NestedField, PrimitiveType, Schema, Type, PROPERTY_NAME_MAPPING_DEFAULT,
+};
 
 /// Default number of rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -61,10 +65,14 @@ impl ArrowReader {
             .with_batch_size(batch_size.max(1))
             .build()
             .map_err(|e| parquet_err(e, "cannot read Parquet file", path))?;
-        // Required columns absent from the file fail now rather than on the first batch.
+        // Required columns absent from the file (and without an initial-default to read
+        // instead) fail now rather than on the first batch.
         let file_schema = inner.schema();
         for f in projected.fields() {
-            if f.required && find_by_id(file_schema.fields().iter(), f.id)?.is_none() {
+            if f.required
+                && f.default_json(DefaultKind::Initial).is_none()
+                && find_by_id(file_schema.fields().iter(), f.id)?.is_none()
+            {
                 return Err(invalid_data(format!(
                     "required field '{}' (id {}) is not in the data file",
                     f.name, f.id
@@ -86,7 +94,8 @@ impl ArrowReader {
 }
 
 /// Adapts a batch as decoded from a data file (columns carrying `PARQUET:field_id`) to
-/// `target = schema_to_arrow(projected)`: by field id, with promotions and absent columns as nulls.
+/// `target = schema_to_arrow(projected)`: by field id, with promotions and absent columns as
+/// their `initial-default` (or nulls).
 pub(crate) fn adapt_file_batch(
     batch: &RecordBatch,
     projected: &Schema,
@@ -238,8 +247,17 @@ impl Match {
     }
 }
 
-/// An all-null column for a field the source does not have (an error if it is required).
+/// The column of a field the source does not have: its v3 default (the `initial-default`
+/// when reading a data file written before the field existed, the `write-default` when the
+/// input of a write lacks it), else nulls; an error for a required field without one.
 pub(crate) fn absent(f: &NestedField, dt: &DataType, rows: usize, path: &str, m: Match) -> Result<ArrayRef> {
+    let kind = match m {
+        Match::ById => DefaultKind::Initial,
+        Match::ByName => DefaultKind::Write,
+    };
+    if let Some(filled) = default_array(f, kind, dt, rows, path)? {
+        return Ok(filled);
+    }
     if f.required {
         return Err(m.err(format!("required field '{path}' (id {}) is not in {}", f.id, m.source_name())));
     }

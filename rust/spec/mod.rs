@@ -40,6 +40,8 @@ pub use table_metadata::{
 };
 pub use transform::{bucket_hash, Transform};
 pub use transform_arrow::apply_transform_array;
-pub use types::{ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type};
+pub use types::{
+    DefaultKind, ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type,
+};
 pub(crate) use value_binary::decimal_from_bytes;
 pub use values::{Literal, StructValue};

@@ -121,6 +121,25 @@ pub struct NestedField {
 
 pub type NestedFieldRef = Arc<NestedField>;
 
+/// Which of a field's v3 default values (spec "Default values").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultKind {
+    /// `initial-default`: the value of rows in data files written before the field existed.
+    Initial,
+    /// `write-default`: the value writers store when their input does not supply the field.
+    Write,
+}
+
+impl DefaultKind {
+    /// The spec's (and the schema JSON's) name of the default.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefaultKind::Initial => "initial-default",
+            DefaultKind::Write => "write-default",
+        }
+    }
+}
+
 impl NestedField {
     pub fn new(id: i32, name: impl Into<String>, field_type: Type, required: bool) -> Self {
         Self {
@@ -145,6 +164,23 @@ impl NestedField {
     pub fn with_doc(mut self, doc: impl Into<String>) -> Self {
         self.doc = Some(doc.into());
         self
+    }
+
+    /// Sets both defaults, as Java's `addColumn(..., default)` does.
+    pub fn with_defaults(mut self, initial: Option<Value>, write: Option<Value>) -> Self {
+        self.initial_default = initial;
+        self.write_default = write;
+        self
+    }
+
+    /// The field's default of `kind` in its JSON single-value form; `None` when it is unset or
+    /// JSON null (the spec's null default).
+    pub fn default_json(&self, kind: DefaultKind) -> Option<&Value> {
+        match kind {
+            DefaultKind::Initial => self.initial_default.as_ref(),
+            DefaultKind::Write => self.write_default.as_ref(),
+        }
+        .filter(|v| !v.is_null())
     }
 
     fn to_json(&self) -> Value {

@@ -1,13 +1,14 @@
 //! Input validation for writes: checks a user's Arrow schema against the table schema
 //! (every problem in one ValidationError) and conforms each batch to the table's Arrow
-//! schema (by name: reorder, safe casts, nulls for missing optional columns).
+//! schema (by name: reorder, safe casts, a missing column as its v3 `write-default`, else
+//! nulls if it is optional).
 
 use arrow_array::{Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 
 use crate::arrow::reader::{absent, adapt, arrow_primitive_type, can_write_as, Match};
 use crate::error::{validation, Result};
-use crate::spec::{NestedField, Schema, Type};
+use crate::spec::{DefaultKind, NestedField, Schema, Type};
 
 /// Checks that an Arrow schema can be written to a table schema: every required column present,
 /// no unknown columns, every type the same or a safe widening. All problems in one error.
@@ -48,7 +49,8 @@ fn check_fields<'a>(
     for f in &table {
         let path = join(prefix, &f.name);
         match arrow.clone().find(|a| a.name() == &f.name) {
-            None if f.required => {
+            // A missing column is filled with its write-default (conform_batch).
+            None if f.required && f.default_json(DefaultKind::Write).is_none() => {
                 problems.push(format!("missing required column '{path}' ({})", f.field_type))
             }
             None => {}
@@ -90,8 +92,8 @@ fn check_type(ty: &Type, dt: &DataType, path: &str, problems: &mut Vec<String>) 
     }
 }
 
-/// Conforms a batch to the table's Arrow schema (by name: reorder, cast, fill missing optional
-/// columns with nulls) and checks required fields hold no nulls.
+/// Conforms a batch to the table's Arrow schema (by name: reorder, cast, fill missing columns
+/// with their write-default, else nulls) and checks required fields hold no nulls.
 pub fn conform_batch(schema: &Schema, target: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
     let rows = batch.num_rows();
     let src = batch.schema();
