@@ -45,14 +45,14 @@ def bench_session(app: str, warehouse: Path, memory: str = "4g", **conf: str) ->
     return builder.getOrCreate()
 
 
-def create_orders_table(spark: Any, qualified: str, rows: int, files: int) -> None:
+def create_orders_table(spark: Any, qualified: str, rows: int, files: int, version: int = 2) -> None:
     """The read benchmarks' table, written by Iceberg Java: `rows` orders (order_id, order_date,
-    quantity, product_id, purchaser, amount) in `files` data files, unpartitioned v2,
-    merge-on-read deletes."""
+    quantity, product_id, purchaser, amount) in `files` data files, unpartitioned, format
+    `version` (v3: its merge-on-read deletes are deletion vectors), merge-on-read deletes."""
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified.rsplit('.', 1)[0]}")
     spark.sql(
         f"CREATE TABLE {qualified} (order_id bigint, order_date date, quantity int, product_id int, "
-        "purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        f"purchaser string, amount double) USING iceberg TBLPROPERTIES ('format-version'='{version}', "
         "'write.delete.mode'='merge-on-read', 'write.target-file-size-bytes'='134217728')"
     )
     spark.sql(
