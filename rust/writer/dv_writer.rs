@@ -11,21 +11,13 @@
 //! file's earlier deletes into its new vector is the caller's (`delete_task`), as with
 //! [`super::PositionDeleteWriter`]: give them to [`DeletionVectorWriter::delete`] as well.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::deleted_positions::{DeletedPositions, Target};
 use crate::error::{invalid_data, validation, Result};
 use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::puffin::{Blob, BlobMetadata, DeletionVector, PuffinWriter};
-use crate::spec::{LocationProvider, StructValue, TableMetadata};
-
-/// The data file a set of positions belongs to.
-#[derive(Debug, Clone)]
-struct Target {
-    spec_id: i32,
-    partition: StructValue,
-    positions: Vec<i64>,
-}
+use crate::spec::{LocationProvider, TableMetadata};
 
 /// Collects deleted row positions per data file and writes them as deletion vectors.
 #[derive(Debug)]
@@ -34,7 +26,7 @@ pub struct DeletionVectorWriter {
     locations: LocationProvider,
     write_id: String,
     task_id: u32,
-    targets: BTreeMap<String, Target>,
+    targets: DeletedPositions,
 }
 
 impl DeletionVectorWriter {
@@ -54,36 +46,19 @@ impl DeletionVectorWriter {
             locations,
             write_id: write_id.to_string(),
             task_id,
-            targets: BTreeMap::new(),
+            targets: DeletedPositions::default(),
         })
     }
 
     /// Records deleted positions of the data file `data_file` (its spec id and partition go
     /// to the vector's `DataFile`). Positions may come in any order and repeat.
     pub fn delete(&mut self, data_file: &DataFile, positions: &[i64]) -> Result<()> {
-        if let Some(&p) = positions.iter().find(|p| **p < 0) {
-            return Err(invalid_data(format!("expected non-negative row positions, found {p}"))
-                .with_context("data file", data_file.file_path.clone()));
-        }
-        if positions.is_empty() {
-            return Ok(());
-        }
-        let t = self.targets.entry(data_file.file_path.clone()).or_insert_with(|| Target {
-            spec_id: data_file.spec_id,
-            partition: data_file.partition.clone(),
-            positions: Vec::new(),
-        });
-        if t.spec_id != data_file.spec_id || t.partition != data_file.partition {
-            return Err(validation("one data file was given with two different partitions")
-                .with_context("data file", data_file.file_path.clone()));
-        }
-        t.positions.extend_from_slice(positions);
-        Ok(())
+        self.targets.record(data_file, positions)
     }
 
     /// Rows recorded so far (before removing duplicates).
     pub fn pending_rows(&self) -> usize {
-        self.targets.values().map(|t| t.positions.len()).sum()
+        self.targets.pending_rows()
     }
 
     /// The location of the Puffin file `close` writes.
@@ -99,7 +74,7 @@ impl DeletionVectorWriter {
         if self.targets.is_empty() {
             return Ok(vec![]);
         }
-        for (path, t) in &self.targets {
+        for (path, t) in self.targets.iter() {
             if self.table.spec_by_id(t.spec_id).is_none() {
                 return Err(validation(format!("data file has unknown partition spec id {}", t.spec_id))
                     .with_context("data file", path.clone())
@@ -109,7 +84,7 @@ impl DeletionVectorWriter {
         let location = self.location();
         let mut writer = PuffinWriter::create_default(&location)?;
         let mut blobs: Vec<(&str, &Target, BlobMetadata, u64)> = Vec::with_capacity(self.targets.len());
-        for (path, t) in &self.targets {
+        for (path, t) in self.targets.iter() {
             // `delete` refused negative positions; one would turn into a value above
             // `MAX_POSITION` here, which `from_positions` refuses too.
             let dv = DeletionVector::from_positions(t.positions.iter().map(|p| *p as u64));

@@ -5,6 +5,7 @@
 
 pub mod data_writer;
 pub mod delete_task;
+mod deleted_positions;
 pub mod dv_writer;
 pub mod equality_delete_writer;
 pub mod input_schema;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 
+use super::deleted_positions::{DeletedPositions, Target};
 use super::metrics::MetricsConfig;
 use super::parquet_writer::{ParquetWriterProps, TARGET_FILE_SIZE_BYTES};
 use super::rolling::RollingDataWriter;
@@ -25,7 +26,7 @@ use crate::arrow::schema_to_arrow;
 use crate::error::{invalid_data, validation, Result};
 use crate::io::delete_file;
 use crate::manifest::{DataContentType, DataFile};
-use crate::spec::{LocationProvider, NestedField, PrimitiveType, Schema, StructValue, TableMetadata, Type};
+use crate::spec::{LocationProvider, NestedField, PrimitiveType, Schema, TableMetadata, Type};
 
 /// Reserved field id of a position-delete file's `file_path` column.
 pub const DELETE_FILE_PATH_FIELD_ID: i32 = 2147483546;
@@ -79,14 +80,6 @@ pub fn position_delete_schema() -> Result<Schema> {
     )
 }
 
-/// The data file a set of positions belongs to.
-#[derive(Debug, Clone)]
-struct Target {
-    spec_id: i32,
-    partition: StructValue,
-    positions: Vec<i64>,
-}
-
 /// Collects deleted row positions per data file and writes them as position-delete files.
 #[derive(Debug)]
 pub struct PositionDeleteWriter {
@@ -98,7 +91,7 @@ pub struct PositionDeleteWriter {
     locations: Arc<LocationProvider>,
     write_id: String,
     task_id: u32,
-    targets: BTreeMap<String, Target>,
+    targets: DeletedPositions,
 }
 
 impl PositionDeleteWriter {
@@ -129,7 +122,7 @@ impl PositionDeleteWriter {
             locations,
             write_id: write_id.to_string(),
             task_id,
-            targets: BTreeMap::new(),
+            targets: DeletedPositions::default(),
         })
     }
 
@@ -142,24 +135,7 @@ impl PositionDeleteWriter {
     /// Records deleted positions of the data file `data_file` (its spec id and partition
     /// locate the delete file). Positions may come in any order and repeat.
     pub fn delete(&mut self, data_file: &DataFile, positions: &[i64]) -> Result<()> {
-        if let Some(&p) = positions.iter().find(|p| **p < 0) {
-            return Err(invalid_data(format!("expected non-negative row positions, found {p}"))
-                .with_context("data file", data_file.file_path.clone()));
-        }
-        if positions.is_empty() {
-            return Ok(());
-        }
-        let t = self.targets.entry(data_file.file_path.clone()).or_insert_with(|| Target {
-            spec_id: data_file.spec_id,
-            partition: data_file.partition.clone(),
-            positions: Vec::new(),
-        });
-        if t.spec_id != data_file.spec_id || t.partition != data_file.partition {
-            return Err(validation("one data file was given with two different partitions")
-                .with_context("data file", data_file.file_path.clone()));
-        }
-        t.positions.extend_from_slice(positions);
-        Ok(())
+        self.targets.record(data_file, positions)
     }
 
     /// The granularity files are written with.
@@ -169,7 +145,7 @@ impl PositionDeleteWriter {
 
     /// Rows recorded so far (before removing duplicates).
     pub fn pending_rows(&self) -> usize {
-        self.targets.values().map(|t| t.positions.len()).sum()
+        self.targets.pending_rows()
     }
 
     /// Writes the delete files and returns them; on error deletes every file it wrote.
