@@ -10,40 +10,13 @@ use super::*;
 use crate::commit::{merge_append, row_delta, RowDelta};
 use crate::puffin::{load_deletion_vector, PuffinFile};
 use crate::scan::DeleteFileRef;
-use crate::spec::PartitionSpec;
+use crate::writer::test_tables::{batch, table};
 use crate::writer::{write_data_files, PositionDeleteWriter};
-
-fn schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap()
-}
-
-fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
-    let arrow = Arc::new(crate::arrow::schema_to_arrow(&schema()).unwrap());
-    let n = (ids.end - ids.start) as usize;
-    RecordBatch::try_new(
-        arrow,
-        vec![
-            Arc::new(Int64Array::from_iter_values(ids)),
-            Arc::new(StringArray::from_iter_values(std::iter::repeat_n(region, n))),
-        ],
-    )
-    .unwrap()
-}
 
 /// A v2 table with two committed data files (eu: ids 0..100, us: ids 100..150; position ==
 /// id - first id).
 fn v2_table(dir: &std::path::Path) -> TableMetadata {
-    let spec = PartitionSpec::builder(&schema()).identity("region").unwrap().build().unwrap();
-    let md = TableMetadata::new_table(schema(), Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), 2)
-        .unwrap();
+    let md = table(dir, &[], 2);
     let files = write_data_files(
         &md,
         vec![Ok(batch(0..100, "eu")), Ok(batch(100..150, "us"))].into_iter(),

@@ -1,48 +1,19 @@
 //! Deletion-vector writer: one Puffin file per writer, one `DataFile` per data file as Java's
 //! `BaseDVFileWriter` builds it, and the vectors read back through the reader's loader.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-use arrow_array::{Int64Array, RecordBatch, StringArray};
 
 use super::*;
 use crate::puffin::{load_deletion_vector, PuffinFile, CREATED_BY};
-use crate::spec::{NestedField, PartitionSpec, PrimitiveType, Schema};
+use crate::writer::test_tables::batch;
 use crate::writer::write_data_files;
 
-fn schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap()
-}
-
 fn table(dir: &std::path::Path, version: i32) -> TableMetadata {
-    let spec = PartitionSpec::builder(&schema()).identity("region").unwrap().build().unwrap();
-    TableMetadata::new_table(schema(), Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), version)
-        .unwrap()
+    crate::writer::test_tables::table(dir, &[], version)
 }
 
 /// Two uncommitted data files of a v3 table: eu (10 rows), us (5 rows).
 fn data_files(md: &TableMetadata) -> Vec<DataFile> {
-    let arrow = Arc::new(crate::arrow::schema_to_arrow(&schema()).unwrap());
-    let batch = |ids: std::ops::Range<i64>, region: &str| {
-        let n = (ids.end - ids.start) as usize;
-        RecordBatch::try_new(
-            arrow.clone(),
-            vec![
-                Arc::new(Int64Array::from_iter_values(ids)),
-                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(region, n))),
-            ],
-        )
-        .unwrap()
-    };
     let mut files = write_data_files(
         md,
         vec![Ok(batch(0..10, "eu")), Ok(batch(10..15, "us"))].into_iter(),

@@ -29,3 +29,5 @@ pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;
 #[cfg(test)]
 mod partitioned_tests;
+#[cfg(test)]
+mod test_tables;

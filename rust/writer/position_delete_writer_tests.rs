@@ -4,53 +4,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_array::Int64Array;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::*;
 use crate::commit::{merge_append, row_delta, RowDelta};
 use crate::scan::plan_files;
-use crate::spec::{Literal, PartitionSpec};
+use crate::spec::Literal;
+use crate::writer::test_tables::batch;
 use crate::writer::write_data_files;
 
 fn table(dir: &std::path::Path, props: &[(&str, &str)]) -> TableMetadata {
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap();
-    let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
-    let props = props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), props, 2).unwrap()
-}
-
-fn batch(ids: std::ops::Range<i64>, region: &str) -> RecordBatch {
-    let md_schema = Arc::new(crate::arrow::schema_to_arrow(&table_schema()).unwrap());
-    let n = ids.end - ids.start;
-    RecordBatch::try_new(
-        md_schema,
-        vec![
-            Arc::new(Int64Array::from_iter_values(ids)),
-            Arc::new(StringArray::from_iter_values(std::iter::repeat_n(region, n as usize))),
-        ],
-    )
-    .unwrap()
-}
-
-fn table_schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap()
+    crate::writer::test_tables::table(dir, props, 2)
 }
 
 /// A table with two data files (eu: ids 0..100, us: ids 100..150), committed.
