@@ -13,6 +13,7 @@ mod manifest_decode;
 mod manifest_encode;
 pub mod manifest_list;
 mod manifest_schema;
+mod manifest_writer;
 mod schema_json;
 
 #[cfg(test)]
@@ -21,10 +22,11 @@ mod golden_tests;
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use manifest::{
     read_manifest, read_manifest_each, read_manifest_projected, read_manifest_with_metadata, EntryStatus,
-    Manifest, ManifestEntry, ManifestMetadata, ManifestWriter,
+    Manifest, ManifestEntry, ManifestMetadata,
 };
 pub use manifest_decode::StatsProjection;
 pub use manifest_list::{
     read_manifest_list, read_manifest_list_bytes, FieldSummary, ManifestContent, ManifestFile,
     ManifestListWriter, UNASSIGNED_SEQ,
 };
+pub use manifest_writer::ManifestWriter;
