@@ -8,7 +8,7 @@ use pyo3::types::PyAny;
 use serde_json::Value;
 
 use super::errors::{NotFoundError, PyResultExt};
-use crate::spec::{Schema, SortOrder, TableMetadata};
+use crate::spec::{MetadataUpdate, Schema, SortOrder, TableMetadata};
 
 #[pyclass(name = "TableMetadata", module = "icefloe._native", frozen)]
 pub struct PyTableMetadata {
@@ -235,6 +235,14 @@ impl PyTableMetadata {
 
     fn with_location(&self, location: &str) -> PyResult<Self> {
         Ok(Self::new(self.inner.with_location(location).py()?))
+    }
+
+    /// The next version with REST-style metadata updates applied (a JSON array of
+    /// `{"action": ...}` objects; see `spec::MetadataUpdate`).
+    fn apply_updates(&self, updates_json: &str) -> PyResult<Self> {
+        let updates = MetadataUpdate::list_from_json_str(updates_json).py()?;
+        let now = chrono::Utc::now().timestamp_millis();
+        Ok(Self::new(self.inner.apply_updates(&updates, now).py()?))
     }
 
     fn __repr__(&self) -> String {

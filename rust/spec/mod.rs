@@ -12,6 +12,7 @@ pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
 mod table_metadata_serde;
+mod table_metadata_update;
 pub mod transform;
 pub mod transform_arrow;
 pub mod types;
@@ -38,6 +39,7 @@ pub use table_metadata::{
     TableMetadata, PROPERTY_PARQUET_COMPRESSION, PROPERTY_PREVIOUS_VERSIONS_MAX,
     PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT,
 };
+pub use table_metadata_update::MetadataUpdate;
 pub use transform::{bucket_hash, Transform};
 pub use transform_arrow::apply_transform_array;
 pub use types::{

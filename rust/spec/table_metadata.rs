@@ -356,7 +356,7 @@ impl TableMetadata {
     }
 
     /// Trims `metadata-log` to `write.metadata.previous-versions-max` (at least 1).
-    fn trim_metadata_log(&mut self) {
+    pub(crate) fn trim_metadata_log(&mut self) {
         let max = self
             .properties
             .get(PROPERTY_PREVIOUS_VERSIONS_MAX)
