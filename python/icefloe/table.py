@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from icefloe._merge import TableMerger as _merge_TableMerger
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
+    from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.scan import DataScan
     from icefloe.table_transaction import Transaction
 
@@ -121,6 +122,18 @@ class Table:
         d = self._metadata.snapshot_by_id(snapshot_id)
         return None if d is None else Snapshot.from_native(d)
 
+    def refs(self) -> dict[str, SnapshotRef]:
+        """The table's branches and tags by name (`main` included once the table has a
+        snapshot)."""
+        from icefloe.manage_snapshots import table_refs
+
+        return table_refs(self._metadata)
+
+    def snapshot_by_name(self, name: str) -> Snapshot | None:
+        """The snapshot a branch or tag points at, or None when there is no such ref."""
+        ref = self.refs().get(name)
+        return None if ref is None else self.snapshot_by_id(ref.snapshot_id)
+
     def history(self) -> list[SnapshotLogEntry]:
         return [
             SnapshotLogEntry(snapshot_id=int(e["snapshot-id"]), timestamp_ms=int(e["timestamp-ms"]))
@@ -160,6 +173,14 @@ class Table:
         config = _io.IoConfig.for_table(self)
         config.apply()
         return config
+
+    # ---- evolution and snapshot management ----
+    def manage_snapshots(self) -> ManageSnapshots:
+        """Branches, tags, rollback (see `icefloe.manage_snapshots`):
+        `with table.manage_snapshots() as ms: ms.create_tag(snapshot_id, "v1")`."""
+        from icefloe.manage_snapshots import ManageSnapshots
+
+        return ManageSnapshots(self)
 
     # ---- read ----
     def transaction(self) -> Transaction:
