@@ -67,7 +67,11 @@ def test_ref_changes_equal_javas(oracle: Oracle, catalog: Any) -> None:
         (
             "branch with retention",
             lambda ms: ms.create_branch(
-                our_ids[1], "audit", max_ref_age_ms=7 * DAY_MS, max_snapshot_age_ms=2 * DAY_MS, min_snapshots_to_keep=3
+                our_ids[1],
+                "audit",
+                max_ref_age_ms=7 * DAY_MS,
+                max_snapshot_age_ms=2 * DAY_MS,
+                min_snapshots_to_keep=3,
             ),
             f"ALTER TABLE {q} CREATE BRANCH audit AS OF VERSION {java_ids[1]} RETAIN 7 DAYS "
             "WITH SNAPSHOT RETENTION 3 SNAPSHOTS 2 DAYS",
@@ -133,10 +137,16 @@ def test_rollback_to_timestamp_picks_the_newest_older_ancestor(catalog: Any) -> 
         (lambda ms, ids: ms.rollback_to_snapshot(123), "cannot find snapshot with id 123"),
         (lambda ms, ids: ms.remove_branch("main"), "cannot remove the main branch"),
         (lambda ms, ids: ms.create_tag(ids[0], "t").create_tag(ids[1], "t"), "ref 't' already exists"),
-        (lambda ms, ids: ms.create_branch(ids[0], "b").fast_forward("b", "nope"), "ref 'nope' does not exist"),
+        (
+            lambda ms, ids: ms.create_branch(ids[0], "b").fast_forward("b", "nope"),
+            "ref 'nope' does not exist",
+        ),
         (lambda ms, ids: ms.create_branch(ids[2], "b").fast_forward("b", "main"), "is not an ancestor"),
         (lambda ms, ids: ms.remove_tag("main"), "tag 'main' does not exist"),
-        (lambda ms, ids: ms.create_branch(ids[0], "b", min_snapshots_to_keep=0), "must be a positive integer"),
+        (
+            lambda ms, ids: ms.create_branch(ids[0], "b", min_snapshots_to_keep=0),
+            "must be a positive integer",
+        ),
     ],
 )
 def test_bad_ref_changes_are_errors_that_change_nothing(catalog: Any, op: Any, message: str) -> None:

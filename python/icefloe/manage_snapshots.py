@@ -84,7 +84,9 @@ class _Refs:
 
     def __init__(self, metadata: _native.TableMetadata) -> None:
         md = json.loads(metadata.to_json())
-        self.snapshots: dict[int, dict[str, Any]] = {int(s["snapshot-id"]): s for s in md.get("snapshots", [])}
+        self.snapshots: dict[int, dict[str, Any]] = {
+            int(s["snapshot-id"]): s for s in md.get("snapshots", [])
+        }
         self.refs = table_refs(metadata)
 
     def snapshot(self, snapshot_id: int) -> dict[str, Any]:
@@ -137,7 +139,9 @@ class ManageSnapshots:
         self._committed = False
 
     # ---- tags and branches ----
-    def create_tag(self, snapshot_id: int, tag_name: str, max_ref_age_ms: int | None = None) -> ManageSnapshots:
+    def create_tag(
+        self, snapshot_id: int, tag_name: str, max_ref_age_ms: int | None = None
+    ) -> ManageSnapshots:
         _name(tag_name, "tag")
         _positive("max_ref_age_ms", max_ref_age_ms)
 
@@ -169,7 +173,9 @@ class ManageSnapshots:
             if branch_name in s.refs:
                 raise ValidationError(f"ref {branch_name!r} already exists")
             s.snapshot(snapshot_id)
-            ref = SnapshotRef(snapshot_id, "branch", min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
+            ref = SnapshotRef(
+                snapshot_id, "branch", min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms
+            )
             return [ref.to_update(branch_name)]
 
         return self._add(op)
@@ -263,7 +269,9 @@ class ManageSnapshots:
         return self._add(op)
 
     # ---- the current snapshot (main) ----
-    def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None) -> ManageSnapshots:
+    def set_current_snapshot(
+        self, snapshot_id: int | None = None, ref_name: str | None = None
+    ) -> ManageSnapshots:
         """Makes a snapshot (by id, or the head of a ref) the table's current one; any
         snapshot, ancestor or not (Java's `setCurrentSnapshot`)."""
         if (snapshot_id is None) == (ref_name is None):
