@@ -96,6 +96,8 @@ class TableMetadata:
     def with_properties(self, updates: dict[str, str], removals: list[str]) -> TableMetadata: ...
     def with_location(self, location: str) -> TableMetadata: ...
     def apply_updates(self, updates_json: str) -> TableMetadata: ...
+    def branch_view(self, branch: str) -> TableMetadata: ...
+    def commit_to_branch(self, produced: TableMetadata, branch: str | None) -> TableMetadata: ...
 
 # ---- write (executors) ----
 def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
@@ -221,6 +223,10 @@ def validate_commit(
     schema) by partition and column stats; a list: those partition keys), removed a data
     file in the deletes scope, or removed one of `removed_paths` or `required_paths` (the
     data files a row delta's position deletes reference)."""
+
+def cherrypick(metadata: TableMetadata, snapshot_id: int) -> tuple[TableMetadata, list[str]]:
+    """Cherry-picks a snapshot onto main (Java's `CherryPickOperation`): fast-forward, or a
+    new snapshot re-applying an append or dynamic partition overwrite."""
 
 def row_delta(
     metadata: TableMetadata,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from icefloe import _native
 from icefloe.exceptions import ValidationError
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MAIN_BRANCH = "main"
 
 Update = dict[str, Any]
-Op = Callable[["_Refs"], list[Update]]
+Op = Union[Callable[["_Refs"], list[Update]], "_Cherrypick"]
 
 
 @dataclass(frozen=True)
@@ -316,6 +316,13 @@ class ManageSnapshots:
 
         return self._add(op)
 
+    def cherrypick_snapshot(self, snapshot_id: int) -> ManageSnapshots:
+        """Publishes a snapshot onto `main` (Java's `cherrypick`, the publish step of
+        write-audit-publish): fast-forwards when its parent is the current snapshot, else
+        re-applies an `append` or dynamic partition overwrite as a new snapshot recording
+        `source-snapshot-id` (and `published-wap-id`); a WAP id publishes once."""
+        return self._add(_Cherrypick(int(snapshot_id)))
+
     # ---- commit ----
     def commit(self) -> Table:
         if self._committed:
@@ -323,7 +330,7 @@ class ManageSnapshots:
         self._committed = True
         if self._ops:
             ops = list(self._ops)
-            commit_with_retry(self._table, lambda md: (apply_ops(md, ops), []))
+            commit_with_retry(self._table, lambda md: apply_ops(md, ops))
         return self._table
 
     def _add(self, op: Op) -> ManageSnapshots:
@@ -346,15 +353,29 @@ class ManageSnapshots:
             self.commit()
 
 
-def apply_ops(metadata: _native.TableMetadata, ops: list[Op]) -> _native.TableMetadata:
+def apply_ops(metadata: _native.TableMetadata, ops: list[Op]) -> tuple[_native.TableMetadata, list[str]]:
     """Each op derived from the metadata as the ops before it left it, applied in order. The
-    versions in between have no file, so the whole change is one new version."""
-    md = metadata
-    for op in ops:
-        updates = op(_Refs(md))
-        if updates:
-            md = md.apply_updates(json.dumps(updates))
-    return md
+    versions in between have no file, so the whole change is one new version. Returns the
+    files written (a cherry-pick's manifests)."""
+    md, written = metadata, []
+    try:
+        for op in ops:
+            if isinstance(op, _Cherrypick):
+                md, files = _native.cherrypick(md, op.snapshot_id)
+                written += files
+                continue
+            updates = op(_Refs(md))
+            if updates:
+                md = md.apply_updates(json.dumps(updates))
+    except Exception:
+        _native.delete_files(written)
+        raise
+    return md, written
+
+
+@dataclass(frozen=True)
+class _Cherrypick:
+    snapshot_id: int
 
 
 def _replace(ref: SnapshotRef, **changes: Any) -> SnapshotRef:

@@ -157,6 +157,25 @@ class Table:
         self._metadata_location = location
         self._io_config = self._register_io()
 
+    def _commit_target(self) -> Table:
+        """The table whose metadata the catalog swaps (another for a branch view)."""
+        return self
+
+    def _to_commit(self, produced: _native.TableMetadata) -> _native.TableMetadata:
+        """The metadata to swap in for what an operation on this table produced. On a
+        table with `write.wap.enabled=true`, a new snapshot whose summary has a `wap.id`
+        (`snapshot_properties={"wap.id": ...}`, Spark's `spark.wap.id`) is staged: added
+        without moving `main`, for `manage_snapshots().cherrypick_snapshot` to publish."""
+        if self._metadata.properties.get("write.wap.enabled", "false").lower() != "true":
+            return produced
+        sid = produced.current_snapshot_id
+        if sid is None or self._metadata.snapshot_by_id(sid) is not None:
+            return produced
+        snapshot: dict[str, Any] = produced.snapshot_by_id(sid) or {}
+        if "wap.id" not in (snapshot.get("summary") or {}):
+            return produced
+        return self._metadata.commit_to_branch(produced, None)
+
     # ---- storage ----
     @property
     def io_properties(self) -> dict[str, str]:
@@ -211,12 +230,19 @@ class Table:
         df: ArrowData,
         snapshot_properties: dict[str, str] | None = None,
         write_options: Mapping[str, Any] | None = None,
+        branch: str | None = None,
     ) -> None:
         """Appends Arrow data as a new `append` snapshot (a merge append: small manifests are
         merged per `commit.manifest.*`, as Iceberg Java's `newAppend()`). The data must fit
         the table's schema (ValidationError naming each column that does not); on any
         failure nothing is committed and every file written is deleted. `write_options`:
-        see `icefloe._write_options` (fanout/clustered mode, open-file bound, sort)."""
+        see `icefloe._write_options` (fanout/clustered mode, open-file bound, sort).
+
+        `branch` (every write takes it): commit to that branch instead of `main`; the
+        operation reads, validates against and builds on the branch's head, and the first
+        write to a missing branch creates it (see `icefloe._branch`)."""
+        if branch is not None and branch != "main":
+            return _on_branch(self, branch).append(df, snapshot_properties, write_options)
         options = write_kwargs(write_options)
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
@@ -231,6 +257,7 @@ class Table:
         overwrite_filter: BooleanExpression | str | None = None,
         snapshot_properties: dict[str, str] | None = None,
         validate_added_files_match_filter: bool = False,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Replaces rows with `df`'s, as one snapshot.
 
@@ -248,6 +275,11 @@ class Table:
         off by default, as in Java's Spark `overwrite(expr)`): ValidationError unless every
         file of `df` is proven by partition or column stats to match the filter.
         """
+        if branch is not None and branch != "main":
+            view = _on_branch(self, branch)
+            return view.overwrite(
+                df, overwrite_filter, snapshot_properties, validate_added_files_match_filter
+            )
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
@@ -267,6 +299,7 @@ class Table:
         delete_filter: BooleanExpression | str,
         snapshot_properties: dict[str, str] | None = None,
         case_sensitive: bool = True,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Deletes the rows matching `delete_filter` as one snapshot (none when nothing
         matches) and returns the current snapshot. The table property `write.delete.mode`
@@ -275,6 +308,8 @@ class Table:
         the default, or `partition`) and leaves data files untouched. Files every row of
         which matches are removed whole either way. Concurrent commits are validated per
         `write.delete.isolation-level` (see `icefloe._row_delta`)."""
+        if branch is not None and branch != "main":
+            return _on_branch(self, branch).delete(delete_filter, snapshot_properties, case_sensitive)
         from icefloe import _row_delta, _row_level
 
         if _row_delta.write_mode(self, "delete") == "merge-on-read":
@@ -291,6 +326,7 @@ class Table:
         set: Mapping[str, Any],  # SQL's clause name, as delta-rs' update(set=...)
         snapshot_properties: dict[str, str] | None = None,
         case_sensitive: bool = True,
+        branch: str | None = None,
     ) -> Snapshot | None:
         """Sets columns of the rows matching `condition`, as one snapshot: `set` maps column
         names to literals or pyarrow compute expressions over the row
@@ -298,6 +334,8 @@ class Table:
         `copy-on-write` (default) rewrites the files; `merge-on-read` writes the new rows
         plus position deletes for the old ones. ValidationError (nothing written) for an
         unknown column or a value that does not fit its column's type."""
+        if branch is not None and branch != "main":
+            return _on_branch(self, branch).update(condition, set, snapshot_properties, case_sensitive)
         from icefloe import _row_level
 
         return _row_level.update(self, condition, set, snapshot_properties, case_sensitive)
@@ -309,6 +347,7 @@ class Table:
         source_alias: str = "source",
         target_alias: str = "target",
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> _merge_TableMerger:
         """A MERGE of Arrow `source` rows into this table (Spark's `MERGE INTO`, delta-rs'
         `TableMerger`): `on` joins `target.<col> = source.<col>` equalities; add
@@ -318,6 +357,8 @@ class Table:
         `when_not_matched_by_source_delete` clauses (conditions are row-filter strings over
         the aliases), then `.execute()`. `write.merge.mode` picks merge-on-read or
         copy-on-write. See `icefloe._merge`."""
+        if branch is not None and branch != "main":
+            return _on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
         from icefloe import _merge
 
         return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
@@ -327,6 +368,7 @@ class Table:
         df: ArrowData,
         join_cols: list[str] | None = None,
         snapshot_properties: dict[str, str] | None = None,
+        branch: str | None = None,
     ) -> _row_level_UpsertResult:
         """Inserts `df`'s rows, replacing the rows with the same values in `join_cols`
         (default: the schema's identifier fields), as one snapshot. Within `df` the last
@@ -334,6 +376,8 @@ class Table:
         columns plus the new rows, without reading the table (Flink's upsert; every
         partition source column must be a join column); `copy-on-write` (default): the
         files holding those keys are rewritten."""
+        if branch is not None and branch != "main":
+            return _on_branch(self, branch).upsert(df, join_cols, snapshot_properties)
         from icefloe import _row_level
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
@@ -402,6 +446,12 @@ class Table:
 
     def __hash__(self) -> int:
         return hash((self._identifier, self._metadata_location))
+
+
+def _on_branch(table: Table, branch: str) -> Table:
+    from icefloe._branch import on_branch
+
+    return on_branch(table, branch)
 
 
 def _as_reader(df: object) -> pa.RecordBatchReader:

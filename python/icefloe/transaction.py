@@ -69,7 +69,10 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
         attempt += 1
         new_metadata, written = build(table.metadata)
         try:
-            committed = table._catalog._commit_table(table, new_metadata)
+            # A write to a branch built on a view of the table: its snapshot goes onto the
+            # branch of the real metadata, which the catalog swaps (see icefloe._branch).
+            target = table._commit_target()
+            committed = target._catalog._commit_table(target, table._to_commit(new_metadata))
         except CommitStateUnknownException:
             raise  # the files may be live: keep them
         except CommitConflictError as e:

@@ -5,6 +5,7 @@
 //! and the caller deletes those files if the swap fails. On a lost race the caller
 //! refreshes, runs [`validate`] against what was committed in between, and produces again.
 
+mod cherrypick;
 mod fast_append;
 mod merge_append;
 mod overwrite;
@@ -15,6 +16,7 @@ mod row_filter;
 mod summary;
 mod validation;
 
+pub use cherrypick::cherrypick;
 pub use fast_append::fast_append;
 pub use merge_append::{merge_append, MergeConfig};
 pub use overwrite::overwrite_files;

@@ -120,6 +120,15 @@ fn row_delta(
     })
 }
 
+/// Cherry-picks a snapshot onto `main` (Java's `CherryPickOperation`): a fast-forward, or a
+/// new snapshot re-applying an append or dynamic overwrite.
+#[pyfunction]
+fn cherrypick(py: Python<'_>, metadata: &PyTableMetadata, snapshot_id: i64) -> PyResult<Produced> {
+    let base = metadata.inner.clone();
+    let (md, written) = py.detach(move || crate::commit::cherrypick(&base, snapshot_id, now_ms())).py()?;
+    Ok((PyTableMetadata::new(md), written))
+}
+
 #[pyfunction]
 fn partitions_of(metadata: &PyTableMetadata, data_files: Vec<String>) -> PyResult<Vec<String>> {
     let files = parse_files(&data_files)?;
@@ -218,6 +227,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(overwrite_files, m)?)?;
     m.add_function(wrap_pyfunction!(replace_partitions, m)?)?;
     m.add_function(wrap_pyfunction!(row_delta, m)?)?;
+    m.add_function(wrap_pyfunction!(cherrypick, m)?)?;
     m.add_function(wrap_pyfunction!(partitions_of, m)?)?;
     m.add_function(wrap_pyfunction!(validate_commit, m)?)?;
     m.add_function(wrap_pyfunction!(plan_row_removal, m)?)?;

@@ -237,6 +237,19 @@ impl PyTableMetadata {
         Ok(Self::new(self.inner.with_location(location).py()?))
     }
 
+    /// This metadata as a write to `branch` sees it (its head as the current snapshot).
+    fn branch_view(&self, branch: &str) -> PyResult<Self> {
+        Ok(Self::new(self.inner.branch_view(branch).py()?))
+    }
+
+    /// The next version after a write on `branch_view(branch)` produced `produced`; with
+    /// `branch=None` the new snapshot is staged (no ref moves; write-audit-publish).
+    #[pyo3(signature = (produced, branch))]
+    fn commit_to_branch(&self, produced: &PyTableMetadata, branch: Option<&str>) -> PyResult<Self> {
+        let now = chrono::Utc::now().timestamp_millis();
+        Ok(Self::new(self.inner.commit_to_branch(&produced.inner, branch, now).py()?))
+    }
+
     /// The next version with REST-style metadata updates applied (a JSON array of
     /// `{"action": ...}` objects; see `spec::MetadataUpdate`).
     fn apply_updates(&self, updates_json: &str) -> PyResult<Self> {

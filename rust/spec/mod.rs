@@ -11,6 +11,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
+mod table_metadata_branch;
 mod table_metadata_serde;
 mod table_metadata_update;
 pub mod transform;

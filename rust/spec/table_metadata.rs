@@ -373,6 +373,19 @@ impl TableMetadata {
     /// snapshot and a snapshot-log entry, bumps last-sequence-number, sets last-updated-ms
     /// to `now_ms` and logs the previous metadata file.
     pub fn add_snapshot(&self, snapshot: Snapshot, now_ms: i64) -> Result<TableMetadata> {
+        self.add_snapshot_to(snapshot, Some(SnapshotRef::MAIN_BRANCH), now_ms)
+    }
+
+    /// [`Self::add_snapshot`] onto `branch`: the branch (created as a plain branch when
+    /// missing) points at the snapshot; the current snapshot and the snapshot log move only
+    /// for `main`, as Java's `SnapshotProducer.toBranch`. With no branch the snapshot is
+    /// staged: added, but no ref points at it (Java's `stageOnly()`, for write-audit-publish).
+    pub fn add_snapshot_to(
+        &self,
+        snapshot: Snapshot,
+        branch: Option<&str>,
+        now_ms: i64,
+    ) -> Result<TableMetadata> {
         if snapshot.snapshot_id <= 0 {
             return Err(validation(format!("snapshot ids must be positive, found {}", snapshot.snapshot_id)));
         }
@@ -423,13 +436,26 @@ impl TableMetadata {
             }
             next.next_row_id = Some(first.saturating_add(added));
         }
-        next.snapshot_log.push(SnapshotLogEntry { timestamp_ms: snapshot.timestamp_ms, snapshot_id: id });
+        let Some(branch) = branch else {
+            next.snapshots.push(snapshot);
+            next.trim_metadata_log();
+            return Ok(next);
+        };
+        if let Some(r) = next.refs.get(branch).filter(|r| !r.is_branch()) {
+            return Err(validation(format!(
+                "cannot commit to '{branch}': it is a tag (of snapshot {}), not a branch",
+                r.snapshot_id
+            )));
+        }
+        if branch == SnapshotRef::MAIN_BRANCH {
+            next.snapshot_log.push(SnapshotLogEntry { timestamp_ms: snapshot.timestamp_ms, snapshot_id: id });
+            next.current_snapshot_id = Some(id);
+        }
         next.snapshots.push(snapshot);
-        next.current_snapshot_id = Some(id);
-        match next.refs.get_mut(SnapshotRef::MAIN_BRANCH) {
+        match next.refs.get_mut(branch) {
             Some(r) => r.snapshot_id = id,
             None => {
-                next.refs.insert(SnapshotRef::MAIN_BRANCH.to_string(), SnapshotRef::branch(id));
+                next.refs.insert(branch.to_string(), SnapshotRef::branch(id));
             }
         }
         next.trim_metadata_log();
