@@ -200,3 +200,29 @@ def test_write_audit_publish_equals_javas(oracle: Oracle, catalog: Any) -> None:
     with pytest.raises(ValidationError, match="already an ancestor"):
         catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged1).commit()
     assert catalog.load_table(ours).metadata_location == before
+
+
+def test_spark_writes_on_a_branch(oracle: Oracle, catalog: Any) -> None:
+    import icefloe.spark
+
+    spark = oracle.spark
+    name = new_table_name("branch_spark")
+    catalog.create_table(name, SCHEMA, properties={"write.delete.mode": "merge-on-read"})
+    table = catalog.load_table(name)
+    table.append(_rows(0, 10))
+    main_head = table.current_snapshot().snapshot_id
+    df = spark.createDataFrame(_rows(10, 20, "s").to_pandas())
+    icefloe.spark.append(df, table, branch="dev")
+    icefloe.spark.delete(spark, table, f"id IN ({', '.join(str(i) for i in range(0, 20, 2))})", branch="dev")
+    icefloe.spark.update(spark, table, "id = 3", {"data": "'three'"}, branch="dev")
+    icefloe.spark.merge(
+        spark.createDataFrame(_rows(5, 6, "m").to_pandas()), table, "target.id = source.id", branch="dev"
+    ).when_matched_update_all().execute()
+    fresh = catalog.load_table(name)
+    assert fresh.current_snapshot().snapshot_id == main_head
+    got = fresh.scan().use_ref("dev").to_arrow()
+    expected = {i: f"r{i}" for i in range(1, 10, 2)} | {i: f"s{i}" for i in range(11, 20, 2)}
+    expected |= {3: "three", 5: "m5"}
+    assert dict(zip(got["id"].to_pylist(), got["data"].to_pylist())) == expected and len(got) == len(expected)
+    _same_on(oracle, catalog, name, "dev")
+    assert sorted(fresh.scan().to_arrow()["id"].to_pylist()) == list(range(10))

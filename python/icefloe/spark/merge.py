@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _lineage, _native, _pending_write
+from icefloe._branch import on_branch
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
@@ -597,9 +598,11 @@ def merge(
     source_alias: str = "source",
     target_alias: str = "target",
     snapshot_properties: dict[str, str] | None = None,
+    branch: str | None = None,
 ) -> MergeBuilder:
     """A MERGE of `source_df` into `table` joined on `on` (Spark SQL over the aliases);
-    add clauses, then `.execute()`."""
+    add clauses, then `.execute()`. `branch`: merge into that branch instead of `main`."""
+    table = on_branch(table, branch)
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
+from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
 from icefloe.spark._row_delta import OUT_SCHEMA, collect_delete_files, delete_files_batch, task_attempt_id
@@ -37,6 +38,7 @@ def delete(
     condition: BooleanExpression | str,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Deletes the rows of `table` matching `condition` (a filter string or an
     `icefloe.expressions` expression) as one snapshot, Spark SQL's `DELETE FROM`. With
@@ -44,6 +46,7 @@ def delete(
     returns the table's current snapshot afterwards."""
     from icefloe import _row_level
 
+    table = on_branch(table, branch)
     if write_mode(table, "delete") != "merge-on-read":
         return table.delete(condition, snapshot_properties, case_sensitive)
 
@@ -94,6 +97,7 @@ def update(
     condition: BooleanExpression | str,
     set: dict[str, str],
     snapshot_properties: dict[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """Spark SQL's `UPDATE t SET ... WHERE condition`: `set` maps column names to Spark SQL
     expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). The matching
@@ -112,6 +116,7 @@ def update(
     from icefloe.spark.merge import _check_type
     from icefloe.spark.write import _write_on_executors
 
+    table = on_branch(table, branch)
     if not isinstance(set, dict) or not set:
         raise ValidationError("update needs a non-empty dict of column name to Spark SQL expression")
     columns = [f.name for f in table.schema().fields]
@@ -176,6 +181,7 @@ def upsert(
     join_cols: list[str] | None = None,
     delete_column: str | None = None,
     snapshot_properties: dict[str, str] | None = None,
+    branch: str | None = None,
 ) -> Snapshot | None:
     """The CDC path: each row of `df` replaces the table's row with the same `join_cols`
     values (default: the schema's identifier fields) or is inserted; with `delete_column`
@@ -192,6 +198,7 @@ def upsert(
     from icefloe.exceptions import ValidationError
     from icefloe.spark.write import _write_on_executors
 
+    table = on_branch(table, branch)
     names = _row_level._join_columns(table, join_cols)
     missing = [n for n in names if n not in df.columns]
     if missing:

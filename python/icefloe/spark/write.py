@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
+from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
@@ -35,6 +36,7 @@ def append(
     table: Table,
     snapshot_properties: dict[str, str] | None = None,
     write_options: Mapping[str, Any] | None = None,
+    branch: str | None = None,
 ) -> None:
     """Appends a DataFrame's rows to the table as one new `append` snapshot (a merge
     append, like Iceberg Java's `writeTo().append()`).
@@ -48,6 +50,7 @@ def append(
     "clustered" (input sorted by partition, e.g. after `sortWithinPartitions`),
     `max_open_files`, `sort` (sort each file by the table's sort order).
     """
+    table = on_branch(table, branch)
     options = write_kwargs(write_options)
     write_id = _pending_write.new_write_id()
     descriptors = _write_on_executors(df, table, write_id, options)
@@ -60,6 +63,7 @@ def overwrite(
     overwrite_filter: BooleanExpression | str | None = None,
     snapshot_properties: dict[str, str] | None = None,
     validate_added_files_match_filter: bool = False,
+    branch: str | None = None,
 ) -> None:
     """Replaces rows with the DataFrame's, as one snapshot.
 
@@ -73,8 +77,10 @@ def overwrite(
     `validate_added_files_match_filter` (off by default, as Java's Spark `overwrite(expr)`
     leaves `validateAddedFilesMatchOverwriteFilter` off), every new file must be proven by
     partition or column stats to match the filter, else ValidationError and nothing is
-    committed.
+    committed. `branch` (every `icefloe.spark` write takes it): write to that branch instead
+    of `main` (see `Table.append`).
     """
+    table = on_branch(table, branch)
     write_id = _pending_write.new_write_id()
     start = table.metadata.current_snapshot_id
     descriptors = _write_on_executors(df, table, write_id)
