@@ -69,6 +69,7 @@ class Transaction:
     def __init__(self, table: Table, autocommit: bool = False) -> None:
         self._table = table
         self._autocommit = autocommit
+        self._base: _native.TableMetadata = table.metadata
         self._staged: _native.TableMetadata = table.metadata
         self._updates: list[dict[str, Any]] = []
         self._requirements: list[Requirement] = []
@@ -87,7 +88,11 @@ class Transaction:
         if updates:
             self._staged = self._staged.apply_updates(json.dumps(updates))
             self._updates.extend(updates)
-            self._requirements.extend(requirements)
+            # A change made on top of earlier ones of this transaction requires what they
+            # require: the table as it was when the transaction began.
+            for kind, _ in requirements:
+                if kind not in {k for k, _ in self._requirements}:
+                    self._requirements.append((kind, _current(self._base, kind)))
         if self._autocommit:
             self.commit_transaction()
 
