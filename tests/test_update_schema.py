@@ -300,3 +300,29 @@ def test_name_mapping_and_column_properties_follow_the_change(oracle: Oracle, ca
         == {k: v for k, v in b.items() if k.startswith("write.metadata")}
         == {"write.metadata.metrics.column.payload": "full"}
     )
+
+
+def test_union_by_name_with_an_arrow_schema(oracle: Oracle, catalog: Any) -> None:
+    import pyarrow as pa
+
+    arrow = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("i", pa.int64()),  # int -> long
+            pa.field("req", pa.string()),  # required -> optional
+            pa.field("new_col", pa.string()),
+            pa.field("st", pa.struct([pa.field("z", pa.float64()), pa.field("a", pa.int32())])),
+            pa.field("lst", pa.list_(pa.struct([pa.field("x", pa.int32())]))),
+        ]
+    )
+    ours, theirs = make_twins(catalog, BASE, "union_arrow")
+    with catalog.load_table(ours).update_schema() as u:
+        u.union_by_name(arrow)
+    _java_union(Schema.from_arrow(arrow))(oracle, theirs)
+    parts = assert_same_evolution(oracle, ours, theirs, "union by name with an Arrow schema")
+    schema = catalog.load_table(ours).schema()
+    assert schema.find_type("i") == LongType() and not schema.find_field("req").required
+    assert [f.name for f in schema.fields][-2:] == ["new_col", "lst"]
+    # nested additions first (st.z: 10), then the struct's own: new_col 11, lst 12, element 13, x 14
+    assert schema.find_field("st.z").field_id == 10 and schema.find_field("lst.element.x").field_id == 14
+    assert parts["last-column-id"] == 14
