@@ -351,7 +351,9 @@ impl TableMetadata {
 fn same_partitioning(a: &PartitionSpec, b: &PartitionSpec) -> bool {
     a.fields.len() == b.fields.len()
         && a.fields.iter().zip(&b.fields).all(|(x, y)| {
-            x.source_id == y.source_id && x.transform.to_string() == y.transform.to_string() && x.name == y.name
+            x.source_id == y.source_id
+                && x.transform.to_string() == y.transform.to_string()
+                && x.name == y.name
         })
 }
 

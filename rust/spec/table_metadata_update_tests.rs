@@ -205,8 +205,15 @@ fn spec_reuse_follows_java_compatible_with_and_v1_needs_sequential_ids() {
     assert_eq!(again.partition_specs().len(), 2);
     assert_eq!(again.last_partition_id(), 1000);
 
-    let v1 = TableMetadata::new_table(md.current_schema().as_ref().clone(), None, None, "file:///w/v1", BTreeMap::new(), 1)
-        .unwrap();
+    let v1 = TableMetadata::new_table(
+        md.current_schema().as_ref().clone(),
+        None,
+        None,
+        "file:///w/v1",
+        BTreeMap::new(),
+        1,
+    )
+    .unwrap();
     let err = apply(&v1, json!([{"action": "add-spec", "spec": bucket(1001)}])).unwrap_err();
     assert!(err.to_string().contains("sequential"), "{err}");
     let ok = apply(&v1, json!([{"action": "add-spec", "spec": bucket(1000)}])).unwrap();
