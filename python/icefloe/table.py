@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.scan import DataScan
     from icefloe.table_transaction import Transaction
+    from icefloe.update_schema import UpdateSchema as _update_schema_UpdateSchema
+    from icefloe.update_sort_order import ReplaceSortOrder as _update_sort_order_ReplaceSortOrder
+    from icefloe.update_spec import UpdateSpec as _update_spec_UpdateSpec
 
 __all__ = ["Table"]
 
@@ -208,6 +211,34 @@ class Table:
         from icefloe.table_transaction import Transaction
 
         return Transaction(self)
+
+    def update_schema(
+        self, allow_incompatible_changes: bool = False, case_sensitive: bool = True
+    ) -> _update_schema_UpdateSchema:
+        """Schema evolution committed as one new version on leaving the `with` block (see
+        `icefloe.update_schema`): `with table.update_schema() as u: u.add_column("x", LongType())`."""
+        from icefloe.table_transaction import Transaction
+
+        return Transaction(self, autocommit=True).update_schema(allow_incompatible_changes, case_sensitive)
+
+    def update_spec(self, case_sensitive: bool = True) -> _update_spec_UpdateSpec:
+        """Partition-spec evolution (see `icefloe.update_spec`):
+        `with table.update_spec() as u: u.add_field("ts", "day")`."""
+        from icefloe.table_transaction import Transaction
+
+        return Transaction(self, autocommit=True).update_spec(case_sensitive)
+
+    def replace_sort_order(
+        self, order: SortOrder | None = None, case_sensitive: bool = True
+    ) -> _update_sort_order_ReplaceSortOrder:
+        """A new default sort order (see `icefloe.update_sort_order`): committed at once when
+        `order` is given, else on leaving `with table.replace_sort_order() as o: o.asc("id")`."""
+        from icefloe.table_transaction import Transaction
+
+        builder = Transaction(self, autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
+        if order is not None:
+            builder.with_order(order).commit()
+        return builder
 
     def scan(
         self,

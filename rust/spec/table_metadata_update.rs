@@ -278,15 +278,26 @@ impl TableMetadata {
                 super::PARTITION_DATA_ID_START
             )));
         }
+        // Java's `compatibleWith`: the same source, transform and name per position; the field
+        // ids of the existing spec win, and `last-partition-id` stays as it is.
+        if let Some(s) = self.partition_specs.iter().find(|s| same_partitioning(s, spec)) {
+            return Ok(s.spec_id);
+        }
         spec.validate(self.current_schema())?;
-        let id = match self.partition_specs.iter().find(|s| s.fields_equal(spec)) {
-            Some(s) => s.spec_id,
-            None => {
-                let id = self.partition_specs.iter().map(|s| s.spec_id).max().map_or(0, |m| m + 1);
-                self.partition_specs.push(PartitionSpec::new(id, spec.fields.clone()));
-                id
+        if self.format_version() == 1 {
+            // v1 readers assign partition field ids by position: 1000, 1001, ...
+            for (i, f) in spec.fields.iter().enumerate() {
+                let expected = super::PARTITION_DATA_ID_START + i as i32;
+                if f.field_id != expected {
+                    return Err(validation(format!(
+                        "format v1 needs sequential partition field ids: field '{}' has id {}, expected {expected}",
+                        f.name, f.field_id
+                    )));
+                }
             }
-        };
+        }
+        let id = self.partition_specs.iter().map(|s| s.spec_id).max().map_or(0, |m| m + 1);
+        self.partition_specs.push(PartitionSpec::new(id, spec.fields.clone()));
         self.last_partition_id = self.last_partition_id.max(spec.last_assigned_field_id());
         Ok(id)
     }
@@ -335,6 +346,15 @@ impl TableMetadata {
         }
         Ok(())
     }
+}
+
+fn same_partitioning(a: &PartitionSpec, b: &PartitionSpec) -> bool {
+    a.fields.len() == b.fields.len()
+        && a.fields.iter().zip(&b.fields).all(|(x, y)| {
+            x.source_id == y.source_id
+                && x.transform.to_string() == y.transform.to_string()
+                && x.name == y.name
+        })
 }
 
 fn resolve_last(what: &str, id: i32, last: Option<i32>) -> Result<i32> {

@@ -184,3 +184,38 @@ fn malformed_updates_are_errors() {
         assert!(MetadataUpdate::list_from_json_str(&bad.to_string()).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn spec_reuse_follows_java_compatible_with_and_v1_needs_sequential_ids() {
+    let md = base();
+    let bucket = |id: i32| {
+        json!({"spec-id": 0, "fields": [
+            {"source-id": 1, "field-id": id, "name": "id_bucket", "transform": "bucket[4]"}]})
+    };
+    let next = apply(&md, json!([{"action": "add-spec", "spec": bucket(1000)}])).unwrap();
+    assert_eq!(next.last_partition_id(), 1000);
+    // Same source, transform and name: Java's compatibleWith reuses spec 1 whatever the field
+    // ids, and last-partition-id does not move.
+    let again = apply(
+        &next,
+        json!([{"action": "add-spec", "spec": bucket(1005)}, {"action": "set-default-spec", "spec-id": -1}]),
+    )
+    .unwrap();
+    assert_eq!(again.default_spec_id(), 1);
+    assert_eq!(again.partition_specs().len(), 2);
+    assert_eq!(again.last_partition_id(), 1000);
+
+    let v1 = TableMetadata::new_table(
+        md.current_schema().as_ref().clone(),
+        None,
+        None,
+        "file:///w/v1",
+        BTreeMap::new(),
+        1,
+    )
+    .unwrap();
+    let err = apply(&v1, json!([{"action": "add-spec", "spec": bucket(1001)}])).unwrap_err();
+    assert!(err.to_string().contains("sequential"), "{err}");
+    let ok = apply(&v1, json!([{"action": "add-spec", "spec": bucket(1000)}])).unwrap();
+    assert_eq!(ok.partition_specs().len(), 2);
+}
