@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::commit::producer::{partition_key, produce, Change, Removal};
 use crate::commit::validation::snapshots_since;
 use crate::error::{validation, Error, ErrorKind, Result};
-use crate::manifest::{read_manifest, read_manifest_list, DataContentType, DataFile, FileFormat, ManifestContent};
+use crate::manifest::{
+    read_manifest, read_manifest_list, DataContentType, DataFile, FileFormat, ManifestContent,
+};
 use crate::scan::delete_file_index::referenced_data_file;
 use crate::spec::{Operation, TableMetadata};
 
@@ -43,7 +45,11 @@ pub struct RewriteFiles {
 
 /// Validates `rw` against the snapshots committed since it started, then builds the next
 /// metadata. Returns the uncommitted metadata and every file written.
-pub fn rewrite_files(base: &TableMetadata, rw: RewriteFiles, now_ms: i64) -> Result<(TableMetadata, Vec<String>)> {
+pub fn rewrite_files(
+    base: &TableMetadata,
+    rw: RewriteFiles,
+    now_ms: i64,
+) -> Result<(TableMetadata, Vec<String>)> {
     if rw.rewritten.is_empty() {
         return Err(validation("a rewrite needs data files to replace; found none"));
     }
@@ -80,7 +86,11 @@ fn conflict(msg: String) -> Error {
 /// do not keep the starting sequence number (then the delete would no longer apply to them).
 /// A partition-scoped position delete in a rewritten file's partition counts (conservative:
 /// Java also looks at its path bounds).
-fn validate_no_new_deletes(base: &TableMetadata, rw: &RewriteFiles, removed: &BTreeSet<String>) -> Result<()> {
+fn validate_no_new_deletes(
+    base: &TableMetadata,
+    rw: &RewriteFiles,
+    removed: &BTreeSet<String>,
+) -> Result<()> {
     if base.current_snapshot().map(|s| s.snapshot_id) == rw.start_snapshot_id || base.format_version() < 2 {
         return Ok(());
     }

@@ -64,11 +64,13 @@ impl Fixture {
 
     fn set(&mut self, next: TableMetadata) {
         self.n += 1;
-        self.md = next.with_metadata_location(format!("{}/metadata/v{}.json", self.dir.path().display(), self.n));
+        self.md =
+            next.with_metadata_location(format!("{}/metadata/v{}.json", self.dir.path().display(), self.n));
     }
 
     fn append(&mut self, f: DataFile) {
-        let (next, _) = merge_append(&self.md, vec![f], &BTreeMap::new(), 1_700_000_000_000 + self.n).unwrap();
+        let (next, _) =
+            merge_append(&self.md, vec![f], &BTreeMap::new(), 1_700_000_000_000 + self.n).unwrap();
         self.set(next);
     }
 
@@ -107,7 +109,8 @@ fn rewrite_keeps_the_starting_sequence_number_and_drops_deletes_older_than_every
     // A concurrent equality delete: no conflict, and it must still apply to the new file.
     t.delete(eq_delete(t.path(), "eq.parquet", "eu"));
     let c = file(t.path(), "c.parquet", "eu");
-    let (next, _) = rewrite_files(&t.md, rewrite(&start, vec![a, b], vec![c.clone()]), 1_800_000_000_000).unwrap();
+    let (next, _) =
+        rewrite_files(&t.md, rewrite(&start, vec![a, b], vec![c.clone()]), 1_800_000_000_000).unwrap();
     t.set(next);
     let snap = t.md.current_snapshot().unwrap();
     assert_eq!(snap.summary.operation, Operation::Replace);

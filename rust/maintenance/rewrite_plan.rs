@@ -107,7 +107,10 @@ impl RewriteOptions {
             format!("'delete-ratio-threshold' is set to {ratio} but must be > 0 and <= 1"),
         )?;
         let max_group_size = self.max_file_group_size_bytes.unwrap_or(MAX_FILE_GROUP_SIZE_BYTES_DEFAULT);
-        check(max_group_size > 0, format!("'max-file-group-size-bytes' is set to {max_group_size} but must be > 0"))?;
+        check(
+            max_group_size > 0,
+            format!("'max-file-group-size-bytes' is set to {max_group_size} but must be > 0"),
+        )?;
         Ok(Thresholds {
             target,
             min,
@@ -216,7 +219,8 @@ impl RewriteGroup {
     /// packed to the split size with no open cost (Java's bin-pack runner reads with
     /// `split-size` and `file-open-cost=0`); each combined task writes one output file.
     pub fn combined_tasks(&self, lookback: usize) -> Vec<CombinedScanTask> {
-        let options = SplitOptions { target_size: self.split_size, open_file_cost: 0, lookback, adaptive: false };
+        let options =
+            SplitOptions { target_size: self.split_size, open_file_cost: 0, lookback, adaptive: false };
         let mut split = Vec::with_capacity(self.tasks.len());
         for t in &self.tasks {
             split_task(t.clone(), self.split_size, &mut split);
@@ -233,9 +237,17 @@ pub struct RewritePlan {
 }
 
 /// Plans the rewrite of `table`'s current snapshot (see the module doc).
-pub fn plan_rewrite(table: &TableMetadata, filter: Option<ScanFilterRef>, options: &RewriteOptions) -> Result<RewritePlan> {
+pub fn plan_rewrite(
+    table: &TableMetadata,
+    filter: Option<ScanFilterRef>,
+    options: &RewriteOptions,
+) -> Result<RewritePlan> {
     let th = options.thresholds(table)?;
-    let mut scan = ScanOptions { selection: SnapshotSelection::Current, prune_deletes_by_filter: false, ..Default::default() };
+    let mut scan = ScanOptions {
+        selection: SnapshotSelection::Current,
+        prune_deletes_by_filter: false,
+        ..Default::default()
+    };
     if let Some(f) = filter {
         scan.filter = f;
     }

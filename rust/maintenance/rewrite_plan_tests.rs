@@ -92,7 +92,11 @@ fn pack_keeps_one_open_bin() {
 #[test]
 fn options_are_checked() {
     let md = table(std::path::Path::new("/tmp/none"));
-    let bad = RewriteOptions { target_file_size_bytes: Some(100), min_file_size_bytes: Some(200), ..Default::default() };
+    let bad = RewriteOptions {
+        target_file_size_bytes: Some(100),
+        min_file_size_bytes: Some(200),
+        ..Default::default()
+    };
     assert!(bad.thresholds(&md).unwrap_err().to_string().contains("min-file-size-bytes"));
     let bad = RewriteOptions { min_input_files: Some(0), ..Default::default() };
     assert!(bad.thresholds(&md).is_err());
@@ -145,7 +149,11 @@ fn plan_groups_small_files_per_partition_and_selects_deleted_files() {
     let opts = RewriteOptions { delete_ratio_threshold: Some(1.0), ..Default::default() };
     let plan = plan_rewrite(&md, None, &opts).unwrap();
     assert!(plan.groups.iter().all(|g| g.partition != "region=us"));
-    let opts = RewriteOptions { delete_ratio_threshold: Some(1.0), delete_file_threshold: Some(1), ..Default::default() };
+    let opts = RewriteOptions {
+        delete_ratio_threshold: Some(1.0),
+        delete_file_threshold: Some(1),
+        ..Default::default()
+    };
     let plan = plan_rewrite(&md, None, &opts).unwrap();
     assert!(plan.groups.iter().any(|g| g.partition == "region=us"));
 }
