@@ -340,3 +340,25 @@ def test_writer_and_compaction_in_real_processes_lose_and_resurrect_nothing(
     got_ours = catalog.load_table(name).scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
     assert sorted(got_ours) == sorted(got_java)
     assert "replace" in [s["operation"] for s in oracle.snapshots(name)]
+
+
+def test_sort_strategy_writes_files_sorted_by_the_tables_sort_order(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    import pyarrow.parquet as pq
+
+    name = _small_files_table(spark, oracle)
+    oracle.sql(f"ALTER TABLE {oracle.qualified(name)} WRITE ORDERED BY amount DESC")
+    expected = oracle.canonical(name)
+    table = catalog.load_table(name)
+    result = table.maintenance.rewrite_data_files(strategy="sort")
+    assert result.rewritten_data_files_count > 0
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading the sorted compaction")
+    # Our in-process rewrite names its files by driver task ids (3_000_000_000 and up).
+    added = [
+        f["file_path"] for f in oracle.data_files(name) if f["file_path"].rsplit("/", 1)[-1].startswith("3")
+    ]
+    assert len(added) == result.added_data_files_count
+    for path in added:
+        amounts = pq.read_table(path.removeprefix("file:")).column("amount").to_pylist()
+        assert amounts == sorted(amounts, reverse=True), path
