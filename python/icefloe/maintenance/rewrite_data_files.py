@@ -156,11 +156,14 @@ def rewrite_data_files(
         write_id = _pending_write.new_write_id()
         try:
             _rewrite(table, batch, write_id, sort, spark)
-        except BaseException:
+        except Exception:
             _pending_write.abort_write(table, write_id)
-            if partial_progress:
+            if partial_progress:  # Java's partial progress: a failed group does not stop the others
                 commit.failed(batch)
                 continue
+            raise
+        except BaseException:
+            _pending_write.abort_write(table, write_id)
             raise
         commit.commit(batch, write_id, tolerate_conflict=partial_progress)
     return commit.result()
