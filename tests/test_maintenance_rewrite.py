@@ -362,3 +362,18 @@ def test_sort_strategy_writes_files_sorted_by_the_tables_sort_order(
     for path in added:
         amounts = pq.read_table(path.removeprefix("file:")).column("amount").to_pylist()
         assert amounts == sorted(amounts, reverse=True), path
+
+
+def test_partial_progress_commits_the_groups_that_do_not_conflict(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    name = _small_files_table(spark, oracle)
+    stale = catalog.load_table(name)
+    oracle.sql(f"DELETE FROM {oracle.qualified(name)} WHERE id = 5")  # an eu file, meanwhile
+    expected = oracle.canonical(name)
+    result = stale.maintenance.rewrite_data_files(partial_progress=True)
+    assert result.failed_data_files_count == 8, result  # the eu group conflicted
+    assert result.rewritten_data_files_count == 2, result  # the ap group committed
+    assert len(result.snapshot_ids) == 1
+    assert oracle.snapshots(name)[-1]["operation"] == "replace"
+    assert_same_rows(oracle.canonical(name), expected, context="after a partial rewrite")
