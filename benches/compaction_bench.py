@@ -4,8 +4,9 @@ executors against Iceberg Java's `CALL system.rewrite_data_files` procedure, sam
 
 The table: BENCH_ROWS rows (default 10,000,000) in BENCH_FILES small files (default 2,000)
 over 20 partitions (`identity(part)`), 5% of the rows under merge-on-read position deletes
-(Java's `DELETE FROM`: 100 delete files at the defaults). Both engines compact with their defaults (bin-pack, Java's
-options), so every partition's 100 files become one file, deletes applied. After each timed
+(Java's `DELETE FROM`: 100 delete files at the defaults). Both engines compact with their
+defaults (bin-pack, Java's options), so every partition's 100 files become one file, deletes
+applied. After each timed
 pair both tables must read back equal (Spark `exceptAll` both ways, read by Java) and hold the
 same number of live data files; then both are rolled back to the pre-compaction snapshot
 (untimed) for the next run. Best and median of BENCH_REPEAT (default 3) runs and the ratio
