@@ -15,7 +15,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -126,6 +126,9 @@ bench-s3: release oracle  ## bench-read's table on the S3 server (moto): icefloe
 
 bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 server: icefloe.spark.append vs Java S3FileIO, requests and bytes (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/s3_bench.py write $(ARGS)
+
+bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 partitions, 5% position-deleted: rewrite_data_files on Spark vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
 
 clean:
 	rm -rf target dist $(VENV) .cache warehouse

@@ -114,6 +114,7 @@ def write_data_files(
     max_open_files: int | None = None,
     sort: bool = False,
     sort_buffer_bytes: int | None = None,
+    target_file_size_bytes: int | None = None,
 ) -> list[str]:
     """Writes the batches as Parquet data files under the table's data location
     (`write.data.path`, default `<location>/data`), split by the default spec's partition
@@ -239,6 +240,38 @@ def row_delta(
     """A row delta (Java's `RowDelta`): adds data files and position / equality delete
     files (descriptors), removes whole live data files and replaced delete files, as one
     `delete` (only deletes added) or `overwrite` snapshot."""
+
+def plan_rewrite_data_files(
+    metadata: TableMetadata,
+    *,
+    filter_json: str | None = None,
+    case_sensitive: bool = True,
+    target_file_size_bytes: int | None = None,
+    min_file_size_bytes: int | None = None,
+    max_file_size_bytes: int | None = None,
+    min_input_files: int | None = None,
+    delete_file_threshold: int | None = None,
+    delete_ratio_threshold: float | None = None,
+    max_file_group_size_bytes: int | None = None,
+    rewrite_all: bool = False,
+) -> tuple[int | None, list[str]]:
+    """Plans a compaction of the current snapshot by Java's bin-pack rules: (snapshot id,
+    groups as JSON objects with `partition`, `input_size`, `expected_output_files`,
+    `split_size`, `max_output_file_size`, `tasks` and `combined`)."""
+
+def rewrite_files(
+    metadata: TableMetadata,
+    start_snapshot_id: int | None,
+    rewritten_files: list[str],
+    added_files: list[str],
+    *,
+    use_starting_sequence_number: bool = True,
+    remove_dangling_deletes: bool = False,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """A `replace` snapshot (Java's `RewriteFiles`) replacing the rewritten data files
+    (descriptors) by the added ones, validated against the snapshots since
+    `start_snapshot_id`; delete files that no longer apply are removed."""
 
 def plan_row_removal(
     metadata: TableMetadata, filter_json: str, case_sensitive: bool = True

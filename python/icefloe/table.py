@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
+    from icefloe.maintenance import Maintenance
     from icefloe.scan import DataScan
     from icefloe.table_transaction import Transaction
     from icefloe.update_schema import UpdateSchema as _update_schema_UpdateSchema
@@ -412,6 +413,14 @@ class Table:
         from icefloe import _row_level
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
+
+    # ---- maintenance ----
+    @property
+    def maintenance(self) -> Maintenance:
+        """Maintenance operations (compaction, ...): `table.maintenance.rewrite_data_files()`."""
+        from icefloe.maintenance import Maintenance
+
+        return Maintenance(self)
 
     # ---- the commit path lives in icefloe._pending_write; these delegate to it ----
     def _write_local(

@@ -150,7 +150,12 @@ fn merge_bin(attempt: &mut Attempt<'_>, spec_id: i32, bin: &[ManifestFile]) -> R
                     w.delete(f, seq, e.file_sequence_number)?;
                 }
                 EntryStatus::Deleted => {}
-                EntryStatus::Added if ours => w.add(f)?,
+                // An explicit data sequence number (a rewrite's) survives the merge; an
+                // inherited one reads back as the unassigned marker.
+                EntryStatus::Added if ours => match e.sequence_number {
+                    Some(seq) if seq >= 0 => w.add_with_sequence_number(f, seq)?,
+                    _ => w.add(f)?,
+                },
                 EntryStatus::Added | EntryStatus::Existing => {
                     let seq = explicit_seq(e.sequence_number, m)?;
                     let sid = e.snapshot_id.unwrap_or(m.added_snapshot_id);

@@ -47,6 +47,10 @@ pub struct Change {
     pub summary_properties: BTreeMap<String, String>,
     /// Keep the parent's manifests as they are, never merging (fast append).
     pub keep_manifests: bool,
+    /// The data sequence number of the added data files, when not this snapshot's (Java's
+    /// `RewriteFiles.dataSequenceNumber`: a compaction keeps its starting snapshot's, so
+    /// equality deletes committed meanwhile still apply to the rewritten rows).
+    pub added_data_sequence_number: Option<i64>,
 }
 
 /// `<spec id>:<partition path>`: identifies one partition of one spec.
@@ -185,7 +189,10 @@ fn build(
         let mut w = attempt.writer(spec_id, ManifestContent::Data)?;
         for f in files {
             summary.add_file(&f, partition_key(base, &f)?);
-            w.add(f)?;
+            match change.added_data_sequence_number {
+                Some(seq) => w.add_with_sequence_number(f, seq)?,
+                None => w.add(f)?,
+            }
         }
         data_manifests.push(w.close()?);
     }

@@ -64,7 +64,7 @@ pub fn row_delta(base: &TableMetadata, delta: RowDelta, now_ms: i64) -> Result<(
         removal,
         operation: None,
         summary_properties: delta.summary_properties,
-        keep_manifests: false,
+        ..Default::default()
     };
     produce(base, change, now_ms)
 }

@@ -217,6 +217,18 @@ impl ManifestWriter {
         })
     }
 
+    /// Adds a file written by this snapshot with an explicit data sequence number (Java's
+    /// `add(file, dataSequenceNumber)`): ADDED, the file sequence number inherited at commit.
+    pub fn add_with_sequence_number(&mut self, data_file: DataFile, sequence_number: i64) -> Result<()> {
+        self.add_entry(&ManifestEntry {
+            status: EntryStatus::Added,
+            snapshot_id: Some(self.snapshot_id),
+            sequence_number: Some(sequence_number),
+            file_sequence_number: None,
+            data_file,
+        })
+    }
+
     /// Carries over a live file from an earlier snapshot: EXISTING, with its original snapshot
     /// id and sequence numbers.
     pub fn existing(

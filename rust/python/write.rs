@@ -21,7 +21,7 @@ fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchem
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=false, sort_buffer_bytes=None))]
+#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=false, sort_buffer_bytes=None, target_file_size_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_data_files(
     py: Python<'_>,
@@ -33,12 +33,14 @@ fn write_data_files(
     max_open_files: Option<usize>,
     sort: bool,
     sort_buffer_bytes: Option<usize>,
+    target_file_size_bytes: Option<u64>,
 ) -> PyResult<Vec<String>> {
     let opts = WriteOptions {
         mode: mode.map(WriterMode::parse).transpose().py()?.unwrap_or_default(),
         max_open_files,
         sort,
         sort_buffer_bytes,
+        target_file_size_bytes,
     };
     let md = metadata.inner.clone();
     let reader = batches.0;

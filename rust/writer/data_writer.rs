@@ -67,6 +67,9 @@ pub struct WriteOptions {
     /// When sorting: Arrow bytes buffered per partition before a file is written (default
     /// the smaller of 256 MiB and the target file size).
     pub sort_buffer_bytes: Option<usize>,
+    /// Roll files at this size instead of the table's `write.target-file-size-bytes` (a
+    /// rewrite writes to its group's max output file size, as Java's rewrite runners do).
+    pub target_file_size_bytes: Option<u64>,
 }
 
 /// Writes `batches` into data files of `table` (current schema, default spec, properties).
@@ -204,7 +207,10 @@ impl WriteTask {
         file_suffix: &'static str,
     ) -> Result<Self> {
         let locations = Arc::new(LocationProvider::new(location, properties));
-        let props = ParquetWriterProps::from_table_properties(properties)?;
+        let mut props = ParquetWriterProps::from_table_properties(properties)?;
+        if let Some(t) = options.target_file_size_bytes.filter(|t| *t > 0) {
+            props.target_file_size_bytes = t;
+        }
         let max_open = match (options.max_open_files, properties.get(WRITE_FANOUT_MAX_OPEN_FILES)) {
             (Some(n), _) => n,
             (None, Some(v)) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {

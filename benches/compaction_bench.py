@@ -1,0 +1,124 @@
+"""Compaction benchmark (`make bench-compact`): icefloe's `rewrite_data_files` on Spark
+executors against Iceberg Java's `CALL system.rewrite_data_files` procedure, same session
+(local[2]), twin tables written by Java (creation is not timed).
+
+The table: BENCH_ROWS rows (default 10,000,000) in BENCH_FILES small files (default 2,000)
+over 20 partitions (`identity(part)`), 5% of the rows under merge-on-read position deletes
+(Java's `DELETE FROM`: 100 delete files at the defaults). Both engines compact with their
+defaults (bin-pack, Java's options), so every partition's 100 files become one file, deletes
+applied. After each timed
+pair both tables must read back equal (Spark `exceptAll` both ways, read by Java) and hold the
+same number of live data files; then both are rolled back to the pre-compaction snapshot
+(untimed) for the next run. Best and median of BENCH_REPEAT (default 3) runs and the ratio
+are printed. Bar: at most 0.5x Java's time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _spark import bench_session
+
+ROOT = Path(__file__).resolve().parent.parent
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+ROWS = int(os.environ.get("BENCH_ROWS", "10000000"))
+FILES = int(os.environ.get("BENCH_FILES", "2000"))
+PARTITIONS = 20
+WAREHOUSE = ROOT / ".cache" / "bench_compaction" / "warehouse"
+BAR = 0.5
+
+
+def create(spark: Any, name: str) -> int:
+    """Java writes the table: FILES / PARTITIONS Spark tasks, each writing one file per
+    partition; then deletes 5% of the rows. Returns the snapshot to roll back to."""
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(
+        f"CREATE TABLE {name} (id bigint, part int, purchaser string, amount double) USING iceberg "
+        "PARTITIONED BY (part) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+        "'write.distribution-mode'='none', 'write.spark.fanout.enabled'='true')"
+    )
+    tasks = max(1, FILES // PARTITIONS)
+    spark.sql(
+        f"SELECT id, CAST(id % {PARTITIONS} AS int) AS part, concat('user_', CAST(id % 100000 AS string)) "
+        f"AS purchaser, CAST(id % 1000 AS double) / 10 AS amount FROM range({ROWS})"
+    ).repartition(tasks).writeTo(name).append()
+    spark.sql(f"DELETE FROM {name} WHERE id % 20 = 7")
+    return int(
+        spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0]
+    )
+
+
+def count_files(spark: Any, name: str) -> tuple[int, int]:
+    row = spark.sql(f"SELECT count_if(content = 0), count_if(content != 0) FROM {name}.files").first()
+    return int(row[0]), int(row[1])
+
+
+def main() -> None:
+    import icefloe
+
+    shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    WAREHOUSE.mkdir(parents=True)
+    spark = bench_session("icefloe-bench-compaction", WAREHOUSE)
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+    java, ours = "oracle.db.compact_java", "oracle.db.compact_ours"
+    start = {t: create(spark, t) for t in (java, ours)}
+    files = count_files(spark, ours)
+    print(
+        f"table: {ROWS:,} rows, {files[0]:,} data files, {files[1]:,} delete files, {PARTITIONS} partitions"
+    )
+    catalog = icefloe.load_catalog("bench", type="filesystem", warehouse=str(WAREHOUSE))
+    expected = spark.table(java).count()
+
+    def run_java() -> None:
+        spark.sql("CALL oracle.system.rewrite_data_files(table => 'db.compact_java')")
+
+    def run_ours() -> None:
+        catalog.load_table("db.compact_ours").maintenance.rewrite_data_files(spark=spark)
+
+    def rollback() -> None:
+        for t in (java, ours):
+            spark.sql(f"CALL oracle.system.rollback_to_snapshot('{t.split('.', 1)[1]}', {start[t]})")
+
+    times: dict[str, list[float]] = {"java": [], "ours": []}
+    for i in range(REPEAT + 1):  # the first pair warms both engines (untimed)
+        for label, fn in (
+            (("java", run_java), ("ours", run_ours))
+            if i % 2 == 0
+            else (("ours", run_ours), ("java", run_java))
+        ):
+            t0 = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - t0
+            if i > 0:
+                times[label].append(elapsed)
+        da, db = spark.table(java), spark.table(ours)
+        if da.exceptAll(db).limit(1).count() or db.exceptAll(da).limit(1).count() or db.count() != expected:
+            raise SystemExit("compacted tables differ")
+        jf, of = count_files(spark, java), count_files(spark, ours)
+        if jf[0] != of[0]:
+            raise SystemExit(f"live data files differ: Java {jf}, icefloe {of}")
+        if i > 0:
+            print(
+                f"run {i}: icefloe {times['ours'][-1]:.2f}s, Java {times['java'][-1]:.2f}s, files after {of}",
+                flush=True,
+            )
+        rollback()
+    o, j = times["ours"], times["java"]
+    best, med = min(o) / min(j), statistics.median(o) / statistics.median(j)
+    print(
+        f"compaction {files[0]} files -> icefloe best {min(o):.2f}s median {statistics.median(o):.2f}s | "
+        f"Java best {min(j):.2f}s median {statistics.median(j):.2f}s | ratio best {best:.2f}x median "
+        f"{med:.2f}x (bar {BAR}x: {'met' if best <= BAR else 'MISSED'})"
+    )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""Compaction: `rewrite_data_files` (Iceberg Java's `RewriteDataFilesSparkAction` with the
+bin-pack planner).
+
+1. Plan (Rust, `rust/maintenance/rewrite_plan.rs`): Java's `BinPackRewriteFilePlanner`
+   rules pick the files and group them per partition; each group comes with the read tasks
+   its output files are written from (split and packed to the group's split size).
+2. Rewrite: each read task's rows, deletes applied by the Rust reader (position deletes,
+   equality deletes, deletion vectors), are written as new data files rolling at the group's
+   max output size, on driver threads or on Spark executors (`spark=`). On a format v3 table
+   the rows keep their lineage (`_row_id`, `_last_updated_sequence_number`).
+3. Commit (Rust, `rust/commit/rewrite_files.rs`): one `replace` snapshot; the new files keep
+   the starting snapshot's data sequence number; a position delete committed meanwhile on a
+   rewritten file fails the commit (CommitConflictError, nothing committed, new files
+   deleted): never a resurrected row. Delete files that no longer apply are dropped.
+
+With `partial_progress`, groups are committed in up to `partial_progress_max_commits`
+batches; a batch that conflicts is dropped (its files deleted) and counted as failed while
+the others commit, as Java's `partial-progress.enabled`.
+
+Differences from Java, on purpose: `remove_dangling_deletes` (default True here, false in
+Java) is done in the same `replace` snapshot rather than a second one; the delete files
+"older than every live data file" are judged with the new files included (Java's minimum
+omits them, which can drop an equality delete committed during the rewrite that still
+applies to the rewritten rows); the `sort` strategy sorts each output file by the sort order
+rather than range-partitioning the group across files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from icefloe import _lineage, _native, _pending_write
+from icefloe.exceptions import CommitConflictError, ValidationError
+from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icefloe.table import Table
+
+_STRATEGIES = ("binpack", "sort")
+# Driver-side task ids (far above Spark task attempt ids of one write).
+_DRIVER_TASK_BASE = 3_000_000_000
+_THREADS = 4
+
+
+@dataclass(frozen=True)
+class RewriteDataFilesResult:
+    """What a `rewrite_data_files` did (Java's `RewriteDataFiles.Result` counts)."""
+
+    rewritten_data_files_count: int = 0
+    added_data_files_count: int = 0
+    rewritten_bytes_count: int = 0
+    added_bytes_count: int = 0
+    removed_delete_files_count: int = 0
+    failed_data_files_count: int = 0  # partial progress: files of groups whose commit failed
+    snapshot_ids: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass
+class _Group:
+    """One planned file group (see `plan_rewrite_data_files`) and what it became."""
+
+    index: int
+    partition: str
+    input_size: int
+    expected_output_files: int
+    max_output_file_size: int
+    files: list[dict[str, Any]]  # the rewritten DataFiles (JSON objects)
+    combined: list[str]  # per output file: a JSON list of FileScanTasks
+    added: list[str] = field(default_factory=list)  # descriptors of the new files
+
+    @staticmethod
+    def parse(index: int, text: str) -> _Group:
+        g = json.loads(text)
+        return _Group(
+            index=index,
+            partition=g["partition"],
+            input_size=int(g["input_size"]),
+            expected_output_files=int(g["expected_output_files"]),
+            max_output_file_size=int(g["max_output_file_size"]),
+            files=[t["file"] for t in g["tasks"]],
+            combined=[json.dumps(c) for c in g["combined"]],
+        )
+
+
+def rewrite_data_files(
+    table: Table,
+    filter: BooleanExpression | str | None = None,
+    strategy: str = "binpack",
+    sort_order: Any = None,
+    target_file_size_bytes: int | None = None,
+    min_input_files: int = 5,
+    delete_file_threshold: int | None = None,
+    partial_progress: bool = False,
+    spark: SparkSession | None = None,
+    *,
+    min_file_size_bytes: int | None = None,
+    max_file_size_bytes: int | None = None,
+    delete_ratio_threshold: float | None = None,
+    max_file_group_size_bytes: int | None = None,
+    rewrite_all: bool = False,
+    remove_dangling_deletes: bool = True,
+    use_starting_sequence_number: bool = True,
+    partial_progress_max_commits: int = 10,
+    snapshot_properties: dict[str, str] | None = None,
+    case_sensitive: bool = True,
+) -> RewriteDataFilesResult:
+    """Compacts the table's data files (see the module doc); options as Java's procedure
+    names them (`min-input-files`, `target-file-size-bytes`, ...)."""
+    if strategy not in _STRATEGIES:
+        raise ValidationError(f"expected rewrite strategy 'binpack' or 'sort', found {strategy!r}")
+    if partial_progress_max_commits < 1:
+        raise ValidationError(
+            f"partial_progress_max_commits must be positive, found {partial_progress_max_commits}"
+        )
+    sort = strategy == "sort"
+    if sort:
+        _check_sort_order(table, sort_order)
+    elif sort_order is not None:
+        raise ValidationError("sort_order applies to strategy='sort' only")
+    md = table.metadata
+    start = md.current_snapshot_id
+    if start is None:
+        return RewriteDataFilesResult()
+    bound = as_row_filter(filter).bind(table.schema(), case_sensitive=case_sensitive)
+    planned_at, texts = _native.plan_rewrite_data_files(
+        md,
+        filter_json=None if isinstance(bound, AlwaysTrue) else bound.to_json(),
+        case_sensitive=case_sensitive,
+        target_file_size_bytes=target_file_size_bytes,
+        min_file_size_bytes=min_file_size_bytes,
+        max_file_size_bytes=max_file_size_bytes,
+        min_input_files=min_input_files,
+        delete_file_threshold=delete_file_threshold,
+        delete_ratio_threshold=delete_ratio_threshold,
+        max_file_group_size_bytes=max_file_group_size_bytes,
+        rewrite_all=rewrite_all,
+    )
+    groups = [_Group.parse(i, t) for i, t in enumerate(texts)]
+    if not groups:
+        return RewriteDataFilesResult()
+    if sort:  # one writer per group, so the whole group goes through one sorter
+        for g in groups:
+            g.combined = [json.dumps([t for c in g.combined for t in json.loads(c)])]
+    props = _pending_write.snapshot_props(snapshot_properties)
+    commit = _Committer(table, planned_at, use_starting_sequence_number, remove_dangling_deletes, props)
+    batches = _batches(groups, partial_progress_max_commits) if partial_progress else [groups]
+    for batch in batches:
+        write_id = _pending_write.new_write_id()
+        try:
+            _rewrite(table, batch, write_id, sort, spark)
+        except Exception:
+            _pending_write.abort_write(table, write_id)
+            if partial_progress:  # Java's partial progress: a failed group does not stop the others
+                commit.failed(batch)
+                continue
+            raise
+        except BaseException:
+            _pending_write.abort_write(table, write_id)
+            raise
+        commit.commit(batch, write_id, tolerate_conflict=partial_progress)
+    return commit.result()
+
+
+def _check_sort_order(table: Table, sort_order: Any) -> None:
+    order = table.sort_order()
+    if order.is_unsorted:
+        raise ValidationError(
+            "strategy='sort' needs a sort order: the table has none (set one with replace_sort_order)"
+        )
+    if sort_order is not None and tuple(getattr(sort_order, "fields", ())) != order.fields:
+        raise ValidationError(
+            "strategy='sort' sorts by the table's sort order; a different sort_order is not supported "
+            f"(table: {order}, given: {sort_order})"
+        )
+
+
+def _batches(groups: list[_Group], max_commits: int) -> list[list[_Group]]:
+    """Java's partial progress: ceil(groups / max-commits) groups per commit."""
+    per = -(-len(groups) // max_commits)
+    return [groups[i : i + per] for i in range(0, len(groups), per)]
+
+
+def _read_schema_json(table: Table) -> str:
+    schema = json.loads(table.schema().to_json())
+    if _lineage.tracked(table):  # copied rows keep their lineage
+        schema = _lineage.with_read_fields(schema)
+    return json.dumps(schema)
+
+
+def _rewrite(
+    table: Table, groups: list[_Group], write_id: str, sort: bool, spark: SparkSession | None
+) -> None:
+    """Writes the new files of `groups` (sets each group's `added`)."""
+    work = [(g.index, c, g.max_output_file_size) for g in groups for c in g.combined]
+    read_json = _read_schema_json(table)
+    mapping = table.properties.get("schema.name-mapping.default")
+    by_index = {g.index: g for g in groups}
+    if spark is None:
+        md = table.metadata
+
+        def one(i: int) -> tuple[int, list[str]]:
+            index, tasks, size = work[i]
+            reader = _task_reader(_native, tasks, read_json, mapping)
+            files = _native.write_data_files(
+                md, reader, write_id, _DRIVER_TASK_BASE + i, sort=sort, target_file_size_bytes=size
+            )
+            return index, files
+
+        with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(work)))) as pool:
+            for index, files in pool.map(one, range(len(work))):
+                by_index[index].added.extend(files)
+        return
+    for index, descriptor in _rewrite_on_spark(spark, table, work, write_id, sort, read_json, mapping):
+        by_index[index].added.append(descriptor)
+
+
+def _task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | None) -> pa.RecordBatchReader:
+    """The rows of one output file: its read tasks, deletes applied, one after the other."""
+    tasks = [json.dumps(t) for t in json.loads(tasks_json)]
+    first = native.read_task(tasks[0], read_json, name_mapping=mapping)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        yield from first
+        for t in tasks[1:]:
+            yield from native.read_task(t, read_json, name_mapping=mapping)
+
+    return pa.RecordBatchReader.from_batches(first.schema, batches())
+
+
+def _rewrite_on_spark(
+    spark: SparkSession,
+    table: Table,
+    work: list[tuple[int, str, int]],
+    write_id: str,
+    sort: bool,
+    read_json: str,
+    mapping: str | None,
+) -> list[tuple[int, str]]:
+    """One Spark task per output file: read (deletes applied) and write on the executor."""
+    from icefloe._io import IoConfig
+    from icefloe.spark._worker import prepare_worker
+    from icefloe.spark.write import _executor_error
+
+    metadata_json = table.metadata.to_json()
+    io_config = IoConfig.current()
+
+    def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from icefloe import _native as native
+
+        prepare_worker(io_config)
+        ctx = TaskContext.get()
+        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        md = native.TableMetadata.from_json(metadata_json)
+        for batch in batches:
+            for index, tasks, size in zip(*(batch.column(i).to_pylist() for i in range(3))):
+                reader = _task_reader(native, tasks, read_json, mapping)
+                files = native.write_data_files(
+                    md, reader, write_id, task_id, sort=sort, target_file_size_bytes=size
+                )
+                yield pa.RecordBatch.from_pydict(
+                    {
+                        "group": pa.array([index] * len(files), pa.int32()),
+                        "descriptor": pa.array(files, pa.string()),
+                    }
+                )
+
+    rdd = spark.sparkContext.parallelize(work, numSlices=max(1, len(work)))
+    df = spark.createDataFrame(rdd, "group int, tasks string, size long")
+    try:
+        rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()
+    except Exception as e:
+        raise _executor_error(e) from e
+    return [(int(r["group"]), str(r["descriptor"])) for r in rows]
+
+
+class _Committer:
+    """Commits batches of rewritten groups as `replace` snapshots and sums the result."""
+
+    def __init__(
+        self,
+        table: Table,
+        start: int | None,
+        use_starting_sequence_number: bool,
+        remove_dangling_deletes: bool,
+        props: dict[str, str],
+    ) -> None:
+        self.table = table
+        self.start = start
+        self.use_start_seq = use_starting_sequence_number
+        self.remove_dangling = remove_dangling_deletes
+        self.props = props
+        self.rewritten = self.added = self.rewritten_bytes = self.added_bytes = 0
+        self.removed_deletes = self.failed_files = 0
+        self.snapshots: list[int] = []
+
+    def failed(self, batch: list[_Group]) -> None:
+        self.failed_files += sum(len(g.files) for g in batch)
+
+    def commit(self, batch: list[_Group], write_id: str, tolerate_conflict: bool) -> None:
+        rewritten = [json.dumps(f) for g in batch for f in g.files]
+        added = [d for g in batch for d in g.added]
+
+        def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
+            return _native.rewrite_files(
+                base,
+                self.start,
+                rewritten,
+                added,
+                use_starting_sequence_number=self.use_start_seq,
+                remove_dangling_deletes=self.remove_dangling,
+                snapshot_properties=self.props,
+            )
+
+        try:
+            snap = _pending_write.commit_write(self.table, build, added, write_id)
+        except CommitConflictError:
+            if not tolerate_conflict:
+                raise
+            self.failed(batch)
+            return
+        if snap is None:
+            return
+        self.snapshots.append(snap.snapshot_id)
+        summary = snap.summary
+        self.rewritten += len(rewritten)
+        self.added += len(added)
+        self.rewritten_bytes += sum(int(f["file_size_in_bytes"]) for g in batch for f in g.files)
+        self.added_bytes += sum(int(json.loads(d)["file_size_in_bytes"]) for d in added)
+        self.removed_deletes += int(summary.get("removed-delete-files", 0) or 0)
+
+    def result(self) -> RewriteDataFilesResult:
+        return RewriteDataFilesResult(
+            rewritten_data_files_count=self.rewritten,
+            added_data_files_count=self.added,
+            rewritten_bytes_count=self.rewritten_bytes,
+            added_bytes_count=self.added_bytes,
+            removed_delete_files_count=self.removed_deletes,
+            failed_data_files_count=self.failed_files,
+            snapshot_ids=tuple(self.snapshots),
+        )
