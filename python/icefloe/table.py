@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from icefloe._merge import TableMerger as _merge_TableMerger
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
-    from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.maintenance import Maintenance
+    from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.scan import DataScan
     from icefloe.table_transaction import Transaction
     from icefloe.update_schema import UpdateSchema as _update_schema_UpdateSchema
