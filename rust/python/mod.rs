@@ -7,6 +7,7 @@
 mod commit;
 mod errors;
 mod expr;
+mod inspect;
 mod io;
 mod metadata;
 mod read;
@@ -47,5 +48,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     commit::register(m)?;
     expr::register(m)?;
     io::register(m)?;
+    inspect::register(m)?;
     Ok(())
 }
