@@ -33,7 +33,15 @@ MOR = (
     "'write.merge.mode'='merge-on-read'"
 )
 
-ONE_SNAPSHOT = ("manifests", "files", "data_files", "delete_files", "entries", "partitions", "position_deletes")
+ONE_SNAPSHOT = (
+    "manifests",
+    "files",
+    "data_files",
+    "delete_files",
+    "entries",
+    "partitions",
+    "position_deletes",
+)
 
 
 def _java(oracle: Oracle, name: str, table: str, snapshot_id: int | None = None) -> Any:
@@ -64,7 +72,15 @@ def _assert_same_schema(ours: Any, java: Any, context: str) -> None:
     assert _shape(got) == _shape(java), f"schema nullability differs ({context}):\n{got}\n!=\n{java}"
 
 
-def _compare(spark: Any, oracle: Oracle, catalog: Any, name: str, table: str, snapshot_id: int | None) -> None:
+def _compare(
+    spark: Any,
+    oracle: Oracle,
+    catalog: Any,
+    name: str,
+    table: str,
+    snapshot_id: int | None,
+    spark_too: bool = False,
+) -> None:
     import icefloe.spark
     from pyspark.sql import functions as F
 
@@ -78,13 +94,17 @@ def _compare(spark: Any, oracle: Oracle, catalog: Any, name: str, table: str, sn
         from pyspark.sql import functions as F
 
         java = java.withColumn("file", F.regexp_replace("file", "^file:", ""))
-        ours = ours.set_column(1, ours.schema.field("file"), pc.replace_substring_regex(ours.column("file"), "^file:", ""))
+        ours = ours.set_column(
+            1, ours.schema.field("file"), pc.replace_substring_regex(ours.column("file"), "^file:", "")
+        )
     _assert_same_schema(ours.schema, java.schema, context)
     expected = java.collect()
     from oracle import canonical_rows_from_spark
 
     canon = canonical_rows_from_spark(expected, java.schema)
     assert_same_rows(ours, canon, context=context)
+    if not spark_too:
+        return
     on_spark = icefloe.spark.inspect(spark, t, table, snapshot_id)
     if table == "metadata_log_entries":
         on_spark = on_spark.withColumn("file", F.regexp_replace("file", "^file:", ""))
@@ -92,16 +112,18 @@ def _compare(spark: Any, oracle: Oracle, catalog: Any, name: str, table: str, sn
     assert_same_rows(on_spark, canon, context="spark " + context)
 
 
-def _compare_all(spark: Any, oracle: Oracle, catalog: Any, name: str, older: int | None = None) -> None:
+def _compare_all(
+    spark: Any, oracle: Oracle, catalog: Any, name: str, older: int | None = None, spark_too: bool = False
+) -> None:
     """Every metadata table (and those of one snapshot at `older` too); all differences are
-    reported together."""
+    reported together. `spark_too`: `icefloe.spark.inspect` at the current snapshot as well."""
     cases = [(table, None) for table in METADATA_TABLES]
     if older is not None:
         cases += [(table, older) for table in ONE_SNAPSHOT]
     failures = []
     for table, snapshot_id in cases:
         try:
-            _compare(spark, oracle, catalog, name, table, snapshot_id)
+            _compare(spark, oracle, catalog, name, table, snapshot_id, spark_too and snapshot_id is None)
         except AssertionError as e:
             failures.append(str(e)[:3000])
     assert not failures, "\n\n".join(failures)
@@ -113,7 +135,8 @@ def _rows(start: int, n: int, categories: str = "abc") -> str:
         c = categories[i % len(categories)]
         amount = "null" if i % 11 == 0 else f"{i * 1.25}"
         ts = dt.datetime(2024, 1, 1) + dt.timedelta(hours=i)
-        out.append(f"({i}, '{c}', {amount}, TIMESTAMP '{ts:%Y-%m-%d %H:%M:%S}', named_struct('x', {i % 7}, 'tag', 't{i}'))")
+        info = f"named_struct('x', {i % 7}, 'tag', 't{i}')"
+        out.append(f"({i}, '{c}', {amount}, TIMESTAMP '{ts:%Y-%m-%d %H:%M:%S}', {info})")
     return ", ".join(out)
 
 
@@ -155,11 +178,18 @@ def evolved(spark: Any, oracle: Oracle, catalog: Any) -> dict[str, Any]:
     oracle.sql(f"ALTER TABLE {q} CREATE BRANCH audit RETAIN 7 DAYS WITH SNAPSHOT RETENTION 2 SNAPSHOTS")
     before_expiry = oracle.current_snapshot_id(name)
     snaps = oracle.snapshot_ids(name)
-    return {"name": name, "before_evolution": before_evolution, "before_expiry": before_expiry, "snapshots": snaps}
+    return {
+        "name": name,
+        "before_evolution": before_evolution,
+        "before_expiry": before_expiry,
+        "snapshots": snaps,
+    }
 
 
-def test_partitioned_evolved_table_before_expiry(spark: Any, oracle: Oracle, catalog: Any, evolved: dict[str, Any]) -> None:
-    _compare_all(spark, oracle, catalog, evolved["name"], older=evolved["before_evolution"])
+def test_partitioned_evolved_table_before_expiry(
+    spark: Any, oracle: Oracle, catalog: Any, evolved: dict[str, Any]
+) -> None:
+    _compare_all(spark, oracle, catalog, evolved["name"], older=evolved["before_evolution"], spark_too=True)
     # the table really holds what the comparison claims to cover
     t = catalog.load_table(evolved["name"])
     deletes = t.inspect.delete_files().to_pylist()
@@ -173,7 +203,9 @@ def test_partitioned_evolved_table_before_expiry(spark: Any, oracle: Oracle, cat
     assert [f.name for f in metrics] == ["amount", "category", "id", "info.tag", "info.x", "ts"]
 
 
-def test_partitioned_evolved_table_after_expiry(spark: Any, oracle: Oracle, catalog: Any, evolved: dict[str, Any]) -> None:
+def test_partitioned_evolved_table_after_expiry(
+    spark: Any, oracle: Oracle, catalog: Any, evolved: dict[str, Any]
+) -> None:
     name = evolved["name"]
     snaps = evolved["snapshots"]
     # expire the two oldest snapshots (the tag keeps its own)
@@ -199,7 +231,7 @@ def test_unpartitioned_table(spark: Any, oracle: Oracle, catalog: Any) -> None:
     table = catalog.load_table(name)
     table.append(_arrow_rows(table, [50, 51], "z", 1.0))
     oracle.sql(f"DELETE FROM {q} WHERE id < 4")
-    _compare_all(spark, oracle, catalog, name, older=first)
+    _compare_all(spark, oracle, catalog, name, older=first, spark_too=True)
     assert "partition" not in catalog.load_table(name).inspect.files().column_names
 
 
@@ -221,7 +253,9 @@ def test_v3_deletion_vectors(spark: Any, oracle: Oracle, catalog: Any) -> None:
 
 def test_empty_table_and_bad_arguments(spark: Any, oracle: Oracle, catalog: Any) -> None:
     name = new_table_name("insp_e")
-    oracle.sql(f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, s STRING) USING iceberg PARTITIONED BY (s)")
+    oracle.sql(
+        f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, s STRING) USING iceberg PARTITIONED BY (s)"
+    )
     for table in METADATA_TABLES:
         _compare(spark, oracle, catalog, name, table, None)
     t = catalog.load_table(name)

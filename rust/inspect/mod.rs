@@ -235,3 +235,46 @@ pub(crate) fn table_partition_type(md: &TableMetadata) -> Result<StructType> {
         chosen.into_iter().map(|(id, (_, name, ty))| NestedField::optional(id, name, ty)).collect(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn golden(name: &str) -> TableMetadata {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        TableMetadata::from_json_str(&text, Some(path.display().to_string())).unwrap()
+    }
+
+    #[test]
+    fn names_parse_and_snapshot_ids_are_checked() {
+        for t in MetadataTable::ALL {
+            assert_eq!(MetadataTable::parse(t.name()).unwrap(), t);
+        }
+        assert!(MetadataTable::parse("nope").unwrap_err().to_string().contains("all_entries"));
+        let md = golden("v2_metadata.json");
+        let err = inspect(&md, MetadataTable::AllFiles, Some(1)).unwrap_err();
+        assert!(err.to_string().contains("does not read one snapshot"), "{err}");
+    }
+
+    #[test]
+    fn metadata_only_tables_have_a_row_per_item() {
+        let md = golden("v2_metadata.json");
+        assert_eq!(snapshots(&md).unwrap().num_rows(), md.snapshots().len());
+        assert_eq!(history(&md).unwrap().num_rows(), md.snapshot_log().len());
+        assert_eq!(refs(&md).unwrap().num_rows(), md.refs().len());
+        assert_eq!(metadata_log_entries(&md).unwrap().num_rows(), md.metadata_log().len() + 1);
+    }
+
+    #[test]
+    fn table_partition_type_is_the_union_of_specs_by_field_id() {
+        let md = golden("v2_all_transforms_metadata.json");
+        let t = table_partition_type(&md).unwrap();
+        let mut ids: Vec<i32> =
+            md.partition_specs().iter().flat_map(|s| s.fields.iter().map(|f| f.field_id)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(t.fields.iter().map(|f| f.id).collect::<Vec<_>>(), ids);
+        assert!(t.fields.iter().all(|f| !f.required));
+    }
+}

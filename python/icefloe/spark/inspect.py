@@ -44,7 +44,9 @@ def _spark_type(t: pa.DataType, name: str) -> Any:
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         return T.BinaryType()
     if pa.types.is_struct(t):
-        return T.StructType([T.StructField(f.name, _spark_type(f.type, f"{name}.{f.name}"), f.nullable) for f in t])
+        return T.StructType(
+            [T.StructField(f.name, _spark_type(f.type, f"{name}.{f.name}"), f.nullable) for f in t]
+        )
     if pa.types.is_map(t):
         return T.MapType(
             _spark_type(t.key_type, f"{name}.key"),
@@ -53,7 +55,9 @@ def _spark_type(t: pa.DataType, name: str) -> Any:
         )
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return T.ArrayType(_spark_type(t.value_type, f"{name}.element"), t.value_field.nullable)
-    raise NotSupportedError(f"metadata table column '{name}' has Arrow type {t}, which Spark cannot represent")
+    raise NotSupportedError(
+        f"metadata table column '{name}' has Arrow type {t}, which Spark cannot represent"
+    )
 
 
 def spark_schema_of(schema: pa.Schema) -> Any:
@@ -85,6 +89,7 @@ def inspect(spark: Any, table: Table, name: str, snapshot_id: int | None = None)
     columns = [data.column(i).to_pylist() for i in range(data.num_columns)]
     types = [f.type for f in data.schema]
     rows = [
-        tuple(_spark_value(columns[c][r], types[c]) for c in range(data.num_columns)) for r in range(data.num_rows)
+        tuple(_spark_value(columns[c][r], types[c]) for c in range(data.num_columns))
+        for r in range(data.num_rows)
     ]
     return spark.createDataFrame(rows, schema=schema, verifySchema=False)
