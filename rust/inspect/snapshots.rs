@@ -151,8 +151,7 @@ pub fn metadata_log_entries(md: &TableMetadata) -> Result<RecordBatch> {
     let rows = entries
         .into_iter()
         .map(|(ts, file)| {
-            let latest =
-                md.snapshot_log().iter().filter(|e| e.timestamp_ms <= ts).last().map(|e| e.snapshot_id);
+            let latest = md.snapshot_log().iter().rfind(|e| e.timestamp_ms <= ts).map(|e| e.snapshot_id);
             let snap = latest.and_then(|id| md.snapshot_by_id(id));
             vec![
                 Cell::Long(ts.saturating_mul(1000)),
