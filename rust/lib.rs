@@ -8,6 +8,7 @@ pub mod arrow;
 pub mod commit;
 pub mod error;
 pub mod expr;
+pub mod inspect;
 pub mod io;
 pub mod maintenance;
 pub mod manifest;

@@ -472,3 +472,12 @@ def eval_inclusive_metrics(data_file_json: str, bound_json: str) -> bool:
 
 def files_matching_metrics(data_files_json: list[str], bound_json: str) -> list[str]:
     """Paths of the data files the InclusiveMetricsEvaluator keeps for the bound filter."""
+
+# ---- metadata tables (rust/python/inspect.rs) ----
+def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = None) -> pa.RecordBatch:
+    """The metadata table `name` (Java's names: snapshots, files, all_entries, ...) as one
+    batch with Iceberg Java's columns and types; `snapshot_id` (default: current) only for the
+    tables of one snapshot (ValidationError otherwise, or for an unknown name or snapshot)."""
+
+def metadata_table_names() -> list[str]:
+    """The names `inspect_table` knows."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from icefloe._merge import TableMerger as _merge_TableMerger
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
+    from icefloe.inspect import InspectTable
     from icefloe.maintenance import Maintenance
     from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.scan import DataScan
@@ -143,6 +144,14 @@ class Table:
             SnapshotLogEntry(snapshot_id=int(e["snapshot-id"]), timestamp_ms=int(e["timestamp-ms"]))
             for e in self._metadata.snapshot_log()
         ]
+
+    @property
+    def inspect(self) -> InspectTable:
+        """The metadata tables (`table.inspect.files()`, `.snapshots()`, ...) as Arrow tables
+        with Iceberg Java's columns and types (see `icefloe.inspect`)."""
+        from icefloe.inspect import InspectTable
+
+        return InspectTable(self)
 
     def refresh(self) -> Table:
         """Reloads the table's current version from the catalog."""

@@ -7,6 +7,7 @@
 mod commit;
 mod errors;
 mod expr;
+mod inspect;
 mod io;
 mod maintenance;
 mod metadata;
@@ -49,5 +50,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expr::register(m)?;
     io::register(m)?;
     maintenance::register(m)?;
+    inspect::register(m)?;
     Ok(())
 }

@@ -5,6 +5,7 @@ mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-l
 changes in `row_level.py` and `merge.py`.
 """
 
+from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
 from icefloe.spark.row_level import delete, update, upsert
@@ -15,6 +16,7 @@ __all__ = [
     "MergeMetrics",
     "append",
     "delete",
+    "inspect",
     "merge",
     "overwrite",
     "read",

@@ -1,0 +1,280 @@
+//! Metadata tables as Arrow (Java's `MetadataTableType`): the same columns, types and nesting
+//! as Iceberg Java 1.10, computed from the table metadata, manifest lists and manifests.
+//!
+//! - `snapshots.rs`: snapshots, history, refs, metadata_log_entries (metadata only)
+//! - `manifests.rs`: manifests, all_manifests (manifest lists)
+//! - `files.rs`: files, data_files, delete_files, entries and their `all_` variants, with
+//!   `readable_metrics` (manifests)
+//! - `partitions.rs`: partitions (live entries grouped by partition)
+//! - `position_deletes.rs`: position_deletes (the rows of position delete files and DVs)
+
+mod cells;
+mod files;
+mod manifests;
+mod partitions;
+mod position_deletes;
+mod snapshots;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use arrow_array::RecordBatch;
+
+pub use files::{entries, files, FileContentFilter};
+pub use manifests::{all_manifests, manifests};
+pub use partitions::partitions;
+pub use position_deletes::position_deletes;
+pub use snapshots::{history, metadata_log_entries, refs, snapshots};
+
+use crate::error::{invalid_data, not_supported, validation, Result};
+use crate::manifest::{read_manifest_list, ManifestFile};
+use crate::spec::{NestedField, PartitionField, PartitionSpec, Snapshot, StructType, TableMetadata, Type};
+
+/// The metadata tables, by Java's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataTable {
+    Snapshots,
+    History,
+    Refs,
+    MetadataLogEntries,
+    Manifests,
+    AllManifests,
+    Files,
+    DataFiles,
+    DeleteFiles,
+    AllFiles,
+    AllDataFiles,
+    AllDeleteFiles,
+    Entries,
+    AllEntries,
+    Partitions,
+    PositionDeletes,
+}
+
+impl MetadataTable {
+    pub const ALL: [MetadataTable; 16] = [
+        Self::Snapshots,
+        Self::History,
+        Self::Refs,
+        Self::MetadataLogEntries,
+        Self::Manifests,
+        Self::AllManifests,
+        Self::Files,
+        Self::DataFiles,
+        Self::DeleteFiles,
+        Self::AllFiles,
+        Self::AllDataFiles,
+        Self::AllDeleteFiles,
+        Self::Entries,
+        Self::AllEntries,
+        Self::Partitions,
+        Self::PositionDeletes,
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Snapshots => "snapshots",
+            Self::History => "history",
+            Self::Refs => "refs",
+            Self::MetadataLogEntries => "metadata_log_entries",
+            Self::Manifests => "manifests",
+            Self::AllManifests => "all_manifests",
+            Self::Files => "files",
+            Self::DataFiles => "data_files",
+            Self::DeleteFiles => "delete_files",
+            Self::AllFiles => "all_files",
+            Self::AllDataFiles => "all_data_files",
+            Self::AllDeleteFiles => "all_delete_files",
+            Self::Entries => "entries",
+            Self::AllEntries => "all_entries",
+            Self::Partitions => "partitions",
+            Self::PositionDeletes => "position_deletes",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self> {
+        let lower = name.to_ascii_lowercase();
+        Self::ALL.into_iter().find(|t| t.name() == lower).ok_or_else(|| {
+            validation(format!(
+                "expected a metadata table name ({}), found '{name}'",
+                Self::ALL.map(|t| t.name()).join(", ")
+            ))
+        })
+    }
+
+    /// Whether the table reads one snapshot (so a snapshot id may be given). The others show
+    /// the whole metadata (`snapshots`, `history`, ...) or every snapshot (`all_*`).
+    pub fn at_snapshot(&self) -> bool {
+        matches!(
+            self,
+            Self::Manifests
+                | Self::Files
+                | Self::DataFiles
+                | Self::DeleteFiles
+                | Self::Entries
+                | Self::Partitions
+                | Self::PositionDeletes
+        )
+    }
+}
+
+/// The metadata table `table` of the table `md`, at `snapshot_id` (default: current) for the
+/// tables of one snapshot. A snapshot id for a table that shows all snapshots is an error.
+pub fn inspect(md: &TableMetadata, table: MetadataTable, snapshot_id: Option<i64>) -> Result<RecordBatch> {
+    if snapshot_id.is_some() && !table.at_snapshot() {
+        return Err(validation(format!(
+            "the {} metadata table does not read one snapshot: do not give a snapshot id",
+            table.name()
+        )));
+    }
+    let snap = || crate::scan::select_snapshot(md, snapshot_id);
+    use MetadataTable as T;
+    match table {
+        T::Snapshots => snapshots(md),
+        T::History => history(md),
+        T::Refs => refs(md),
+        T::MetadataLogEntries => metadata_log_entries(md),
+        T::Manifests => manifests(md, snap()?),
+        T::AllManifests => all_manifests(md),
+        T::Files => files(md, Some(snap()?), FileContentFilter::All),
+        T::DataFiles => files(md, Some(snap()?), FileContentFilter::Data),
+        T::DeleteFiles => files(md, Some(snap()?), FileContentFilter::Deletes),
+        T::AllFiles => files(md, None, FileContentFilter::All),
+        T::AllDataFiles => files(md, None, FileContentFilter::Data),
+        T::AllDeleteFiles => files(md, None, FileContentFilter::Deletes),
+        T::Entries => entries(md, Some(snap()?)),
+        T::AllEntries => entries(md, None),
+        T::Partitions => partitions(md, snap()?),
+        T::PositionDeletes => position_deletes(md, snap()?),
+    }
+}
+
+/// The manifest list of a snapshot.
+pub(crate) fn manifest_list(snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
+    let list = snapshot.manifest_list.as_deref().ok_or_else(|| {
+        not_supported(format!(
+            "snapshot {} lists its manifests inline (legacy v1 'manifests'); not supported",
+            snapshot.snapshot_id
+        ))
+    })?;
+    read_manifest_list(list).map_err(|e| e.with_context("snapshot id", snapshot.snapshot_id.to_string()))
+}
+
+/// The distinct manifests reachable from any snapshot (Java `reachableManifests`), in the
+/// order first met walking the snapshots in metadata order.
+pub(crate) fn reachable_manifests(md: &TableMetadata) -> Result<Vec<ManifestFile>> {
+    let lists = crate::scan::parallel_map(md.snapshots(), crate::scan::default_threads(), manifest_list);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for list in lists {
+        for m in list? {
+            if seen.insert(m.manifest_path.clone()) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each partition spec of the table with its partition type under the current schema (Java
+/// binds every spec to the current schema).
+pub(crate) struct SpecTypes {
+    by_id: HashMap<i32, std::result::Result<(PartitionSpec, StructType), String>>,
+}
+
+impl SpecTypes {
+    pub(crate) fn new(md: &TableMetadata) -> Self {
+        let schema = md.current_schema();
+        let by_id = md
+            .partition_specs()
+            .iter()
+            .map(|s| (s.spec_id, s.partition_type(schema).map(|t| (s.clone(), t)).map_err(|e| e.to_string())))
+            .collect();
+        SpecTypes { by_id }
+    }
+
+    pub(crate) fn get(&self, spec_id: i32) -> Result<(&PartitionSpec, &StructType)> {
+        match self.by_id.get(&spec_id) {
+            Some(Ok((s, t))) => Ok((s, t)),
+            Some(Err(e)) => Err(invalid_data(format!("partition spec {spec_id} has no partition type: {e}"))),
+            None => Err(invalid_data(format!(
+                "a manifest names partition spec {spec_id}, which the table does not have"
+            ))),
+        }
+    }
+}
+
+/// The table's partition type: the union of the fields of all specs whose source column is
+/// in the current schema, ordered by field id, named as in the newest spec (Java
+/// `Partitioning.partitionType`).
+pub(crate) fn table_partition_type(md: &TableMetadata) -> Result<StructType> {
+    let schema = md.current_schema();
+    let mut specs: Vec<&PartitionSpec> = md.partition_specs().iter().collect();
+    specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id));
+    let mut chosen: BTreeMap<i32, (&PartitionField, String, Type)> = BTreeMap::new();
+    for spec in specs {
+        for f in &spec.fields {
+            let Ok(src) = spec.source_type(schema, f) else { continue };
+            let ty = f.transform.result_type(src).map_err(|e| {
+                invalid_data(format!("partition field '{}' (id {}): {}", f.name, f.field_id, e.message()))
+            })?;
+            match chosen.get_mut(&f.field_id) {
+                None => {
+                    chosen.insert(f.field_id, (f, f.name.clone(), Type::Primitive(ty)));
+                }
+                Some(existing) => {
+                    // v1 tables keep dropped fields as void: the typed field wins, the name stays.
+                    if existing.0.transform.is_void() && !f.transform.is_void() {
+                        existing.0 = f;
+                        existing.2 = Type::Primitive(ty);
+                    }
+                }
+            }
+        }
+    }
+    Ok(StructType::new(
+        chosen.into_iter().map(|(id, (_, name, ty))| NestedField::optional(id, name, ty)).collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn golden(name: &str) -> TableMetadata {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        TableMetadata::from_json_str(&text, Some(path.display().to_string())).unwrap()
+    }
+
+    #[test]
+    fn names_parse_and_snapshot_ids_are_checked() {
+        for t in MetadataTable::ALL {
+            assert_eq!(MetadataTable::parse(t.name()).unwrap(), t);
+        }
+        assert!(MetadataTable::parse("nope").unwrap_err().to_string().contains("all_entries"));
+        let md = golden("v2_metadata.json");
+        let err = inspect(&md, MetadataTable::AllFiles, Some(1)).unwrap_err();
+        assert!(err.to_string().contains("does not read one snapshot"), "{err}");
+    }
+
+    #[test]
+    fn metadata_only_tables_have_a_row_per_item() {
+        let md = golden("v2_metadata.json");
+        assert_eq!(snapshots(&md).unwrap().num_rows(), md.snapshots().len());
+        assert_eq!(history(&md).unwrap().num_rows(), md.snapshot_log().len());
+        assert_eq!(refs(&md).unwrap().num_rows(), md.refs().len());
+        assert_eq!(metadata_log_entries(&md).unwrap().num_rows(), md.metadata_log().len() + 1);
+    }
+
+    #[test]
+    fn table_partition_type_is_the_union_of_specs_by_field_id() {
+        let md = golden("v2_all_transforms_metadata.json");
+        let t = table_partition_type(&md).unwrap();
+        let mut ids: Vec<i32> =
+            md.partition_specs().iter().flat_map(|s| s.fields.iter().map(|f| f.field_id)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(t.fields.iter().map(|f| f.id).collect::<Vec<_>>(), ids);
+        assert!(t.fields.iter().all(|f| !f.required));
+    }
+}

@@ -1,0 +1,38 @@
+//! Bindings of the metadata tables: `inspect_table(metadata, name, snapshot_id)` returns one
+//! Arrow record batch (Java's columns and types) through the C Data Interface.
+
+use arrow::pyarrow::PyArrowType;
+use arrow_array::RecordBatch;
+use pyo3::prelude::*;
+
+use super::errors::PyResultExt;
+use super::metadata::PyTableMetadata;
+use crate::inspect::{inspect, MetadataTable};
+
+/// The metadata table `name` (`snapshots`, `files`, `all_entries`, ...) of `metadata`, at
+/// `snapshot_id` (default: the current snapshot) for the tables of one snapshot.
+#[pyfunction]
+#[pyo3(signature = (metadata, name, snapshot_id=None))]
+fn inspect_table(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    name: &str,
+    snapshot_id: Option<i64>,
+) -> PyResult<PyArrowType<RecordBatch>> {
+    let table = MetadataTable::parse(name).py()?;
+    let md = metadata.inner.clone();
+    let batch = py.detach(move || inspect(&md, table, snapshot_id)).py()?;
+    Ok(PyArrowType(batch))
+}
+
+/// The names of the metadata tables.
+#[pyfunction]
+fn metadata_table_names() -> Vec<&'static str> {
+    MetadataTable::ALL.iter().map(|t| t.name()).collect()
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(inspect_table, m)?)?;
+    m.add_function(wrap_pyfunction!(metadata_table_names, m)?)?;
+    Ok(())
+}
