@@ -170,3 +170,44 @@ def test_table_io_matches_pyiceberg_file_io(catalogs: tuple[icefloe.Catalog, Any
         out.write(b"partial")
         raise RuntimeError("boom")
     assert not io.new_input(loc).exists()
+
+
+def test_table_io_on_s3_matches_pyiceberg(s3: Any) -> None:
+    """The same on an object store (the test suite's S3 server): ranged reads of a file
+    larger than one read-ahead, all-or-nothing creates, deletes, PyIceberg's S3 FileIO on
+    the other side."""
+    import os
+    import uuid
+
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from servers.s3 import BUCKET
+
+    prefix = f"s3://{BUCKET}/{uuid.uuid4().hex[:10]}"
+    cat = icefloe.load_catalog("s3io", type="filesystem", warehouse=f"{prefix}/wh", **s3.properties())
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema=SCHEMA)
+    t.append(batch(list(range(1000)), "a"))
+    io, pio = t.io, PyArrowFileIO(s3.properties())
+    payload = os.urandom(3 * 1024 * 1024 + 17)
+    loc = f"{t.location()}/extra/blob.bin"
+    with io.new_output(loc).create() as out:
+        out.write(payload)
+    with pio.new_input(loc).open() as f:
+        assert f.read() == payload
+    assert len(io.new_input(loc)) == len(pio.new_input(loc)) == len(payload)
+    with io.new_input(loc).open() as f:
+        f.seek(2 * 1024 * 1024 + 5)
+        assert f.read(100) == payload[2 * 1024 * 1024 + 5 : 2 * 1024 * 1024 + 105]
+        f.seek(0)
+        assert f.read() == payload
+    data_path = t.scan().plan_files()[0].file_path
+    with io.new_input(data_path).open() as f:
+        assert rows_of(pq.read_table(f)) == rows_of(t.scan().to_arrow())
+    with pytest.raises(FileExistsError):
+        io.new_output(loc).create()
+    io.delete(loc)
+    assert not pio.new_input(loc).exists() and not io.new_input(loc).exists()
+    with pytest.raises(FileNotFoundError):
+        io.delete(loc)
+    with pytest.raises(FileNotFoundError):
+        io.new_input(loc).open()
