@@ -254,6 +254,8 @@ def test_add_files_refusals_leave_nothing_behind(tmp_path: Path) -> None:
     refused(ValidationError, "File paths must be unique", [str(not_parquet), str(not_parquet)])
     refused(ValidationError, "already referenced by table.*good.parquet", [good])
 
+    with pytest.raises(ValidationError, match="found one string"):
+        t.add_files(good)  # type: ignore[arg-type]
     # One bad file among good ones: nothing of the batch is committed.
     fresh = write(tmp_path / "in" / "fresh.parquet", rows([10], "b"))
     refused(ValidationError, "more than one partition", [fresh, two])

@@ -37,9 +37,9 @@ def add_files(
     snapshot_properties: dict[str, str] | None = None,
     check_duplicate_files: bool = True,
 ) -> Snapshot | None:
-    paths = [str(p) for p in file_paths]
     if isinstance(file_paths, str):
         raise ValidationError("add_files takes a list of file paths, found one string")
+    paths = [str(p) for p in file_paths]
     seen: set[tuple[str, str]] = set()
     dupes = []
     for p in paths:

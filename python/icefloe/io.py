@@ -98,9 +98,12 @@ class OutputStream(_pyio.BytesIO):
         self._stored = False
 
     def close(self) -> None:
-        if not self.closed and not self._stored:
+        if self.closed or self._stored:
+            super().close()
+            return
+        self._stored = True
+        try:
             data = self.getvalue()
-            self._stored = True
             if self._overwrite:
                 _io.write(self._location, data)
             else:
@@ -108,7 +111,8 @@ class OutputStream(_pyio.BytesIO):
                     _io.write_new(self._location, data)
                 except FileExistsError:
                     raise FileExistsError(f"cannot create {self._location}: it already exists") from None
-        super().close()
+        finally:
+            super().close()
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is not None:
