@@ -70,7 +70,10 @@ def row_group_starts(path: Path) -> list[int]:
 
 
 def data_files(table: icefloe.Table) -> dict[str, Any]:
-    return {Path(t.file_path.removeprefix("file:")).name: t.file for t in table.scan().plan_files()}
+    return {
+        Path(t.file_path.removeprefix("file:")).name: t.file
+        for t in table.scan(include_column_stats=True).plan_files()
+    }
 
 
 @pytest.mark.spark
@@ -175,6 +178,7 @@ def test_add_files_matches_pyiceberg_add_files(tables: tuple[icefloe.Catalog, An
         assert x.upper_bounds == y.upper_bounds, name
         assert x.column_sizes == y.column_sizes, name
     assert a["n.parquet"].partition == [None]
+    assert all(len(f.value_counts) == len(SCHEMA) and f.lower_bounds for f in a.values())
     assert ours.properties["schema.name-mapping.default"]
     # PyIceberg reads icefloe's table, and the other way round, with the same rows.
     expected = pa.concat_tables([pq.read_table(f) for f in files])
@@ -262,3 +266,35 @@ def test_add_files_refusals_leave_nothing_behind(tmp_path: Path) -> None:
     # PyIceberg's check_duplicate_files=False registers a referenced file again.
     t.add_files([good], check_duplicate_files=False)
     assert cat.load_table("db.t").scan().count() == 4
+
+
+def test_add_files_of_a_file_with_the_tables_own_field_ids(tmp_path: Path) -> None:
+    """A data file icefloe wrote for a table of the same schema carries the same field ids:
+    it is accepted by id, and gets exactly the metrics the writer gave it."""
+    cat = icefloe.load_catalog("local", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    src = cat.create_table("db.src", schema=SCHEMA, partition_spec=KIND)
+    data = rows(list(range(20)), "a")
+    data = data.set_column(2, "v", pa.array([float("nan") if i == 4 else i * 1.5 for i in range(20)]))
+    src.append(data)
+    (written,) = data_files(src).values()
+    dst = cat.create_table("db.dst", schema=SCHEMA, partition_spec=KIND)
+    dst.add_files([written.file_path])
+    (added,) = data_files(dst).values()
+    for attr in (
+        "partition",
+        "record_count",
+        "file_size_in_bytes",
+        "column_sizes",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+        "split_offsets",
+    ):
+        assert getattr(added, attr) == getattr(written, attr), attr
+    assert added.nan_value_counts[3] == 1
+    assert len(added.value_counts) == len(SCHEMA) and len(added.upper_bounds) == len(SCHEMA)
+    assert "schema.name-mapping.default" in dst.properties  # set as PyIceberg does
+    assert_same_rows(dst.scan().to_arrow(), src.scan().to_arrow(), context="the added file's rows")
