@@ -30,3 +30,20 @@ def test_abi3_wheel_installs_into_fresh_venv(tmp_path: Path) -> None:
     )
     res = subprocess.run([str(py), "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert res.stdout.split() == [icefloe.__version__, "int64"]
+    # The console script, with the dependencies the wheel declares (rich, pyyaml).
+    cli = subprocess.run(
+        [str(venv / "bin" / "icefloe"), "version"], cwd=tmp_path, check=True, capture_output=True, text=True
+    )
+    assert cli.stdout.strip() == icefloe.__version__
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".icefloe.yaml").write_text(f"catalog:\n  default:\n    warehouse: {tmp_path / 'wh'}\n")
+    listed = subprocess.run(
+        [str(venv / "bin" / "icefloe"), "--json", "list"],
+        cwd=tmp_path,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert listed.stdout.strip() == "[]"

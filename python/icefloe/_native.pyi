@@ -104,6 +104,12 @@ def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
     """Raises ValidationError naming every column of `schema` that does not fit the
     table's current schema (missing required column, unknown column, wrong type)."""
 
+def import_parquet_files(metadata: TableMetadata, paths: list[str]) -> list[str]:
+    """DataFile descriptors for existing Parquet files (`table.add_files`)."""
+
+def import_name_mapping(metadata: TableMetadata) -> str:
+    """The name mapping JSON `add_files` reads files without field ids with."""
+
 def write_data_files(
     metadata: TableMetadata,
     batches: pa.RecordBatchReader,
@@ -317,6 +323,14 @@ def io_list(location: str) -> list[tuple[str, int]]:
 def io_delete_prefix(location: str) -> None: ...
 def delete_files(paths: list[str]) -> None:
     """Deletes files (missing ones are ignored; object stores in parallel)."""
+
+@final
+class InputFileHandle:
+    """A file opened for ranged reads (table.io's input streams)."""
+
+    def __new__(cls, location: str) -> InputFileHandle: ...
+    def __len__(self) -> int: ...
+    def read_at(self, start: int, length: int) -> bytes: ...
 
 # ---- scan (driver plans, executors read) ----
 def plan_files(metadata: TableMetadata, snapshot_id: int | None = None) -> list[str]:

@@ -21,6 +21,8 @@ from icefloe.types import LongType, NestedField, StringType
 
 if TYPE_CHECKING:
     import pandas as pd
+    import polars as pl
+    from duckdb import DuckDBPyConnection
 
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
@@ -321,8 +323,9 @@ METADATA_COLUMNS: dict[str, NestedField] = {
 
 
 class DataScan:
-    """A scan of one snapshot of a table: `plan_files()`, `to_arrow()`, `to_batches()`,
-    `to_pandas()`, `count()`."""
+    """A scan of one snapshot of a table: `plan_files()`, `to_arrow()`, `to_batches()`
+    (alias `to_arrow_batch_reader()`), `to_pandas()`, `to_polars()`, `to_duckdb()`, `count()`;
+    an Arrow stream for `pa.table(scan)`, `pl.DataFrame(scan)` and DuckDB."""
 
     def __init__(
         self,
@@ -605,6 +608,36 @@ class DataScan:
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         return self.to_arrow().to_pandas(**kwargs)
+
+    # ---- PyIceberg's other outputs, and the Arrow PyCapsule stream ----
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """PyIceberg's name for `to_batches()`: the scan as a stream of record batches, read
+        one task after another (less memory than `to_arrow()`)."""
+        return self.to_batches()
+
+    def to_polars(self) -> pl.DataFrame:
+        """The scan as a polars DataFrame (needs `polars`), as PyIceberg's `to_polars()`."""
+        import polars as pl
+
+        result = pl.from_arrow(self.to_arrow())
+        if isinstance(result, pl.Series):
+            result = result.to_frame()
+        return result
+
+    def to_duckdb(self, table_name: str, connection: DuckDBPyConnection | None = None) -> DuckDBPyConnection:
+        """The scan's rows registered as `table_name` in a DuckDB connection (a new in-memory
+        one unless `connection` is given), as PyIceberg's `to_duckdb()`; needs `duckdb`."""
+        import duckdb
+
+        con = connection or duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow())
+        return con
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The Arrow PyCapsule stream interface: polars (`pl.DataFrame(scan)`), DuckDB and
+        pyarrow (`pa.table(scan)`, `pa.RecordBatchReader.from_stream(scan)`) take a scan
+        directly and stream its batches (`to_batches()`)."""
+        return self.to_batches().__arrow_c_stream__(requested_schema)
 
     def count(self) -> int:
         """Rows the scan returns: from file metadata when there is no filter and no planned

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.inspect import InspectTable
+    from icefloe.io import FileIO
     from icefloe.maintenance import Maintenance
     from icefloe.manage_snapshots import ManageSnapshots, SnapshotRef
     from icefloe.scan import DataScan
@@ -197,6 +198,15 @@ class Table:
         return dict(self._io_properties)
 
     @property
+    def io(self) -> FileIO:
+        """The table's FileIO (PyIceberg's `table.io`): `new_input(path).open()`,
+        `new_output(path).create()`, `delete(path)`, over the same Rust FileIO and storage
+        settings as every read and write of this table."""
+        from icefloe.io import FileIO
+
+        return FileIO(self._io_properties)
+
+    @property
     def io_config(self) -> _io.IoConfig:
         """What a Spark task needs to reach this table's files on an executor."""
         return self._io_config
@@ -334,6 +344,34 @@ class Table:
             snapshot_properties,
             validate_added_files_match_filter=validate_added_files_match_filter,
         )
+
+    def add_files(
+        self,
+        file_paths: list[str],
+        snapshot_properties: dict[str, str] | None = None,
+        check_duplicate_files: bool = True,
+    ) -> Snapshot | None:
+        """Registers existing Parquet files as data files in one `append` snapshot, as
+        PyIceberg's `add_files` (migrations): each file's schema is checked against the
+        table's (files with Parquet field ids of another schema are refused), its metrics
+        come from the footer and its partition tuple from its data (exactly one per file).
+        ValidationError, with nothing committed, for duplicate paths, files the table already
+        references (unless `check_duplicate_files=False`) or a file that does not fit. The
+        files are never moved or deleted. See `icefloe._add_files`."""
+        from icefloe import _add_files
+
+        return _add_files.add_files(self, file_paths, snapshot_properties, check_duplicate_files)
+
+    def dynamic_partition_overwrite(
+        self, df: ArrowData, snapshot_properties: dict[str, str] | None = None
+    ) -> Snapshot | None:
+        """PyIceberg's name for `overwrite(df)` without a filter: replaces exactly the
+        partitions `df`'s rows fall in, as one `overwrite` snapshot (Java's
+        `ReplacePartitions`, Spark's `overwritePartitions()`). Unlike PyIceberg (a delete
+        snapshot, then an append) it commits once, accepts every partition transform, and
+        on an unpartitioned table replaces the whole table, as Spark does; an empty `df`
+        changes nothing."""
+        return self.overwrite(df, None, snapshot_properties)
 
     def delete(
         self,

@@ -7,7 +7,7 @@ pub mod delete_cache;
 mod delete_filter;
 pub mod equality_deletes;
 pub mod key_set;
-mod name_mapped;
+pub(crate) mod name_mapped;
 pub mod position_deletes;
 pub mod read_task;
 pub mod reader;

@@ -97,7 +97,45 @@ fn delete_files(py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
     py.detach(move || io::delete_files(&paths)).py()
 }
 
+/// A file opened for ranged reads (`table.io.new_input(...).open()`): its length and the
+/// bytes at an offset, through the same cached ranged GETs as the Parquet readers.
+#[pyclass(name = "InputFileHandle", module = "icefloe._native", frozen)]
+struct InputFileHandle {
+    inner: io::InputFile,
+}
+
+#[pymethods]
+impl InputFileHandle {
+    /// Opens `location` (NotFoundError when it does not exist).
+    #[new]
+    fn new(py: Python<'_>, location: &str) -> PyResult<Self> {
+        let inner = py.detach(|| io::InputFile::open(location, None)).py()?;
+        Ok(InputFileHandle { inner })
+    }
+
+    fn __len__(&self) -> usize {
+        usize::try_from(parquet::file::reader::Length::len(&self.inner)).unwrap_or(usize::MAX)
+    }
+
+    /// Up to `length` bytes from `start` (fewer at the end of the file, none past it).
+    fn read_at<'py>(&self, py: Python<'py>, start: u64, length: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let size = parquet::file::reader::Length::len(&self.inner);
+        let n = length.min(size.saturating_sub(start));
+        if n == 0 {
+            return Ok(PyBytes::new(py, &[]));
+        }
+        let want = usize::try_from(n).map_err(|_| {
+            super::errors::to_py(crate::error::validation(format!("read of {n} bytes is too large")))
+        })?;
+        let bytes = py
+            .detach(|| parquet::file::reader::ChunkReader::get_bytes(&self.inner, start, want))
+            .map_err(|e| super::errors::to_py(crate::error::Error::new(ErrorKind::Io, e.to_string())))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<InputFileHandle>()?;
     m.add_function(wrap_pyfunction!(register_file_io, m)?)?;
     m.add_function(wrap_pyfunction!(file_io_properties, m)?)?;
     m.add_function(wrap_pyfunction!(is_secret_property, m)?)?;

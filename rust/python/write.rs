@@ -187,7 +187,59 @@ fn apply_transform(
     Ok(PyArrowType(out.to_data()))
 }
 
+/// DataFile descriptors for existing Parquet files (`table.add_files`): schema checked,
+/// metrics from the footers, one partition tuple per file from its data. Up to four files
+/// at a time; the first failure (naming its file) fails the whole call.
+#[pyfunction]
+fn import_parquet_files(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    paths: Vec<String>,
+) -> PyResult<Vec<String>> {
+    let md = metadata.inner.clone();
+    let files = py
+        .detach(move || -> crate::Result<Vec<crate::manifest::DataFile>> {
+            let workers = paths.len().clamp(1, 4);
+            let chunk = paths.len().div_ceil(workers).max(1);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = paths
+                    .chunks(chunk)
+                    .map(|part| {
+                        let md = &md;
+                        s.spawn(move || {
+                            part.iter()
+                                .map(|p| crate::writer::parquet_import::import_parquet_file(md, p))
+                                .collect::<crate::Result<Vec<_>>>()
+                        })
+                    })
+                    .collect();
+                let mut out = Vec::with_capacity(paths.len());
+                for h in handles {
+                    let part = h.join().map_err(|_| {
+                        crate::error::Error::new(
+                            crate::error::ErrorKind::Internal,
+                            "an import thread panicked",
+                        )
+                    })??;
+                    out.extend(part);
+                }
+                Ok(out)
+            })
+        })
+        .py()?;
+    descriptors(&files)
+}
+
+/// The name mapping `add_files` reads files without field ids with (the table's
+/// `schema.name-mapping.default`, else one made from the current schema), as JSON.
+#[pyfunction]
+fn import_name_mapping(metadata: &PyTableMetadata) -> PyResult<String> {
+    crate::writer::parquet_import::import_name_mapping(&metadata.inner).and_then(|m| m.to_json()).py()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(import_parquet_files, m)?)?;
+    m.add_function(wrap_pyfunction!(import_name_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
     m.add_function(wrap_pyfunction!(apply_transform, m)?)?;

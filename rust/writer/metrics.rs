@@ -285,16 +285,31 @@ pub(crate) fn fill_metrics(
     floats: &FloatCollector,
 ) -> Result<()> {
     let leaves = leaves(schema);
+    let columns: Vec<Option<Leaf>> = leaves.iter().cloned().map(Some).collect();
+    fill_metrics_of_columns(df, meta, &leaves, &columns, config, floats)
+}
+
+/// [`fill_metrics`] for a file written by someone else (`add_files`): `columns[i]` is the
+/// table leaf of the file's Parquet column `i` (by field id or name mapping), None for a
+/// column the table does not know. Leaves of `leaves` absent from the file get no metrics.
+pub(crate) fn fill_metrics_of_columns(
+    df: &mut DataFile,
+    meta: &ParquetMetaData,
+    leaves: &[Leaf],
+    columns: &[Option<Leaf>],
+    config: &MetricsConfig,
+    floats: &FloatCollector,
+) -> Result<()> {
     let mut record_count = 0i64;
     let mut splits = Vec::with_capacity(meta.num_row_groups());
     let mut null_ok: HashMap<i32, bool> = HashMap::new();
     let mut bounds: HashMap<i32, BoundAcc> = HashMap::new();
     for rg in meta.row_groups() {
         record_count += rg.num_rows();
-        if rg.num_columns() != leaves.len() {
+        if rg.num_columns() != columns.len() {
             return Err(Error::new(
                 ErrorKind::Internal,
-                format!("expected {} column chunks per row group, found {}", leaves.len(), rg.num_columns()),
+                format!("expected {} column chunks per row group, found {}", columns.len(), rg.num_columns()),
             ));
         }
         if let Some(first) = rg.columns().first() {
@@ -305,7 +320,8 @@ pub(crate) fn fill_metrics(
             };
             splits.push(start);
         }
-        for (leaf, cc) in leaves.iter().zip(rg.columns()) {
+        for (leaf, cc) in columns.iter().zip(rg.columns()) {
+            let Some(leaf) = leaf else { continue };
             let mode = config.mode(leaf.id);
             if mode == MetricsMode::None {
                 continue;
@@ -345,7 +361,7 @@ pub(crate) fn fill_metrics(
     df.record_count = record_count;
     df.split_offsets = Some(splits);
 
-    for leaf in &leaves {
+    for leaf in leaves {
         let mode = config.mode(leaf.id);
         if mode == MetricsMode::None || leaf.repeated {
             continue;

@@ -10,6 +10,7 @@ pub mod dv_writer;
 pub mod equality_delete_writer;
 pub mod input_schema;
 pub mod metrics;
+pub mod parquet_import;
 pub mod parquet_writer;
 pub mod partitioned;
 pub mod partitioner;
