@@ -363,7 +363,7 @@ class Table:
         return _add_files.add_files(self, file_paths, snapshot_properties, check_duplicate_files)
 
     def dynamic_partition_overwrite(
-        self, df: ArrowData, snapshot_properties: dict[str, str] | None = None
+        self, df: ArrowData, snapshot_properties: dict[str, str] | None = None, branch: str | None = None
     ) -> Snapshot | None:
         """PyIceberg's name for `overwrite(df)` without a filter: replaces exactly the
         partitions `df`'s rows fall in, as one `overwrite` snapshot (Java's
@@ -371,7 +371,7 @@ class Table:
         snapshot, then an append) it commits once, accepts every partition transform, and
         on an unpartitioned table replaces the whole table, as Spark does; an empty `df`
         changes nothing."""
-        return self.overwrite(df, None, snapshot_properties)
+        return self.overwrite(df, None, snapshot_properties, branch=branch)
 
     def delete(
         self,
