@@ -4,7 +4,7 @@
 
 Commands: list [NAMESPACE], describe TABLE|NAMESPACE, schema, spec, uuid, location,
 snapshots, history, files, partitions, refs (alias list-refs), properties get|set|remove,
-expire-snapshots, remove-orphans, compact, rewrite-manifests, rollback, version.
+expire-snapshots, remove-orphans, compact, rollback, version.
 
 Catalogs come from `~/.icefloe.yaml` or PyIceberg's `~/.pyiceberg.yaml` (same shape:
 `catalog: {NAME: {uri: ..., warehouse: ..., type: ...}}`, optional `default-catalog`),
@@ -342,7 +342,7 @@ def cmd_refs(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
 
 def cmd_files(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
-    cols, rows = _arrow_rows(t.inspect.files())  # type: ignore[attr-defined]
+    cols, rows = _arrow_rows(t.inspect.files())
     if not isinstance(out, JsonOutput):
         wanted = (
             "content",
@@ -360,7 +360,7 @@ def cmd_files(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
 
 def cmd_partitions(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
-    cols, rows = _arrow_rows(t.inspect.partitions())  # type: ignore[attr-defined]
+    cols, rows = _arrow_rows(t.inspect.partitions())
     out.rows(f"Partitions of {args.table}", cols, rows)
 
 
@@ -434,7 +434,7 @@ def cmd_expire(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
         kwargs["older_than"] = parse_time(args.older_than)
     if args.retain_last is not None:
         kwargs["retain_last"] = args.retain_last
-    result = t.maintenance.expire_snapshots(**kwargs)  # type: ignore[attr-defined]
+    result = t.maintenance.expire_snapshots(**kwargs)
     _report(out, f"Expired snapshots of {args.table}", result)
 
 
@@ -443,26 +443,20 @@ def cmd_remove_orphans(cat: Catalog, out: Output, args: argparse.Namespace) -> N
     kwargs: dict[str, Any] = {"dry_run": args.dry_run}
     if args.older_than is not None:
         kwargs["older_than"] = parse_time(args.older_than)
-    result = t.maintenance.remove_orphan_files(**kwargs)  # type: ignore[attr-defined]
+    result = t.maintenance.remove_orphan_files(**kwargs)
     _report(out, f"Orphan files of {args.table}", result)
 
 
 def cmd_compact(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
-    result = t.maintenance.rewrite_data_files()  # type: ignore[attr-defined]
+    result = t.maintenance.rewrite_data_files()
     _report(out, f"Compaction of {args.table}", result)
-
-
-def cmd_rewrite_manifests(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
-    t = cat.load_table(args.table)
-    result = t.maintenance.rewrite_manifests()  # type: ignore[attr-defined]
-    _report(out, f"Manifests of {args.table}", result)
 
 
 def cmd_rollback(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
     before = t.metadata.current_snapshot_id
-    with t.manage_snapshots() as m:  # type: ignore[attr-defined]
+    with t.manage_snapshots() as m:
         m.rollback_to_snapshot(args.snapshot_id)
     out.text(
         f"Rolled back {args.table} from snapshot {before} to {args.snapshot_id}",
@@ -511,7 +505,6 @@ def build_parser() -> argparse.ArgumentParser:
         ("files", cmd_files, "data and delete files of the current snapshot"),
         ("partitions", cmd_partitions, "partitions with their counts"),
         ("compact", cmd_compact, "rewrite small data files (rewrite_data_files)"),
-        ("rewrite-manifests", cmd_rewrite_manifests, "rewrite manifests"),
     ):
         command(name, func, text).add_argument("table")
     sp = command("refs", cmd_refs, "branches and tags", aliases=("list-refs",))
