@@ -11,6 +11,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
+mod table_metadata_expire;
 mod table_metadata_serde;
 pub mod transform;
 pub mod transform_arrow;
