@@ -9,6 +9,7 @@ pub mod commit;
 pub mod error;
 pub mod expr;
 pub mod io;
+pub mod maintenance;
 pub mod manifest;
 pub mod puffin;
 pub mod scan;
