@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from icefloe._merge import TableMerger as _merge_TableMerger
     from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
+    from icefloe.maintenance import Maintenance
     from icefloe.scan import DataScan
     from icefloe.table_transaction import Transaction
 
@@ -160,6 +161,15 @@ class Table:
         config = _io.IoConfig.for_table(self)
         config.apply()
         return config
+
+    # ---- maintenance ----
+    @property
+    def maintenance(self) -> Maintenance:
+        """Snapshot expiry and orphan-file removal: `table.maintenance.expire_snapshots(...)`,
+        `table.maintenance.remove_orphan_files(...)` (see `icefloe.maintenance`)."""
+        from icefloe.maintenance import Maintenance
+
+        return Maintenance(self)
 
     # ---- read ----
     def transaction(self) -> Transaction:

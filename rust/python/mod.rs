@@ -8,6 +8,7 @@ mod commit;
 mod errors;
 mod expr;
 mod io;
+mod maintenance;
 mod metadata;
 mod read;
 mod scan;
@@ -47,5 +48,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     commit::register(m)?;
     expr::register(m)?;
     io::register(m)?;
+    maintenance::register(m)?;
     Ok(())
 }

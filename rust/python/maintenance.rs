@@ -1,0 +1,101 @@
+//! Bindings of the maintenance room (rust/maintenance/): snapshot expiry (the metadata step
+//! and the files it frees), orphan-file search, and counted deletes. Every call releases the
+//! GIL; the Python side (`icefloe.maintenance`) commits and decides when to delete.
+
+use std::collections::HashMap;
+
+use pyo3::prelude::*;
+
+use super::errors::PyResultExt;
+use super::metadata::PyTableMetadata;
+use crate::maintenance::{self, ExpireOptions, OrphanOptions, PrefixMismatchMode};
+use crate::spec::TableMetadata;
+
+/// The expiry of `metadata` at `now_ms`: `(next metadata or None when nothing expires,
+/// expired snapshot ids, removed ref names)`.
+#[pyfunction]
+#[pyo3(signature = (metadata, now_ms, older_than_ms=None, retain_last=None, snapshot_ids=None))]
+fn expire_snapshots_apply(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    now_ms: i64,
+    older_than_ms: Option<i64>,
+    retain_last: Option<i32>,
+    snapshot_ids: Option<Vec<i64>>,
+) -> PyResult<(Option<PyTableMetadata>, Vec<i64>, Vec<String>)> {
+    let opts =
+        ExpireOptions { now_ms, older_than_ms, retain_last, snapshot_ids: snapshot_ids.unwrap_or_default() };
+    let base = metadata.inner.clone();
+    let got = py.detach(move || maintenance::expire(&base, &opts)).py()?;
+    Ok(match got {
+        None => (None, Vec::new(), Vec::new()),
+        Some((md, sel)) => (Some(PyTableMetadata::new(md)), sel.expired_snapshot_ids, sel.removed_refs),
+    })
+}
+
+/// The files freed by expiring `expired_ids` from `before`, given the versions kept
+/// (`retained`): `[(kind, location, size in bytes)]`, content files first. Kinds: `data`,
+/// `position_deletes`, `equality_deletes`, `manifest`, `manifest_list`, `statistics`.
+#[pyfunction]
+fn expired_snapshot_files(
+    py: Python<'_>,
+    before: &PyTableMetadata,
+    expired_ids: Vec<i64>,
+    retained: Vec<PyRef<'_, PyTableMetadata>>,
+) -> PyResult<Vec<(&'static str, String, i64)>> {
+    let before = before.inner.clone();
+    let retained: Vec<std::sync::Arc<TableMetadata>> = retained.iter().map(|m| m.inner.clone()).collect();
+    let files = py
+        .detach(move || {
+            let kept: Vec<&TableMetadata> = retained.iter().map(|m| m.as_ref()).collect();
+            let threads = maintenance::threads_for(before.location());
+            maintenance::expired_files(&before, &expired_ids, &kept, threads)
+        })
+        .py()?;
+    Ok(files.into_iter().map(|f| (f.kind.as_str(), f.path, f.size)).collect())
+}
+
+/// The orphan files of `metadata` under `location` (default: the table location) last
+/// modified before `older_than_ms`: `[(location, size)]`, sorted. ValidationError when
+/// `prefix_mismatch_mode` is `error` and references under another scheme or authority
+/// were found (nothing to delete then).
+#[pyfunction]
+#[pyo3(signature = (metadata, older_than_ms, location=None, prefix_mismatch_mode="error", equal_schemes=None, equal_authorities=None))]
+fn find_orphan_files(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    older_than_ms: i64,
+    location: Option<String>,
+    prefix_mismatch_mode: &str,
+    equal_schemes: Option<HashMap<String, String>>,
+    equal_authorities: Option<HashMap<String, String>>,
+) -> PyResult<Vec<(String, u64)>> {
+    let opts = OrphanOptions {
+        location,
+        older_than_ms,
+        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
+        equal_schemes: equal_schemes.unwrap_or_default(),
+        equal_authorities: equal_authorities.unwrap_or_default(),
+    };
+    let md = metadata.inner.clone();
+    let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
+    Ok(found.into_iter().map(|f| (f.location, f.size)).collect())
+}
+
+/// Deletes the files (many in flight; missing ones count as deleted). Returns
+/// `[(location, error message)]` of those that could not be deleted; never raises for one.
+#[pyfunction]
+fn delete_files_reporting(py: Python<'_>, paths: Vec<String>) -> Vec<(String, String)> {
+    py.detach(move || {
+        let threads = paths.first().map_or(1, |p| maintenance::threads_for(p));
+        maintenance::delete_all(&paths, threads).into_iter().map(|f| (f.path, f.error.to_string())).collect()
+    })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(expire_snapshots_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(expired_snapshot_files, m)?)?;
+    m.add_function(wrap_pyfunction!(find_orphan_files, m)?)?;
+    m.add_function(wrap_pyfunction!(delete_files_reporting, m)?)?;
+    Ok(())
+}
