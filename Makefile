@@ -127,5 +127,11 @@ bench-s3: release oracle  ## bench-read's table on the S3 server (moto): icefloe
 bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 server: icefloe.spark.append vs Java S3FileIO, requests and bytes (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/s3_bench.py write $(ARGS)
 
+bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapshots with their files: icefloe vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py expire $(ARGS)
+
+bench-orphans: release oracle  ## remove_orphan_files over 100,000 files: icefloe vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py orphans $(ARGS)
+
 clean:
 	rm -rf target dist $(VENV) .cache warehouse
