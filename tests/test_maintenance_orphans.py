@@ -118,8 +118,12 @@ def java_call(p: Planted, oracle: Oracle, older_than: int, **args: Any) -> list[
     return [r["orphan_file_location"] for r in rows]
 
 
-def run_twins(p: Planted, oracle: Oracle, catalog: Any, setup: Any = None, **args: Any) -> set[str]:
-    """Both engines on the restored table; returns the orphans (relative paths)."""
+def run_twins(
+    p: Planted, oracle: Oracle, catalog: Any, setup: Any = None, reads: bool = True, **args: Any
+) -> set[str]:
+    """Both engines on the restored table; returns the orphans (relative paths). `reads`:
+    check after each that both read the rows they read before (off for a table that
+    references a file on a store this test cannot reach)."""
     older_than = now_ms() - 2 * DAY_MS
     p.restore()
     if setup:
@@ -131,7 +135,8 @@ def run_twins(p: Planted, oracle: Oracle, catalog: Any, setup: Any = None, **arg
     assert all(x.startswith("file:/") for x in ours.orphan_file_locations)
     assert ours.orphan_files_count == len(found_ours)
     assert not ours.failed_deletes
-    check_reads(p, oracle, catalog)
+    if reads:
+        check_reads(p, oracle, catalog)
 
     p.restore()
     if setup:
@@ -139,7 +144,8 @@ def run_twins(p: Planted, oracle: Oracle, catalog: Any, setup: Any = None, **arg
     before_java = visible_files(p.root)
     found_java = {relative(x, p.root) for x in java_call(p, oracle, older_than, **args)}
     deleted_java = before_java - visible_files(p.root)
-    check_reads(p, oracle, catalog)
+    if reads:
+        check_reads(p, oracle, catalog)
 
     assert found_ours == found_java
     assert deleted_ours == deleted_java
@@ -202,8 +208,8 @@ def test_prefix_mismatch_modes(planted: Planted, oracle: Oracle, catalog: Any) -
     assert visible_files(p.root) == before
 
     rel = relative(str(target), p.root)
-    assert rel not in run_twins(p, oracle, catalog, setup=setup, prefix_mismatch_mode="ignore")
-    assert rel in run_twins(p, oracle, catalog, setup=setup, prefix_mismatch_mode="delete")
+    assert rel not in run_twins(p, oracle, catalog, setup=setup, reads=False, prefix_mismatch_mode="ignore")
+    assert rel in run_twins(p, oracle, catalog, setup=setup, reads=False, prefix_mismatch_mode="delete")
     p.restore()
 
 
