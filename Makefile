@@ -15,7 +15,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -130,6 +130,11 @@ bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 
 
 bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 partitions, 5% position-deleted: rewrite_data_files on Spark vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
+bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapshots with their files: icefloe vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py expire $(ARGS)
+
+bench-orphans: release oracle  ## remove_orphan_files over 100,000 files: icefloe vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py orphans $(ARGS)
 
 clean:
 	rm -rf target dist $(VENV) .cache warehouse

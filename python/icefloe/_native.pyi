@@ -495,3 +495,35 @@ def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = 
 
 def metadata_table_names() -> list[str]:
     """The names `inspect_table` knows."""
+
+# ---- maintenance (rust/python/maintenance.rs) ----
+def expire_snapshots_apply(
+    metadata: TableMetadata,
+    now_ms: int,
+    older_than_ms: int | None = None,
+    retain_last: int | None = None,
+    snapshot_ids: list[int] | None = None,
+) -> tuple[TableMetadata | None, list[int], list[str]]:
+    """The expiry of `metadata` at `now_ms` (Java's RemoveSnapshots): (next metadata or None
+    when nothing expires, expired snapshot ids, removed ref names)."""
+
+def expired_snapshot_files(
+    before: TableMetadata, expired_ids: list[int], retained: list[TableMetadata]
+) -> list[tuple[str, str, int]]:
+    """The files freed by expiring `expired_ids` from `before`, given the versions kept:
+    [(kind, location, size)], kinds data / position_deletes / equality_deletes / manifest /
+    manifest_list / statistics, content files first."""
+
+def find_orphan_files(
+    metadata: TableMetadata,
+    older_than_ms: int,
+    location: str | None = None,
+    prefix_mismatch_mode: str = "error",
+    equal_schemes: dict[str, str] | None = None,
+    equal_authorities: dict[str, str] | None = None,
+) -> list[tuple[str, int]]:
+    """Files under `location` (default: the table's) older than `older_than_ms` that the table
+    does not reference: [(location, size)], sorted (Java's DeleteOrphanFiles rules)."""
+
+def delete_files_reporting(paths: list[str]) -> list[tuple[str, str]]:
+    """Deletes the files; [(location, error)] of those that could not be deleted."""

@@ -224,6 +224,16 @@ class Table:
 
         return ManageSnapshots(self)
 
+    # ---- maintenance ----
+    @property
+    def maintenance(self) -> Maintenance:
+        """Snapshot expiry, orphan-file removal and compaction:
+        `table.maintenance.expire_snapshots(...)`, `remove_orphan_files(...)`,
+        `rewrite_data_files(...)` (see `icefloe.maintenance`)."""
+        from icefloe.maintenance import Maintenance
+
+        return Maintenance(self)
+
     # ---- read ----
     def transaction(self) -> Transaction:
         """Table-level changes committed together (see `icefloe.table_transaction`):
@@ -460,14 +470,6 @@ class Table:
         from icefloe import _row_level
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
-
-    # ---- maintenance ----
-    @property
-    def maintenance(self) -> Maintenance:
-        """Maintenance operations (compaction, ...): `table.maintenance.rewrite_data_files()`."""
-        from icefloe.maintenance import Maintenance
-
-        return Maintenance(self)
 
     # ---- the commit path lives in icefloe._pending_write; these delegate to it ----
     def _write_local(

@@ -12,6 +12,7 @@ mod location;
 mod output;
 pub(crate) mod runtime;
 mod store;
+mod walk;
 
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path;
@@ -21,6 +22,7 @@ pub use input::InputFile;
 pub use location::{Location, Scheme};
 pub use output::OutputFile;
 pub use store::{is_secret, redacted, register, registered_properties};
+pub use walk::{walk, FileMeta};
 
 use crate::error::{Error, ErrorKind, Result};
 

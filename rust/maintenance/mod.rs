@@ -1,3 +1,27 @@
-//! Table maintenance: rewrite planning (compaction), and the other maintenance operations.
+//! Table maintenance without a JVM: snapshot expiry, orphan-file removal, compaction planning.
+//!
+//! - `reachability`: the files a set of snapshots reaches (manifest lists, manifests, live
+//!   data and delete files, statistics files), read concurrently through the FileIO.
+//! - `expire_snapshots`: which snapshots and refs expire (Java's `RemoveSnapshots`) and
+//!   which files that frees (reachable from an expired snapshot, from no retained one).
+//! - `orphan_files`: files under a location the table does not reference (Java's
+//!   `DeleteOrphanFilesSparkAction` rules: hidden paths, age, scheme/authority matching).
+//! - `deletion`: deleting many files, each failure reported.
+//! - `rewrite_plan`: which data files compaction rewrites together (Java's bin-pack rules).
+//!
+//! The metadata change itself is `TableMetadata::remove_refs_and_snapshots`
+//! (`spec/table_metadata_expire.rs`); committing it is the caller's (the Python commit
+//! loop), and files are deleted only after the commit succeeded.
 
+mod deletion;
+pub mod expire_snapshots;
+pub mod orphan_files;
+pub mod reachability;
 pub mod rewrite_plan;
+
+pub use deletion::{delete_all, DeleteFailure};
+pub use expire_snapshots::{
+    expire, expired_files, select_expired, ExpireOptions, ExpireSelection, ExpiredFile, ExpiredFileKind,
+};
+pub use orphan_files::{find_orphan_files, OrphanFile, OrphanOptions, PrefixMismatchMode};
+pub use reachability::threads_for;

@@ -1,126 +1,101 @@
-//! Bindings of the maintenance room (rust/maintenance/) and its commits: the rewrite plan of
-//! `rewrite_data_files` and the `replace` snapshot that commits it.
+//! Bindings of the maintenance room (rust/maintenance/): snapshot expiry (the metadata step
+//! and the files it frees), orphan-file search, and counted deletes. Every call releases the
+//! GIL; the Python side (`icefloe.maintenance`) commits and decides when to delete.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::HashMap;
 
 use pyo3::prelude::*;
 
 use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
-use crate::commit::RewriteFiles;
-use crate::expr::{bind, Expression};
-use crate::maintenance::rewrite_plan::{plan_rewrite, RewriteOptions};
-use crate::manifest::DataFile;
-use crate::scan::{BoundFilter, ScanFilterRef};
+use crate::maintenance::{self, ExpireOptions, OrphanOptions, PrefixMismatchMode};
+use crate::spec::TableMetadata;
 
-/// Plans a rewrite of the current snapshot by Java's bin-pack rules. Returns
-/// `(snapshot id, groups)`, each group a JSON object: `partition`, `input_size`,
-/// `expected_output_files`, `split_size`, `max_output_file_size`, `tasks` (the whole-file
-/// tasks, deletes attached) and `combined` (the tasks each output file is written from).
+/// The expiry of `metadata` at `now_ms`: `(next metadata or None when nothing expires,
+/// expired snapshot ids, removed ref names)`.
 #[pyfunction]
-#[pyo3(signature = (
-    metadata, *, filter_json=None, case_sensitive=true, target_file_size_bytes=None,
-    min_file_size_bytes=None, max_file_size_bytes=None, min_input_files=None,
-    delete_file_threshold=None, delete_ratio_threshold=None, max_file_group_size_bytes=None,
-    rewrite_all=false
-))]
-#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one by one
-fn plan_rewrite_data_files(
+#[pyo3(signature = (metadata, now_ms, older_than_ms=None, retain_last=None, snapshot_ids=None))]
+fn expire_snapshots_apply(
     py: Python<'_>,
     metadata: &PyTableMetadata,
-    filter_json: Option<String>,
-    case_sensitive: bool,
-    target_file_size_bytes: Option<i64>,
-    min_file_size_bytes: Option<i64>,
-    max_file_size_bytes: Option<i64>,
-    min_input_files: Option<usize>,
-    delete_file_threshold: Option<usize>,
-    delete_ratio_threshold: Option<f64>,
-    max_file_group_size_bytes: Option<i64>,
-    rewrite_all: bool,
-) -> PyResult<(Option<i64>, Vec<String>)> {
-    let md = metadata.inner.clone();
-    let options = RewriteOptions {
-        target_file_size_bytes,
-        min_file_size_bytes,
-        max_file_size_bytes,
-        min_input_files,
-        delete_file_threshold,
-        delete_ratio_threshold,
-        max_file_group_size_bytes,
-        rewrite_all,
-    };
-    py.detach(move || -> crate::Result<(Option<i64>, Vec<String>)> {
-        let filter: Option<ScanFilterRef> = match filter_json {
-            None => None,
-            Some(j) => {
-                let bound = bind(&Expression::from_json_str(&j)?, md.current_schema(), case_sensitive)?;
-                Some(Arc::new(BoundFilter::new(bound, md.partition_specs())?))
-            }
-        };
-        let plan = plan_rewrite(&md, filter, &options)?;
-        let lookback = crate::scan::SplitOptions::from_table(&md).lookback;
-        let groups = plan
-            .groups
-            .iter()
-            .map(|g| {
-                let packed = g.combined_tasks(lookback);
-                serde_json::to_string(&serde_json::json!({
-                    "partition": g.partition,
-                    "input_size": g.input_size,
-                    "expected_output_files": g.expected_output_files,
-                    "split_size": g.split_size,
-                    "max_output_file_size": g.max_output_file_size,
-                    "tasks": g.tasks,
-                    "combined": packed.iter().map(|c| &c.tasks).collect::<Vec<_>>(),
-                }))
-                .map_err(|e| crate::error::invalid_data("cannot serialize a rewrite group").with_source(e))
-            })
-            .collect::<crate::Result<Vec<_>>>()?;
-        Ok((plan.snapshot_id, groups))
-    })
-    .py()
-}
-
-fn parse_files(descriptors: &[String]) -> PyResult<Vec<DataFile>> {
-    descriptors.iter().map(|d| DataFile::from_descriptor(d)).collect::<Result<Vec<_>, _>>().py()
-}
-
-/// A `replace` snapshot rewriting `rewritten_files` into `added_files` (descriptors), after
-/// validating the snapshots committed since `start_snapshot_id` (Java's `RewriteFiles`).
-#[pyfunction]
-#[pyo3(signature = (
-    metadata, start_snapshot_id, rewritten_files, added_files, *,
-    use_starting_sequence_number=true, remove_dangling_deletes=false, snapshot_properties=None
-))]
-#[allow(clippy::too_many_arguments)]
-fn rewrite_files(
-    py: Python<'_>,
-    metadata: &PyTableMetadata,
-    start_snapshot_id: Option<i64>,
-    rewritten_files: Vec<String>,
-    added_files: Vec<String>,
-    use_starting_sequence_number: bool,
-    remove_dangling_deletes: bool,
-    snapshot_properties: Option<BTreeMap<String, String>>,
-) -> PyResult<(PyTableMetadata, Vec<String>)> {
-    let rw = RewriteFiles {
-        start_snapshot_id,
-        rewritten: parse_files(&rewritten_files)?,
-        added: parse_files(&added_files)?,
-        use_starting_sequence_number,
-        remove_dangling_deletes,
-        summary_properties: snapshot_properties.unwrap_or_default(),
-    };
+    now_ms: i64,
+    older_than_ms: Option<i64>,
+    retain_last: Option<i32>,
+    snapshot_ids: Option<Vec<i64>>,
+) -> PyResult<(Option<PyTableMetadata>, Vec<i64>, Vec<String>)> {
+    let opts =
+        ExpireOptions { now_ms, older_than_ms, retain_last, snapshot_ids: snapshot_ids.unwrap_or_default() };
     let base = metadata.inner.clone();
-    let now = chrono::Utc::now().timestamp_millis();
-    let (md, written) = py.detach(move || crate::commit::rewrite_files(&base, rw, now)).py()?;
-    Ok((PyTableMetadata::new(md), written))
+    let got = py.detach(move || maintenance::expire(&base, &opts)).py()?;
+    Ok(match got {
+        None => (None, Vec::new(), Vec::new()),
+        Some((md, sel)) => (Some(PyTableMetadata::new(md)), sel.expired_snapshot_ids, sel.removed_refs),
+    })
+}
+
+/// The files freed by expiring `expired_ids` from `before`, given the versions kept
+/// (`retained`): `[(kind, location, size in bytes)]`, content files first. Kinds: `data`,
+/// `position_deletes`, `equality_deletes`, `manifest`, `manifest_list`, `statistics`.
+#[pyfunction]
+fn expired_snapshot_files(
+    py: Python<'_>,
+    before: &PyTableMetadata,
+    expired_ids: Vec<i64>,
+    retained: Vec<PyRef<'_, PyTableMetadata>>,
+) -> PyResult<Vec<(&'static str, String, i64)>> {
+    let before = before.inner.clone();
+    let retained: Vec<std::sync::Arc<TableMetadata>> = retained.iter().map(|m| m.inner.clone()).collect();
+    let files = py
+        .detach(move || {
+            let kept: Vec<&TableMetadata> = retained.iter().map(|m| m.as_ref()).collect();
+            let threads = maintenance::threads_for(before.location());
+            maintenance::expired_files(&before, &expired_ids, &kept, threads)
+        })
+        .py()?;
+    Ok(files.into_iter().map(|f| (f.kind.as_str(), f.path, f.size)).collect())
+}
+
+/// The orphan files of `metadata` under `location` (default: the table location) last
+/// modified before `older_than_ms`: `[(location, size)]`, sorted. ValidationError when
+/// `prefix_mismatch_mode` is `error` and references under another scheme or authority
+/// were found (nothing to delete then).
+#[pyfunction]
+#[pyo3(signature = (metadata, older_than_ms, location=None, prefix_mismatch_mode="error", equal_schemes=None, equal_authorities=None))]
+fn find_orphan_files(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    older_than_ms: i64,
+    location: Option<String>,
+    prefix_mismatch_mode: &str,
+    equal_schemes: Option<HashMap<String, String>>,
+    equal_authorities: Option<HashMap<String, String>>,
+) -> PyResult<Vec<(String, u64)>> {
+    let opts = OrphanOptions {
+        location,
+        older_than_ms,
+        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
+        equal_schemes: equal_schemes.unwrap_or_default(),
+        equal_authorities: equal_authorities.unwrap_or_default(),
+    };
+    let md = metadata.inner.clone();
+    let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
+    Ok(found.into_iter().map(|f| (f.location, f.size)).collect())
+}
+
+/// Deletes the files (many in flight; missing ones count as deleted). Returns
+/// `[(location, error message)]` of those that could not be deleted; never raises for one.
+#[pyfunction]
+fn delete_files_reporting(py: Python<'_>, paths: Vec<String>) -> Vec<(String, String)> {
+    py.detach(move || {
+        let threads = paths.first().map_or(1, |p| maintenance::threads_for(p));
+        maintenance::delete_all(&paths, threads).into_iter().map(|f| (f.path, f.error.to_string())).collect()
+    })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(plan_rewrite_data_files, m)?)?;
-    m.add_function(wrap_pyfunction!(rewrite_files, m)?)?;
+    m.add_function(wrap_pyfunction!(expire_snapshots_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(expired_snapshot_files, m)?)?;
+    m.add_function(wrap_pyfunction!(find_orphan_files, m)?)?;
+    m.add_function(wrap_pyfunction!(delete_files_reporting, m)?)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ mod io;
 mod maintenance;
 mod metadata;
 mod read;
+mod rewrite;
 mod scan;
 mod write;
 
@@ -50,6 +51,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expr::register(m)?;
     io::register(m)?;
     maintenance::register(m)?;
+    rewrite::register(m)?;
     inspect::register(m)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
 mod table_metadata_branch;
+mod table_metadata_expire;
 mod table_metadata_serde;
 mod table_metadata_update;
 pub mod transform;

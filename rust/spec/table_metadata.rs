@@ -344,7 +344,7 @@ impl TableMetadata {
 
     /// The starting point of the next version: the previous metadata file appended to
     /// `metadata-log` (when this version has a location), last-updated-ms set, no location.
-    fn next_version(&self, now_ms: i64) -> TableMetadata {
+    pub(super) fn next_version(&self, now_ms: i64) -> TableMetadata {
         let mut next = self.clone();
         if let Some(loc) = &self.metadata_location {
             next.metadata_log

@@ -1,0 +1,142 @@
+//! Listing a folder tree with each file's size and modification time (orphan-file removal
+//! compares it with what the table references), skipping the names a filter refuses: a
+//! refused folder is never opened, as Hadoop's `listStatus` with a path filter does.
+
+use futures_util::TryStreamExt;
+use object_store::ObjectStore;
+
+use super::{local_error, local_path, object_error, remote, runtime, Location};
+use crate::error::Result;
+
+/// One listed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    /// `<listed location>/<relative path>`: the location's own spelling is kept (a bare
+    /// path stays bare, `file:/x` keeps its scheme).
+    pub location: String,
+    pub size: u64,
+    /// Milliseconds since the epoch.
+    pub last_modified_ms: i64,
+}
+
+/// Every file under `location` whose every path component below it passes `keep` (called
+/// with a folder or file name). A missing folder lists as empty. Local folders are listed
+/// level by level, the folders of a level on up to `threads` threads; an object store is
+/// listed as one paginated prefix listing and filtered after.
+pub fn walk(location: &str, keep: &(dyn Fn(&str) -> bool + Sync), threads: usize) -> Result<Vec<FileMeta>> {
+    let base = location.trim_end_matches('/');
+    match remote(base)? {
+        None => walk_local(base, keep, threads),
+        Some(r) => {
+            let root = Location::parse(base)?.root();
+            let prefix = if r.path.as_ref().is_empty() { None } else { Some(&r.path) };
+            let skip = r.path.as_ref().len();
+            let objects = runtime::block_on(r.store.list(prefix).try_collect::<Vec<_>>())?
+                .map_err(|e| object_error(e, base))?;
+            let mut out = Vec::with_capacity(objects.len());
+            for o in objects {
+                let key = o.location.as_ref();
+                let relative = key.get(skip..).unwrap_or("").trim_start_matches('/');
+                if relative.split('/').all(keep) {
+                    out.push(FileMeta {
+                        location: format!("{root}/{key}"),
+                        size: o.size,
+                        last_modified_ms: o.last_modified.timestamp_millis(),
+                    });
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn walk_local(base: &str, keep: &(dyn Fn(&str) -> bool + Sync), threads: usize) -> Result<Vec<FileMeta>> {
+    let mut out = Vec::new();
+    let mut level = vec![base.to_string()];
+    while !level.is_empty() {
+        let listed = crate::scan::parallel_map(&level, threads, |dir| list_local(dir, keep));
+        let mut next = Vec::new();
+        for got in listed {
+            let (dirs, files) = got?;
+            next.extend(dirs);
+            out.extend(files);
+        }
+        level = next;
+    }
+    Ok(out)
+}
+
+/// One local folder: its kept sub-folders (locations) and kept files.
+fn list_local(dir: &str, keep: &(dyn Fn(&str) -> bool + Sync)) -> Result<(Vec<String>, Vec<FileMeta>)> {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    let rd = match std::fs::read_dir(local_path(dir)?) {
+        Ok(rd) => rd,
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Ok((dirs, files))
+        }
+        Err(e) => return Err(local_error(e, "directory", dir)),
+    };
+    for entry in rd {
+        let entry = entry.map_err(|e| local_error(e, "directory", dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !keep(&name) {
+            continue;
+        }
+        let location = format!("{dir}/{name}");
+        // Follows symlinks, as Hadoop's local file system does.
+        let meta = match std::fs::metadata(entry.path()) {
+            Ok(m) => m,
+            // Gone since the folder was read (another writer's temp file).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(local_error(e, "file", &location)),
+        };
+        if meta.is_dir() {
+            dirs.push(location);
+        } else {
+            let last_modified_ms = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            files.push(FileMeta { location, size: meta.len(), last_modified_ms });
+        }
+    }
+    Ok((dirs, files))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::write_file;
+
+    fn names(mut files: Vec<FileMeta>, base: &str) -> Vec<String> {
+        files.sort_by(|a, b| a.location.cmp(&b.location));
+        files.into_iter().map(|f| f.location.strip_prefix(base).unwrap_or(&f.location).to_string()).collect()
+    }
+
+    #[test]
+    fn walks_local_and_memory_trees_skipping_refused_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().display().to_string();
+        for rel in ["a.txt", ".hidden", "d/b.txt", "d/_skip/c.txt", "d/e/f/g.txt", "_x=1/h.txt"] {
+            write_file(&format!("{base}/{rel}"), b"12345").unwrap();
+        }
+        let keep = |n: &str| !n.starts_with('.') && (!n.starts_with('_') || n.starts_with("_x="));
+        let files = walk(&base, &keep, 4).unwrap();
+        assert!(files.iter().all(|f| f.size == 5 && f.last_modified_ms > 1_600_000_000_000));
+        assert_eq!(names(files, &base), vec!["/_x=1/h.txt", "/a.txt", "/d/b.txt", "/d/e/f/g.txt"]);
+        let with_scheme = walk(&format!("file:{base}/d/"), &|_: &str| true, 1).unwrap();
+        assert_eq!(
+            names(with_scheme, &format!("file:{base}")),
+            vec!["/d/_skip/c.txt", "/d/b.txt", "/d/e/f/g.txt"]
+        );
+        assert!(walk(&format!("{base}/missing"), &|_: &str| true, 2).unwrap().is_empty());
+
+        for rel in ["t/a.txt", "t/.h/x.txt", "t/m/_y.txt", "t/m/z.txt", "u/other.txt"] {
+            write_file(&format!("memory://walk/{rel}"), b"1").unwrap();
+        }
+        let files = walk("memory://walk/t", &keep, 2).unwrap();
+        assert_eq!(names(files, "memory://walk/t"), vec!["/a.txt", "/m/z.txt"]);
+    }
+}

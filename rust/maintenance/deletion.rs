@@ -1,0 +1,70 @@
+//! Deleting the files maintenance found unreachable: many requests in flight, every file
+//! tried, each failure reported with its file (a failed delete leaves an orphan, which is
+//! harmless and what orphan removal is for; it never stops the other deletes).
+
+use crate::error::Error;
+use crate::io;
+use crate::scan::parallel_map;
+
+/// A file that could not be deleted.
+#[derive(Debug)]
+pub struct DeleteFailure {
+    pub path: String,
+    pub error: Error,
+}
+
+/// Deletes every file of `paths` on up to `threads` threads; a file already gone counts as
+/// deleted. Locally, Hadoop's `.<name>.crc` checksum beside a file (Iceberg Java's local
+/// writes leave one) goes with it, so no hidden leftovers accumulate.
+pub fn delete_all(paths: &[String], threads: usize) -> Vec<DeleteFailure> {
+    let results = parallel_map(paths, threads, |p| io::delete_file(p).map(|_| remove_crc_sibling(p)));
+    paths
+        .iter()
+        .zip(results)
+        .filter_map(|(p, r)| r.err().map(|error| DeleteFailure { path: p.clone(), error }))
+        .collect()
+}
+
+fn remove_crc_sibling(location: &str) {
+    let Ok(loc) = io::Location::parse(location) else { return };
+    if !loc.scheme.is_local() {
+        return;
+    }
+    let path = loc.local_path();
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+        let crc = dir.join(format!(".{}.crc", name.to_string_lossy()));
+        // Best effort: most files have none.
+        let _ = std::fs::remove_file(crc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deletes_files_with_their_checksums_and_reports_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        std::fs::write(format!("{d}/a.parquet"), b"a").unwrap();
+        std::fs::write(format!("{d}/.a.parquet.crc"), b"c").unwrap();
+        std::fs::write(format!("{d}/b.avro"), b"b").unwrap();
+        std::fs::create_dir(format!("{d}/sub")).unwrap();
+        std::fs::write(format!("{d}/sub/x"), b"x").unwrap();
+        let paths = vec![
+            format!("file:{d}/a.parquet"),
+            format!("{d}/b.avro"),
+            format!("{d}/missing.parquet"),
+            format!("{d}/sub"),
+            "hdfs://nn/x".to_string(),
+        ];
+        let failures = delete_all(&paths, 3);
+        let failed: Vec<&str> = failures.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(failed, vec![format!("{d}/sub").as_str(), "hdfs://nn/x"]);
+        let left: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, vec!["sub".to_string()]);
+    }
+}
