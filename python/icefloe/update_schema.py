@@ -21,13 +21,13 @@ bloom-filter properties in step with added, renamed and deleted columns.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
+from icefloe._name_mapping_update import update_name_mapping
 from icefloe.exceptions import ValidationError
-from icefloe.schema import Schema
+from icefloe.schema import Schema, _children
 from icefloe.types import (
     DecimalType,
     DoubleType,
@@ -95,16 +95,6 @@ def _dotted(path: Path) -> str:
     if not isinstance(path, str) or not path:
         raise ValidationError(f"expected a column name or a tuple of names, found {path!r}")
     return path
-
-
-def _children(t: IcebergType) -> tuple[NestedField, ...]:
-    if isinstance(t, StructType):
-        return t.fields
-    if isinstance(t, ListType):
-        return (t.element_field,)
-    if isinstance(t, MapType):
-        return (t.key_field, t.value_field)
-    return ()
 
 
 def _index_parents(struct: StructType) -> dict[int, int]:
@@ -504,7 +494,7 @@ class UpdateSchema:
         mapping = self._properties.get(NAME_MAPPING_PROPERTY)
         if mapping is not None:
             try:
-                sets[NAME_MAPPING_PROPERTY] = _update_name_mapping(
+                sets[NAME_MAPPING_PROPERTY] = update_name_mapping(
                     mapping, self._updates, self._parent_to_added
                 )
             except (ValueError, KeyError, TypeError):
@@ -734,69 +724,3 @@ def _union_update(u: UpdateSchema, f: NestedField, existing: NestedField) -> Non
         u._update_type(full, f.field_type)
     if f.doc is not None and f.doc != existing.doc:
         u._update_doc(full, f.doc)
-
-
-# ---- name mapping (Java's MappingUtil.update) ----
-
-
-def _create_mapping(t: IcebergType) -> list[dict[str, Any]]:
-    out = []
-    for f in _children(t):
-        entry: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
-        nested = _create_mapping(f.field_type)
-        if nested:
-            entry["fields"] = nested
-        out.append(entry)
-    return out
-
-
-def _update_name_mapping(
-    mapping_json: str, updates: dict[int, NestedField], adds: dict[int, list[int]]
-) -> str:
-    def remove_reassigned(field: dict[str, Any], assignments: dict[str, int]) -> dict[str, Any]:
-        names = [
-            n
-            for n in field.get("names", [])
-            if assignments.get(n, field.get("field-id")) == field.get("field-id")
-        ]
-        return {**field, "names": names}
-
-    def add_new(fields: list[dict[str, Any]] | None, parent_id: int) -> list[dict[str, Any]] | None:
-        to_add = [updates[i] for i in adds.get(parent_id, [])]
-        if not to_add:
-            return fields
-        new = []
-        for a in to_add:
-            entry: dict[str, Any] = {"field-id": a.field_id, "names": [a.name]}
-            nested = _create_mapping(a.field_type)
-            if nested:
-                entry["fields"] = nested
-            new.append(entry)
-        if not fields:
-            return new
-        assignments = {a.name: a.field_id for a in to_add}
-        return [remove_reassigned(f, assignments) for f in fields] + new
-
-    def visit_fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        results = [visit_field(f) for f in fields]
-        assignments = {
-            updates[f["field-id"]].name: f["field-id"] for f in results if f.get("field-id") in updates
-        }
-        return [remove_reassigned(f, assignments) for f in results]
-
-    def visit_field(field: dict[str, Any]) -> dict[str, Any]:
-        names = list(field.get("names", []))
-        fid = field.get("field-id")
-        if fid in updates and updates[fid].name not in names:
-            names.append(updates[fid].name)
-        nested = visit_fields(field["fields"]) if field.get("fields") else None
-        nested = add_new(nested, fid) if fid is not None else nested
-        out = {k: v for k, v in field.items() if k != "fields"}
-        out["names"] = names
-        if nested:
-            out["fields"] = nested
-        return out
-
-    mapping = json.loads(mapping_json)
-    result = add_new(visit_fields(mapping), TABLE_ROOT_ID) or []
-    return json.dumps(result)

@@ -36,20 +36,9 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
     use crate::scan::plan_files;
-    use crate::spec::{NestedField, PartitionSpec, PrimitiveType, Schema};
 
     fn table(dir: &std::path::Path) -> TableMetadata {
-        let schema = Schema::new(
-            0,
-            vec![
-                NestedField::required(1, "id", PrimitiveType::Long.into()),
-                NestedField::optional(2, "region", PrimitiveType::String.into()),
-            ],
-            vec![],
-        )
-        .unwrap();
-        let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
-        TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), 2).unwrap()
+        crate::writer::test_tables::table(dir, &[], 2)
     }
 
     fn file(dir: &std::path::Path, name: &str, region: &str, rows: i64) -> DataFile {

@@ -10,20 +10,10 @@ use crate::commit::{
 use crate::error::ErrorKind;
 use crate::expr::{bind, parse_filter, BoundExpr};
 use crate::manifest::{DataContentType, DataFile};
-use crate::spec::{Literal, NestedField, PartitionSpec, PrimitiveType, Schema, TableMetadata};
+use crate::spec::{Literal, TableMetadata};
 
 fn table(dir: &std::path::Path) -> TableMetadata {
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap();
-    let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
-    TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), 2).unwrap()
+    crate::writer::test_tables::table(dir, &[], 2)
 }
 
 /// A data file in `region` whose `id` column spans `lo..=hi` (no nulls).

@@ -8,7 +8,7 @@ use super::{pack, plan_rewrite, RewriteOptions, Thresholds};
 use crate::commit::{merge_append, row_delta, RowDelta};
 use crate::manifest::{DataContentType, DataFile};
 use crate::scan::FileScanTask;
-use crate::spec::{Literal, NestedField, PartitionSpec, PrimitiveType, Schema, TableMetadata};
+use crate::spec::{Literal, TableMetadata};
 
 const MB: i64 = 1024 * 1024;
 
@@ -20,17 +20,7 @@ fn th(target: i64) -> Thresholds {
 }
 
 fn table(dir: &std::path::Path) -> TableMetadata {
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap();
-    let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
-    TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), 2).unwrap()
+    crate::writer::test_tables::table(dir, &[], 2)
 }
 
 fn task(size: i64) -> FileScanTask {

@@ -31,4 +31,4 @@ pub use rolling::RollingDataWriter;
 #[cfg(test)]
 mod partitioned_tests;
 #[cfg(test)]
-mod test_tables;
+pub(crate) mod test_tables;

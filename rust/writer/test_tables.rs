@@ -1,4 +1,4 @@
-//! The small table the delete writers' tests share: `id long (required), region string`,
+//! The small table the writer, commit and maintenance tests share: `id long (required), region string`,
 //! identity-partitioned by region, and batches of it.
 
 use std::collections::BTreeMap;
