@@ -72,6 +72,25 @@ def extra_jars(runtime_jar: str) -> list[str]:
     return found
 
 
+def java_core_helper(class_name: str) -> list[str]:
+    """The `java` command running tests/java/<class_name>.java, a small program on Iceberg
+    Java's core API (compiled once into .cache/java against the oracle jar and Spark's jars)."""
+    import subprocess
+
+    import pyspark
+
+    src = Path(__file__).parent / "java" / f"{class_name}.java"
+    out = Path(__file__).resolve().parent.parent / ".cache" / "java"
+    classpath = f"{oracle_jar()}:{Path(pyspark.__file__).parent / 'jars'}/*"
+    cls = out / f"{class_name}.class"
+    if not cls.exists() or cls.stat().st_mtime < src.stat().st_mtime:
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["javac", "-nowarn", "-cp", classpath, "-d", str(out), str(src)], check=True, capture_output=True
+        )
+    return ["java", "-Xmx2g", "-cp", f"{out}:{classpath}", class_name]
+
+
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shared warehouse folder of the ``oracle`` Spark catalog and icefloe's filesystem catalog."""

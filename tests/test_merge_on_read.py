@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import new_table_name, oracle_jar
+from conftest import java_core_helper, new_table_name
 from icefloe.exceptions import InvalidDataError, NotFoundError
 from oracle import Oracle, assert_same_rows
 
@@ -105,28 +105,9 @@ def test_position_deletes_delete_update_merge(
 # ------------------------------------------------------------------------------------------------
 
 
-_HELPER_SRC = Path(__file__).parent / "java" / "EqDeleteWriter.java"
-_HELPER_OUT = Path(__file__).resolve().parent.parent / ".cache" / "java"
-
-
-def _java_classpath() -> str:
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
-    return f"{oracle_jar()}:{jars}/*"
-
-
 def eq_delete_helper() -> list[str]:
     """The `java` command running tests/java/EqDeleteWriter (compiled once into .cache/java)."""
-    cls = _HELPER_OUT / "EqDeleteWriter.class"
-    if not cls.exists() or cls.stat().st_mtime < _HELPER_SRC.stat().st_mtime:
-        _HELPER_OUT.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["javac", "-nowarn", "-cp", _java_classpath(), "-d", str(_HELPER_OUT), str(_HELPER_SRC)],
-            check=True,
-            capture_output=True,
-        )
-    return ["java", "-Xmx2g", "-cp", f"{_HELPER_OUT}:{_java_classpath()}", "EqDeleteWriter"]
+    return java_core_helper("EqDeleteWriter")
 
 
 def commit_eq_delete(

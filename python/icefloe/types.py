@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Union
 
-from icefloe.exceptions import InvalidDataError, NotSupportedError, ValidationError
+from icefloe.exceptions import InvalidDataError, ValidationError
 
 __all__ = [
     "BinaryType",
@@ -32,6 +32,8 @@ __all__ = [
     "TimestamptzNanoType",
     "TimestamptzType",
     "UUIDType",
+    "UnknownType",
+    "UnsupportedType",
     "type_from_json",
 ]
 
@@ -119,6 +121,27 @@ class TimestampNanoType(PrimitiveType):
 
 class TimestamptzNanoType(PrimitiveType):
     _json = "timestamptz_ns"
+
+
+class UnknownType(PrimitiveType):
+    """Format v3 `unknown`: a column whose every value is null (read as Arrow `null`)."""
+
+    _json = "unknown"
+
+
+class UnsupportedType(PrimitiveType):
+    """A format v3 type icefloe cannot read or write yet (`variant`, `geometry(...)`,
+    `geography(...)`), kept by its JSON name so the table loads and commits keep it;
+    reading the column is an error naming it (select the other columns)."""
+
+    def __init__(self, name: str) -> None:
+        self._json = name
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self._json,)
+
+    def __repr__(self) -> str:
+        return f"UnsupportedType({self._json!r})"
 
 
 class StringType(PrimitiveType):
@@ -390,11 +413,12 @@ _PRIMITIVES: dict[str, type[PrimitiveType]] = {
         StringType,
         UUIDType,
         BinaryType,
+        UnknownType,
     )
 }
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
-_V3_ONLY = {"unknown", "variant", "geometry", "geography"}
+_V3_UNSUPPORTED = {"variant", "geometry", "geography"}
 
 
 def _primitive_from_str(s: str) -> PrimitiveType:
@@ -406,8 +430,8 @@ def _primitive_from_str(s: str) -> PrimitiveType:
         return DecimalType(int(m.group(1)), int(m.group(2)))
     if m := _FIXED.match(t):
         return FixedType(int(m.group(1)))
-    if t in _V3_ONLY or t.startswith(("geometry", "geography")):
-        raise NotSupportedError(f"Iceberg type {t!r} (format v3) is not supported yet")
+    if t in _V3_UNSUPPORTED or t.startswith(("geometry(", "geography(")):
+        return UnsupportedType(t)
     raise InvalidDataError(f"unknown Iceberg primitive type {t!r}")
 
 

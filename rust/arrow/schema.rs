@@ -24,7 +24,16 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
 
 /// Converts one Iceberg field (with its id) to an Arrow field.
 pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
-    let dt = type_to_arrow(&field.field_type)?;
+    let dt = match &field.field_type {
+        Type::Primitive(p @ PrimitiveType::Unsupported(_)) => {
+            return Err(not_supported(format!(
+                "column '{}' (field id {}) has type '{p}', which icefloe cannot read or write yet; \
+                 select the other columns",
+                field.name, field.id
+            )))
+        }
+        t => type_to_arrow(t)?,
+    };
     Ok(with_field_id(Field::new(&field.name, dt, !field.required), field.id))
 }
 
@@ -80,6 +89,10 @@ pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
                 .map_err(|_| invalid_data(format!("fixed length {len} is too large for Arrow")))?,
         ),
         PrimitiveType::Binary => DataType::Binary,
+        PrimitiveType::Unknown => DataType::Null,
+        PrimitiveType::Unsupported(name) => {
+            return Err(not_supported(format!("Iceberg type '{name}' is not supported by icefloe yet")))
+        }
     })
 }
 

@@ -53,6 +53,9 @@ pub struct TableMetadata {
     pub(crate) metadata_log: Vec<MetadataLogEntry>,
     /// v3 row lineage.
     pub(crate) next_row_id: Option<i64>,
+    /// v3 `encryption-keys`, kept as JSON (icefloe neither encrypts nor decrypts; keeping
+    /// them lets Java go on reading a table icefloe committed to).
+    pub(crate) encryption_keys: Vec<Value>,
     /// The file this version was read from (not serialized).
     pub(crate) metadata_location: Option<String>,
 }
@@ -338,6 +341,7 @@ impl TableMetadata {
             snapshot_log: Vec::new(),
             metadata_log: Vec::new(),
             next_row_id: (format_version >= MIN_ROW_LINEAGE_VERSION).then_some(0),
+            encryption_keys: Vec::new(),
             metadata_location: None,
         })
     }
@@ -712,6 +716,16 @@ mod tests {
         assert_eq!(m.format_version(), 3);
         assert_eq!(m.next_row_id(), Some(0));
         assert!(m.current_snapshot_id().is_none());
+        let out: Value = serde_json::from_str(&m.to_json_string().unwrap()).unwrap();
+        assert!(out.get("encryption-keys").is_none(), "an empty list is not written, as Java");
+
+        // Encryption keys are kept through a commit, never dropped.
+        let mut keyed = v3.clone();
+        let keys = json!([{"key-id": "k1", "encrypted-key-metadata": "AAEC", "encrypted-by-id": "m", "properties": {"a": "b"}}]);
+        keyed["encryption-keys"] = keys.clone();
+        let m = TableMetadata::from_json_value(&keyed, None).unwrap();
+        let out: Value = serde_json::from_str(&m.next_version(7).to_json_string().unwrap()).unwrap();
+        assert_eq!(out["encryption-keys"], keys);
     }
 
     #[test]

@@ -60,6 +60,8 @@ struct TableMetadataWire<'a> {
     snapshot_log: &'a [SnapshotLogEntry],
     #[serde(rename = "metadata-log")]
     metadata_log: &'a [MetadataLogEntry],
+    #[serde(rename = "encryption-keys", skip_serializing_if = "<[Value]>::is_empty")]
+    encryption_keys: &'a [Value],
 }
 
 pub(crate) fn to_json_string(m: &TableMetadata) -> Result<String> {
@@ -95,6 +97,7 @@ pub(crate) fn to_json_string(m: &TableMetadata) -> Result<String> {
         partition_statistics: &m.partition_statistics,
         snapshot_log: &m.snapshot_log,
         metadata_log: &m.metadata_log,
+        encryption_keys: &m.encryption_keys,
     };
     serde_json::to_string(&wire).map_err(|e| invalid_data("cannot serialize table metadata").with_source(e))
 }
@@ -319,6 +322,7 @@ pub(crate) fn from_json_value(v: &Value, metadata_location: Option<String>) -> R
     let snapshot_log: Vec<SnapshotLogEntry> = list(o, "snapshot-log")?;
     let metadata_log: Vec<MetadataLogEntry> = list(o, "metadata-log")?;
     let next_row_id = opt_i64(o, "next-row-id")?;
+    let encryption_keys = array(o, "encryption-keys")?.cloned().unwrap_or_default();
 
     Ok(TableMetadata {
         format_version,
@@ -343,6 +347,7 @@ pub(crate) fn from_json_value(v: &Value, metadata_location: Option<String>) -> R
         snapshot_log,
         metadata_log,
         next_row_id,
+        encryption_keys,
         metadata_location,
     })
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
-use crate::error::{invalid_data, not_supported, Result};
+use crate::error::{invalid_data, Result};
 
 /// Iceberg primitive types (spec "Primitive Types"), including the v3 nanosecond timestamps.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -16,7 +16,10 @@ pub enum PrimitiveType {
     Long,
     Float,
     Double,
-    Decimal { precision: u32, scale: u32 },
+    Decimal {
+        precision: u32,
+        scale: u32,
+    },
     Date,
     Time,
     Timestamp,
@@ -27,6 +30,13 @@ pub enum PrimitiveType {
     Uuid,
     Fixed(u64),
     Binary,
+    /// v3 `unknown`: a column of nulls only, never stored in data files (spec "Primitive
+    /// Types"); reads as an Arrow `Null` column.
+    Unknown,
+    /// A v3 type icefloe cannot carry in Arrow yet (`variant`, `geometry(...)`,
+    /// `geography(...)`), kept by its JSON name so the table loads and commits keep it;
+    /// reading or writing the column is a clear error naming it, never other values.
+    Unsupported(String),
 }
 
 impl PrimitiveType {
@@ -48,6 +58,7 @@ impl PrimitiveType {
             "string" => PrimitiveType::String,
             "uuid" => PrimitiveType::Uuid,
             "binary" => PrimitiveType::Binary,
+            "unknown" => PrimitiveType::Unknown,
             _ => {
                 if let Some(inner) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
                     let (p, s) = inner
@@ -73,14 +84,9 @@ impl PrimitiveType {
                         .parse::<u64>()
                         .map_err(|_| invalid_data(format!("bad fixed length in '{t}'")))?;
                     PrimitiveType::Fixed(len)
-                } else if t == "variant"
-                    || t == "unknown"
-                    || t.starts_with("geometry")
-                    || t.starts_with("geography")
-                {
-                    // Format v3 types icefloe cannot read yet: refused by name, never read
-                    // as something else.
-                    return Err(not_supported(format!("Iceberg type '{t}' is not supported by icefloe yet")));
+                } else if t == "variant" || t.starts_with("geometry") || t.starts_with("geography") {
+                    // Format v3 types icefloe cannot read yet: kept by name, refused when read.
+                    PrimitiveType::Unsupported(t.to_string())
                 } else {
                     return Err(invalid_data(format!("unknown Iceberg primitive type '{t}'")));
                 }
@@ -110,6 +116,8 @@ impl fmt::Display for PrimitiveType {
             PrimitiveType::Uuid => f.write_str("uuid"),
             PrimitiveType::Fixed(l) => write!(f, "fixed[{l}]"),
             PrimitiveType::Binary => f.write_str("binary"),
+            PrimitiveType::Unknown => f.write_str("unknown"),
+            PrimitiveType::Unsupported(name) => f.write_str(name),
         }
     }
 }
@@ -434,14 +442,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unsupported_v3_types_are_refused_naming_the_column() {
-        for t in ["variant", "unknown", "geometry(srid:4326)", "geography"] {
+    fn v3_types_without_arrow_form_load_by_name_and_round_trip() {
+        for t in ["variant", "geometry(srid:4326)", "geography(srid:4326, spherical)"] {
             let v = serde_json::json!({"id": 7, "name": "shape", "required": false, "type": t});
-            let e = NestedField::from_json(&v).expect_err(t);
-            assert_eq!(e.kind(), crate::ErrorKind::NotSupported, "{t}: {e}");
-            let msg = e.to_string();
-            assert!(msg.contains("shape (id 7)") && msg.contains(t), "{msg}");
+            let f = NestedField::from_json(&v).expect(t);
+            assert_eq!(f.field_type, Type::Primitive(PrimitiveType::Unsupported(t.to_string())));
+            assert_eq!(f.to_json()["type"], serde_json::json!(t));
         }
+        let u = serde_json::json!({"id": 8, "name": "u", "required": false, "type": "unknown"});
+        assert_eq!(
+            NestedField::from_json(&u).expect("unknown").field_type,
+            Type::Primitive(PrimitiveType::Unknown)
+        );
         let bad = serde_json::json!({"id": 1, "name": "x", "required": false, "type": "nonsense"});
         assert!(NestedField::from_json(&bad).expect_err("bad").to_string().contains("x (id 1)"));
     }

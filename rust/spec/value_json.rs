@@ -107,6 +107,8 @@ impl Literal {
                 Literal::Fixed(b)
             }
             PrimitiveType::Binary => Literal::Binary(unhex(s()?).ok_or_else(bad)?),
+            // `unknown` has only null values, and the others have no literals in icefloe.
+            PrimitiveType::Unknown | PrimitiveType::Unsupported(_) => return Err(bad()),
         })
     }
 }

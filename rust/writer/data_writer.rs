@@ -315,6 +315,9 @@ pub(crate) fn literal_at(array: &ArrayRef, ty: &PrimitiveType, row: usize) -> Re
         }
         P::Fixed(_) => Literal::Fixed(array.as_fixed_size_binary_opt().ok_or_else(bad)?.value(row).to_vec()),
         P::Binary => Literal::Binary(array.as_binary_opt::<i32>().ok_or_else(bad)?.value(row).to_vec()),
+        // An Arrow `Null` column has no validity buffer, so `is_null` above says false.
+        P::Unknown => return Ok(None),
+        P::Unsupported(_) => return Err(bad()),
     }))
 }
 

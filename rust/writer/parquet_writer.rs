@@ -18,7 +18,7 @@ use crate::arrow::schema_to_arrow;
 use crate::error::{invalid_data, validation, Result};
 use crate::io::OutputFile;
 use crate::manifest::DataFile;
-use crate::spec::{PrimitiveType, Schema, StructValue, Type};
+use crate::spec::{NestedFieldRef, PrimitiveType, Schema, StructValue, Type};
 
 pub const COMPRESSION_CODEC: &str = "write.parquet.compression-codec";
 pub const COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
@@ -223,8 +223,12 @@ fn patch_uuid(t: &TypePtr, ids: &HashSet<i32>) -> Result<TypePtr> {
 pub struct ParquetFileWriter {
     path: String,
     writer: Option<ArrowWriter<OutputFile>>,
+    /// The schema stored in the file: the given one without its top-level `unknown`
+    /// columns (all nulls, never stored in data files, as Java's writers do).
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
+    /// The columns of an input batch that are stored, when some are not.
+    stored_columns: Option<Vec<usize>>,
     floats: FloatCollector,
     metrics: Arc<MetricsConfig>,
     rows: u64,
@@ -245,11 +249,25 @@ impl ParquetFileWriter {
         metrics: Arc<MetricsConfig>,
     ) -> Result<Self> {
         let arrow_schema: SchemaRef = Arc::new(schema_to_arrow(&schema)?);
-        let descr = parquet_schema(&schema, &arrow_schema)?;
+        let is_unknown = |f: &NestedFieldRef| f.field_type == Type::Primitive(PrimitiveType::Unknown);
+        let (schema, stored_columns) = if schema.fields().iter().any(is_unknown) {
+            let keep: Vec<usize> =
+                (0..schema.fields().len()).filter(|i| !is_unknown(&schema.fields()[*i])).collect();
+            let fields = keep.iter().map(|i| schema.fields()[*i].as_ref().clone()).collect();
+            let stored = Schema::new(schema.schema_id(), fields, schema.identifier_field_ids().to_vec())?;
+            (Arc::new(stored), Some(keep))
+        } else {
+            (schema, None)
+        };
+        let stored_arrow: SchemaRef = match &stored_columns {
+            Some(keep) => Arc::new(arrow_schema.project(keep).map_err(|e| invalid_data(e.to_string()))?),
+            None => arrow_schema.clone(),
+        };
+        let descr = parquet_schema(&schema, &stored_arrow)?;
         let file = OutputFile::create(path)?;
         let options =
             ArrowWriterOptions::new().with_properties(props.writer_properties()).with_parquet_schema(descr);
-        let writer = ArrowWriter::try_new_with_options(file, arrow_schema.clone(), options).map_err(|e| {
+        let writer = ArrowWriter::try_new_with_options(file, stored_arrow, options).map_err(|e| {
             invalid_data("cannot create Parquet writer").with_context("file", path).with_source(e)
         })?;
         let floats = FloatCollector::new(&schema);
@@ -258,6 +276,7 @@ impl ParquetFileWriter {
             writer: Some(writer),
             schema,
             arrow_schema,
+            stored_columns,
             floats,
             metrics,
             rows: 0,
@@ -280,6 +299,14 @@ impl ParquetFileWriter {
     /// Writes a batch whose schema is [`Self::arrow_schema`].
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let w = self.writer.as_mut().ok_or_else(|| invalid_data("Parquet writer is already closed"))?;
+        let projected;
+        let batch = match &self.stored_columns {
+            Some(keep) => {
+                projected = batch.project(keep).map_err(|e| invalid_data(e.to_string()))?;
+                &projected
+            }
+            None => batch,
+        };
         self.floats.update(batch)?;
         w.write(batch).map_err(|e| {
             invalid_data("cannot write Parquet data").with_context("file", self.path.clone()).with_source(e)
