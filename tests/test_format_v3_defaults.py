@@ -128,6 +128,36 @@ def test_java_added_columns_read_as_their_initial_default_and_icefloe_writes_the
     assert {r["c_dec"] for r in java_new} == {decimal.Decimal("-12.50")}
     assert {r["c_date"] for r in java_new} == {dt.date(2024, 2, 29)}
 
+    # A MERGE's inserted rows take the write-default of every column its INSERT leaves out
+    # (the spec's writer rule), in process and on Spark; updated rows keep their values.
+    import icefloe.spark
+
+    source = pa.table({"id": pa.array([1000, 2000, 2001], pa.int64()), "data": ["upd", "ins", "ins"]})
+    (
+        catalog.load_table(name)
+        .merge(source, "target.id = source.id")
+        .when_matched_update({"data": "source.data"})
+        .when_not_matched_insert({"id": "source.id", "data": "source.data"})
+        .execute()
+    )
+    spark_source = spark.createDataFrame([(3000, "spark"), (1001, "upd2")], "id bigint, data string")
+    (
+        icefloe.spark.merge(spark_source, catalog.load_table(name), "target.id = source.id")
+        .when_matched_update({"data": "source.data"})
+        .when_not_matched_insert({"id": "source.id", "data": "source.data"})
+        .execute()
+    )
+    merged = oracle.df(name, columns=("id", "data", *ADDED), where="id IN (1000, 1001, 2000, 2001, 3000)")
+    got = {r["id"]: (r["data"], r["c_int"], r["c_req"], r["c_str"], r["c_dec"]) for r in merged.collect()}
+    dec = decimal.Decimal("-12.50")
+    assert got == {
+        1000: ("upd", 99, 7, "dflt", dec),
+        1001: ("upd2", 99, 7, "dflt", dec),
+        2000: ("ins", 99, 7, "dflt", dec),
+        2001: ("ins", 99, 7, "dflt", dec),
+        3000: ("spark", 99, 7, "dflt", dec),
+    }
+
     _assert_every_snapshot(spark, oracle, catalog, name)
 
     # Files written before the add have no statistics for the columns: a filter on a default
@@ -136,7 +166,7 @@ def test_java_added_columns_read_as_their_initial_default_and_icefloe_writes_the
     hits = table.scan(row_filter="c_int = 42", selected_fields=("id",)).to_arrow()
     assert sorted(hits["id"].to_pylist()) == list(range(300))
     hits = table.scan(row_filter="c_str = 'dflt' AND c_req = 7", selected_fields=("id",)).to_arrow()
-    assert sorted(hits["id"].to_pylist()) == [*range(300), *range(1000, 1050)]
+    assert sorted(hits["id"].to_pylist()) == [*range(300), *range(1000, 1050), 2000, 2001, 3000]
 
 
 def test_a_required_column_without_a_write_default_must_be_supplied(oracle: Oracle, catalog: Any) -> None:

@@ -116,7 +116,7 @@ def test_merge_on_read_changes_on_v3_write_deletion_vectors_as_java_does(
     one and by icefloe on the other gives the same rows, the same snapshot summary (DVs
     added and replaced), one live DV per data file, and Java's `position_deletes` shows
     ours. Steps: a DELETE on Spark, a second DELETE on the same files in process (DV
-    merges), an UPDATE and a MERGE on Spark."""
+    merges), an UPDATE and a MERGE on Spark, a MERGE in process."""
     import icefloe.spark
 
     props = (
@@ -135,6 +135,14 @@ def test_merge_on_read_changes_on_v3_write_deletion_vectors_as_java_does(
     spark.createDataFrame(
         [(i, f"m{i}") for i in range(3900, 4100, 7)], "id bigint, data string"
     ).createOrReplaceTempView("dv_src")
+    local_src = pa.table(
+        {
+            "id": [*range(2000, 2100, 3), 5000, 5001],
+            "data": [*(f"l{i}" for i in range(2000, 2100, 3)), "n0", "n1"],
+        },
+        schema=SCHEMA,
+    )
+    spark.createDataFrame(local_src.to_pandas()).createOrReplaceTempView("dv_local_src")
     steps = [
         (
             "DELETE FROM {q} WHERE id < 300",
@@ -154,6 +162,16 @@ def test_merge_on_read_changes_on_v3_write_deletion_vectors_as_java_does(
             lambda t: (
                 icefloe.spark.merge(spark.table("dv_src"), t, "target.id = source.id")
                 .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute()
+            ),
+        ),
+        (
+            "MERGE INTO {q} t USING dv_local_src s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET data = s.data WHEN NOT MATCHED THEN INSERT *",
+            lambda t: (
+                t.merge(local_src, "target.id = source.id")
+                .when_matched_update({"data": "source.data"})
                 .when_not_matched_insert_all()
                 .execute()
             ),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _native, _pending_write
+from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
@@ -173,12 +173,6 @@ class TableMerger(MergeClauses):
             mask = self._target_mask(target, target_filter, columns)
             unmatchable = target.filter(pc.invert(mask))
             target = target.filter(mask)
-        tgt = _prefixed(target, ta).append_column(
-            f"{ta}.__present", pa.array([True] * target.num_rows, pa.bool_())
-        )
-        src = _prefixed(self.source, sa).append_column(
-            f"{sa}.__present", pa.array([True] * self.source.num_rows, pa.bool_())
-        )
         how = (
             "full outer"
             if {"not_matched", "not_matched_by_source"} <= kinds
@@ -190,18 +184,7 @@ class TableMerger(MergeClauses):
                 else "inner"
             )
         )
-        joined = tgt.join(
-            src,
-            keys=[f"{ta}.{t}" for t, _ in pairs],
-            right_keys=[f"{sa}.{s}" for _, s in pairs],
-            join_type=how,
-            coalesce_keys=False,
-        )
-        if unmatchable is not None and unmatchable.num_rows:
-            rest = _prefixed(unmatchable, ta).append_column(
-                f"{ta}.__present", pa.array([True] * unmatchable.num_rows, pa.bool_())
-            )
-            joined = pa.concat_tables([joined, rest], promote_options="default")
+        joined = self._join(target, unmatchable, pairs, how)
         t_present = pc.is_valid(joined.column(f"{ta}.__present"))
         s_present = pc.is_valid(joined.column(f"{sa}.__present"))
         kind_mask = {
@@ -244,13 +227,52 @@ class TableMerger(MergeClauses):
         if not new_parts and not removed:
             result.snapshot_id = start
             return result
-        new_rows = pa.concat_tables(new_parts) if new_parts else table.schema().as_arrow().empty_table()
+        new_rows = (
+            pa.concat_tables(new_parts)
+            if new_parts
+            else self._with_lineage(table.schema().as_arrow().empty_table(), None)
+        )
         positions = pa.concat_tables(removed) if removed else None
         if write_mode(table, "merge") == "merge-on-read":
             self._commit_merge_on_read(md, start, new_rows, positions, result)
         else:
             self._commit_copy_on_write(start, target, new_rows, positions, result)
         return result
+
+    def _join(
+        self, target: pa.Table, unmatchable: pa.Table | None, pairs: list[tuple[str, str]], how: str
+    ) -> pa.Table:
+        """The joined rows: every target column as `<target alias>.<col>`, every source
+        column as `<source alias>.<col>`, and `<alias>.__present` non-null where that side
+        has a row. Arrow's hash join carries only the keys and row indices (it cannot carry
+        nested non-key columns such as structs); the columns are then gathered by index.
+        `unmatchable` target rows join no source row."""
+        ta, sa = self.target_alias, self.source_alias
+        left = pa.table(
+            {
+                **{f"k{i}": target.column(t) for i, (t, _) in enumerate(pairs)},
+                "__t": pa.array(range(target.num_rows), pa.int64()),
+            }
+        )
+        right = pa.table(
+            {
+                **{f"k{i}": self.source.column(s) for i, (_, s) in enumerate(pairs)},
+                "__s": pa.array(range(self.source.num_rows), pa.int64()),
+            }
+        )
+        keys = [f"k{i}" for i in range(len(pairs))]
+        index = left.join(right, keys=keys, right_keys=keys, join_type=how, coalesce_keys=False)
+        t_index, s_index = index.column("__t"), index.column("__s")
+        if unmatchable is not None and unmatchable.num_rows:
+            extra = pa.array(range(target.num_rows, target.num_rows + unmatchable.num_rows), pa.int64())
+            t_index = pa.chunked_array([*t_index.chunks, extra], pa.int64())
+            s_index = pa.chunked_array([*s_index.chunks, pa.nulls(len(extra), pa.int64())], pa.int64())
+            target = pa.concat_tables([target, unmatchable])
+        columns: dict[str, Any] = {f"{ta}.{c}": target.column(c).take(t_index) for c in target.column_names}
+        columns[f"{ta}.__present"] = t_index
+        columns.update({f"{sa}.{c}": self.source.column(c).take(s_index) for c in self.source.column_names})
+        columns[f"{sa}.__present"] = s_index
+        return pa.table(columns)
 
     def _join_condition(self) -> tuple[list[tuple[str, str]], BooleanExpression | None]:
         """The (target column, source column) equalities of `on` and the AND of its
@@ -308,7 +330,7 @@ class TableMerger(MergeClauses):
         table = self.table
 
         def empty() -> pa.Table:
-            return table.scan(selected_fields=("*", "_file", "_pos")).projection().as_arrow().empty_table()
+            return table.scan(selected_fields=self._target_fields()).projection().as_arrow().empty_table()
 
         if table.metadata.current_snapshot_id is None:
             return empty()
@@ -323,7 +345,12 @@ class TableMerger(MergeClauses):
                 if len(keys) <= _KEY_FILTER_MAX:
                     by_key = In(pairs[0][0], keys)
                     row_filter = by_key if row_filter is None else And(row_filter, by_key)
-        return table.scan(row_filter=row_filter, selected_fields=("*", "_file", "_pos")).to_arrow()
+        return table.scan(row_filter=row_filter, selected_fields=self._target_fields()).to_arrow()
+
+    def _target_fields(self) -> tuple[str, ...]:
+        """What the target is read with: its columns, the row's file and position, and on
+        v3 tables its lineage (updated rows keep `_row_id`, copied rows both columns)."""
+        return ("*", "_file", "_pos", *_lineage.copied_columns(self.table))
 
     def _target_mask(
         self, target: pa.Table, target_filter: BooleanExpression, columns: list[str]
@@ -387,8 +414,14 @@ class TableMerger(MergeClauses):
                     exprs[col] = pc.field(v)
                 else:
                     exprs[col] = pc.scalar(v)
-            else:
-                exprs[col] = pc.field(f"{ta}.{col}") if c.action == "update" else pc.scalar(None)
+            elif c.action == "update":
+                exprs[col] = pc.field(f"{ta}.{col}")
+            else:  # an inserted row takes the column's write-default (format v3), else null
+                exprs[col] = pc.scalar(None)
+                field_id = self.table.schema().find_field(col).field_id
+                default = _native.write_default_array(self.table.metadata, field_id, 1)
+                if default is not None:
+                    exprs[col] = pc.scalar(default[0])
         try:
             out = ds.dataset(rows).to_table(columns=exprs)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -410,7 +443,23 @@ class TableMerger(MergeClauses):
             if not f.nullable and col.null_count:
                 raise ValidationError(f"MERGE would store null in required column {f.name!r}")
             cols.append(col)
-        return pa.Table.from_arrays(cols, schema=target)
+        out = pa.Table.from_arrays(cols, schema=target)
+        return self._with_lineage(out, rows if c.action == "update" else None)
+
+    def _with_lineage(self, new_rows: pa.Table, matched: pa.Table | None) -> pa.Table:
+        """On v3 tables, `new_rows` with the lineage columns the writer stores: an updated
+        row (from `matched`, the joined rows) keeps its `_row_id`; an inserted row has none;
+        both inherit the commit's sequence number (see icefloe._lineage)."""
+        if not _lineage.tracked(self.table):
+            return new_rows
+        n = new_rows.num_rows
+        row_id = (
+            matched.column(f"{self.target_alias}.{_lineage.ROW_ID}")
+            if matched is not None
+            else pa.nulls(n, pa.int64())
+        )
+        out = new_rows.append_column(pa.field(_lineage.ROW_ID, pa.int64()), row_id)
+        return out.append_column(pa.field(_lineage.LAST_UPDATED, pa.int64()), pa.nulls(n, pa.int64()))
 
     def _commit_merge_on_read(
         self,
@@ -462,7 +511,7 @@ class TableMerger(MergeClauses):
         if positions is not None and positions.num_rows:
             touched = sorted(set(positions.column("file_path").unique().to_pylist()))
             # Every row of the touched files (the target read may have been filtered by key).
-            whole = table.scan(selected_fields=("*", "_file", "_pos")).to_arrow()
+            whole = table.scan(selected_fields=self._target_fields()).to_arrow()
             whole = whole.filter(pc.is_in(whole.column("_file"), pa.array(touched)))
             key = pc.binary_join_element_wise(
                 whole.column("_file"), pc.cast(whole.column("_pos"), pa.string()), "#"
@@ -487,10 +536,6 @@ class TableMerger(MergeClauses):
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(descriptors)
         result.data_files_removed = len(touched)
-
-
-def _prefixed(data: pa.Table, alias: str) -> pa.Table:
-    return data.rename_columns([f"{alias}.{c}" for c in data.column_names])
 
 
 def merge(

@@ -100,6 +100,10 @@ class TableMetadata:
     def commit_to_branch(self, produced: TableMetadata, branch: str | None) -> TableMetadata: ...
 
 # ---- write (executors) ----
+def write_default_array(metadata: TableMetadata, field_id: int, rows: int) -> pa.Array | None:
+    """`rows` copies of the write-default of the current schema's top-level field
+    `field_id`, or None when it has none."""
+
 def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
     """Raises ValidationError naming every column of `schema` that does not fit the
     table's current schema (missing required column, unknown column, wrong type)."""

@@ -237,7 +237,29 @@ fn import_name_mapping(metadata: &PyTableMetadata) -> PyResult<String> {
     crate::writer::parquet_import::import_name_mapping(&metadata.inner).and_then(|m| m.to_json()).py()
 }
 
+/// `rows` copies of the `write-default` of the current schema's top-level field
+/// `field_id` (as the writer stores it for input without the column), or `None` when the
+/// field has no write default.
+#[pyfunction]
+fn write_default_array(
+    metadata: &PyTableMetadata,
+    field_id: i32,
+    rows: usize,
+) -> PyResult<Option<PyArrowType<ArrayData>>> {
+    let schema = metadata.inner.current_schema();
+    let field = schema
+        .field_by_id(field_id)
+        .ok_or_else(|| validation(format!("the table's current schema has no field with id {field_id}")))
+        .py()?;
+    let target = crate::arrow::field_to_arrow(field).py()?;
+    let kind = crate::spec::DefaultKind::Write;
+    let array =
+        crate::arrow::defaults::default_array(field, kind, target.data_type(), rows, &field.name).py()?;
+    Ok(array.map(|a| PyArrowType(a.to_data())))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(write_default_array, m)?)?;
     m.add_function(wrap_pyfunction!(import_parquet_files, m)?)?;
     m.add_function(wrap_pyfunction!(import_name_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;

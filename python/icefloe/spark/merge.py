@@ -486,7 +486,7 @@ class MergeBuilder(MergeClauses):
         parts = []
         for i in writing:
             c = self._clauses[i]
-            exprs = []
+            exprs: list[tuple[str, Any]] = []
             for col in columns:
                 if c.assignments is None:
                     if col.lower() not in source_columns:
@@ -494,11 +494,14 @@ class MergeBuilder(MergeClauses):
                     sql = f"{sa}.`{col}`"
                 elif col in c.assignments:
                     sql = c.assignments[col]
-                else:
-                    sql = f"{ta}.`{col}`" if c.action == "update" else "NULL"
+                elif c.action == "update":
+                    sql = f"{ta}.`{col}`"
+                else:  # an inserted row takes the column's write-default (format v3), else null
+                    sql = _write_default(self.table, col)
                 exprs.append((col, sql))
             rows = acted.where(F.col(_ACTION) == i)
-            probe = rows.select([F.expr(sql).alias(col) for col, sql in exprs])
+            values = [(F.expr(sql) if isinstance(sql, str) else sql).alias(col) for col, sql in exprs]
+            probe = rows.select(values)
             for f in probe.schema.fields:
                 _check_type(f.name, f.dataType, types[f.name])
             lineage = []
@@ -510,7 +513,7 @@ class MergeBuilder(MergeClauses):
                     F.expr(row_id).cast("long").alias(_lineage.ROW_ID),
                     F.lit(None).cast("long").alias(_lineage.LAST_UPDATED),
                 ]
-                probe = rows.select([F.expr(sql).alias(col) for col, sql in exprs] + lineage)
+                probe = rows.select(values + lineage)
                 lineage = [F.col(_lineage.ROW_ID), F.col(_lineage.LAST_UPDATED)]
             parts.append(
                 probe.select([F.col(f"`{col}`").cast(types[col]).alias(col) for col in columns] + lineage)
@@ -648,3 +651,13 @@ def _check_type(column: str, found: Any, expected: Any) -> None:
         f"cannot store a value of type {found.simpleString()} in column {column!r} "
         f"of type {expected.simpleString()}"
     )
+
+
+def _write_default(table: Table, column: str) -> Any:
+    """The value an inserted row stores in `column` when MERGE assigns none: the column's
+    write-default (format v3) as a Spark literal, else SQL NULL."""
+    from pyspark.sql import functions as F
+
+    field_id = table.schema().find_field(column).field_id
+    default = _native.write_default_array(table.metadata, field_id, 1)
+    return "NULL" if default is None else F.lit(default[0].as_py())
