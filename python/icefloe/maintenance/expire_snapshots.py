@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _native
+from icefloe import _native, _progress
 from icefloe.exceptions import ValidationError
 from icefloe.maintenance._times import epoch_ms, now_ms
 from icefloe.transaction import commit_with_retry
@@ -154,7 +154,10 @@ def _delete_expired_files(
             f"(committed as {committed.metadata_location}) but the files they freed could not be "
             f"determined, so none was deleted (remove_orphan_files can clean them up later): {e}"
         ) from e
-    failures = dict(_native.delete_files_reporting([path for _, path, _ in files]))
+    paths = [path for _, path, _ in files]
+    failures = dict(
+        _progress.delete_files(paths, f"expire_snapshots {_progress.table_label(table)}: deleting files")
+    )
     if failures:
         logger.warning(
             "icefloe: %d file(s) freed by expiring snapshots of %s could not be deleted, e.g. %s",

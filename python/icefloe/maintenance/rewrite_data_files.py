@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _lineage, _native, _pending_write
+from icefloe import _lineage, _native, _pending_write, _progress
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
@@ -214,9 +214,14 @@ def _rewrite(
             )
             return index, files
 
-        with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(work)))) as pool:
+        label = f"rewrite_data_files {_progress.table_label(table)}"
+        with (
+            _progress.progress(label, len(work), unit="file groups") as advance,
+            ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(work)))) as pool,
+        ):
             for index, files in pool.map(one, range(len(work))):
                 by_index[index].added.extend(files)
+                advance(1)
         return
     for index, descriptor in _rewrite_on_spark(spark, table, work, write_id, sort, read_json, mapping):
         by_index[index].added.append(descriptor)
@@ -277,7 +282,10 @@ def _rewrite_on_spark(
     rdd = spark.sparkContext.parallelize(work, numSlices=max(1, len(work)))
     df = spark.createDataFrame(rdd, "group int, tasks string, size long")
     try:
-        rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()
+        with _progress.spark_job(
+            spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"
+        ):
+            rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()
     except Exception as e:
         raise _executor_error(e) from e
     return [(int(r["group"]), str(r["descriptor"])) for r in rows]
