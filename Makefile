@@ -15,7 +15,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans clean
+.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -89,6 +89,23 @@ lint: release  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
 fmt:  ## format Rust and Python
 	cargo fmt
 	$(VENV)/bin/ruff format python tests benches examples
+
+# Fuzzing (nightly, not in make test): every target until FUZZ_RUNS executions or
+# FUZZ_SECONDS, whichever comes first, with libFuzzer's resource limits. Findings land in
+# fuzz/artifacts/<target>/; copy each into fuzz/regressions/<target>/ once fixed (cargo test
+# replays both folders on stable). FUZZ_TARGETS picks a subset.
+FUZZ_TARGETS ?= table_metadata manifest manifest_list single_value filter scan_task puffin
+FUZZ_RUNS ?= 10000000
+FUZZ_SECONDS ?= 1800
+fuzz:  ## cargo fuzz every decoder target (FUZZ_RUNS / FUZZ_SECONDS per target; not in make test)
+	@cargo +nightly fuzz --version >/dev/null 2>&1 || cargo +nightly install cargo-fuzz
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/work/$$t && \
+		echo "== $$t" && \
+		(cd fuzz && cargo +nightly fuzz run $$t work/$$t corpus/$$t -- \
+			-runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) -timeout=1 \
+			-rss_limit_mb=512 -malloc_limit_mb=512 -print_final_stats=1) || exit 1; \
+	done
 
 bench:  ## criterion benches for the hot paths
 	cargo bench

@@ -8,6 +8,9 @@ pub mod arrow;
 pub mod commit;
 pub mod error;
 pub mod expr;
+pub mod fuzz;
+#[cfg(test)]
+mod fuzz_corpus_tests;
 pub mod inspect;
 pub mod io;
 pub mod maintenance;
