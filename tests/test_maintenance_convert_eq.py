@@ -305,3 +305,23 @@ def test_upserts_in_a_second_process_during_conversions_lose_and_resurrect_nothi
     assert_same_rows(
         catalog.load_table(name).scan().to_arrow(), oracle.canonical(name), context="icefloe final"
     )
+
+
+def test_bad_filter_is_refused_before_anything_is_written_and_properties_reach_the_summary(
+    spark: Any, oracle: Oracle, catalog: Any, warehouse: Path
+) -> None:
+    from icefloe.exceptions import IcefloeError
+
+    name = _icefloe_upsert_table(oracle, catalog, 2)
+    table = catalog.load_table(name)
+    files = _data_files_on_disk(warehouse, name)
+    head = oracle.current_snapshot_id(name)
+    with pytest.raises(IcefloeError, match="nope"):
+        table.maintenance.convert_equality_deletes(filter="nope = 1")
+    assert _data_files_on_disk(warehouse, name) == files and oracle.current_snapshot_id(name) == head
+    expected = oracle.canonical(name)
+    result = table.maintenance.convert_equality_deletes(snapshot_properties={"app": "convert-test"})
+    # Initial rows 1, 2, 3, 10, 11, and round 1's new row of key 2 (round 2 deleted it).
+    assert result.removed_equality_delete_files_count == 2 and result.deleted_rows_count == 6
+    assert oracle.snapshots(name)[-1]["summary"]["app"] == "convert-test"
+    _check_rows(oracle, catalog, name, expected, "after the conversion")
