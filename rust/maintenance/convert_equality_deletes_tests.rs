@@ -171,3 +171,22 @@ fn a_concurrent_removal_or_old_sequence_data_conflicts_and_new_data_does_not() {
     let err = convert(&md, &located(compacted, dir.path(), 8), None).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::CommitConflict, "{err}");
 }
+
+#[test]
+fn data_added_below_a_removed_deletes_sequence_number_in_its_scope_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = upserted(dir.path(), 2);
+    let plan = plan_conversion(&md, None).unwrap();
+    // As if an eu equality delete removed by the conversion had a sequence number above the
+    // data appended next (a compaction committing with an old sequence number does that).
+    let mut removed = plan.removed.clone();
+    let eu = removed.iter_mut().find(|d| format!("{:?}", d.file.partition).contains("\"eu\"")).unwrap();
+    eu.data_sequence_number = 100;
+    let moved = append(&md, dir.path(), 7, vec![batch(60..61, "us")]);
+    let none = BTreeSet::new();
+    validate_conversion(&moved, md.current_snapshot_id(), &removed, &none, &none).unwrap();
+    let moved = append(&md, dir.path(), 7, vec![batch(60..61, "eu")]);
+    let err = validate_conversion(&moved, md.current_snapshot_id(), &removed, &none, &none).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::CommitConflict);
+    assert!(err.to_string().contains("data sequence number"), "{err}");
+}
