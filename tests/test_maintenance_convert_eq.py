@@ -11,6 +11,7 @@ upserting) are either harmless or conflicts that commit nothing: never a resurre
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -307,9 +308,15 @@ def test_upserts_in_a_second_process_during_conversions_lose_and_resurrect_nothi
     )
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_bad_filter_is_refused_before_anything_is_written_and_properties_reach_the_summary(
-    spark: Any, oracle: Oracle, catalog: Any, warehouse: Path
+    spark: Any, oracle: Oracle, catalog: Any, warehouse: Path, monkeypatch: Any
 ) -> None:
+    """Also: a progress bar on a terminal (stderr), nothing when stderr is not one."""
     from icefloe.exceptions import IcefloeError
 
     name = _icefloe_upsert_table(oracle, catalog, 2)
@@ -320,7 +327,17 @@ def test_bad_filter_is_refused_before_anything_is_written_and_properties_reach_t
         table.maintenance.convert_equality_deletes(filter="nope = 1")
     assert _data_files_on_disk(warehouse, name) == files and oracle.current_snapshot_id(name) == head
     expected = oracle.canonical(name)
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    # No data file may hold such rows: nothing is converted, both equality deletes are kept.
+    none = table.maintenance.convert_equality_deletes(filter="id > 1000")
+    assert none.snapshot_id is None and none.kept_equality_delete_files_count == 2
+    assert quiet.getvalue() == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     result = table.maintenance.convert_equality_deletes(snapshot_properties={"app": "convert-test"})
+    monkeypatch.undo()
+    assert "converting equality deletes" in terminal.getvalue()
     # Initial rows 1, 2, 3, 10, 11, and round 1's new row of key 2 (round 2 deleted it).
     assert result.removed_equality_delete_files_count == 2 and result.deleted_rows_count == 6
     assert oracle.snapshots(name)[-1]["summary"]["app"] == "convert-test"

@@ -9,7 +9,8 @@ action (`ConvertEqualityDeleteFiles`) but ships no implementation.
    delete seq > data seq, same partition or global, bounds-pruned). An equality delete file
    is converted and removed only when every data file it applies to is selected by
    `filter` (all without one); the others stay, untouched.
-2. Convert (Rust, in process on threads or on Spark executors with `spark=`): the scan
+2. Convert (Rust, in process on threads, with a rich progress bar when stderr is a
+   terminal, or on Spark executors with `spark=`, Spark's own progress): the scan
    reader returns exactly the rows the equality deletes remove, with the same key maps as
    every read; their positions are written as position-delete files (v2) or deletion
    vectors merged with the data file's existing one (v3), as icefloe's row-level deletes do.
@@ -26,10 +27,12 @@ action (`ConvertEqualityDeleteFiles`) but ships no implementation.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -167,6 +170,22 @@ def _chunks(tasks: list[str], slots: int) -> list[list[str]]:
     return chunk_tasks(tasks, slots) if tasks else []
 
 
+@contextmanager
+def _progress(total: int, stream: IO[str] | None = None) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar over `total` data files when `stream` (stderr) is a terminal;
+    quiet otherwise. Yields `advance(n)`."""
+    out = sys.stderr if stream is None else stream
+    if total == 0 or not out.isatty():
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=out), transient=True) as bar:
+        task = bar.add_task("converting equality deletes (data files)", total=total)
+        yield lambda n: bar.advance(task, n)
+
+
 def _convert_local(
     md: _native.TableMetadata, tasks: list[str], write_id: str
 ) -> tuple[list[str], list[str], int]:
@@ -176,16 +195,19 @@ def _convert_local(
     rows = 0
     if not chunks:
         return files, replaced, rows
-    with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
-        futures = [
-            pool.submit(_native.convert_equality_delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i)
+    with _progress(len(tasks)) as advance, ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
+        futures = {
+            pool.submit(
+                _native.convert_equality_delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i
+            ): len(chunk)
             for i, chunk in enumerate(chunks)
-        ]
-        for f in futures:
+        }
+        for f in as_completed(futures):
             new, n, old = f.result()
             files.extend(new)
             rows += n
             replaced.extend(removal_key(d) for d in old)
+            advance(futures[f])
     return files, replaced, rows
 
 
