@@ -156,6 +156,41 @@ def test_conversion_keeps_rows_and_leaves_no_equality_deletes(
     assert_same_rows(catalog.load_table(name).scan().to_arrow(), oracle.canonical(name), context="Java after")
 
 
+def test_global_equality_deletes_of_an_unpartitioned_spec_after_partition_evolution(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """Spec 0 unpartitioned, then partitioned by region: an equality delete of spec 0 applies
+    to every partition (global), one of spec 1 to its partition only. A filter on one
+    partition converts the scoped delete and keeps the global one (it also applies to the
+    other partition's files); without a filter both go."""
+    name = new_table_name("convg")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint, region string, v int) USING iceberg "
+        f"TBLPROPERTIES ('format-version'='2', {_MOR})"
+    )
+    oracle.sql(f"INSERT INTO {q} VALUES {_values([(i, _region(i), 0) for i in range(20)])}")
+    oracle.sql(f"ALTER TABLE {q} ADD PARTITION FIELD region")
+    oracle.sql(f"INSERT INTO {q} VALUES {_values([(i, _region(i), 1) for i in range(20, 40)])}")
+    commit_eq_delete(oracle.warehouse, name, ["id"], [(3,), (4,), (23,), (24,)], spec_id=0)  # global
+    commit_eq_delete(oracle.warehouse, name, ["id"], [(6,), (26,), (27,)], partition={"region": "us"})
+    oracle.sql(f"INSERT INTO {q} VALUES (3, 'eu', 2), (26, 'us', 2)")  # later rows of deleted keys
+    expected = oracle.canonical(name)
+    ids = {r[0] for r in oracle.rows(name, columns=["id"])}
+    # 6 lives in the spec-0 file and 27 in eu: the us-scoped delete misses both.
+    assert {3, 6, 26, 27} <= ids and not ({4, 23, 24} & ids)
+    assert sorted(r[2] for r in oracle.rows(name, where="id IN (3, 26)")) == [2, 2]
+    table = catalog.load_table(name)
+    part = table.maintenance.convert_equality_deletes(filter="region = 'us'")
+    eq = _eq_files(oracle, name)
+    assert part.removed_equality_delete_files_count == 1 and part.kept_equality_delete_files_count == 1
+    assert len(eq) == 1 and eq[0]["spec_id"] == 0, "the global delete stays"
+    _check_rows(oracle, catalog, name, expected, "after converting the us partition")
+    rest = catalog.load_table(name).maintenance.convert_equality_deletes()
+    assert rest.removed_equality_delete_files_count == 1 and _eq_files(oracle, name) == []
+    _check_rows(oracle, catalog, name, expected, "after converting everything")
+
+
 def _data_files_on_disk(warehouse: Path, name: str) -> set[str]:
     root = warehouse.joinpath(*name.split(".")) / "data"
     return {str(p) for p in root.rglob("*") if p.is_file() and not p.name.endswith(".crc")}
