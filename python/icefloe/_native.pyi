@@ -531,3 +531,26 @@ def find_orphan_files(
 
 def delete_files_reporting(paths: list[str]) -> list[tuple[str, str]]:
     """Deletes the files; [(location, error)] of those that could not be deleted."""
+
+# ---- convert_equality_deletes (rust/python/convert_deletes.rs) ----
+def plan_equality_delete_conversion(
+    metadata: TableMetadata, filter_json: str | None = None, case_sensitive: bool = True
+) -> tuple[int | None, list[str], str, int]:
+    """Plans converting the current snapshot's equality deletes whose whole scope the filter
+    selects: (snapshot id, task JSONs, plan state JSON, equality delete files kept)."""
+
+def convert_equality_delete_rows(
+    metadata: TableMetadata, tasks: list[str], write_id: str, task_id: int
+) -> tuple[list[str], int, list[str]]:
+    """Position deletes (DVs on v3) for the rows the tasks' equality deletes remove:
+    (delete file descriptors, rows deleted, descriptors of the merged earlier deletes)."""
+
+def commit_equality_delete_conversion(
+    metadata: TableMetadata,
+    start_snapshot_id: int | None,
+    plan_state: str,
+    delete_files: list[str],
+    replaced_delete_paths: list[str],
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """The validated row delta committing a conversion."""

@@ -48,11 +48,15 @@ pub struct ReadOptions {
     /// The table's name mapping (`schema.name-mapping.default`), used for data files that
     /// carry no Parquet field ids.
     pub name_mapping: Option<Arc<NameMapping>>,
+    /// Return only the rows the task's equality deletes remove (rows its position deletes
+    /// remove are still skipped): what converting equality deletes to position deletes
+    /// must delete, decided by the same key maps as every read.
+    pub equality_deleted_only: bool,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { batch_size: 65536, limit: None, name_mapping: None }
+        ReadOptions { batch_size: 65536, limit: None, name_mapping: None, equality_deleted_only: false }
     }
 }
 
@@ -98,6 +102,7 @@ pub struct TaskReader {
     lineage: Lineage,
     path: String,
     remaining: Option<usize>,
+    equality_deleted_only: bool,
 }
 
 impl std::fmt::Debug for TaskReader {
@@ -251,6 +256,7 @@ impl TaskReader {
             lineage,
             path,
             remaining: opts.limit,
+            equality_deleted_only: opts.equality_deleted_only,
         })
     }
 
@@ -301,6 +307,14 @@ impl TaskReader {
         }
         let pos = if self.need_pos { Some(Arc::new(self.positions(rows)?) as ArrayRef) } else { None };
         let mut keep: Option<BooleanArray> = self.deletes.keep_mask(&data)?;
+        if self.equality_deleted_only {
+            // The complement: the rows some equality delete removes (none without any).
+            keep = Some(match keep {
+                Some(k) => arrow::compute::not(&k)
+                    .map_err(|e| invalid_data("cannot invert the equality delete mask").with_source(e))?,
+                None => BooleanArray::from(vec![false; rows]),
+            });
+        }
         if let Some(r) = &self.residual {
             let m = filter_mask(r, &data)?;
             keep = Some(match keep {

@@ -141,7 +141,7 @@ fn position_deletes_skip_rows_and_pos_column_matches() {
         vec![],
     )
     .unwrap();
-    let opts = ReadOptions { batch_size: 3, limit: None, name_mapping: None };
+    let opts = ReadOptions { batch_size: 3, ..Default::default() };
     let mut ids = vec![];
     for b in read_task(&task, &projected, opts).unwrap() {
         let b = b.unwrap();
@@ -245,7 +245,7 @@ fn equality_deletes_on_two_columns_with_int_key_widened() {
     let want = vec![Some(0), Some(2), Some(3), Some(4), Some(5), Some(6), Some(7), Some(8), None];
     assert_eq!(ids_of(&task, &only_id, ReadOptions::default()), want);
     assert_eq!(
-        ids_of(&task, &data_schema(), ReadOptions { batch_size: 2, limit: Some(4), name_mapping: None }),
+        ids_of(&task, &data_schema(), ReadOptions { batch_size: 2, limit: Some(4), ..Default::default() }),
         want[..4].to_vec()
     );
 }

@@ -8,11 +8,13 @@
 //!   `DeleteOrphanFilesSparkAction` rules: hidden paths, age, scheme/authority matching).
 //! - `deletion`: deleting many files, each failure reported.
 //! - `rewrite_plan`: which data files compaction rewrites together (Java's bin-pack rules).
+//! - `convert_equality_deletes`: equality deletes turned into position deletes (plan, commit).
 //!
 //! The metadata change itself is `TableMetadata::remove_refs_and_snapshots`
 //! (`spec/table_metadata_expire.rs`); committing it is the caller's (the Python commit
 //! loop), and files are deleted only after the commit succeeded.
 
+pub mod convert_equality_deletes;
 mod deletion;
 pub mod expire_snapshots;
 pub mod orphan_files;

@@ -5,6 +5,7 @@
 //! Heavy calls (I/O, decoding, encoding) release the GIL.
 
 mod commit;
+mod convert_deletes;
 mod errors;
 mod expr;
 mod inspect;
@@ -53,5 +54,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     maintenance::register(m)?;
     rewrite::register(m)?;
     inspect::register(m)?;
+    convert_deletes::register(m)?;
     Ok(())
 }

@@ -31,7 +31,7 @@ fn read_task(
     let task = FileScanTask::from_json(task).py()?;
     let schema = Schema::from_json_str(projected_schema_json).py()?;
     let name_mapping = name_mapping.map(NameMapping::from_json).transpose().py()?.map(Arc::new);
-    let opts = ReadOptions { batch_size: batch_size.max(1), limit, name_mapping };
+    let opts = ReadOptions { batch_size: batch_size.max(1), limit, name_mapping, ..Default::default() };
     let reader = py.detach(move || crate::arrow::read_task(&task, &schema, opts)).py()?;
     let schema = reader.schema();
     Ok(PyArrowType(Box::new(TaskReader { inner: reader, schema })))

@@ -82,6 +82,31 @@ pub fn delete_rows(
     write_id: &str,
     task_id: u32,
 ) -> Result<DeleteTaskResult> {
+    delete_rows_read(table, tasks, write_id, task_id, ReadOptions::default())
+}
+
+/// Converts equality deletes to position deletes: writes position deletes (deletion vectors
+/// on v3, merged with the data file's earlier ones as [`delete_rows`] does) for exactly the
+/// rows of `tasks` that their equality deletes remove (the reader's
+/// [`ReadOptions::equality_deleted_only`]: the same key maps and sequence-number rules as
+/// every read). Rows earlier position deletes removed are not deleted twice.
+pub fn convert_equality_deletes(
+    table: Arc<TableMetadata>,
+    tasks: &[FileScanTask],
+    write_id: &str,
+    task_id: u32,
+) -> Result<DeleteTaskResult> {
+    let opts = ReadOptions { equality_deleted_only: true, ..ReadOptions::default() };
+    delete_rows_read(table, tasks, write_id, task_id, opts)
+}
+
+fn delete_rows_read(
+    table: Arc<TableMetadata>,
+    tasks: &[FileScanTask],
+    write_id: &str,
+    task_id: u32,
+    opts: ReadOptions,
+) -> Result<DeleteTaskResult> {
     let mut writer = Writer::try_new(table, write_id, task_id)?;
     let projected = Schema::new(
         0,
@@ -94,7 +119,7 @@ pub fn delete_rows(
     // A data file split over several tasks has its earlier deletes merged once.
     let mut merged: std::collections::HashSet<&str> = Default::default();
     for task in tasks {
-        let reader = read_task(task, &projected, ReadOptions::default())?;
+        let reader = read_task(task, &projected, opts.clone())?;
         let mut any = false;
         for batch in reader {
             let batch = batch?;

@@ -20,7 +20,7 @@ pub mod rolling;
 pub use data_writer::{
     write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,
 };
-pub use delete_task::{delete_rows, write_position_deletes, DeleteTaskResult};
+pub use delete_task::{convert_equality_deletes, delete_rows, write_position_deletes, DeleteTaskResult};
 pub use dv_writer::DeletionVectorWriter;
 pub use equality_delete_writer::{equality_delete_schema, write_equality_deletes};
 pub use input_schema::{check_arrow_schema, conform_batch};

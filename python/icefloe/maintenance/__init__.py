@@ -3,11 +3,12 @@
     result = table.maintenance.expire_snapshots(older_than=datetime(2026, 1, 1, tzinfo=timezone.utc))
     orphans = table.maintenance.remove_orphan_files(dry_run=True)
     compacted = table.maintenance.rewrite_data_files(spark=spark)
+    converted = table.maintenance.convert_equality_deletes()
 
 Each method returns a result with counts and bytes. Times (`older_than`) are a `datetime`
 with a time zone, or epoch milliseconds. The work is in `expire_snapshots.py`,
-`orphan_files.py` and `rewrite_data_files.py` (and the Rust room `rust/maintenance/`); this
-class only delegates.
+`orphan_files.py`, `rewrite_data_files.py` and `convert_equality_deletes.py` (and the Rust
+room `rust/maintenance/`); this class only delegates.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from icefloe.maintenance.convert_equality_deletes import ConvertEqualityDeletesResult
 from icefloe.maintenance.expire_snapshots import ExpireSnapshotsResult
 from icefloe.maintenance.orphan_files import RemoveOrphanFilesResult
 from icefloe.maintenance.rewrite_data_files import RewriteDataFilesResult
@@ -26,7 +28,13 @@ if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
     from icefloe.table import Table
 
-__all__ = ["ExpireSnapshotsResult", "Maintenance", "RemoveOrphanFilesResult", "RewriteDataFilesResult"]
+__all__ = [
+    "ConvertEqualityDeletesResult",
+    "ExpireSnapshotsResult",
+    "Maintenance",
+    "RemoveOrphanFilesResult",
+    "RewriteDataFilesResult",
+]
 
 
 class Maintenance:
@@ -110,6 +118,23 @@ class Maintenance:
             spark,
             **options,
         )
+
+    def convert_equality_deletes(
+        self,
+        filter: BooleanExpression | str | None = None,
+        spark: SparkSession | None = None,
+        snapshot_properties: dict[str, str] | None = None,
+        case_sensitive: bool = True,
+    ) -> ConvertEqualityDeletesResult:
+        """Turns the equality deletes an upsert stream leaves behind into position deletes
+        (deletion vectors on format v3) by joining them with the data files they apply to,
+        committed as one validated row delta; the data files are not rewritten. Only
+        equality deletes whose whole scope `filter` selects are converted (all without one).
+        On Spark executors when `spark` is given, else in this process. See
+        `icefloe.maintenance.convert_equality_deletes`."""
+        from icefloe.maintenance.convert_equality_deletes import convert_equality_deletes
+
+        return convert_equality_deletes(self._table, filter, spark, snapshot_properties, case_sensitive)
 
     def __repr__(self) -> str:
         return f"Maintenance({self._table!r})"
