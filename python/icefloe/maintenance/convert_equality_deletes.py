@@ -27,16 +27,14 @@ action (`ConvertEqualityDeleteFiles`) but ships no implementation.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write
+from icefloe import _native, _pending_write, _progress
 from icefloe._row_delta import removal_key
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
@@ -170,22 +168,6 @@ def _chunks(tasks: list[str], slots: int) -> list[list[str]]:
     return chunk_tasks(tasks, slots) if tasks else []
 
 
-@contextmanager
-def _progress(total: int, stream: IO[str] | None = None) -> Iterator[Callable[[int], None]]:
-    """A rich progress bar over `total` data files when `stream` (stderr) is a terminal;
-    quiet otherwise. Yields `advance(n)`."""
-    out = sys.stderr if stream is None else stream
-    if total == 0 or not out.isatty():
-        yield lambda n: None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(file=out), transient=True) as bar:
-        task = bar.add_task("converting equality deletes (data files)", total=total)
-        yield lambda n: bar.advance(task, n)
-
-
 def _convert_local(
     md: _native.TableMetadata, tasks: list[str], write_id: str
 ) -> tuple[list[str], list[str], int]:
@@ -195,7 +177,10 @@ def _convert_local(
     rows = 0
     if not chunks:
         return files, replaced, rows
-    with _progress(len(tasks)) as advance, ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
+    with (
+        _progress.progress("converting equality deletes", len(tasks), unit="data files") as advance,
+        ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool,
+    ):
         futures = {
             pool.submit(
                 _native.convert_equality_delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i
@@ -250,7 +235,8 @@ def _convert_on_spark(
 
     df = spark.range(0, len(chunks), 1, len(chunks))
     try:
-        out = df.mapInArrow(convert_task, _OUT_SCHEMA).collect()
+        with _progress.spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
+            out = df.mapInArrow(convert_task, _OUT_SCHEMA).collect()
     except Exception as e:
         raise _executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
