@@ -12,9 +12,12 @@ use crate::puffin::{read_deletion_vector, PuffinFile};
 use crate::scan::FileScanTask;
 use crate::spec::{Literal, PrimitiveType, Schema, TableMetadata};
 
-/// The fuzz targets by name: the `fuzz/fuzz_targets/<name>.rs` binaries and the
-/// `fuzz/corpus/<name>` folders.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A fuzz target: the `fuzz/fuzz_targets/<name>.rs` binary and the `fuzz/corpus/<name>`
+/// folder share its name.
+pub type Target = fn(&[u8]);
+
+/// The fuzz targets by name (see the module doc).
+pub const TARGETS: &[(&str, Target)] = &[
     ("table_metadata", table_metadata),
     ("manifest", manifest),
     ("manifest_list", manifest_list),
@@ -75,7 +78,7 @@ const TYPES: &[PrimitiveType] = &[
 /// partition values of REST and metadata), both ways.
 pub fn single_value(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else { return };
-    let ty = &TYPES[usize::from(pick) % TYPES.len()];
+    let Some(ty) = TYPES.get(usize::from(pick) % TYPES.len()) else { return };
     if let Ok(lit) = Literal::from_bytes(ty, rest) {
         let bytes = lit.to_bytes();
         let again = Literal::from_bytes(ty, &bytes);

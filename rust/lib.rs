@@ -8,6 +8,7 @@ pub mod arrow;
 pub mod commit;
 pub mod error;
 pub mod expr;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod fuzz;
 #[cfg(test)]
 mod fuzz_corpus_tests;

@@ -6,6 +6,7 @@ pub mod bounds;
 pub mod evaluator;
 pub mod manifest_evaluator;
 pub mod metrics_evaluator;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod parser;
 pub mod predicate;
 pub mod projection;

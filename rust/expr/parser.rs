@@ -134,8 +134,8 @@ impl Converter<'_> {
                     return Err(self.unsupported(format!("function '{}'", f.name)));
                 }
                 let arg = match &f.args {
-                    FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
-                        FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => x,
+                    FunctionArguments::List(l) if l.args.len() == 1 => match l.args.first() {
+                        Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(x))) => x,
                         _ => return Err(self.invalid(format!("{} takes one column, found '{e}'", f.name))),
                     },
                     _ => return Err(self.invalid(format!("{} takes one column, found '{e}'", f.name))),

@@ -379,8 +379,8 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub fn read_fixed(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len()).ok_or_else(truncated)?;
-        let s = &self.buf[self.pos..end];
+        let end = self.pos.checked_add(n).ok_or_else(truncated)?;
+        let s = self.buf.get(self.pos..end).ok_or_else(truncated)?;
         self.pos = end;
         Ok(s)
     }
@@ -398,16 +398,16 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn read_bool(&mut self) -> Result<bool> {
-        match self.read_fixed(1)?[0] {
-            0 => Ok(false),
-            1 => Ok(true),
-            b => Err(invalid_data(format!("Avro boolean byte must be 0 or 1, found {b}"))),
+        match self.read_fixed(1)? {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            b => Err(invalid_data(format!("Avro boolean byte must be 0 or 1, found {b:?}"))),
         }
     }
 
     pub fn read_f32(&mut self) -> Result<f32> {
         let b = self.read_fixed(4)?;
-        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(f32::from_le_bytes(b.try_into().map_err(|_| truncated())?))
     }
 
     pub fn read_f64(&mut self) -> Result<f64> {
@@ -547,7 +547,10 @@ impl Container {
     pub fn decode_each(&self, mut f: impl FnMut(&mut Cursor<'_>) -> Result<()>) -> Result<()> {
         let mut start = 0;
         for (i, &(count, end)) in self.blocks.iter().enumerate() {
-            let mut c = Cursor::new(&self.data[start..end]);
+            let block = self.data.get(start..end).ok_or_else(|| {
+                invalid_data(format!("Avro block {i} spans bytes {start}..{end} of {}", self.data.len()))
+            })?;
+            let mut c = Cursor::new(block);
             for _ in 0..count {
                 f(&mut c)?;
             }
@@ -565,7 +568,7 @@ impl Container {
 
 /// Parses an Avro object-container file held in memory.
 pub(crate) fn read_container(bytes: &[u8]) -> Result<Container> {
-    if bytes.len() < 4 || &bytes[..4] != MAGIC {
+    if bytes.get(..4) != Some(&MAGIC[..]) {
         return Err(invalid_data("not an Avro object container file (expected magic 'Obj\\x01')"));
     }
     let mut c = Cursor::new(bytes);

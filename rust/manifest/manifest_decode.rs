@@ -452,11 +452,15 @@ fn is_java_int_map(node: &Node, slot: FileSlot) -> bool {
     let Kind::Record(rec) = &items.kind else {
         return false;
     };
-    rec.fields.len() == 2
-        && rec.fields[0].name == "key"
-        && rec.fields[0].node.kind == Kind::Int
-        && rec.fields[1].name == "value"
-        && rec.fields[1].node.kind == value_kind
+    match rec.fields.as_slice() {
+        [key, value] => {
+            key.name == "key"
+                && key.node.kind == Kind::Int
+                && value.name == "value"
+                && value.node.kind == value_kind
+        }
+        _ => false,
+    }
 }
 
 fn count_value(c: &mut Cursor<'_>, n: &Node) -> Result<i64> {

@@ -5,12 +5,16 @@
 //! Manifest entries: `manifest_decode` (plan + decoding), `manifest_encode` (v2 records),
 //! `manifest_schema` (the v2 schema texts Java writes).
 
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod avro;
 pub mod data_file;
 #[allow(clippy::module_inception)]
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod manifest;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod manifest_decode;
 mod manifest_encode;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod manifest_list;
 mod manifest_schema;
 mod manifest_writer;

@@ -2,7 +2,9 @@
 //! `deletion-vector-v1` blob that holds a data file's deleted positions: reading them, and
 //! writing deletion-vector files as Iceberg Java does.
 
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod deletion_vector;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod file;
 pub mod writer;
 

@@ -7,19 +7,24 @@ pub mod location_provider;
 pub mod metrics_truncate;
 pub mod name_mapping;
 pub mod partition;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
 mod table_metadata_branch;
 mod table_metadata_expire;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod table_metadata_serde;
 mod table_metadata_update;
 pub mod transform;
 pub mod transform_arrow;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod types;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod value_binary;
 mod value_human;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod value_json;
 pub mod values;
 

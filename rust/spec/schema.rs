@@ -185,8 +185,8 @@ impl Schema {
             "schema-id": self.schema_id,
             "fields": self.r#struct.fields.iter().map(|f| serde_json::to_value(f.as_ref()).unwrap_or(Value::Null)).collect::<Vec<_>>(),
         });
-        if !self.identifier_field_ids.is_empty() {
-            v["identifier-field-ids"] = json!(self.identifier_field_ids);
+        if let (false, Some(o)) = (self.identifier_field_ids.is_empty(), v.as_object_mut()) {
+            o.insert("identifier-field-ids".into(), json!(self.identifier_field_ids));
         }
         v
     }

@@ -128,38 +128,34 @@ fn read_i64(b: &[u8]) -> Option<i64> {
 /// Minimal two's-complement big-endian bytes, like Java's `BigInteger.toByteArray`.
 pub(crate) fn decimal_to_bytes(v: i128) -> Vec<u8> {
     let b = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let redundant =
-            (b[start] == 0x00 && b[start + 1] & 0x80 == 0) || (b[start] == 0xff && b[start + 1] & 0x80 != 0);
-        if !redundant {
-            break;
-        }
-        start += 1;
-    }
-    b[start..].to_vec()
+    // A leading byte is redundant when it only repeats the sign of the byte after it.
+    let redundant = b
+        .windows(2)
+        .take_while(|w| matches!(w, [0x00, n] if n & 0x80 == 0) || matches!(w, [0xff, n] if n & 0x80 != 0))
+        .count();
+    b.iter().skip(redundant).copied().collect()
 }
 
 /// Reads big-endian two's-complement bytes into an i128 (longer inputs are accepted
 /// only when the extra leading bytes are sign extension).
 pub(crate) fn decimal_from_bytes(bytes: &[u8]) -> Result<i128> {
-    if bytes.is_empty() {
+    let Some(first) = bytes.first() else {
         return Err(invalid_data("expected at least 1 byte for a decimal value, found 0"));
-    }
-    let neg = bytes[0] & 0x80 != 0;
+    };
+    let neg = first & 0x80 != 0;
     let fill = if neg { 0xff } else { 0x00 };
     let mut buf = [fill; 16];
     if bytes.len() > 16 {
-        let extra = bytes.len() - 16;
-        if bytes[..extra].iter().any(|b| *b != fill) || (buf[0] ^ bytes[extra]) & 0x80 != 0 {
+        let (head, tail) = bytes.split_at(bytes.len() - 16);
+        if head.iter().any(|b| *b != fill) || tail.first().is_some_and(|t| (fill ^ t) & 0x80 != 0) {
             return Err(invalid_data(format!(
                 "decimal value of {} bytes does not fit 128 bits",
                 bytes.len()
             )));
         }
-        buf.copy_from_slice(&bytes[extra..]);
-    } else {
-        buf[16 - bytes.len()..].copy_from_slice(bytes);
+        buf.copy_from_slice(tail);
+    } else if let Some(low) = buf.get_mut(16 - bytes.len()..) {
+        low.copy_from_slice(bytes);
     }
     Ok(i128::from_be_bytes(buf))
 }
