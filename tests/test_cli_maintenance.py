@@ -1,6 +1,6 @@
 """The `icefloe` subcommands built on the metadata tables and maintenance actions
 (`table.inspect.*`, `table.maintenance.*`, `table.manage_snapshots()`): files, partitions,
-expire-snapshots, remove-orphans, compact, rollback. Run as the installed
+expire-snapshots, remove-orphans, compact, rewrite-manifests, rollback. Run as the installed
 console script against real tables; files and partitions are compared with Iceberg Java's
 metadata tables of the same table (shared warehouse)."""
 
@@ -117,6 +117,36 @@ def test_compact(tmp_path: Path) -> None:
     assert before_files == 6 and len(t.scan().plan_files()) == 1
     assert _sorted(t.scan().to_arrow()) == expected
     assert "compact" in run("--help").stdout
+
+
+def test_rewrite_manifests(tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    cat = icefloe.load_catalog("local", warehouse=str(warehouse))
+    cat.create_namespace("db")
+    t = cat.create_table(
+        "db.t", schema=SCHEMA, partition_spec=SPEC, properties={"commit.manifest.min-count-to-merge": "1000"}
+    )
+    for i, kind in enumerate(["b", "a", "b", "c"]):
+        t.append(rows(2, 10 * i, kind))
+    expected = _sorted(t.scan().to_arrow())
+    manifests_before = len(t.inspect.manifests())
+    w = ("--warehouse", str(warehouse))
+    result = run_json(*w, "rewrite-manifests", "db.t")
+    assert result["rewritten_manifests_count"] == manifests_before == 4
+    assert result["added_manifests_count"] == 1
+    assert result["entries_processed_count"] == 4
+    t = cat.load_table("db.t")
+    assert len(t.inspect.manifests()) == 1
+    assert t.current_snapshot().summary.operation == "replace"
+    assert _sorted(t.scan().to_arrow()) == expected
+    # Nothing left to rewrite: a zero result, no new snapshot; text output names the counts.
+    snap = t.metadata.current_snapshot_id
+    text = run(*w, "rewrite-manifests", "db.t").stdout
+    assert "rewritten_manifests_count" in text
+    assert cat.load_table("db.t").metadata.current_snapshot_id == snap
+    bad = run(*w, "rewrite-manifests", "db.t", "--spec-id", "7", check=1)
+    assert "spec id 7" in bad.stderr and "Traceback" not in bad.stderr
+    assert "rewrite-manifests" in run("--help").stdout
 
 
 def test_rollback(tmp_path: Path) -> None:

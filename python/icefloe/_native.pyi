@@ -283,6 +283,50 @@ def rewrite_files(
     (descriptors) by the added ones, validated against the snapshots since
     `start_snapshot_id`; delete files that no longer apply are removed."""
 
+def rewrite_manifests(
+    metadata: TableMetadata,
+    *,
+    spec_id: int | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str], str] | None:
+    """Rewrites the current snapshot's manifests of one spec clustered by partition (Java's
+    `RewriteManifests`): None when there is nothing to rewrite, else (uncommitted metadata of
+    the `replace` snapshot, files written, outcome JSON with `replaced`, `added` and
+    `entries_processed`)."""
+
+def plan_rewrite_position_delete_files(
+    metadata: TableMetadata,
+    *,
+    filter_json: str | None = None,
+    case_sensitive: bool = True,
+    target_file_size_bytes: int | None = None,
+    min_file_size_bytes: int | None = None,
+    max_file_size_bytes: int | None = None,
+    min_input_files: int | None = None,
+    max_file_group_size_bytes: int | None = None,
+    rewrite_all: bool = False,
+) -> tuple[int | None, list[str]]:
+    """Plans a rewrite of the current snapshot's position delete files by Java's bin-pack
+    rules: (snapshot id, groups as JSON objects with `partition`, `files`, `input_size`,
+    `max_output_file_size` and `max_data_sequence_number`)."""
+
+def rewrite_position_delete_groups(
+    metadata: TableMetadata, groups: list[str], write_id: str, task_id: int
+) -> list[tuple[list[str], int, int]]:
+    """Rewrites planned groups, dropping positions of data files no longer live: per group
+    (new delete file descriptors, positions kept, positions dropped)."""
+
+def rewrite_position_deletes(
+    metadata: TableMetadata,
+    start_snapshot_id: int | None,
+    rewritten_files: list[str],
+    added: list[tuple[str, int]],
+    *,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[TableMetadata, list[str]]:
+    """A `replace` snapshot replacing position delete files (descriptors) by new ones, each
+    with the data sequence number it keeps; a rewritten file no longer live is a conflict."""
+
 def plan_row_removal(
     metadata: TableMetadata, filter_json: str, case_sensitive: bool = True
 ) -> tuple[list[str], list[str]]:

@@ -4,7 +4,7 @@
 
 Commands: list [NAMESPACE], describe TABLE|NAMESPACE, schema, spec, uuid, location,
 snapshots, history, files, partitions, refs (alias list-refs), properties get|set|remove,
-expire-snapshots, remove-orphans, compact, rollback, version.
+expire-snapshots, remove-orphans, compact, rewrite-manifests, rollback, version.
 
 Catalogs come from `~/.icefloe.yaml` or PyIceberg's `~/.pyiceberg.yaml` (same shape:
 `catalog: {NAME: {uri: ..., warehouse: ..., type: ...}}`, optional `default-catalog`),
@@ -453,6 +453,12 @@ def cmd_compact(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     _report(out, f"Compaction of {args.table}", result)
 
 
+def cmd_rewrite_manifests(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
+    t = cat.load_table(args.table)
+    result = t.maintenance.rewrite_manifests(spec_id=args.spec_id)
+    _report(out, f"Manifests of {args.table} rewritten", result)
+
+
 def cmd_rollback(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
     before = t.metadata.current_snapshot_id
@@ -521,6 +527,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("table")
     sp.add_argument("--older-than", help="ISO-8601 time, epoch ms, or an age such as 3d")
     sp.add_argument("--dry-run", action="store_true", help="list the files, delete nothing")
+    sp = command(
+        "rewrite-manifests", cmd_rewrite_manifests, "cluster manifests by partition (rewrite_manifests)"
+    )
+    sp.add_argument("table")
+    sp.add_argument(
+        "--spec-id", type=int, help="rewrite the manifests of this spec (default: the current one)"
+    )
     sp = command("rollback", cmd_rollback, "make an earlier snapshot current")
     sp.add_argument("table")
     sp.add_argument("snapshot_id", type=int)

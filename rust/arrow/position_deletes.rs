@@ -39,6 +39,11 @@ impl PositionDeleteIndex {
         self.by_path.get(data_file).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// The data file paths with deleted positions (in no particular order).
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.by_path.keys().map(String::as_str)
+    }
+
     /// Number of (file_path, pos) rows held: the cache's weight.
     pub fn len(&self) -> usize {
         self.entries

@@ -12,6 +12,8 @@ mod overwrite;
 mod producer;
 mod replace_partitions;
 mod rewrite_files;
+mod rewrite_manifests;
+mod rewrite_position_deletes;
 mod row_delta;
 mod row_filter;
 mod summary;
@@ -24,6 +26,10 @@ pub use overwrite::overwrite_files;
 pub use producer::{partition_key, produce, Change, Removal};
 pub use replace_partitions::{partitions_of, replace_partitions};
 pub use rewrite_files::{rewrite_files, RewriteFiles};
+pub use rewrite_manifests::{
+    commit_rewritten_manifests, rewrite_manifests, ManifestRewriteOutcome, RewriteManifests,
+};
+pub use rewrite_position_deletes::{rewrite_position_deletes, RewritePositionDeletes};
 pub use row_delta::{row_delta, RowDelta};
 pub use row_filter::{plan_row_removal, FileMatch, RowFilter};
 pub use summary::SnapshotSummaryBuilder;

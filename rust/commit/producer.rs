@@ -51,6 +51,11 @@ pub struct Change {
     /// `RewriteFiles.dataSequenceNumber`: a compaction keeps its starting snapshot's, so
     /// equality deletes committed meanwhile still apply to the rewritten rows).
     pub added_data_sequence_number: Option<i64>,
+    /// Explicit data sequence numbers of added delete files, by path (Java's
+    /// `RewriteFiles.addFile(deleteFile, dataSequenceNumber)`: a rewritten position delete
+    /// keeps the highest sequence number of the files it replaces, so it still applies to
+    /// exactly the data files they applied to).
+    pub added_delete_sequence_numbers: BTreeMap<String, i64>,
 }
 
 /// `<spec id>:<partition path>`: identifies one partition of one spec.
@@ -207,7 +212,10 @@ fn build(
         let mut w = attempt.writer(spec_id, ManifestContent::Deletes)?;
         for f in files {
             summary.add_file(&f, partition_key(base, &f)?);
-            w.add(f)?;
+            match change.added_delete_sequence_numbers.get(f.removal_key().as_ref()) {
+                Some(&seq) => w.add_with_sequence_number(f, seq)?,
+                None => w.add(f)?,
+            }
         }
         delete_manifests.push(w.close()?);
     }

@@ -7,6 +7,10 @@
 //! - `orphan_files`: files under a location the table does not reference (Java's
 //!   `DeleteOrphanFilesSparkAction` rules: hidden paths, age, scheme/authority matching).
 //! - `deletion`: deleting many files, each failure reported.
+//! - `rewrite_manifests`: which manifests `rewrite_manifests` replaces and how their entries
+//!   are clustered by partition (the commit is `commit::rewrite_manifests`).
+//! - `rewrite_position_deletes`: which position delete files are rewritten together and
+//!   the rewrite of one group, dangling positions dropped.
 //! - `rewrite_plan`: which data files compaction rewrites together (Java's bin-pack rules).
 //! - `convert_equality_deletes`: equality deletes turned into position deletes (plan, commit).
 //!
@@ -19,7 +23,9 @@ mod deletion;
 pub mod expire_snapshots;
 pub mod orphan_files;
 pub mod reachability;
+pub mod rewrite_manifests;
 pub mod rewrite_plan;
+pub mod rewrite_position_deletes;
 
 pub use deletion::{delete_all, DeleteFailure};
 pub use expire_snapshots::{

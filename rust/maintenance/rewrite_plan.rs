@@ -275,7 +275,7 @@ pub fn plan_rewrite(
         let tasks = by_partition.remove(&key).unwrap_or_default();
         let selected: Vec<FileScanTask> =
             if th.rewrite_all { tasks } else { tasks.into_iter().filter(|t| th.selected(t)).collect() };
-        for g in pack(selected, th.max_group_size) {
+        for g in pack(selected, th.max_group_size, |t| t.length) {
             if !th.rewrite_all && !th.keep_group(&g) {
                 continue;
             }
@@ -295,16 +295,17 @@ pub fn plan_rewrite(
 
 /// Java's `BinPacking.ListPacker(maxGroupSize, 1, false).pack`: one open bin, in order; an
 /// item that does not fit closes it.
-fn pack(items: Vec<FileScanTask>, target: i64) -> Vec<Vec<FileScanTask>> {
+pub(crate) fn pack<T>(items: Vec<T>, target: i64, weight_of: impl Fn(&T) -> i64) -> Vec<Vec<T>> {
     let mut out = Vec::new();
-    let mut current: Vec<FileScanTask> = Vec::new();
+    let mut current: Vec<T> = Vec::new();
     let mut weight = 0i64;
     for t in items {
-        if !current.is_empty() && weight.saturating_add(t.length) > target {
+        let w = weight_of(&t);
+        if !current.is_empty() && weight.saturating_add(w) > target {
             out.push(std::mem::take(&mut current));
             weight = 0;
         }
-        weight = weight.saturating_add(t.length);
+        weight = weight.saturating_add(w);
         current.push(t);
     }
     if !current.is_empty() {

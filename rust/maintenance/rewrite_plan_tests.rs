@@ -74,7 +74,7 @@ fn files_inside_the_size_range_are_not_selected_unless_deleted_enough() {
 
 #[test]
 fn pack_keeps_one_open_bin() {
-    let groups = pack(vec![task(4), task(4), task(4), task(9), task(1)], 10);
+    let groups = pack(vec![task(4), task(4), task(4), task(9), task(1)], 10, |t| t.length);
     let sizes: Vec<Vec<i64>> = groups.iter().map(|g| g.iter().map(|t| t.length).collect()).collect();
     assert_eq!(sizes, vec![vec![4, 4], vec![4], vec![9, 1]]);
 }

@@ -719,6 +719,12 @@ impl ContainerWriter {
         &mut self.block
     }
 
+    /// Bytes of the finished blocks so far (what Java's Avro appender reports as its length:
+    /// the record block being filled is not counted).
+    pub fn flushed_len(&self) -> usize {
+        self.out.len()
+    }
+
     pub fn end_record(&mut self) -> Result<()> {
         self.block_count += 1;
         if self.block.len() >= BLOCK_TARGET_BYTES {

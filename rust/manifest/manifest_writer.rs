@@ -264,6 +264,12 @@ impl ManifestWriter {
         })
     }
 
+    /// Bytes written so far, finished blocks only (Java's `ManifestWriter.length()`), for
+    /// rolling to a new manifest at a target size.
+    pub fn length(&self) -> i64 {
+        self.writer.flushed_len() as i64
+    }
+
     /// Number of entries written so far.
     pub fn entry_count(&self) -> i64 {
         i64::from(self.added.0) + i64::from(self.existing.0) + i64::from(self.deleted.0)

@@ -14,6 +14,8 @@ mod maintenance;
 mod metadata;
 mod read;
 mod rewrite;
+mod rewrite_deletes;
+mod rewrite_manifests;
 mod scan;
 mod write;
 
@@ -53,6 +55,8 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     io::register(m)?;
     maintenance::register(m)?;
     rewrite::register(m)?;
+    rewrite_manifests::register(m)?;
+    rewrite_deletes::register(m)?;
     inspect::register(m)?;
     convert_deletes::register(m)?;
     Ok(())

@@ -138,6 +138,15 @@ impl PositionDeleteWriter {
         self.targets.record(data_file, positions)
     }
 
+    /// Rolls to a new file at this size instead of `write.delete.target-file-size-bytes`
+    /// (a rewrite's group max output size).
+    pub fn with_target_file_size(mut self, bytes: i64) -> Self {
+        if bytes > 0 {
+            self.props.target_file_size_bytes = bytes as u64;
+        }
+        self
+    }
+
     /// The granularity files are written with.
     pub fn granularity(&self) -> DeleteGranularity {
         self.granularity

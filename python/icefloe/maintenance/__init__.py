@@ -4,6 +4,7 @@
     orphans = table.maintenance.remove_orphan_files(dry_run=True)
     compacted = table.maintenance.rewrite_data_files(spark=spark)
     converted = table.maintenance.convert_equality_deletes()
+    clustered = table.maintenance.rewrite_manifests()
 
 Each method returns a result with counts and bytes. Times (`older_than`) are a `datetime`
 with a time zone, or epoch milliseconds. The work is in `expire_snapshots.py`,
@@ -21,6 +22,8 @@ from icefloe.maintenance.convert_equality_deletes import ConvertEqualityDeletesR
 from icefloe.maintenance.expire_snapshots import ExpireSnapshotsResult
 from icefloe.maintenance.orphan_files import RemoveOrphanFilesResult
 from icefloe.maintenance.rewrite_data_files import RewriteDataFilesResult
+from icefloe.maintenance.rewrite_manifests import RewriteManifestsResult
+from icefloe.maintenance.rewrite_position_delete_files import RewritePositionDeleteFilesResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,6 +37,8 @@ __all__ = [
     "Maintenance",
     "RemoveOrphanFilesResult",
     "RewriteDataFilesResult",
+    "RewriteManifestsResult",
+    "RewritePositionDeleteFilesResult",
 ]
 
 
@@ -135,6 +140,37 @@ class Maintenance:
         from icefloe.maintenance.convert_equality_deletes import convert_equality_deletes
 
         return convert_equality_deletes(self._table, filter, spark, snapshot_properties, case_sensitive)
+
+    def rewrite_manifests(
+        self, spec_id: int | None = None, snapshot_properties: dict[str, str] | None = None
+    ) -> RewriteManifestsResult:
+        """Rewrites the current snapshot's data and delete manifests of `spec_id` (default:
+        the current spec) clustered by partition and sized to
+        `commit.manifest.target-size-bytes`, as one `replace` snapshot (Iceberg Java's
+        `rewrite_manifests`). See `icefloe.maintenance.rewrite_manifests`."""
+        from icefloe.maintenance.rewrite_manifests import rewrite_manifests
+
+        return rewrite_manifests(self._table, spec_id, snapshot_properties)
+
+    def rewrite_position_delete_files(
+        self,
+        filter: BooleanExpression | str | None = None,
+        target_file_size_bytes: int | None = None,
+        min_input_files: int = 5,
+        rewrite_all: bool = False,
+        spark: SparkSession | None = None,
+        **options: Any,
+    ) -> RewritePositionDeleteFilesResult:
+        """Rewrites small position delete files per partition by Iceberg Java's bin-pack
+        rules, dropping positions of data files no longer live, as one `replace` snapshot
+        (see `icefloe.maintenance.rewrite_position_delete_files`). `options`:
+        `min_file_size_bytes`, `max_file_size_bytes`, `max_file_group_size_bytes`,
+        `snapshot_properties`, `case_sensitive`."""
+        from icefloe.maintenance.rewrite_position_delete_files import rewrite_position_delete_files
+
+        return rewrite_position_delete_files(
+            self._table, filter, target_file_size_bytes, min_input_files, rewrite_all, spark, **options
+        )
 
     def __repr__(self) -> str:
         return f"Maintenance({self._table!r})"
