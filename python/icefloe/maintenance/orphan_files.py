@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from icefloe import _native
+from icefloe import _native, _progress
 from icefloe.exceptions import ValidationError
 from icefloe.maintenance._times import epoch_ms, now_ms
 
@@ -102,7 +102,8 @@ def remove_orphan_files(
     size = sum(s for _, s in found)
     if dry_run or not found:
         return RemoveOrphanFilesResult(locations, size, dry_run)
-    failures = _native.delete_files_reporting(list(locations))
+    label = f"remove_orphan_files {_progress.table_label(table)}: deleting orphans"
+    failures = _progress.delete_files(list(locations), label)
     if failures:
         logger.warning(
             "icefloe: %d orphan file(s) of %s could not be deleted, e.g. %s",

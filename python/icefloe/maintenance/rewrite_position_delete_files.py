@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write
+from icefloe import _native, _pending_write, _progress
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
 if TYPE_CHECKING:
@@ -97,9 +97,19 @@ def rewrite_position_delete_files(
     write_id = _pending_write.new_write_id()
     try:
         if spark is None:
-            rewritten_groups = _native.rewrite_position_delete_groups(md, texts, write_id, _DRIVER_TASK_BASE)
+            rewritten_groups = []
+            label = f"rewrite_position_delete_files {_progress.table_label(table)}"
+            with _progress.progress(label, len(texts), unit="file groups") as advance:
+                size = _progress.chunk_size(len(texts))
+                for start in range(0, len(texts), size):
+                    part = texts[start : start + size]
+                    base = _DRIVER_TASK_BASE + start
+                    rewritten_groups.extend(_native.rewrite_position_delete_groups(md, part, write_id, base))
+                    advance(len(part))
         else:
-            rewritten_groups = _rewrite_on_spark(spark, table, texts, write_id)
+            job = f"icefloe rewrite_position_delete_files: {len(texts)} file groups"
+            with _progress.spark_job(spark, job):
+                rewritten_groups = _rewrite_on_spark(spark, table, texts, write_id)
     except BaseException:
         _pending_write.abort_write(table, write_id)
         raise
