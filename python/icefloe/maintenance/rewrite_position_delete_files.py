@@ -101,9 +101,9 @@ def rewrite_position_delete_files(
             label = f"rewrite_position_delete_files {_progress.table_label(table)}"
             with _progress.progress(label, len(texts), unit="file groups") as advance:
                 size = _progress.chunk_size(len(texts))
-                for start in range(0, len(texts), size):
-                    part = texts[start : start + size]
-                    base = _DRIVER_TASK_BASE + start
+                for first in range(0, len(texts), size):
+                    part = texts[first : first + size]
+                    base = _DRIVER_TASK_BASE + first
                     rewritten_groups.extend(_native.rewrite_position_delete_groups(md, part, write_id, base))
                     advance(len(part))
         else:
