@@ -28,6 +28,8 @@ _PRIMITIVES: dict[str, pa.DataType] = {
     "string": pa.string(),
     "uuid": pa.string(),
     "binary": pa.binary(),
+    # v3 `unknown`: all nulls, Spark's NullType (as Java's Spark reads it).
+    "unknown": pa.null(),
 }
 
 
