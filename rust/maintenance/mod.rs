@@ -19,7 +19,7 @@ pub mod orphan_files;
 pub mod reachability;
 pub mod rewrite_plan;
 
-pub use deletion::{delete_all, DeleteFailure};
+pub use deletion::{delete_all, delete_threads_for, DeleteFailure};
 pub use expire_snapshots::{
     expire, expired_files, select_expired, ExpireOptions, ExpireSelection, ExpiredFile, ExpiredFileKind,
 };
