@@ -163,5 +163,12 @@ mod tests {
         }
         let files = walk("memory://walk/t", &keep, 2).unwrap();
         assert_eq!(names(files, "memory://walk/t"), vec!["/a.txt", "/m/z.txt"]);
+
+        // Skipped files are left out (locally without a stat); folders are still entered.
+        let skip = |l: &str| l.ends_with("/b.txt") || l.ends_with("/z.txt");
+        let files = walk_skipping(&base, &keep, &skip, 2).unwrap();
+        assert_eq!(names(files, &base), vec!["/_x=1/h.txt", "/a.txt", "/d/e/f/g.txt"]);
+        let files = walk_skipping("memory://walk/t", &keep, &skip, 2).unwrap();
+        assert_eq!(names(files, "memory://walk/t"), vec!["/a.txt"]);
     }
 }
