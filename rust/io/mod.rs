@@ -22,7 +22,7 @@ pub use input::InputFile;
 pub use location::{Location, Scheme};
 pub use output::OutputFile;
 pub use store::{is_secret, redacted, register, registered_properties};
-pub use walk::{walk, FileMeta};
+pub use walk::{walk, walk_skipping, FileMeta};
 
 use crate::error::{Error, ErrorKind, Result};
 

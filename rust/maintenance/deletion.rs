@@ -6,6 +6,19 @@ use crate::error::Error;
 use crate::io;
 use crate::scan::parallel_map;
 
+/// Deleting threads for files like `location`. Locally 8 per core (Iceberg Java's
+/// `HadoopFileIO` bulk delete uses 4 per core, `iceberg.hadoop.delete-file-parallelism`):
+/// an unlink mostly waits on the file system's journal and folder locks, so threads beyond
+/// the cores overlap those waits (on ext4 with 2 cores, 50,000 unlinks: 130-200 us each on
+/// 2 threads, 90-130 on 8, 55-90 on 16). Object stores: the reading threads (requests in
+/// flight).
+pub fn delete_threads_for(location: &str) -> usize {
+    match io::Location::parse(location) {
+        Ok(l) if l.scheme.is_local() => 8 * crate::scan::default_threads(),
+        _ => super::reachability::threads_for(location),
+    }
+}
+
 /// A file that could not be deleted.
 #[derive(Debug)]
 pub struct DeleteFailure {

@@ -27,7 +27,7 @@ pub mod rewrite_manifests;
 pub mod rewrite_plan;
 pub mod rewrite_position_deletes;
 
-pub use deletion::{delete_all, DeleteFailure};
+pub use deletion::{delete_all, delete_threads_for, DeleteFailure};
 pub use expire_snapshots::{
     expire, expired_files, select_expired, ExpireOptions, ExpireSelection, ExpiredFile, ExpiredFileKind,
 };

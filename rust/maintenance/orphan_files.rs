@@ -185,13 +185,25 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
     let mut authorities = HashMap::new();
     flatten(&opts.equal_authorities, &mut authorities);
 
-    let listed = io::walk(&listing_root(&location)?, &hidden_filter(md), threads)?;
     let referenced = referenced_locations(md, threads_for(md.location()))?;
     let mut by_path: HashMap<String, Vec<FileUri>> = HashMap::with_capacity(referenced.len());
     for r in &referenced {
         let uri = FileUri::parse(r, &schemes, &authorities);
         by_path.entry(uri.path.clone()).or_default().push(uri);
     }
+    // A listed file referenced under a matching scheme and authority is kept whatever its
+    // age: the listing leaves it out before paying for its metadata.
+    let exact = |actual: &FileUri, valid: &[FileUri]| {
+        valid.iter().any(|v| {
+            component_matches(&v.scheme, &actual.scheme) && component_matches(&v.authority, &actual.authority)
+        })
+    };
+    let referenced_exactly = |listed: &str| {
+        let actual = FileUri::parse(listed, &schemes, &authorities);
+        by_path.get(&actual.path).is_some_and(|valid| exact(&actual, valid))
+    };
+    let listed =
+        io::walk_skipping(&listing_root(&location)?, &hidden_filter(md), &referenced_exactly, threads)?;
 
     let mut orphans = Vec::new();
     let mut conflicts = BTreeSet::new();
@@ -201,10 +213,7 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
             orphans.push(OrphanFile { location: f.location, size: f.size });
             continue;
         };
-        let exact = valid.iter().any(|v| {
-            component_matches(&v.scheme, &actual.scheme) && component_matches(&v.authority, &actual.authority)
-        });
-        if exact {
+        if exact(&actual, valid) {
             continue;
         }
         match opts.prefix_mismatch_mode {

@@ -87,7 +87,7 @@ fn find_orphan_files(
 #[pyfunction]
 fn delete_files_reporting(py: Python<'_>, paths: Vec<String>) -> Vec<(String, String)> {
     py.detach(move || {
-        let threads = paths.first().map_or(1, |p| maintenance::threads_for(p));
+        let threads = paths.first().map_or(1, |p| maintenance::delete_threads_for(p));
         maintenance::delete_all(&paths, threads).into_iter().map(|f| (f.path, f.error.to_string())).collect()
     })
 }
