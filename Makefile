@@ -102,7 +102,7 @@ fuzz:  ## cargo fuzz every decoder target (FUZZ_RUNS / FUZZ_SECONDS per target; 
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/work/$$t && \
 		echo "== $$t" && \
-		(cd fuzz && cargo +nightly fuzz run $$t work/$$t corpus/$$t -- \
+		(cd fuzz && cargo +nightly fuzz run -O $$t work/$$t corpus/$$t -- \
 			-runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) -timeout=1 \
 			-rss_limit_mb=512 -malloc_limit_mb=512 -print_final_stats=1) || exit 1; \
 	done
