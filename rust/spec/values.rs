@@ -134,20 +134,82 @@ pub(crate) fn decimal_digits(v: i128) -> u32 {
 /// Civil date (year, month, day) of a day count since 1970-01-01.
 pub(crate) fn days_to_ymd(days: i32) -> Option<(i32, u32, u32)> {
     use chrono::Datelike;
-    let d = chrono::NaiveDate::from_num_days_from_ce_opt(days.checked_add(UNIX_EPOCH_FROM_CE)?)?;
-    Some((d.year(), d.month(), d.day()))
+    let in_chrono =
+        days.checked_add(UNIX_EPOCH_FROM_CE).and_then(chrono::NaiveDate::from_num_days_from_ce_opt);
+    match in_chrono {
+        Some(d) => Some((d.year(), d.month(), d.day())),
+        None => civil_from_days(i64::from(days)),
+    }
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 for dates beyond chrono's
+/// years (±262,143) that an i32 day count still reaches and Java's `LocalDate` prints
+/// (found by fuzzing: such a date was written as a bare number nobody could read back).
+/// H. Hinnant's `civil_from_days`, in i64.
+fn civil_from_days(days: i64) -> Option<(i32, u32, u32)> {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    Some((i32::try_from(y).ok()?, u32::try_from(m).ok()?, u32::try_from(d).ok()?))
+}
+
+/// The inverse of [`civil_from_days`] (`days_from_civil`), for valid dates of any i32 year.
+fn days_from_civil(y: i32, m: u32, d: u32) -> Option<i32> {
+    let leap = y.rem_euclid(4) == 0 && (y.rem_euclid(100) != 0 || y.rem_euclid(400) == 0);
+    let month_days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if d == 0 || d > month_days {
+        return None;
+    }
+    let y = i64::from(y) - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    i32::try_from(era * 146_097 + doe - 719_468).ok()
 }
 
 /// Day count since 1970-01-01 of a civil date.
 pub(crate) fn ymd_to_days(y: i32, m: u32, d: u32) -> Option<i32> {
     use chrono::Datelike;
-    let date = chrono::NaiveDate::from_ymd_opt(y, m, d)?;
-    Some(date.num_days_from_ce() - UNIX_EPOCH_FROM_CE)
+    match chrono::NaiveDate::from_ymd_opt(y, m, d) {
+        Some(date) => Some(date.num_days_from_ce() - UNIX_EPOCH_FROM_CE),
+        None => days_from_civil(y, m, d),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_beyond_chronos_years_round_trip_and_agree_with_it_inside() {
+        for days in (-800_000..800_000).step_by(997).chain([0, -1, 59, 60, 11_016, -719_528]) {
+            let chrono = days_to_ymd(days).unwrap();
+            assert_eq!(civil_from_days(i64::from(days)), Some(chrono), "{days}");
+            assert_eq!(days_from_civil(chrono.0, chrono.1, chrono.2), Some(days), "{days}");
+        }
+        for days in [i32::MAX, i32::MIN, 1_811_939_311, -1_811_939_311, 100_000_000] {
+            let (y, m, d) = days_to_ymd(days).unwrap();
+            assert!(y.abs() > 262_143, "{days}: year {y}");
+            assert_eq!(ymd_to_days(y, m, d), Some(days), "{days}: {y}-{m}-{d}");
+        }
+        assert_eq!(days_from_civil(1_000_000, 2, 29), Some(364_523_031), "a leap year (divisible by 400)");
+        assert_eq!(days_from_civil(1_000_100, 2, 29), None, "not a leap year");
+        assert_eq!(days_from_civil(5, 13, 1), None);
+    }
 
     #[test]
     fn ordering() {
