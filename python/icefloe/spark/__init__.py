@@ -2,9 +2,11 @@
 
 The driver plans (Rust) and commits; executors read and write Parquet (Rust) inside
 mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-level
-changes in `row_level.py` and `merge.py`.
+changes in `row_level.py` and `merge.py`. On PySpark >= 4.0, `register(spark)` adds the data
+source `format("icefloe")` (`datasource.py`).
 """
 
+from icefloe.spark.datasource import register
 from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
@@ -20,6 +22,7 @@ __all__ = [
     "merge",
     "overwrite",
     "read",
+    "register",
     "update",
     "upsert",
 ]

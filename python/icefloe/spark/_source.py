@@ -1,0 +1,61 @@
+"""The `icefloe` DataSource class (see `icefloe.spark.datasource`): schema, and the batch
+and streaming readers and writers of a table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql.datasource import DataSource
+
+from icefloe.spark.datasource import SourceOptions
+
+
+class IcefloeDataSource(DataSource):
+    """`format("icefloe")`. `register` makes a subclass carrying the session's catalogs
+    (`_catalogs`), which Spark pickles by value into its driver-side Python processes."""
+
+    _catalogs: Mapping[str, Mapping[str, str]] = {}
+    _push_filters = False
+
+    @classmethod
+    def name(cls) -> str:
+        return "icefloe"
+
+    def source_options(self) -> SourceOptions:
+        return SourceOptions.parse(dict(self.options), self._catalogs)
+
+    def schema(self) -> Any:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        from icefloe.spark._arrow import spark_arrow_schema
+        from icefloe.spark._source_read import table_scan
+
+        opts = self.source_options()
+        scan = table_scan(opts.load_table(), opts)
+        return from_arrow_schema(spark_arrow_schema(json.loads(scan.projection().to_json())))
+
+    def reader(self, schema: Any) -> Any:
+        from icefloe.spark._source_read import BatchReader, FilteringBatchReader
+
+        cls = FilteringBatchReader if self._push_filters else BatchReader
+        return cls(self.source_options())
+
+    def writer(self, schema: Any, overwrite: bool) -> Any:
+        from icefloe.spark._source_write import BatchWriter
+
+        return BatchWriter(self.source_options(), schema, overwrite)
+
+    def streamReader(self, schema: Any) -> Any:
+        from icefloe.spark._source_stream import StreamReader
+
+        return StreamReader(self.source_options())
+
+
+def source_class(catalogs: Mapping[str, Mapping[str, str]], push_filters: bool) -> type[IcefloeDataSource]:
+    """A subclass of IcefloeDataSource carrying `catalogs`: a class made here is not
+    importable by name, so cloudpickle sends it (and the catalogs) by value."""
+    frozen = {name: dict(props) for name, props in catalogs.items()}
+    attrs = {"_catalogs": frozen, "_push_filters": push_filters, "__module__": __name__ + "._session"}
+    return type("IcefloeDataSource", (IcefloeDataSource,), attrs)

@@ -1,0 +1,247 @@
+"""Streaming reads of the `icefloe` data source (`spark.readStream.format("icefloe")`).
+
+Like Iceberg's Spark source: the stream is the data files added by the table's snapshots,
+oldest first, along the current snapshot's ancestry (from the oldest ancestor, or from the
+first snapshot at or after `stream-from-timestamp`, in ms). An offset is a snapshot and a
+position among the data files that snapshot added (the files before the position are
+consumed), so one huge commit is split into micro-batches of at most
+`max-files-per-trigger` files and `max-records-per-trigger` rows (at least one file per
+batch). `replace` snapshots (compaction) add no new rows and are passed over; `overwrite`
+and `delete` snapshots are an error unless `streaming-skip-overwrite-snapshots` /
+`streaming-skip-delete-snapshots` is true, as in Java.
+
+Spark keeps one reader object per query on the driver and tells it where a restarted query
+stands (an empty `partitions(offset, offset)` call for the newest offset of the checkpoint,
+then the batch to redo, if any), so the reader bounds each batch from the last offset it
+planned. Newer PySpark passes the start offset to `latestOffset` itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+
+from icefloe import _native
+from icefloe.exceptions import ValidationError
+from icefloe.spark._source_read import ScanReader, TaskPartition
+
+if TYPE_CHECKING:
+    from icefloe.snapshots import Snapshot
+    from icefloe.spark.datasource import SourceOptions
+    from icefloe.table import Table
+
+# An offset before any snapshot (an empty table).
+_NO_SNAPSHOT = -1
+# Planned snapshots kept by a reader (their added files).
+_PLANS_KEPT = 64
+
+
+@dataclass(frozen=True)
+class StreamOffset:
+    """Everything before `position` among the data files `snapshot_id` added is consumed
+    (and every earlier snapshot of the stream)."""
+
+    snapshot_id: int
+    position: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": 1, "snapshot_id": self.snapshot_id, "position": self.position}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any] | str | None) -> StreamOffset:
+        if isinstance(d, str):
+            d = json.loads(d)
+        if not isinstance(d, dict) or d.get("version") != 1:
+            raise ValidationError(f"not an icefloe stream offset: {d!r}")
+        try:
+            return StreamOffset(int(d["snapshot_id"]), int(d["position"]))
+        except (KeyError, TypeError, ValueError):
+            raise ValidationError(f"not an icefloe stream offset: {d!r}") from None
+
+
+@dataclass(frozen=True)
+class AddedFile:
+    task_json: str
+    records: int
+    size: int
+
+
+class StreamReader(DataSourceStreamReader):
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+        self.max_files = _positive(opts, "max-files-per-trigger")
+        self.max_records = _positive(opts, "max-records-per-trigger")
+        self.from_timestamp = opts.int_option("stream-from-timestamp")
+        self.skip_overwrite = opts.bool_option("streaming-skip-overwrite-snapshots")
+        self.skip_delete = opts.bool_option("streaming-skip-delete-snapshots")
+        self._last: StreamOffset | None = None
+        self._plans: dict[int, list[AddedFile]] = {}
+        self._table: Table | None = None
+
+    # ---- the table, its snapshots, their added files ----
+    def _refresh(self) -> Table:
+        self._table = self.opts.load_table() if self._table is None else self._table.refresh()
+        return self._table
+
+    def _ancestry(self, table: Table) -> list[Snapshot]:
+        """The current snapshot's ancestors, oldest first."""
+        chain: list[Snapshot] = []
+        snap = table.current_snapshot()
+        while snap is not None:
+            chain.append(snap)
+            parent = snap.parent_snapshot_id
+            snap = None if parent is None else table.snapshot_by_id(parent)
+        chain.reverse()
+        return chain
+
+    def _should_read(self, snap: Snapshot) -> bool:
+        op = str(snap.summary.get("operation", ""))
+        if op == "append":
+            return True
+        if op == "replace":
+            return False
+        if op == "overwrite":
+            if self.skip_overwrite:
+                return False
+            raise ValidationError(
+                f"cannot process overwrite snapshot {snap.snapshot_id}; to ignore overwrites, "
+                "set option streaming-skip-overwrite-snapshots=true"
+            )
+        if op == "delete":
+            if self.skip_delete:
+                return False
+            raise ValidationError(
+                f"cannot process delete snapshot {snap.snapshot_id}; to ignore deletes, "
+                "set option streaming-skip-delete-snapshots=true"
+            )
+        raise ValidationError(f"cannot process snapshot {snap.snapshot_id} with operation {op!r}")
+
+    def _added(self, table: Table, snap: Snapshot) -> list[AddedFile]:
+        found = self._plans.get(snap.snapshot_id)
+        if found is not None:
+            return found
+        plan = _native.plan_scan(
+            table.metadata,
+            from_snapshot_id=snap.parent_snapshot_id,
+            to_snapshot_id=snap.snapshot_id,
+            incremental=True,
+        )
+        found = [AddedFile(plan[i].to_json(), plan[i].record_count, plan[i].length) for i in range(len(plan))]
+        while len(self._plans) >= _PLANS_KEPT:
+            self._plans.pop(next(iter(self._plans)))
+        self._plans[snap.snapshot_id] = found
+        return found
+
+    def _after(self, table: Table, start: StreamOffset) -> list[Snapshot]:
+        """The stream's snapshots from `start`'s snapshot on (all of them before any)."""
+        chain = self._ancestry(table)
+        if start.snapshot_id == _NO_SNAPSHOT:
+            return chain
+        ids = [s.snapshot_id for s in chain]
+        if start.snapshot_id not in ids:
+            raise ValidationError(
+                f"the stream's offset names snapshot {start.snapshot_id}, which is no longer an "
+                f"ancestor of table {self.opts.identifier}'s current snapshot (expired or rolled back)"
+            )
+        return chain[ids.index(start.snapshot_id) :]
+
+    # ---- offsets ----
+    def initialOffset(self) -> dict[str, Any]:
+        table = self._refresh()
+        chain = self._ancestry(table)
+        offset = StreamOffset(_NO_SNAPSHOT, 0)
+        if chain and self.from_timestamp is None:
+            offset = StreamOffset(chain[0].snapshot_id, 0)
+        elif chain:
+            later = [s for s in chain if s.timestamp_ms >= self.from_timestamp]  # type: ignore[operator]
+            if later:
+                offset = StreamOffset(later[0].snapshot_id, 0)
+            else:  # nothing yet: start after the current snapshot
+                last = chain[-1]
+                offset = StreamOffset(
+                    last.snapshot_id, len(self._added(table, last)) if self._should_read(last) else 0
+                )
+        self._last = offset
+        return offset.to_dict()
+
+    def latestOffset(self, start: dict[str, Any] | None = None, limit: Any = None) -> dict[str, Any]:
+        begin = StreamOffset.from_dict(start) if start is not None else self._last
+        if begin is None:
+            begin = StreamOffset.from_dict(self.initialOffset())
+        table = self._refresh()
+        files = records = 0
+        end = begin
+        for snap in self._after(table, begin):
+            if not self._should_read(snap):
+                continue
+            added = self._added(table, snap)
+            first = begin.position if snap.snapshot_id == begin.snapshot_id else 0
+            for i in range(first, len(added)):
+                if files and (
+                    (self.max_files is not None and files + 1 > self.max_files)
+                    or (self.max_records is not None and records + added[i].records > self.max_records)
+                ):
+                    return end.to_dict()
+                files += 1
+                records += added[i].records
+                end = StreamOffset(snap.snapshot_id, i + 1)
+        return end.to_dict()
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+        begin, stop = StreamOffset.from_dict(start), StreamOffset.from_dict(end)
+        self._last = stop
+        if begin == stop:
+            return []
+        table = self._refresh()
+        picked: list[AddedFile] = []
+        for snap in self._after(table, begin):
+            if not self._should_read(snap):
+                if snap.snapshot_id == stop.snapshot_id:
+                    break
+                continue
+            added = self._added(table, snap)
+            first = begin.position if snap.snapshot_id == begin.snapshot_id else 0
+            last = stop.position if snap.snapshot_id == stop.snapshot_id else len(added)
+            picked.extend(added[first:last])
+            if snap.snapshot_id == stop.snapshot_id:
+                break
+        reader = ScanReader(table.scan(), table.properties.get("schema.name-mapping.default"))
+        target = int(table.properties.get("read.split.target-size", str(128 << 20)))
+        return [TaskPartition(task, reader) for task in _pack(picked, target)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, TaskPartition):
+            raise ValidationError(f"not an icefloe stream partition: {partition!r}")
+        yield from partition.reader.read(partition.value)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Spark is done with everything up to `end`: plans of earlier snapshots can go."""
+        done = StreamOffset.from_dict(end)
+        for sid in [s for s in self._plans if s != done.snapshot_id]:
+            del self._plans[sid]
+
+
+def _pack(files: list[AddedFile], target_size: int) -> Iterator[bytes]:
+    """Consecutive files packed into combined tasks of about `target_size` bytes."""
+    group: list[str] = []
+    size = 0
+    for f in files:
+        if group and size + f.size > target_size:
+            yield ('{"tasks":[' + ",".join(group) + "]}").encode()
+            group, size = [], 0
+        group.append(f.task_json)
+        size += f.size
+    if group:
+        yield ('{"tasks":[' + ",".join(group) + "]}").encode()
+
+
+def _positive(opts: SourceOptions, key: str) -> int | None:
+    value = opts.int_option(key)
+    if value is not None and value <= 0:
+        raise ValidationError(f"option {key!r} must be a positive integer, found {value}")
+    return value
