@@ -106,6 +106,11 @@ def delete_files(locations: Sequence[str], description: str) -> list[tuple[str, 
 def spark_job(spark: SparkSession, description: str) -> Iterator[Any]:
     """Names the Spark jobs started inside (Spark's console progress bar and UI show it),
     restoring the previous description afterwards."""
+    from icefloe.spark._session import is_connect
+
+    if is_connect(spark):  # a Spark Connect client has no SparkContext to name jobs with
+        yield None
+        return
     sc = spark.sparkContext
     previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(description)

@@ -206,10 +206,11 @@ def _convert_on_spark(
     chunks riding in the closure as `icefloe.spark.delete` does."""
     from icefloe._io import IoConfig
     from icefloe.spark._row_delta import task_attempt_id
+    from icefloe.spark._session import default_parallelism
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import _executor_error
 
-    chunks = _chunks(tasks, max(1, int(spark.sparkContext.defaultParallelism)))
+    chunks = _chunks(tasks, default_parallelism(spark))
     if not chunks:
         return [], [], 0
     metadata_json = md.to_json()

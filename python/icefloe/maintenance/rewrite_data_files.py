@@ -279,8 +279,9 @@ def _rewrite_on_spark(
                     }
                 )
 
-    rdd = spark.sparkContext.parallelize(work, numSlices=max(1, len(work)))
-    df = spark.createDataFrame(rdd, "group int, tasks string, size long")
+    from icefloe.spark._session import rows_frame
+
+    df = rows_frame(spark, work, "group int, tasks string, size long", len(work))
     try:
         with _progress.spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"

@@ -173,8 +173,9 @@ def _rewrite_on_spark(
                 )
 
     work = list(enumerate(texts))
-    rdd = spark.sparkContext.parallelize(work, numSlices=max(1, len(work)))
-    df = spark.createDataFrame(rdd, "group int, text string")
+    from icefloe.spark._session import rows_frame
+
+    df = rows_frame(spark, work, "group int, text string", len(work))
     try:
         rows = df.mapInArrow(rewrite_task, "group int, files string, kept long, dropped long").collect()
     except Exception as e:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe._merge import Clause
+from icefloe.spark._session import default_parallelism
 from icefloe.spark.read import SemiJoinKeys, read_rows
 
 if TYPE_CHECKING:
@@ -115,5 +116,5 @@ def new_rows(
             .select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
         )
         out = out.unionByName(more)
-    slots = max(1, int(src.sparkSession.sparkContext.defaultParallelism))
+    slots = default_parallelism(src.sparkSession)
     return out.coalesce(slots)

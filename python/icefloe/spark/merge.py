@@ -39,6 +39,7 @@ from icefloe.spark._row_delta import (
     rewrite_files_on_executors,
     write_position_deletes_on_executors,
 )
+from icefloe.spark._session import default_parallelism
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
 
@@ -524,7 +525,7 @@ class MergeBuilder(MergeClauses):
         # One task per slot writes the new rows (each task writes a file per partition it
         # sees: a union of per-clause selects over many shuffle partitions would otherwise
         # make thousands of small files).
-        slots = max(1, int(acted.sparkSession.sparkContext.defaultParallelism))
+        slots = default_parallelism(acted.sparkSession)
         return out.coalesce(slots)
 
     def _tasks_by_path(self, md_table: Table) -> dict[str, str]:

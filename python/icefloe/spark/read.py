@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
+from icefloe.spark._session import default_parallelism, rows_frame
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def read_rows(
 
     # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
     shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
-    parallelism = max(spark.sparkContext.defaultParallelism, shuffle_partitions)
+    parallelism = max(default_parallelism(spark), shuffle_partitions)
     combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
     if not combined:
         return spark.createDataFrame([], spark_schema)
@@ -185,6 +186,5 @@ def read_rows(
     n = len(combined)
     if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES:
         return finish(spark.range(0, n, 1, n).mapInArrow(reader(combined), out_schema))
-    task_rdd = spark.sparkContext.parallelize([(bytearray(c),) for c in combined], numSlices=n)
-    task_df = spark.createDataFrame(task_rdd, "task binary")
+    task_df = rows_frame(spark, [(bytearray(c),) for c in combined], "task binary", n)
     return finish(task_df.mapInArrow(reader(None), out_schema))

@@ -21,6 +21,7 @@ from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
 from icefloe.spark._row_delta import OUT_SCHEMA, collect_delete_files, delete_files_batch, task_attempt_id
+from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
 
@@ -63,7 +64,7 @@ def _run_on_executors(
         return [], []
     from icefloe._row_level import chunk_tasks
 
-    chunks = chunk_tasks(tasks, max(1, int(spark.sparkContext.defaultParallelism)))
+    chunks = chunk_tasks(tasks, default_parallelism(spark))
     n = len(chunks)
     metadata_json = md.to_json()
     # Partition i of spark.range(n) runs chunk i: the chunks ride in the closure (they are
