@@ -3,19 +3,28 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-ICEBERG_VERSION := 1.10.2
+ICEBERG_VERSION := 1.12.0
 ORACLE_DIR := .cache/oracle
 ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+# The PySpark 4 pass of `make test`: its own venv (.venv4) sharing the built extension (a .pth to
+# python/), Iceberg's runtime for that Spark as its oracle.
+SPARK4_VERSION := 4.1.4
+VENV4 := .venv4
+ORACLE4_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.1_2.13-$(ICEBERG_VERSION).jar
+# The Spark-facing and interop tests, and the PySpark-4-only ones (test_spark4_*).
+SPARK4_TESTS := tests/test_spark4_*.py tests/test_spark_register.py tests/test_scan_spark.py \
+	tests/test_row_level_spark.py tests/test_spark_worker.py tests/test_interop_java_writes.py \
+	tests/test_interop_icefloe_writes.py tests/test_partitioned_writes.py tests/test_spark_uuid.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
-ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:1.10.0 org.xerial:sqlite-jdbc:3.54.1.0 \
+ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
 	org.postgresql:postgresql:42.7.14
-ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars
+ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
 # Apache Iceberg's RESTCatalogServer and its dependencies (tests/java/rest-server/pom.xml).
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
+.PHONY: help venv venv4 test-spark4 develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -30,6 +39,17 @@ $(VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
+
+$(VENV4)/.installed: pyproject.toml Makefile
+	$(PY) -m venv $(VENV4)
+	$(VENV4)/bin/python -m pip install -q --upgrade pip
+	$(VENV4)/bin/python -m pip install -q "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
+		"pytest>=8" "pytest-timeout>=2" "moto[server]>=5.1,<6" "pg8000>=1.30" "rich>=13" "pyyaml>=6" \
+		"sqlalchemy>=2" "pyiceberg>=0.9"
+	echo "$(CURDIR)/python" > "$$($(VENV4)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/icefloe.pth"
+	touch $@
+
+venv4: $(VENV4)/.installed  ## create .venv4: PySpark 4 and the test dependencies, icefloe from python/
 
 $(ORACLE_JAR):
 	mkdir -p $(ORACLE_DIR)
@@ -48,7 +68,12 @@ $(REST_CLASSPATH): tests/java/rest-server/pom.xml
 	mvn -q -f tests/java/rest-server/pom.xml dependency:build-classpath \
 		-Dmdep.outputFile=$(CURDIR)/$(REST_CLASSPATH) -Dmaven.repo.local=$(CURDIR)/.cache/m2
 
-oracle: $(ORACLE_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
+$(ORACLE4_JAR):
+	mkdir -p $(ORACLE_DIR)
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$(ICEBERG_VERSION) \
+		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
+
+oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
 
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q
@@ -69,7 +94,10 @@ servers:  ## the real servers the tests start: Postgres from Debian (as root, wh
 test-python: release oracle servers  ## the pytest suite, Spark and interop included
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
 
-test: test-rust test-python  ## everything CI runs
+test-spark4: release oracle servers venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q $(SPARK4_TESTS) $(PYTEST_ARGS)
+
+test: test-rust test-python test-spark4  ## everything CI runs
 
 golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids: only on purpose)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) tests/data/generate_golden.py
@@ -154,4 +182,4 @@ bench-orphans: release oracle  ## remove_orphan_files over 100,000 files: iceflo
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py orphans $(ARGS)
 
 clean:
-	rm -rf target dist $(VENV) .cache warehouse
+	rm -rf target dist $(VENV) $(VENV4) .cache warehouse

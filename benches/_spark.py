@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from oracle import oracle_session_conf
+from oracle import oracle_session_conf, side_jar
 
 
 def oracle_jars(*patterns: str) -> list[str]:
@@ -18,10 +18,10 @@ def oracle_jars(*patterns: str) -> list[str]:
     folder = Path(os.environ["ICEFLOE_ORACLE_JAR"]).parent
     found = [os.environ["ICEFLOE_ORACLE_JAR"]]
     for pattern in patterns:
-        jars = sorted(folder.glob(pattern))
-        if not jars:
+        jar = side_jar(found[0], pattern)
+        if jar is None:
             raise SystemExit(f"{pattern} is missing in {folder} (run `make oracle`)")
-        found.append(str(jars[-1]))
+        found.append(jar)
     return found
 
 

@@ -34,7 +34,7 @@ def classpath() -> str:
     import pyspark
 
     jar = os.environ.get("ICEFLOE_ORACLE_JAR") or str(
-        ROOT / ".cache/oracle/iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+        ROOT / ".cache/oracle/iceberg-spark-runtime-3.5_2.12-1.12.0.jar"
     )
     return f"{jar}:{Path(pyspark.__file__).parent / 'jars'}/*"
 

@@ -31,7 +31,7 @@ if hasattr(time, "tzset"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from oracle import Oracle, oracle_session_conf
+from oracle import Oracle, oracle_session_conf, side_jar
 
 NAMESPACE = "db"
 
@@ -44,6 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "filterwarnings",
         "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning",
     )
+
+
+# PySpark-4-only test files (the data source API): `make test` runs them in its PySpark 4 pass.
+PYSPARK_MAJOR = int(__import__("pyspark").__version__.split(".")[0])
+collect_ignore_glob = ["test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
 
 
 def oracle_jar() -> str:
@@ -65,10 +70,10 @@ def extra_jars(runtime_jar: str) -> list[str]:
     JDBC drivers of Java's JdbcCatalog (sqlite, Postgres). Missing ones fail, never skip."""
     found = []
     for pattern in ("iceberg-aws-bundle-*.jar", "sqlite-jdbc-*.jar", "postgresql-*.jar"):
-        jars = sorted(Path(runtime_jar).parent.glob(pattern))
-        if not jars:
+        jar = side_jar(runtime_jar, pattern)
+        if jar is None:
             pytest.fail(f"{pattern} is missing next to {runtime_jar} (run `make oracle`)", pytrace=False)
-        found.append(str(jars[-1]))
+        found.append(jar)
     return found
 
 
@@ -80,7 +85,7 @@ def java_core_helper(class_name: str) -> list[str]:
     import pyspark
 
     src = Path(__file__).parent / "java" / f"{class_name}.java"
-    out = Path(__file__).resolve().parent.parent / ".cache" / "java"
+    out = Path(__file__).resolve().parent.parent / ".cache" / "java" / Path(oracle_jar()).stem
     classpath = f"{oracle_jar()}:{Path(pyspark.__file__).parent / 'jars'}/*"
     cls = out / f"{class_name}.class"
     if not cls.exists() or cls.stat().st_mtime < src.stat().st_mtime:

@@ -22,12 +22,30 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 CATALOG = "oracle"
+
+
+def side_jar(runtime_jar: str, pattern: str) -> str | None:
+    """The jar matching `pattern` (`iceberg-aws-bundle-*.jar`, `sqlite-jdbc-*.jar`, ...) that
+    `make oracle` puts next to the runtime jar: for Iceberg's own artifacts the one of the
+    runtime's version when present (one Iceberg on the classpath), else the newest."""
+    folder = Path(runtime_jar).parent
+    version = re.search(r"-(\d+\.\d+\.\d+)\.jar$", runtime_jar)
+    if version and pattern.startswith("iceberg-"):
+        same = folder / pattern.replace("*", version.group(1))
+        if same.is_file():
+            return str(same)
+    jars = sorted(
+        folder.glob(pattern), key=lambda p: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", p.name)]
+    )
+    return str(jars[-1]) if jars else None
 
 
 def oracle_session_conf(warehouse: Any) -> dict[str, str]:

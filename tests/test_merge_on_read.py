@@ -2,7 +2,7 @@
 
 Position deletes come from Spark SQL (`DELETE`, `UPDATE`, `MERGE INTO` with merge-on-read
 modes); equality deletes are committed through the Java API the way Flink's upsert writer does
-(`GenericAppenderFactory.newEqDeleteWriter` + `newRowDelta().addDeletes`). For every snapshot,
+(`GenericFileWriterFactory.newEqualityDeleteWriter` + `newRowDelta().addDeletes`). For every snapshot,
 icefloe in process (`scan().to_arrow()`) and on Spark (`icefloe.spark.read`) must return exactly
 the rows Iceberg Java returns.
 """
@@ -119,7 +119,7 @@ def commit_eq_delete(
     partition: dict[str, Any] | None = None,
 ) -> None:
     """Commits one equality-delete file with `keys` on `columns` through the Java API
-    (GenericAppenderFactory.newEqDeleteWriter + newRowDelta, as Flink's upsert writer)."""
+    (GenericFileWriterFactory.newEqualityDeleteWriter + newRowDelta, as Flink's upsert writer)."""
     with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
         for key in keys:
             f.write("\t".join("\\N" if v is None else str(v) for v in key) + "\n")

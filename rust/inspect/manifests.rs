@@ -55,6 +55,8 @@ pub(crate) fn all_manifests_schema() -> SchemaRef {
         field("deleted_delete_files_count", DataType::Int32, false),
         field("partition_summaries", summaries_type(false), true),
         field("reference_snapshot_id", DataType::Int64, false),
+        // Iceberg Java 1.12 added the manifest's encryption key metadata here (not to `manifests`).
+        field("key_metadata", DataType::Binary, true),
     ])
 }
 
@@ -134,6 +136,7 @@ pub fn all_manifests(md: &TableMetadata) -> Result<RecordBatch> {
         for m in list? {
             let mut row = manifest_row(&specs, &m)?;
             row.push(Cell::Long(snap.snapshot_id));
+            row.push(m.key_metadata.clone().map_or(Cell::Null, Cell::Bytes));
             rows.push(row);
         }
     }

@@ -14,7 +14,7 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
@@ -36,7 +36,15 @@ public class EqDeleteWriter {
     for (int i = 0; i < cols.length; i++) {
       ids[i] = schema.findField(cols[i]).fieldId();
     }
-    GenericAppenderFactory factory = new GenericAppenderFactory(schema, spec, ids, del, null);
+    // Iceberg 1.12's writer factory (GenericAppenderFactory is gone), as Flink's upsert
+    // writer builds its equality delete writers.
+    GenericFileWriterFactory factory =
+        new GenericFileWriterFactory.Builder(t)
+            .dataSchema(schema)
+            .deleteFileFormat(FileFormat.PARQUET)
+            .equalityFieldIds(ids)
+            .equalityDeleteRowSchema(del)
+            .build();
     PartitionKey pk = null;
     if (!a[3].isEmpty()) {
       pk = new PartitionKey(spec, schema);
@@ -50,7 +58,7 @@ public class EqDeleteWriter {
     String name = "eq-" + UUID.randomUUID() + ".parquet";
     OutputFile out = t.io().newOutputFile(t.locationProvider().newDataLocation(name));
     EqualityDeleteWriter<Record> w =
-        factory.newEqDeleteWriter(EncryptedFiles.plainAsEncryptedOutput(out), FileFormat.PARQUET, pk);
+        factory.newEqualityDeleteWriter(EncryptedFiles.plainAsEncryptedOutput(out), spec, pk);
     GenericRecord template = GenericRecord.create(del);
     try (java.io.BufferedReader in = Files.newBufferedReader(Paths.get(a[5]))) {
       String line;

@@ -26,7 +26,7 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
@@ -75,7 +75,8 @@ public class V3TypesTable {
   static void append(Table t, String rowsFile) throws Exception {
     Schema schema = t.schema();
     PartitionSpec spec = t.spec();
-    GenericAppenderFactory factory = new GenericAppenderFactory(schema, spec);
+    GenericFileWriterFactory factory =
+        new GenericFileWriterFactory.Builder(t).dataSchema(schema).dataFileFormat(FileFormat.PARQUET).build();
     Map<PartitionKey, DataWriter<Record>> writers = new HashMap<>();
 
     for (String line : Files.readAllLines(Paths.get(rowsFile))) {
@@ -99,7 +100,7 @@ public class V3TypesTable {
       if (w == null) {
         String name = "java-" + UUID.randomUUID() + ".parquet";
         OutputFile out = t.io().newOutputFile(t.locationProvider().newDataLocation(spec, pk, name));
-        w = factory.newDataWriter(EncryptedFiles.plainAsEncryptedOutput(out), FileFormat.PARQUET, pk.copy());
+        w = factory.newDataWriter(EncryptedFiles.plainAsEncryptedOutput(out), spec, pk.copy());
         writers.put(pk.copy(), w);
       }
       w.write(r);
