@@ -47,6 +47,11 @@ class IcefloeDataSource(DataSource):
 
         return BatchWriter(self.source_options(), schema, overwrite)
 
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+        from icefloe.spark._source_write import StreamWriter
+
+        return StreamWriter(self.source_options(), schema, overwrite)
+
     def streamReader(self, schema: Any) -> Any:
         from icefloe.spark._source_stream import StreamReader
 

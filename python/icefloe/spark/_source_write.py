@@ -47,6 +47,7 @@ class FileWriter:
         except TypeError as e:  # a Spark type Arrow cannot carry
             raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
         _native.check_arrow_schema(table.metadata, arrow_schema)  # fail before any task runs
+        self.arrow_schema = arrow_schema
         self.metadata_json = table.metadata.to_json()
         self.write_id = _pending_write.new_write_id()
         self.io_config = IoConfig.current()
@@ -117,3 +118,84 @@ class BatchWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[Any]) -> None:
         _pending_write.abort_write(self.opts.load_table(), self.files.write_id)
+
+
+# Spark's local property naming the micro-batch a task belongs to (MicroBatchExecution).
+_BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+# PySpark 4.1 hands a streaming writer Arrow batches; 4.0 only Rows (turned into Arrow here).
+try:
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
+
+    _ARROW_STREAM = True
+except ImportError:  # PySpark 4.0
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+
+    _ARROW_STREAM = False
+
+
+def _rows_to_batches(rows: Iterator[Any], schema: pa.Schema, chunk: int = 65536) -> Iterator[pa.RecordBatch]:
+    names = schema.names
+    buffer: list[dict[str, Any]] = []
+    for row in rows:
+        buffer.append(dict(zip(names, row)))
+        if len(buffer) >= chunk:
+            yield pa.RecordBatch.from_pylist(buffer, schema)
+            buffer = []
+    if buffer:
+        yield pa.RecordBatch.from_pylist(buffer, schema)
+
+
+class StreamWriter(_StreamWriterBase):
+    """`df.writeStream.format("icefloe")`: each micro-batch's files are committed as one
+    snapshot recording the query id and batch id (`icefloe._streaming_commit`), so a batch
+    Spark replays after a crash is found in the branch's history and not committed twice.
+
+    The query id is the `query-id` option, else the checkpoint location (stable across
+    restarts of the query). Each batch's files carry their own write id (this writer's id
+    and the batch id), so an aborted batch deletes only its own files."""
+
+    def __init__(self, opts: SourceOptions, schema: Any, overwrite: bool) -> None:
+        if overwrite:
+            raise ValidationError(
+                "a streaming write to an icefloe table appends (outputMode 'append'); for upserts "
+                "use foreachBatch(icefloe.spark.batch_writer(table, mode='upsert', ...))"
+            )
+        self.opts = opts
+        query_id = opts.options.get("query-id") or opts.options.get("checkpointlocation")
+        if not query_id:
+            raise ValidationError("a streaming write needs option 'checkpointLocation' (or 'query-id')")
+        self.query_id = query_id
+        self.branch = opts.options.get("branch") or None
+        self.files = FileWriter(opts.load_table(), schema)
+
+    def batch_write_id(self, batch_id: int) -> str:
+        return f"{self.files.write_id}b{int(batch_id):012d}"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        batch = ctx.getLocalProperty(_BATCH_ID_PROPERTY) if ctx is not None else None
+        if batch is None:
+            raise ValidationError(f"a streaming write task without Spark's {_BATCH_ID_PROPERTY!r}")
+        self.files.write_id = self.batch_write_id(int(batch))
+        if not _ARROW_STREAM:
+            iterator = _rows_to_batches(iterator, self.files.arrow_schema)
+        return self.files.write(iterator)
+
+    def commit(self, messages: list[Any], batchId: int) -> None:
+        from icefloe._streaming_commit import commit_batch
+
+        commit_batch(
+            self.opts.load_table(),
+            self.query_id,
+            batchId,
+            descriptors_of(messages),
+            write_id=self.batch_write_id(batchId),
+            branch=self.branch,
+            snapshot_properties=self.opts.snapshot_properties(),
+        )
+
+    def abort(self, messages: list[Any], batchId: int) -> None:
+        _pending_write.abort_write(self.opts.load_table(), self.batch_write_id(batchId))

@@ -48,6 +48,7 @@ STREAM_OPTIONS = frozenset(
         "streaming-skip-overwrite-snapshots",
         "streaming-skip-delete-snapshots",
         "query-id",
+        "checkpointlocation",
     }
 )
 _NOT_CATALOG = READ_OPTIONS | WRITE_OPTIONS | STREAM_OPTIONS | {"path", "catalog"}
