@@ -5,6 +5,7 @@ mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-l
 changes in `row_level.py` and `merge.py`.
 """
 
+from icefloe.spark.changelog import read_changelog
 from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
@@ -20,6 +21,7 @@ __all__ = [
     "merge",
     "overwrite",
     "read",
+    "read_changelog",
     "update",
     "upsert",
 ]
