@@ -342,10 +342,15 @@ def test_equal_to_java_create_changelog_view(spark: Any, oracle: Any, catalog: C
         f"MERGE INTO {q} t USING (SELECT id, 'm' AS v, CAST(id % 3 AS INT) AS grp FROM range(45, 55)) s "
         "ON t.id = s.id WHEN MATCHED THEN UPDATE SET t.v = s.v WHEN NOT MATCHED THEN INSERT *"
     )
+    # Compaction: a `replace` snapshot, which changes no row and gets no ordinal.
+    oracle.sql(
+        f"CALL {oracle.catalog}.system.rewrite_data_files(table => '{q}', options => map('min-input-files', '2'))"
+    )
     oracle.sql(f"INSERT OVERWRITE {q} PARTITION (grp = 2) SELECT id, 'o' FROM range(100, 103)")
     oracle.sql(f"DELETE FROM {q} WHERE grp = 0 AND id < 10")
     ids = oracle.snapshot_ids(name)
-    assert len(ids) == 8
+    assert len(ids) == 9
+    assert [s["operation"] for s in oracle.snapshots(name)].count("replace") == 1
     table = catalog.load_table(name)
 
     def java_view(from_id: int | None, to_id: int | None, identifier: bool) -> Any:
@@ -363,16 +368,20 @@ def test_equal_to_java_create_changelog_view(spark: Any, oracle: Any, catalog: C
         oracle.sql(f"CALL {oracle.catalog}.system.create_changelog_view({', '.join(args)})")
         return spark.table(view)
 
-    for from_id, to_id in [(None, None), (ids[1], ids[5]), (ids[3], None), (None, ids[2])]:
+    for n, (from_id, to_id) in enumerate([(None, None), (ids[1], ids[6]), (ids[5], None), (None, ids[2])]):
         for identifier in (False, True):
             expected = java_view(from_id, to_id, identifier)
             cols = ["id"] if identifier else None
             context = f"range ({from_id}, {to_id}], identifier columns {cols}"
             ours = table.changelog(from_id, to_id, identifier_columns=cols)
-            assert ours.num_rows > 0, context
+            kinds = set(ours.column("_change_type").to_pylist())
+            assert kinds == (
+                {"UPDATE_BEFORE", "UPDATE_AFTER", "INSERT", "DELETE"} if identifier else {"INSERT", "DELETE"}
+            ) or (from_id is not None or to_id is not None), (context, kinds)
             assert_same_rows(ours, expected, context=context)
-            df = read_changelog(spark, table, from_id, to_id, identifier_columns=cols)
-            assert_same_rows(df, expected, context="spark " + context)
+            if n < 2:  # the Spark path on two ranges (it is also checked on delete files below)
+                df = read_changelog(spark, table, from_id, to_id, identifier_columns=cols)
+                assert_same_rows(df, expected, context="spark " + context)
 
 
 @pytest.mark.spark
