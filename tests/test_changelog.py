@@ -344,7 +344,8 @@ def test_equal_to_java_create_changelog_view(spark: Any, oracle: Any, catalog: C
     )
     # Compaction: a `replace` snapshot, which changes no row and gets no ordinal.
     oracle.sql(
-        f"CALL {oracle.catalog}.system.rewrite_data_files(table => '{q}', options => map('min-input-files', '2'))"
+        f"CALL {oracle.catalog}.system.rewrite_data_files("
+        f"table => '{q}', options => map('min-input-files', '2'))"
     )
     oracle.sql(f"INSERT OVERWRITE {q} PARTITION (grp = 2) SELECT id, 'o' FROM range(100, 103)")
     oracle.sql(f"DELETE FROM {q} WHERE grp = 0 AND id < 10")

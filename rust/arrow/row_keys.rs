@@ -14,7 +14,10 @@ pub fn row_keys(batch: &RecordBatch, columns: &[String]) -> Result<LargeBinaryAr
     for name in columns {
         let col = batch.column_by_name(name).ok_or_else(|| {
             let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
-            invalid_data(format!("row keys: no column '{name}' in the batch (columns: [{}])", names.join(", ")))
+            invalid_data(format!(
+                "row keys: no column '{name}' in the batch (columns: [{}])",
+                names.join(", ")
+            ))
         })?;
         arrays.push(col.clone());
     }
