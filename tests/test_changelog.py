@@ -386,7 +386,9 @@ def test_equal_to_java_create_changelog_view(spark: Any, oracle: Any, catalog: C
 
 
 @pytest.mark.spark
-def test_read_changelog_on_spark_reads_delete_files(spark: Any, catalog: Catalog) -> None:
+def test_read_changelog_on_spark_reads_delete_files(
+    spark: Any, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The Spark path on a merge-on-read v3 history (deletion vectors, equality deletes)
     gives the same rows as the Arrow path, which the model tests check."""
     from conftest import new_table_name
@@ -405,5 +407,10 @@ def test_read_changelog_on_spark_reads_delete_files(spark: Any, catalog: Catalog
         expected = table.changelog(identifier_columns=cols)
         assert expected.num_rows > 20
         assert_same_rows(read_changelog(spark, table, identifier_columns=cols), expected, context=str(cols))
+    # A plan too large to ride in the closure travels as RDD rows, one unit each.
+    import icefloe.spark.changelog as spark_changelog
+
+    monkeypatch.setattr(spark_changelog, "INLINE_UNIT_BYTES", 0)
+    assert_same_rows(read_changelog(spark, table), table.changelog(), context="units as RDD rows")
     with pytest.raises(ValidationError, match="identifier column 'nope'"):
         read_changelog(spark, table, identifier_columns=["nope"])
