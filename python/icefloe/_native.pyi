@@ -485,6 +485,9 @@ def resolve_snapshot(
 ) -> int | None:
     """The snapshot id named (None: empty table); ValidationError listing what exists."""
 
+def row_keys(batch: pa.RecordBatch, columns: list[str]) -> pa.Array:
+    """One binary key per row: equal exactly when the rows' `columns` hold equal values."""
+
 def split_combined_task(data: bytes) -> list[str]:
     """The FileScanTask JSONs of a combined task's JSON bytes."""
 

@@ -285,6 +285,22 @@ class Table:
 
         return DataScan(self, row_filter, selected_fields, snapshot_id, case_sensitive, limit, **scan_options)
 
+    def changelog(
+        self,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        identifier_columns: list[str] | tuple[str, ...] | None = None,
+    ) -> pa.Table:
+        """The row changes of the snapshots after `from_snapshot_id` (exclusive; default the
+        start of history) up to `to_snapshot_id` (inclusive; default current), as Iceberg's
+        `create_changelog_view`: the table's columns plus `_change_type` (INSERT, DELETE;
+        UPDATE_BEFORE / UPDATE_AFTER when `identifier_columns` are given),
+        `_change_ordinal` and `_commit_snapshot_id`. Unlike Java, snapshots with position,
+        deletion-vector and equality deletes are read too (see `icefloe.changelog`)."""
+        from icefloe.changelog import changelog_arrow
+
+        return changelog_arrow(self, from_snapshot_id, to_snapshot_id, identifier_columns)
+
     # ---- write ----
     def append(
         self,

@@ -11,6 +11,7 @@ pub(crate) mod name_mapped;
 pub mod position_deletes;
 pub mod read_task;
 pub mod reader;
+pub mod row_keys;
 pub mod schema;
 
 pub use read_task::{

@@ -4,6 +4,7 @@
 //! Every core `Error` is mapped to a Python exception exactly once, in `errors.rs`.
 //! Heavy calls (I/O, decoding, encoding) release the GIL.
 
+mod changelog;
 mod commit;
 mod convert_deletes;
 mod errors;
@@ -44,6 +45,7 @@ fn schema_to_arrow(schema_json: &str) -> PyResult<PyArrowType<ArrowSchema>> {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
+    changelog::register(m)?;
     m.add_class::<PyTableMetadata>()?;
     m.add_function(wrap_pyfunction!(schema_from_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(schema_to_arrow, m)?)?;

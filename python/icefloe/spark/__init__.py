@@ -6,6 +6,7 @@ changes in `row_level.py` and `merge.py`. On PySpark >= 4.0, `register(spark)` a
 source `format("icefloe")` (`datasource.py`).
 """
 
+from icefloe.spark.changelog import read_changelog
 from icefloe.spark.datasource import register
 from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
@@ -22,6 +23,7 @@ __all__ = [
     "merge",
     "overwrite",
     "read",
+    "read_changelog",
     "register",
     "update",
     "upsert",

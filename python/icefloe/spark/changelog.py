@@ -1,0 +1,157 @@
+"""icefloe.spark.read_changelog: a table's row changes as a Spark DataFrame.
+
+The driver plans the changelog (`icefloe.changelog.plan_changelog`: one unit per changed data
+file per snapshot); executors read the units in Rust inside mapInArrow, one Spark partition
+per unit; then Spark itself removes carry-over rows and computes updates with window
+functions, as the `create_changelog_view` procedure does with its repartition + iterators.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from icefloe._io import IoConfig
+from icefloe.changelog import (
+    CHANGE_COLUMNS,
+    CHANGE_ORDINAL,
+    CHANGE_TYPE,
+    DELETE,
+    INSERT,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    ChangeUnit,
+    plan_changelog,
+    read_unit,
+)
+from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
+from icefloe.spark._worker import prepare_worker
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from icefloe.table import Table
+
+__all__ = ["read_changelog"]
+
+# Units travel inside the mapInArrow closure while (their bytes) x (their count) stays under
+# this (as `icefloe.spark.read`); larger plans travel as RDD rows, one per unit.
+INLINE_UNIT_BYTES = 16 << 20
+_SEQ = "__icefloe_seq"
+
+
+def read_changelog(
+    spark: SparkSession,
+    table: Table,
+    from_snapshot_id: int | None = None,
+    to_snapshot_id: int | None = None,
+    identifier_columns: Sequence[str] | None = None,
+) -> DataFrame:
+    """The row changes of the snapshots after `from_snapshot_id` (exclusive) up to
+    `to_snapshot_id` (inclusive; default current) as a DataFrame: the table's columns plus
+    `_change_type`, `_change_ordinal`, `_commit_snapshot_id` (see `Table.changelog`)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    plan = plan_changelog(table, from_snapshot_id, to_snapshot_id, identifier_columns)
+    iceberg_schema = json.loads(plan.schema.to_json())
+    data_target = spark_arrow_schema(iceberg_schema)
+    target = pa.schema(list(data_target) + list(CHANGE_COLUMNS))
+    spark_schema = from_arrow_schema(target)
+    if not plan.units:
+        return spark.createDataFrame([], spark_schema)
+
+    names = plan.data_names
+    read_schema_json = plan.read_schema_json
+    name_mapping = plan.name_mapping
+    io_config = IoConfig.current()
+    n_data = len(names)
+
+    def read_one(native: Any, data: bytes) -> Iterable[pa.RecordBatch]:
+        unit = ChangeUnit.from_bytes(data)
+        for b in read_unit(native, unit, read_schema_json, names, name_mapping):
+            data_part = pa.RecordBatch.from_arrays(b.columns[:n_data], names=names)
+            converted = to_spark_batch(data_part, iceberg_schema, data_target)
+            yield pa.RecordBatch.from_arrays(
+                list(converted.columns) + list(b.columns[n_data:]), schema=target
+            )
+
+    def reader(units: list[bytes] | None) -> Any:
+        def read_units(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+            from icefloe import _native as native
+
+            prepare_worker(io_config)
+            for batch in batches:
+                for key in batch.column(0).to_pylist():
+                    yield from read_one(native, key if units is None else units[key])
+
+        return read_units
+
+    encoded = [u.to_bytes() for u in plan.units]
+    n = len(encoded)
+    if sum(len(u) for u in encoded) * n <= INLINE_UNIT_BYTES:
+        raw = spark.range(0, n, 1, n).mapInArrow(reader(encoded), spark_schema)
+    else:
+        rdd = spark.sparkContext.parallelize([(bytearray(u),) for u in encoded], numSlices=n)
+        raw = spark.createDataFrame(rdd, "unit binary").mapInArrow(reader(None), spark_schema)
+    out = _remove_carryovers(raw, names)
+    if plan.identifier_columns:
+        out = _compute_updates(out, plan.identifier_columns)
+    return out
+
+
+def _cols(df: DataFrame, names: Sequence[str]) -> list[Column]:
+    return [df[f"`{n}`"] for n in names]
+
+
+def _counts(df: DataFrame, keys: list[Column]) -> tuple[Column, Column, Column]:
+    """Per row: the DELETE and INSERT counts of its key, and its rank among the rows of its key
+    and change type."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_key = Window.partitionBy(*keys)
+    by_key_type = Window.partitionBy(*keys, df[CHANGE_TYPE]).orderBy(df[_SEQ])
+    deletes = F.sum((df[CHANGE_TYPE] == DELETE).cast("long")).over(by_key)
+    inserts = F.sum((df[CHANGE_TYPE] == INSERT).cast("long")).over(by_key)
+    rank = F.row_number().over(by_key_type) - 1
+    return deletes, inserts, rank
+
+
+def _remove_carryovers(df: DataFrame, names: list[str]) -> DataFrame:
+    """Identical DELETE and INSERT rows of one ordinal cancel out in pairs."""
+    from pyspark.sql import functions as F
+
+    df = df.withColumn(_SEQ, F.monotonically_increasing_id())
+    deletes, inserts, rank = _counts(df, [*_cols(df, names), df[CHANGE_ORDINAL]])
+    df = df.withColumn("__d", deletes).withColumn("__i", inserts).withColumn("__r", rank)
+    keep = F.when(F.col(CHANGE_TYPE) == DELETE, F.col("__r") >= F.col("__i")).otherwise(
+        F.col("__r") >= F.col("__d")
+    )
+    return df.where(keep).drop("__d", "__i", "__r", _SEQ)
+
+
+def _compute_updates(df: DataFrame, identifier_columns: list[str]) -> DataFrame:
+    """A DELETE and an INSERT of one identifier in one ordinal become UPDATE_BEFORE /
+    UPDATE_AFTER; two DELETEs of one identifier in one ordinal fail the query, as in Java."""
+    from pyspark.sql import functions as F
+
+    df = df.withColumn(_SEQ, F.monotonically_increasing_id())
+    deletes, inserts, rank = _counts(df, [*_cols(df, identifier_columns), df[CHANGE_ORDINAL]])
+    df = df.withColumn("__d", deletes).withColumn("__i", inserts).withColumn("__r", rank)
+    d, i, r, t = F.col("__d"), F.col("__i"), F.col("__r"), F.col(CHANGE_TYPE)
+    message = (
+        "Cannot compute updates because there are multiple rows with the same identifier "
+        f"fields([{','.join(identifier_columns)}]). Please make sure the rows are unique."
+    )
+    paired = (d == 1) & (i >= 1)
+    new_type = (
+        F.when(d > 1, F.raise_error(F.lit(message)).cast("string"))
+        .when(paired & (t == DELETE), F.lit(UPDATE_BEFORE))
+        .when(paired & (t == INSERT) & (r == 0), F.lit(UPDATE_AFTER))
+        .otherwise(t)
+    )
+    columns = [c for c in df.columns if c not in ("__d", "__i", "__r", _SEQ)]
+    return df.withColumn(CHANGE_TYPE, new_type).select(*[f"`{c}`" for c in columns])
