@@ -12,9 +12,10 @@ SPARK4_VERSION := 4.1.4
 VENV4 := .venv4
 ORACLE4_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.1_2.13-$(ICEBERG_VERSION).jar
 # The Spark-facing and interop tests, and the PySpark-4-only ones (test_spark4_*).
+# (test_spark4_datasource reads Java's tables of test_interop_java_writes through the source.)
 SPARK4_TESTS := tests/test_spark4_*.py tests/test_spark_register.py tests/test_scan_spark.py \
-	tests/test_row_level_spark.py tests/test_spark_worker.py tests/test_interop_java_writes.py \
-	tests/test_interop_icefloe_writes.py tests/test_partitioned_writes.py tests/test_spark_uuid.py
+	tests/test_row_level_spark.py tests/test_spark_worker.py tests/test_interop_icefloe_writes.py \
+	tests/test_spark_uuid.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
