@@ -2,19 +2,22 @@
 
 The driver plans (Rust) and commits; executors read and write Parquet (Rust) inside
 mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-level
-changes in `row_level.py` and `merge.py`.
+changes in `row_level.py` and `merge.py`, the exactly-once foreachBatch sink in
+`streaming.py`.
 """
 
 from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
 from icefloe.spark.row_level import delete, update, upsert
+from icefloe.spark.streaming import batch_writer
 from icefloe.spark.write import append, overwrite
 
 __all__ = [
     "MergeBuilder",
     "MergeMetrics",
     "append",
+    "batch_writer",
     "delete",
     "inspect",
     "merge",
