@@ -11,7 +11,7 @@ Spark session into two unpartitioned tables of the `oracle` catalog:
 Per batch: Spark's own `durationMs.addBatch` from the query's progress reports (the sink's
 whole time for the batch: the Spark job writing the files, then the driver's commit), best
 and median over the 200 batches, and the ratio; plus icefloe's driver-side commit alone
-(`commit_batch`, timed inside the sink). The order of the two engines alternates between
+(`commit_batch_result`, timed inside the sink). The order of the two engines alternates between
 rounds (BENCH_ROUNDS, default 2; each round a fresh pair of tables). Both tables must end
 with the same 2,000,000 rows, one snapshot per batch. Run with `make bench-streaming`.
 """
@@ -110,7 +110,7 @@ def run_icefloe(spark: Any, catalog: Any, name: str) -> tuple[list[float], list[
     spark.sql(f"CREATE TABLE oracle.db.{name} ({DDL}) USING iceberg TBLPROPERTIES ('format-version'='2')")
     table = catalog.load_table(f"db.{name}")
     commits: list[float] = []
-    original = _streaming_commit.commit_batch
+    original = _streaming_commit.commit_batch_result
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
@@ -119,12 +119,12 @@ def run_icefloe(spark: Any, catalog: Any, name: str) -> tuple[list[float], list[
         finally:
             commits.append((time.perf_counter() - t0) * 1000)
 
-    _streaming_commit.commit_batch = timed  # type: ignore[assignment]
+    _streaming_commit.commit_batch_result = timed  # type: ignore[assignment]
     try:
         w = stream(spark).writeStream.foreachBatch(icefloe.spark.batch_writer(table))
         times = run_query(w, CACHE / "checkpoints" / name)
     finally:
-        _streaming_commit.commit_batch = original  # type: ignore[assignment]
+        _streaming_commit.commit_batch_result = original  # type: ignore[assignment]
     return times, commits
 
 

@@ -274,3 +274,39 @@ def test_without_a_visible_query_id_the_error_says_what_to_pass(spark: Any, cata
     with pytest.raises(ValidationError, match="pass query_id"):
         icefloe.spark.batch_writer(table)(_rows(spark, range(2), "a"), 0)
     assert catalog.load_table(table.identifier).current_snapshot() is None
+
+
+def test_an_empty_batch_commits_no_snapshot(spark: Any, oracle: Oracle, catalog: Any) -> None:
+    name, table = _create(catalog)
+    writer = icefloe.spark.batch_writer(table, query_id="q-empty")
+    writer(spark.createDataFrame([], SPARK_SCHEMA), 0)
+    assert writer.skipped == [] and catalog.load_table(name).current_snapshot() is None
+    writer(_rows(spark, range(3), "a"), 1)
+    writer(spark.createDataFrame([], SPARK_SCHEMA), 2)
+    assert writer.skipped == []
+    assert _stream_summaries(oracle, name) == [("q-empty", 1)]
+    assert _java_rows(oracle, name) == [(i, f"a{i}") for i in range(3)]
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_upsert_rechecks_after_losing_the_race(spark: Any, oracle: Oracle, catalog: Any, mode: str) -> None:
+    """An upsert batch of a stale writer loses the swap to the same batch committed by a zombie:
+    the retry finds it and skips; the loser's data and delete files are deleted."""
+    from icefloe._streaming_commit import guarded
+
+    name, _ = _create(catalog, {"write.merge.mode": mode, "format-version": "2"}, identifier=True)
+    fresh, stale = catalog.load_table(name), catalog.load_table(name)
+    fresh.append(pa.table({"id": [1, 2], "val": ["x", "y"]}, schema=ARROW))
+    stale = catalog.load_table(name)
+    icefloe.spark.batch_writer(fresh.refresh(), "q-up-race", "upsert")(_rows(spark, [2, 3], "a"), 4)
+
+    def upsert(view: Any, props: dict[str, str]) -> Any:
+        return icefloe.spark.upsert(_rows(spark, [1, 3], "z"), view, snapshot_properties=props)
+
+    assert guarded(stale, "q-up-race", 4, upsert) == (False, None)
+    expected = [(1, "x"), (2, "a2"), (3, "a3")]
+    assert _java_rows(oracle, name) == expected
+    assert _icefloe_rows(catalog, name) == expected
+    table = catalog.load_table(name)
+    assert _stream_summaries(oracle, name) == [("q-up-race", 4)]
+    assert _files_on_disk(table) <= _all_files(table)

@@ -44,6 +44,7 @@ __all__ = [
     "QUERY_ID_KEY",
     "BatchAlreadyCommitted",
     "commit_batch",
+    "commit_batch_result",
     "guarded",
     "last_committed_batch",
 ]
@@ -214,14 +215,33 @@ def commit_batch(
     snapshot_properties: dict[str, str] | None = None,
 ) -> Snapshot | None:
     """Commits the data files (descriptors from `write_data_files`) written for batch
-    `batch_id` of `query_id` as one `append` snapshot (a fast append) on `branch`, unless the branch's history
-    already holds that batch (or a later one): then nothing is committed, the files (and any
-    other file carrying `write_id`) are deleted, and None is returned. Otherwise the new
-    snapshot (or, for a batch without files, the current one: nothing is committed). Safe
-    against concurrent commits: the check is re-run on every attempt of the commit loop."""
+    `batch_id` of `query_id` as one `append` snapshot (a fast append) on `branch`, unless the
+    branch's history already holds that batch (or a later one): then nothing is committed,
+    the files (and any other file carrying `write_id`) are deleted, and None is returned.
+    Otherwise the new snapshot (or, for a batch without files, the current one: nothing is
+    committed). Safe against concurrent commits: the check is re-run on every attempt of
+    the commit loop. `commit_batch_result` tells a skip from a commit."""
+    return commit_batch_result(table, query_id, batch_id, data_files, write_id, branch, snapshot_properties)[
+        1
+    ]
+
+
+def commit_batch_result(
+    table: Table,
+    query_id: str,
+    batch_id: int,
+    data_files: list[str],
+    write_id: str | None = None,
+    branch: str | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[bool, Snapshot | None]:
+    """`commit_batch` as (committed: False when the batch was found already committed, the
+    snapshot)."""
 
     def append(view: Table, props: dict[str, str]) -> Snapshot | None:
         if not data_files:
+            if write_id:
+                _pending_write.abort_write(view, write_id)  # files of failed task attempts
             return view.current_snapshot()  # no empty snapshots
         # A fast append, as Iceberg Java's streaming sink (one manifest per batch, no
         # manifest rewriting on the commit path; `rewrite_manifests` compacts them).
@@ -238,7 +258,7 @@ def commit_batch(
         raise
     if not committed:
         _abort(table, data_files, write_id)
-    return snap
+    return committed, snap
 
 
 def _abort(table: Table, data_files: list[str], write_id: str | None) -> None:

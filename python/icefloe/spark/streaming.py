@@ -124,8 +124,7 @@ class BatchWriter:
             self.skipped.append(batch_id)
             return
         if self.mode == "append":
-            snap = self._append(table, query_id, batch_id, batch_df)
-            committed = snap is not None
+            committed, snap = self._append(table, query_id, batch_id, batch_df)
         else:
             committed, snap = self._upsert(table, query_id, batch_id, batch_df)
         if committed:
@@ -133,12 +132,14 @@ class BatchWriter:
         else:
             self.skipped.append(batch_id)
 
-    def _append(self, table: Table, query_id: str, batch_id: int, batch_df: DataFrame) -> Snapshot | None:
+    def _append(
+        self, table: Table, query_id: str, batch_id: int, batch_df: DataFrame
+    ) -> tuple[bool, Snapshot | None]:
         from icefloe.spark.write import _write_on_executors
 
         write_id = _pending_write.new_write_id()
         descriptors = _write_on_executors(batch_df, on_branch(table, self.branch), write_id)
-        return _streaming_commit.commit_batch(
+        return _streaming_commit.commit_batch_result(
             table, query_id, batch_id, descriptors, write_id, self.branch, self.snapshot_properties
         )
 
