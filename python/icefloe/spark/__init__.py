@@ -2,8 +2,7 @@
 
 The driver plans (Rust) and commits; executors read and write Parquet (Rust) inside
 mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-level
-changes in `row_level.py` and `merge.py`, the exactly-once foreachBatch sink in
-`streaming.py`.
+changes in `row_level.py` and `merge.py`.
 """
 
 from icefloe.spark.inspect import inspect
