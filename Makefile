@@ -182,5 +182,9 @@ bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapsh
 bench-orphans: release oracle  ## remove_orphan_files over 100,000 files: icefloe vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py orphans $(ARGS)
 
+.PHONY: bench-streaming
+bench-streaming: release oracle  ## streaming sink, 200 micro-batches of 10,000 rows: icefloe foreachBatch(batch_writer) vs Java writeStream.format("iceberg") (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/streaming_bench.py
+
 clean:
 	rm -rf target dist $(VENV) $(VENV4) .cache warehouse

@@ -12,12 +12,14 @@ from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
 from icefloe.spark.read import read
 from icefloe.spark.row_level import delete, update, upsert
+from icefloe.spark.streaming import batch_writer
 from icefloe.spark.write import append, overwrite
 
 __all__ = [
     "MergeBuilder",
     "MergeMetrics",
     "append",
+    "batch_writer",
     "delete",
     "inspect",
     "merge",
