@@ -25,7 +25,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv venv4 test-spark4 develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
+.PHONY: help venv venv4 test-spark4 bench-datasource develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -176,6 +176,9 @@ bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 
 
 bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 partitions, 5% position-deleted: rewrite_data_files on Spark vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
+bench-datasource: release oracle venv4  ## PySpark 4: format("icefloe") vs Java vs icefloe.spark.read on bench-read's 5M-row MoR table (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/datasource_bench.py
+
 bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapshots with their files: icefloe vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py expire $(ARGS)
 

@@ -93,6 +93,12 @@ def test_read_options_branch_tag_time_and_incremental(icefloe_source: Any, oracl
         _read(spark, name, snapshot_id=12345).collect()
 
 
+def test_selected_fields_option(icefloe_source: Any, oracle: Oracle, all_types_table: str) -> None:
+    df = _read(icefloe_source, all_types_table, selected_fields="id, name")
+    assert df.columns == ["id", "name"]
+    assert_same_rows(df, oracle.df(all_types_table, columns=["id", "name"]))
+
+
 def test_merge_on_read_deletes_match_java(icefloe_source: Any, oracle: Oracle, mor_table: str) -> None:
     for snap in oracle.snapshot_ids(mor_table):
         assert_same_rows(_read(icefloe_source, mor_table, snapshot_id=snap), oracle.df(mor_table, snap))

@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
 def table_scan(table: Table, opts: SourceOptions, row_filter: Any = None) -> DataScan:
     """The scan the read options name: `snapshot-id`, `as-of-timestamp` (ms), `branch` /
-    `tag`, or the incremental `start-snapshot-id` (exclusive) / `end-snapshot-id`."""
+    `tag`, or the incremental `start-snapshot-id` (exclusive) / `end-snapshot-id`; and the
+    columns of `selected-fields` (comma-separated; Spark cannot prune the columns of a
+    Python data source, so a query reading few columns of a wide table names them here)."""
+    fields_opt = opts.options.get("selected-fields")
+    fields = ("*",) if not fields_opt else tuple(f.strip() for f in fields_opt.split(",") if f.strip())
     snapshot_id = opts.int_option("snapshot-id")
     as_of = opts.int_option("as-of-timestamp")
     start = opts.int_option("start-snapshot-id")
@@ -51,9 +55,12 @@ def table_scan(table: Table, opts: SourceOptions, row_filter: Any = None) -> Dat
     if start is not None:
         if chosen:
             raise ValidationError(f"an incremental read (start-snapshot-id) cannot also name {chosen[0]}")
-        return table.scan(row_filter=row_filter, from_snapshot_id=start, to_snapshot_id=end)
+        return table.scan(
+            row_filter=row_filter, selected_fields=fields, from_snapshot_id=start, to_snapshot_id=end
+        )
     return table.scan(
         row_filter=row_filter,
+        selected_fields=fields,
         snapshot_id=snapshot_id,
         as_of_timestamp=as_of,
         ref=refs[0] if refs else None,

@@ -37,7 +37,16 @@ CONF_PREFIX = "icefloe.catalog."
 
 # Options of reads, writes and streams; every other option is a catalog property.
 READ_OPTIONS = frozenset(
-    {"snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id", "end-snapshot-id", "split-size"}
+    {
+        "snapshot-id",
+        "as-of-timestamp",
+        "branch",
+        "tag",
+        "start-snapshot-id",
+        "end-snapshot-id",
+        "split-size",
+        "selected-fields",
+    }
 )
 WRITE_OPTIONS = frozenset({"overwrite-mode", "overwrite-filter", "replacewhere", "snapshot-property"})
 STREAM_OPTIONS = frozenset(
