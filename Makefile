@@ -179,6 +179,9 @@ bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 pa
 bench-datasource: release oracle venv4  ## PySpark 4: format("icefloe") vs Java vs icefloe.spark.read on bench-read's 5M-row MoR table (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/datasource_bench.py
 
+bench-streaming4: release oracle venv4  ## PySpark 4: bench-streaming plus the writeStream.format("icefloe") sink (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/streaming_bench.py
+
 bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapshots with their files: icefloe vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py expire $(ARGS)
 

@@ -14,6 +14,8 @@ and median over the 200 batches, and the ratio; plus, timed inside the sink, ice
 whole writer call and its driver-side commit alone (`commit_batch_result`). The order of the
 two engines alternates between rounds (BENCH_ROUNDS, default 2; each round a fresh pair of
 tables). Both tables must end with the same 2,000,000 rows, one snapshot per batch.
+On PySpark >= 4 (`make bench-streaming4`) a third table is fed through the data source's
+sink, `writeStream.format("icefloe")`, timed the same way.
 Run with `make bench-streaming`.
 """
 
@@ -137,6 +139,17 @@ def run_icefloe(spark: Any, catalog: Any, name: str) -> tuple[list[float], list[
     return times, commits, calls
 
 
+def run_datasource(spark: Any, name: str) -> list[float]:
+    """PySpark >= 4: the `format("icefloe")` streaming sink (DataSourceStreamWriter)."""
+    import icefloe.spark
+
+    spark.sql(f"CREATE TABLE oracle.db.{name} ({DDL}) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.conf.set("icefloe.catalog.bench.warehouse", str(WAREHOUSE))
+    icefloe.spark.register(spark)
+    w = stream(spark).writeStream.format("icefloe").option("path", f"bench.db.{name}")
+    return run_query(w, CACHE / "checkpoints" / name)
+
+
 def check_same(spark: Any, java: str, ours: str) -> None:
     for name in (java, ours):
         n = spark.sql(f"SELECT count(*) AS n, count(DISTINCT id) AS d FROM oracle.db.{name}").collect()[0]
@@ -175,14 +188,23 @@ def main() -> None:
     ours_all: list[float] = []
     commit_all: list[float] = []
     call_all: list[float] = []
+    import pyspark
+
+    with_source = int(pyspark.__version__.split(".")[0]) >= 4
+    source_all: list[float] = []
     for r in range(ROUNDS):
         java, ours = f"java_{r}", f"ours_{r}"
-        order = ("java", "icefloe") if r % 2 == 0 else ("icefloe", "java")
+        order: tuple[str, ...] = ("java", "icefloe") if r % 2 == 0 else ("icefloe", "java")
+        if with_source:
+            order = (*order, "source") if r % 2 == 0 else ("source", *order)
         for engine in order:
             t0 = time.perf_counter()
             if engine == "java":
                 times = run_java(spark, java)
                 java_all += times
+            elif engine == "source":
+                times = run_datasource(spark, f"source_{r}")
+                source_all += times
             else:
                 times, commits, calls = run_icefloe(spark, catalog, ours)
                 ours_all += times
@@ -195,12 +217,18 @@ def main() -> None:
                 flush=True,
             )
         check_same(spark, java, ours)
+        if with_source:
+            check_same(spark, java, f"source_{r}")
     jb, jm = min(java_all), statistics.median(java_all)
     ib, im = min(ours_all), statistics.median(ours_all)
     print(f"\n{BATCHES} micro-batches of {ROWS:,} rows, {ROUNDS} round(s), per-batch sink time (addBatch):")
     print(f"  Iceberg Java  writeStream.format('iceberg')  best {jb:7.1f} ms  median {jm:7.1f} ms")
     print(f"  icefloe       foreachBatch(batch_writer)     best {ib:7.1f} ms  median {im:7.1f} ms")
     print(f"  ratio icefloe/Java: best {ib / jb:.2f}x  median {im / jm:.2f}x")
+    if source_all:
+        sb, sm = min(source_all), statistics.median(source_all)
+        print(f"  icefloe       writeStream.format('icefloe')  best {sb:7.1f} ms  median {sm:7.1f} ms")
+        print(f"  ratio format('icefloe')/Java: best {sb / jb:.2f}x  median {sm / jm:.2f}x")
     print(
         f"  icefloe inside foreachBatch (refresh, check, Spark write job, commit): "
         f"best {min(call_all):.1f} ms  median {statistics.median(call_all):.1f} ms"
