@@ -13,7 +13,7 @@
 //!   (Java's `ManifestFilterManager.dropDeleteFilesOlderThan`; here the minimum includes the
 //!   new files, which Java's omits) and, with `remove_dangling_deletes`, the per-partition
 //!   rules of Java's `RemoveDanglingDeletesSparkAction` (which Java commits as a second
-//!   snapshot).
+//!   snapshot), including its file-scoped position delete files whose data file is gone.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -187,7 +187,12 @@ fn dangling_deletes(
     for (d, seq) in deletes {
         let is_dv = d.file_format == FileFormat::Puffin;
         let referenced = referenced_data_file(&d);
-        let dangling_dv = is_dv && referenced.as_ref().is_some_and(|p| !live_paths.contains(p));
+        let target_gone = referenced.as_ref().is_some_and(|p| !live_paths.contains(p));
+        // Deletion vectors of rewritten files always go (Java's `danglingDVs`); with
+        // `remove_dangling_deletes` so do file-scoped v2 position delete files whose one data
+        // file is gone (Java 1.12's RemoveDanglingDeletes, apache/iceberg#17205).
+        let dangling_dv =
+            target_gone && (is_dv || (per_partition && d.content == DataContentType::PositionDeletes));
         let older_than_all = seq > 0 && seq < global_min;
         let dangling_in_partition = per_partition && !only_unpartitioned && {
             let global_eq = d.content == DataContentType::EqualityDeletes

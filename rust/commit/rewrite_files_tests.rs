@@ -192,3 +192,26 @@ fn remove_dangling_deletes_drops_deletes_of_partitions_without_older_data() {
     let s = t.md.current_snapshot().unwrap();
     assert_eq!(s.summary.get("removed-delete-files"), Some("1"), "{:?}", s.summary);
 }
+
+#[test]
+fn remove_dangling_deletes_drops_file_scoped_position_deletes_of_rewritten_files() {
+    // Java 1.12: a v2 position delete file scoped to one data file dangles once that file is
+    // rewritten, even when an older live file keeps the partition's minimum sequence low.
+    for dangling in [false, true] {
+        let mut t = Fixture::new();
+        let old = file(t.path(), "old.parquet", "eu");
+        let a = file(t.path(), "a.parquet", "eu");
+        t.append(old.clone());
+        t.append(a.clone());
+        t.delete(pos_delete(t.path(), "a-del.parquet", "eu", &a));
+        let start = t.md.clone();
+        let c = file(t.path(), "c.parquet", "eu");
+        let mut rw = rewrite(&start, vec![a.clone()], vec![c]);
+        rw.remove_dangling_deletes = dangling;
+        let (next, _) = rewrite_files(&t.md, rw, 1).unwrap();
+        t.set(next);
+        let s = t.md.current_snapshot().unwrap();
+        let removed = s.summary.get("removed-delete-files");
+        assert_eq!(removed, dangling.then_some("1"), "dangling={dangling}: {:?}", s.summary);
+    }
+}
