@@ -139,7 +139,7 @@ table = catalog.create_table("db.events", schema=schema)
 with table.update_spec() as spec:
     spec.add_identity("day")
 df = spark.range(1000).selectExpr(
-    "id", "concat('n', cast(id AS string)) AS name", "id * 0.5 AS amount",
+    "id", "concat('n', cast(id AS string)) AS name", "cast(id AS double) / 2 AS amount",
     "date_add(DATE'2026-01-01', cast(id % 3 AS int)) AS day",
 )
 icefloe.spark.append(df, table)
