@@ -16,7 +16,6 @@ REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
 .PHONY: help venv develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
-.PHONY: dist docs test-docs
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -82,6 +81,7 @@ wheel: venv  ## build an abi3 wheel into dist/
 # compiler and linker, against glibc $(MANYLINUX)'s symbols, which also builds the C in zstd-sys,
 # aws-lc-sys and mimalloc for aarch64) and an sdist. Each target builds in target/<triple>/, so
 # it does not disturb the `make release` build.
+.PHONY: dist docs test-docs
 MANYLINUX ?= manylinux_2_28
 DIST_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
 DIST_TOOLS := $(VENV)/.dist-tools
