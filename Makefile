@@ -106,6 +106,47 @@ golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids:
 wheel: venv  ## build an abi3 wheel into dist/
 	$(VENV)/bin/maturin build --release -o dist
 
+# Release artifacts: manylinux abi3 wheels for each target (zig from PyPI's `ziglang` is the C
+# compiler and linker, against glibc $(MANYLINUX)'s symbols, which also builds the C in zstd-sys,
+# aws-lc-sys and mimalloc for aarch64) and an sdist. Each target builds in target/<triple>/, so
+# it does not disturb the `make release` build.
+.PHONY: dist docs test-docs
+MANYLINUX ?= manylinux_2_28
+DIST_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
+DIST_TOOLS := $(VENV)/.dist-tools
+$(DIST_TOOLS): $(VENV)/.installed
+	$(VPY) -m pip install -q "ziglang>=0.13" "auditwheel>=6" "twine>=5"
+	touch $@
+
+dist-wheel-%: $(DIST_TOOLS)  ## one manylinux wheel into dist/, e.g. make dist-wheel-x86_64-unknown-linux-gnu
+	rustup target list --installed | grep -qx '$*' || rustup target add '$*'
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/maturin build --release --zig --target '$*' \
+		--compatibility $(MANYLINUX) -o dist
+
+dist: $(DIST_TOOLS)  ## manylinux abi3 wheels (x86_64, aarch64) + sdist into dist/, checked by auditwheel and twine
+	rm -rf dist
+	for t in $(DIST_TARGETS); do $(MAKE) --no-print-directory dist-wheel-$$t || exit 1; done
+	$(VENV)/bin/maturin sdist -o dist
+	for w in dist/*.whl; do $(VENV)/bin/auditwheel show "$$w" || exit 1; done
+	$(VENV)/bin/twine check --strict dist/*
+	ls -l dist
+
+# User documentation (docs/, mkdocs.yml): mkdocs with the Material theme, the API reference
+# generated from the docstrings by mkdocstrings. --strict turns every warning (a broken link, a
+# missing page, a docstring reference that does not resolve) into a failure.
+DOCS_TOOLS := $(VENV)/.docs-tools
+$(DOCS_TOOLS): $(VENV)/.installed
+	$(VPY) -m pip install -q "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10" "mkdocstrings[python]>=0.26"
+	touch $@
+
+docs: $(DOCS_TOOLS)  ## build the user documentation into site/ (mkdocs --strict)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -q -d site
+
+# In make test: the docs build first (a broken build fails CI; pytest's summary stays the last
+# line), and the wheel test (tests/test_wheel.py) needs zig, auditwheel and twine.
+test-docs: docs
+test-python: $(DIST_TOOLS) test-docs
+
 lint: release  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
