@@ -165,7 +165,8 @@ def test_source_to_sink_killed_20_times_every_row_once(
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     events, checkpoint = tmp_path / "events.log", tmp_path / "checkpoint"
     producer = subprocess.Popen(
-        [sys.executable, "-c", PRODUCER, json.dumps([str(warehouse), src, COMMITS, ROWS_PER_COMMIT, 1.5])]
+        # Paced so that commits keep arriving while the 20 runs come and go (~15 s each).
+        [sys.executable, "-c", PRODUCER, json.dumps([str(warehouse), src, COMMITS, ROWS_PER_COMMIT, 6.0])]
     )
     replays_due: list[int] = []
     replays_seen: list[int] = []
@@ -189,14 +190,14 @@ def test_source_to_sink_killed_20_times_every_row_once(
             elif in_window:
                 # Wait for a fresh commit (not a skipped replay), then kill during its hold.
                 want = 1 + (1 if replays_due else 0)
-                if r.wait_for(want, 240):
+                if r.wait_for(want, 240 if producer.poll() is None else 20):
                     batch, skipped = r.done()[-1]
                     if not skipped:
                         killed_after = batch
                     time.sleep(rng.uniform(0.0, HOLD_S * 0.6))
                 r.kill()
             else:
-                r.wait_for(rng.randrange(3), 240)
+                r.wait_for(rng.randrange(3), 240 if producer.poll() is None else 20)
                 time.sleep(rng.uniform(0.0, 2.0))
                 r.kill()
             finished = r.done()
