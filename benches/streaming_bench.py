@@ -74,10 +74,12 @@ def stream(spark: Any) -> Any:
     return spark.readStream.schema(DDL).option("maxFilesPerTrigger", 1).parquet(str(INPUT))
 
 
-def run_query(writer: Any, checkpoint: Path) -> list[float]:
-    """Runs a query to the end of the input; `durationMs.addBatch` of each batch."""
+def run_query(writer: Any, checkpoint: Path, table: str | None = None) -> list[float]:
+    """Runs a query to the end of the input (into `table` by `toTable` when given);
+    `durationMs.addBatch` of each batch."""
     shutil.rmtree(checkpoint, ignore_errors=True)
-    q = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+    w = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+    q = w.start() if table is None else w.toTable(table)
     q.awaitTermination()
     if q.exception() is not None:
         raise RuntimeError(f"query failed: {q.exception()}")
@@ -90,20 +92,7 @@ def run_query(writer: Any, checkpoint: Path) -> list[float]:
 def run_java(spark: Any, name: str) -> list[float]:
     spark.sql(f"CREATE TABLE oracle.db.{name} ({DDL}) USING iceberg TBLPROPERTIES ('format-version'='2')")
     w = stream(spark).writeStream.format("iceberg").outputMode("append")
-    checkpoint = CACHE / "checkpoints" / name
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    q = (
-        w.option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .toTable(f"oracle.db.{name}")
-    )
-    q.awaitTermination()
-    if q.exception() is not None:
-        raise RuntimeError(f"Java query failed: {q.exception()}")
-    times = [float(p["durationMs"]["addBatch"]) for p in q.recentProgress if p["numInputRows"] > 0]
-    if len(times) != BATCHES:
-        raise RuntimeError(f"expected {BATCHES} Java batches with rows, found {len(times)}")
-    return times
+    return run_query(w, CACHE / "checkpoints" / name, f"oracle.db.{name}")
 
 
 def run_icefloe(spark: Any, catalog: Any, name: str) -> tuple[list[float], list[float], list[float]]:
