@@ -24,6 +24,13 @@ class IcefloeDataSource(DataSource):
         return "icefloe"
 
     def source_options(self) -> SourceOptions:
+        """The parsed options. Every method Spark calls in its driver-side Python processes
+        starts here, so this also gives those processes the worker set-up executors get
+        (`prepare_worker`: Spark reuses them, and without it each call pays PySpark's
+        per-call zipimport re-read and full gc; measured in the README)."""
+        from icefloe.spark._worker import prepare_worker
+
+        prepare_worker()
         return SourceOptions.parse(dict(self.options), self._catalogs)
 
     def schema(self) -> Any:

@@ -105,6 +105,7 @@ class BatchWriter(DataSourceArrowWriter):
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any]) -> None:
+        prepare_worker()  # Spark's commit process (see IcefloeDataSource.source_options)
         table = self.opts.load_table()
         descriptors = descriptors_of(messages)
         props = self.opts.snapshot_properties()
@@ -117,6 +118,7 @@ class BatchWriter(DataSourceArrowWriter):
         )
 
     def abort(self, messages: list[Any]) -> None:
+        prepare_worker()
         _pending_write.abort_write(self.opts.load_table(), self.files.write_id)
 
 
@@ -187,6 +189,7 @@ class StreamWriter(_StreamWriterBase):
     def commit(self, messages: list[Any], batchId: int) -> None:
         from icefloe._streaming_commit import commit_batch
 
+        prepare_worker()
         commit_batch(
             self.opts.load_table(),
             self.query_id,
@@ -198,4 +201,5 @@ class StreamWriter(_StreamWriterBase):
         )
 
     def abort(self, messages: list[Any], batchId: int) -> None:
+        prepare_worker()
         _pending_write.abort_write(self.opts.load_table(), self.batch_write_id(batchId))
