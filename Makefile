@@ -11,6 +11,10 @@ ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).ja
 SPARK4_VERSION := 4.1.4
 VENV4 := .venv4
 ORACLE4_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.1_2.13-$(ICEBERG_VERSION).jar
+# PySpark 4.0's runtime: 1.11.0 is the newest Iceberg release built for Spark 4.0 (tests/test_wheel.py
+# reads icefloe's table with it in its PySpark 4.0 venv). No Iceberg runtime exists for Spark 4.2/4.3.
+ICEBERG40_VERSION := 1.11.0
+ORACLE40_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBERG40_VERSION).jar
 # The Spark-facing and interop tests, and the PySpark-4-only ones (test_spark4_*).
 # (test_spark4_datasource reads Java's tables of test_interop_java_writes through the source.)
 SPARK4_TESTS := tests/test_spark4_*.py tests/test_spark_register.py tests/test_scan_spark.py \
@@ -25,7 +29,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv venv4 test-spark4 bench-datasource develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
+.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -74,7 +78,12 @@ $(ORACLE4_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$(ICEBERG_VERSION) \
 		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
 
-oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
+$(ORACLE40_JAR):
+	mkdir -p $(ORACLE_DIR)
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG40_VERSION) \
+		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
+
+oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE40_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
 
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q
@@ -219,6 +228,10 @@ bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 pa
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
 bench-datasource: release oracle venv4  ## PySpark 4: format("icefloe") vs Java vs icefloe.spark.read on bench-read's 5M-row MoR table (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/datasource_bench.py
+
+bench-worker: release oracle venv4  ## the worker fixes of icefloe/spark/_worker.py, each switched off, on PySpark 3.5 and 4.x (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/worker_fixes_bench.py
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/worker_fixes_bench.py
 
 bench-streaming4: release oracle venv4  ## PySpark 4: bench-streaming plus the writeStream.format("icefloe") sink (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/streaming_bench.py
