@@ -1,6 +1,10 @@
 """The wheel a user installs: the x86_64 manylinux abi3 wheel of `make dist`, installed into
-fresh venvs with PySpark 3.5 and PySpark 4.1, runs a Spark write and read from the installed
-package alone (no checkout on the path).
+fresh venvs with PySpark 3.5, 4.0 and the newest 4.x on PyPI (4.3), runs a Spark write and
+read from the installed package alone (no checkout on the path); on PySpark 4 also through
+`format("icefloe")`. Where an Iceberg runtime exists for that Spark (3.5: the oracle of this
+run; 4.0: Iceberg 1.11.0, the newest built for it) Iceberg Java reads the table afterwards on
+the same session. PySpark 4.1 has the whole Spark-facing suite (`make test-spark4`); Spark 4.2
+and 4.3 have no Iceberg runtime on Maven Central yet, so there icefloe is checked on its own.
 
 The wheel is built once per run with zig as the linker (`maturin build --zig`, as `make dist`
 does; cargo's build in target/x86_64-unknown-linux-gnu/ is reused between runs), or taken from
@@ -27,8 +31,22 @@ MANYLINUX = "manylinux_2_28"
 # Each venv gets one PySpark line and the pandas it supports; pip's cache serves the wheels.
 SPARK_LINES = {
     "pyspark35": ["pyspark>=3.5,<3.6", "pandas>=1.5,<3"],
-    "pyspark41": ["pyspark>=4.1,<4.2", "pandas>=2.2,<3"],
+    "pyspark40": ["pyspark>=4.0,<4.1", "pandas>=2.2,<3"],
+    "pyspark43": ["pyspark>=4.3,<4.4", "pandas>=2.2,<3"],
 }
+VERSION_PREFIX = {"pyspark35": "3.5.", "pyspark40": "4.0.", "pyspark43": "4.3."}
+
+
+def oracle_jar_for(line: str) -> str:
+    """Iceberg Java's Spark runtime for the venv's Spark (`make oracle` fetches it), or ""."""
+    if line == "pyspark35":
+        return os.environ["ICEFLOE_ORACLE_JAR"]
+    if line == "pyspark40":
+        jar = Path(os.environ["ICEFLOE_ORACLE_JAR"]).parent / "iceberg-spark-runtime-4.0_2.13-1.11.0.jar"
+        assert jar.is_file(), f"{jar} is missing: run `make oracle`"
+        return str(jar)
+    return ""
+
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -116,17 +134,25 @@ import icefloe, icefloe.spark
 from icefloe.expressions import GreaterThanOrEqual
 from pyspark.sql import SparkSession
 
-venv, warehouse = sys.argv[1], sys.argv[2]
+venv, warehouse, checkout, oracle_jar = sys.argv[1:5]
 assert os.path.realpath(icefloe.__file__).startswith(os.path.realpath(venv) + os.sep), icefloe.__file__
-assert not any(p and os.path.realpath(p).startswith(sys.argv[3]) for p in sys.path), sys.path
+assert not any(p and os.path.realpath(p).startswith(checkout) for p in sys.path), sys.path
 
-spark = (
+builder = (
     SparkSession.builder.master("local[2]")
     .config("spark.ui.enabled", "false")
     .config("spark.sql.shuffle.partitions", "2")
     .config("spark.sql.session.timeZone", "UTC")
-    .getOrCreate()
 )
+if oracle_jar:  # Iceberg Java's catalog on the same warehouse, for its read at the end
+    builder = (
+        builder.config("spark.jars", oracle_jar)
+        .config("spark.sql.catalog.java", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.java.type", "hadoop")
+        .config("spark.sql.catalog.java.warehouse", warehouse)
+        .config("spark.sql.catalog.java.cache-enabled", "false")
+    )
+spark = builder.getOrCreate()
 catalog = icefloe.load_catalog("smoke", warehouse=warehouse)
 catalog.create_namespace("db")
 schema = pa.schema([
@@ -149,8 +175,29 @@ got = sorted(tuple(r) for r in back.collect())
 want = sorted(tuple(r) for r in df.collect())
 filtered = icefloe.spark.read(spark, table, row_filter=GreaterThanOrEqual("id", 990)).count()
 snapshot = table.current_snapshot()
+source = None
+if int(pyspark.__version__.split(".")[0]) >= 4:  # the data source, from the installed package
+    icefloe.spark.register(spark)
+    opts = {"warehouse": warehouse}
+    read = spark.read.format("icefloe").options(**opts).load("db.events")
+    more = spark.range(1000, 1100).selectExpr(
+        "id", "concat('n', cast(id AS string)) AS name", "cast(id AS double) / 2 AS amount",
+        "date_add(DATE'2026-01-01', cast(id % 3 AS int)) AS day",
+    )
+    source_equal = sorted(tuple(r) for r in read.collect()) == want
+    more.write.format("icefloe").options(**opts).mode("append").save("db.events")
+    after = spark.read.format("icefloe").options(**opts).load("db.events").filter("id >= 1090").count()
+    source = {"read_equal": source_equal, "filtered_after_append": after}
+    table = catalog.load_table("db.events")
 in_process = table.scan().to_arrow()
+java = None
+if oracle_jar:
+    row = spark.sql("SELECT count(*), sum(id), sum(amount) FROM java.db.events").collect()[0]
+    java = [row[0], row[1], row[2]]
 print(json.dumps({
+    "source": source,
+    "java": java,
+    "in_process_amount": sum(in_process.column("amount").to_pylist()),
     "pyspark": pyspark.__version__,
     "icefloe": icefloe.__version__,
     "equal": got == want,
@@ -176,7 +223,7 @@ def test_installed_wheel_spark_smoke(line: str, venvs: dict[str, Path], tmp_path
     script.write_text(SMOKE)
     env = _clean_env(PYSPARK_PYTHON=str(py), PYSPARK_DRIVER_PYTHON=str(py), TZ="UTC")
     res = subprocess.run(
-        [str(py), str(script), str(venv), str(tmp_path / "wh"), str(ROOT)],
+        [str(py), str(script), str(venv), str(tmp_path / "wh"), str(ROOT), oracle_jar_for(line)],
         cwd=run_dir,
         env=env,
         capture_output=True,
@@ -185,18 +232,26 @@ def test_installed_wheel_spark_smoke(line: str, venvs: dict[str, Path], tmp_path
     )
     assert res.returncode == 0, f"{line}: smoke test failed\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got["pyspark"].startswith({"pyspark35": "3.5.", "pyspark41": "4.1."}[line]), got
+    assert got["pyspark"].startswith(VERSION_PREFIX[line]), got
+    spark4 = line != "pyspark35"
+    rows = 1100 if spark4 else 1000  # the data source appends ids 1000..1099 on PySpark 4
     want = {
         "icefloe": icefloe.__version__,
         "equal": True,
         "rows": 1000,
         "filtered": 10,
         "added_records": "1000",
-        "in_process_rows": 1000,
-        "in_process_sum": sum(range(1000)),
+        "in_process_rows": rows,
+        "in_process_sum": sum(range(rows)),
+        "source": {"read_equal": True, "filtered_after_append": 10} if spark4 else None,
     }
     assert {k: got[k] for k in want} == want, got
     assert int(got["added_files"]) >= 3, got  # one file per `day` partition at least
+    if oracle_jar_for(line):
+        assert got["java"] == [rows, sum(range(rows)), got["in_process_amount"]], got
+        assert got["in_process_amount"] == sum(range(rows)) / 2, got
+    else:
+        assert got["java"] is None, got
 
 
 def test_installed_wheel_cli(venvs: dict[str, Path], tmp_path: Path) -> None:
