@@ -11,7 +11,11 @@ Spark session into two unpartitioned tables of the `oracle` catalog:
 Per batch: Spark's own `durationMs.addBatch` from the query's progress reports (the sink's
 whole time for the batch: the Spark job writing the files, then the driver's commit), best
 and median over the 200 batches, and the ratio; plus, timed inside the sink, icefloe's
-whole writer call and its driver-side commit alone (`commit_batch_result`). The order of the
+whole writer call and its driver-side commit alone (`commit_batch_result`), and Iceberg Java's
+commit alone: the `totalDuration` of the CommitReport its LoggingMetricsReporter logs for
+every snapshot (`SnapshotProducer.commit`: manifests, manifest list, metadata, catalog swap;
+Java's check for an already committed epoch comes before it and is not counted, while
+icefloe's replay check is inside `commit_batch_result`). The order of the
 two engines alternates between rounds (BENCH_ROUNDS, default 2; each round a fresh pair of
 tables). Both tables must end with the same 2,000,000 rows, one snapshot per batch.
 On PySpark >= 4 (`make bench-streaming4`) a third table is fed through the data source's
@@ -22,6 +26,7 @@ Run with `make bench-streaming`.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import time
@@ -41,6 +46,47 @@ CACHE = ROOT / ".cache" / "bench_streaming"
 WAREHOUSE = CACHE / "warehouse"
 INPUT = CACHE / f"input_{BATCHES}x{ROWS}"
 DDL = "id bigint, ts timestamp, amount double, purchaser string, qty int"
+
+
+# Iceberg's LoggingMetricsReporter (INFO) into its own file; everything else at Spark's level.
+LOG4J2 = """
+rootLogger.level = error
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+appender.commits.type = File
+appender.commits.name = commits
+appender.commits.fileName = {path}
+appender.commits.layout.type = PatternLayout
+appender.commits.layout.pattern = %m%n
+logger.commits.name = org.apache.iceberg.metrics.LoggingMetricsReporter
+logger.commits.level = info
+logger.commits.additivity = false
+logger.commits.appenderRef.commits.ref = commits
+"""
+COMMIT_LOG = CACHE / "java_commit_reports.log"
+_REPORT = re.compile(
+    r"CommitReport\{tableName=(?P<table>[^,]+),.*?commitMetrics=CommitMetricsResult\{"
+    r"totalDuration=TimerResult\{timeUnit=\w+, totalDuration=(?P<duration>PT[^,]+), count=1\}"
+)
+_ISO = re.compile(r"PT(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>[\d.]+)S)?$")
+
+
+def java_commit_ms(table: str) -> list[float]:
+    """Iceberg Java's commit durations (ms) for `table`, in commit order, from its CommitReports."""
+    out = []
+    for line in COMMIT_LOG.read_text().splitlines():
+        m = _REPORT.search(line)
+        if m and m.group("table").endswith(table):
+            d = _ISO.match(m.group("duration"))
+            if d is None:
+                raise RuntimeError(f"unexpected duration in a CommitReport: {m.group('duration')}")
+            secs = int(d.group("h") or 0) * 3600 + int(d.group("m") or 0) * 60 + float(d.group("s") or 0)
+            out.append(secs * 1000)
+    return out
 
 
 def make_input() -> None:
@@ -161,6 +207,9 @@ def main() -> None:
 
     make_input()
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    COMMIT_LOG.unlink(missing_ok=True)
+    log4j = CACHE / "log4j2-bench.properties"
+    log4j.write_text(LOG4J2.replace("{path}", str(COMMIT_LOG)))
     spark = bench_session(
         "icefloe-streaming-bench",
         WAREHOUSE,
@@ -168,12 +217,14 @@ def main() -> None:
         **{
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.streaming.numRecentProgressUpdates": str(BATCHES + 50),
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
         },
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
     catalog = icefloe.load_catalog("bench", type="filesystem", warehouse=str(WAREHOUSE))
     java_all: list[float] = []
+    java_commit_all: list[float] = []
     ours_all: list[float] = []
     commit_all: list[float] = []
     call_all: list[float] = []
@@ -206,6 +257,11 @@ def main() -> None:
                 flush=True,
             )
         check_same(spark, java, ours)
+        java_commits = java_commit_ms(f"db.{java}")
+        if len(java_commits) != BATCHES:
+            found = f"{len(java_commits)} CommitReports of {java} in {COMMIT_LOG}"
+            raise RuntimeError(f"{found}, expected {BATCHES}")
+        java_commit_all += java_commits
         if with_source:
             check_same(spark, java, f"source_{r}")
     jb, jm = min(java_all), statistics.median(java_all)
@@ -225,6 +281,12 @@ def main() -> None:
     print(
         f"  icefloe driver-side commit_batch alone: best {min(commit_all):.1f} ms  "
         f"median {statistics.median(commit_all):.1f} ms"
+    )
+    cb, cm = min(java_commit_all), statistics.median(java_commit_all)
+    print(f"  Iceberg Java commit alone (CommitReport totalDuration): best {cb:.1f} ms  median {cm:.1f} ms")
+    print(
+        f"  ratio commit alone icefloe/Java: best {min(commit_all) / cb:.2f}x  "
+        f"median {statistics.median(commit_all) / cm:.2f}x"
     )
     spark.stop()
 
