@@ -111,8 +111,16 @@ pub fn schema_from_arrow(schema: &ArrowSchema) -> Result<Schema> {
     schema_from_arrow_with(schema, FromArrowOptions::default())
 }
 
+/// The deepest nesting of struct, list and map types an Arrow schema may have. Table
+/// metadata JSON is read with serde_json's nesting limit (128 levels), which a schema of
+/// about 40 nested types reaches (each struct level is three JSON levels), so a deeper schema
+/// could be written but never loaded again; and the conversions below recurse per level, so
+/// the limit also bounds their stack on a schema from a user or a file footer.
+pub const MAX_NESTING: usize = 32;
+
 /// [`schema_from_arrow`] with options.
 pub fn schema_from_arrow_with(schema: &ArrowSchema, opts: FromArrowOptions) -> Result<Schema> {
+    check_nesting(schema.fields())?;
     let use_ids = all_fields_have_ids(schema.fields());
     let mut conv = FromArrow { opts, use_ids, next_id: 0 };
     let fields = conv.fields(schema.fields(), "")?;
@@ -130,6 +138,38 @@ pub fn arrow_field_id(field: &Field) -> Result<Option<i32>> {
             ))
         }),
     }
+}
+
+/// Refuses a schema nested deeper than [`MAX_NESTING`] (iteratively: no recursion on
+/// untrusted input), naming the first field found too deep.
+fn check_nesting(fields: &Fields) -> Result<()> {
+    let mut stack: Vec<(&DataType, String, usize)> =
+        fields.iter().map(|f| (f.data_type(), f.name().clone(), 0)).collect();
+    while let Some((dt, path, depth)) = stack.pop() {
+        let children: Vec<(&DataType, &str)> = match dt {
+            DataType::Struct(fs) => fs.iter().map(|f| (f.data_type(), f.name().as_str())).collect(),
+            DataType::List(el)
+            | DataType::LargeList(el)
+            | DataType::FixedSizeList(el, _)
+            | DataType::ListView(el)
+            | DataType::LargeListView(el) => vec![(el.data_type(), "element")],
+            DataType::Map(entries, _) => vec![(entries.data_type(), "entries")],
+            DataType::Dictionary(_, value) => vec![(value.as_ref(), "")],
+            _ => continue,
+        };
+        if depth >= MAX_NESTING {
+            return Err(crate::error::validation(format!(
+                "expected at most {MAX_NESTING} levels of nested struct, list and map types, \
+                 found deeper nesting at field '{path}'"
+            )));
+        }
+        for (child, name) in children {
+            let child_path = if name.is_empty() { path.clone() } else { join(&path, name) };
+            let child_depth = if name.is_empty() { depth } else { depth + 1 };
+            stack.push((child, child_path, child_depth));
+        }
+    }
+    Ok(())
 }
 
 fn all_fields_have_ids(fields: &Fields) -> bool {
@@ -370,6 +410,31 @@ mod tests {
         .map(|(n, i)| (n.to_string(), *i))
         .collect();
         assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_a_clear_error_not_a_stack_overflow() {
+        fn nested(levels: usize) -> ArrowSchema {
+            let mut dt = DataType::Int32;
+            for i in 0..levels {
+                dt = if i % 2 == 0 {
+                    DataType::Struct(vec![Field::new(format!("f{i}"), dt, true)].into())
+                } else {
+                    DataType::List(Arc::new(Field::new("element", dt, true)))
+                };
+            }
+            ArrowSchema::new(vec![Field::new("top", dt, true)])
+        }
+        assert!(schema_from_arrow(&nested(MAX_NESTING)).is_ok());
+        let err = schema_from_arrow(&nested(MAX_NESTING + 1)).expect_err("too deep");
+        assert!(err.to_string().contains("at most 32 levels"), "{err}");
+        assert!(err.to_string().contains("found deeper nesting at field 'top."), "{err}");
+        // far deeper than a recursive walk's stack would survive; the check is iterative
+        // (the schema itself is leaked: Arrow's own drop of it would recurse)
+        let deep = nested(200_000);
+        let err = schema_from_arrow(&deep).expect_err("too deep");
+        assert!(err.to_string().contains("at most 32 levels"), "{err}");
+        std::mem::forget(deep);
     }
 
     #[test]
