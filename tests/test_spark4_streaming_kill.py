@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import pyarrow as pa
 import pytest
 from conftest import new_table_name
 from icefloe._streaming_commit import BATCH_ID_KEY
+from kill_harness import Killable, hooked_env, install_sitecustomize, read_events
 from oracle import Oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -101,35 +101,17 @@ else:
 """
 
 
-class Run:
+class Run(Killable):
     """One driver process; the sink's commits it made, read from the events file."""
 
     def __init__(self, args: list[Any], events: Path, hold: float, log: Path, site: Path) -> None:
         self.events = events
         self.offset = events.stat().st_size if events.exists() else 0
-        env = {
-            **os.environ,
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-            "ICEFLOE_KILL_EVENTS": str(events),
-            "ICEFLOE_KILL_HOLD": str(hold),
-        }
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, json.dumps(args)],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
+        super().__init__(DRIVER, args, log, hooked_env(site, events, ICEFLOE_KILL_HOLD=str(hold)))
 
     def done(self) -> list[tuple[int, bool]]:
         """(batch id, skipped) of each commit this run finished so far."""
-        if not self.events.exists():
-            return []
-        with open(self.events) as f:
-            f.seek(self.offset)
-            lines = [line.split() for line in f.read().splitlines()]
+        lines = read_events(self.events, self.offset)
         return [(int(p[1]), p[2] == "True") for p in lines if len(p) == 3 and p[0] == "done"]
 
     def wait_for(self, count: int, timeout: float) -> bool:
@@ -142,14 +124,6 @@ class Run:
             time.sleep(0.05)
         return False
 
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(timeout=60)
-        self.log.close()
-
 
 def test_source_to_sink_killed_20_times_every_row_once(
     catalog: Any, oracle: Oracle, warehouse: Path, tmp_path: Path
@@ -160,9 +134,7 @@ def test_source_to_sink_killed_20_times_every_row_once(
     src, dst = new_table_name("kill_src"), new_table_name("kill_dst")
     catalog.create_table(src, schema=schema)
     catalog.create_table(dst, schema=schema)
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    site = install_sitecustomize(tmp_path, SITECUSTOMIZE)
     events, checkpoint = tmp_path / "events.log", tmp_path / "checkpoint"
     producer = subprocess.Popen(
         # Paced so that commits keep arriving while the 20 runs come and go (~15 s each).
@@ -185,8 +157,7 @@ def test_source_to_sink_killed_20_times_every_row_once(
             )
             killed_after = None
             if drain:
-                assert r.proc.wait(timeout=900) == 0, (tmp_path / f"driver-{run}.log").read_text()[-3000:]
-                r.log.close()
+                assert r.wait(900) == 0, r.tail()
             elif in_window:
                 # Wait for a fresh commit (not a skipped replay), then kill during its hold.
                 want = 1 + (1 if replays_due else 0)

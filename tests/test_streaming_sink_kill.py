@@ -16,7 +16,6 @@ import json
 import os
 import queue
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ import pyarrow as pa
 import pytest
 from conftest import new_table_name
 from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
+from kill_harness import Killable
 from oracle import Oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -91,20 +91,11 @@ print("finished", flush=True)
 """
 
 
-class Driver:
+class Driver(Killable):
     """One run of the streaming driver, its stdout lines on a queue."""
 
     def __init__(self, args: list[Any], log: Path) -> None:
-        self.log = open(log, "w")  # closed in stop()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, json.dumps(args)],
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            env=env,
-            start_new_session=True,  # its own process group: the JVM and workers die with it
-        )
+        super().__init__(DRIVER, args, log, pipe_stdout=True)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         self.pump = threading.Thread(target=self._pump, daemon=True)
@@ -134,14 +125,11 @@ class Driver:
                 return line
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        super().kill()
         self.stop()
 
     def stop(self) -> None:
-        self.proc.wait(timeout=60)
+        self.wait(60)
         self.pump.join(timeout=60)  # to the end of what the driver (and its JVM) printed
         while True:
             try:
@@ -152,7 +140,6 @@ class Driver:
                 self.seen.append(line)
         if self.proc.stdout is not None and not self.pump.is_alive():
             self.proc.stdout.close()
-        self.log.close()
 
     def batches(self) -> list[tuple[int, bool]]:
         """(batch id, skipped) of each batch this run finished."""
@@ -191,19 +178,19 @@ def test_killed_and_restarted_20_times_every_row_once(
                 tmp_path / f"driver-{run}.log",
             )
             started = d.next_line("started", 180)
-            assert started is not None, f"run {run} did not start (seed {seed}): {d.log.name}"
+            assert started is not None, f"run {run} did not start (seed {seed}): {d.log_path}"
             query_ids.add(started.split()[1])
             killed_after = None
             if drain:
                 assert d.next_line("finished", 300) is not None, f"drain did not finish (seed {seed})"
                 d.stop()
-                assert d.proc.returncode == 0
+                assert d.proc.returncode == 0, d.tail()
             elif in_window:
                 # Killed after a batch's snapshot is committed, before Spark's commit log.
                 while True:
                     done = d.next_line("done", 180 if producer.poll() is None else 30)
                     if done is None:  # every file is in: nothing new to commit
-                        assert producer.poll() is not None, f"run {run} stalled (seed {seed}): {d.log.name}"
+                        assert producer.poll() is not None, f"run {run} stalled (seed {seed}): {d.log_path}"
                         break
                     if done.split()[2] == "False":
                         killed_after = int(done.split()[1])

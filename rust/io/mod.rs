@@ -126,7 +126,13 @@ fn write_new_local(location: &str, bytes: &[u8]) -> Result<()> {
         f.write_all(bytes)?;
         f.sync_all()
     })();
-    let linked = written.and_then(|_| std::fs::hard_link(&tmp, &path));
+    if let Err(e) = written {
+        // No room, no permission: the file was not created. (Falling back to writing the
+        // final name here would leave a partial `v<N>.metadata.json` on a full disk.)
+        let _ = std::fs::remove_file(&tmp);
+        return Err(local_error(e, "file", location));
+    }
+    let linked = std::fs::hard_link(&tmp, &path);
     let _ = std::fs::remove_file(&tmp);
     match linked {
         Ok(()) => Ok(()),
@@ -134,14 +140,18 @@ fn write_new_local(location: &str, bytes: &[u8]) -> Result<()> {
             Err(Error::new(ErrorKind::AlreadyExists, "file already exists").with_context("file", location))
         }
         // A filesystem without hard links: an exclusive create (the name is still claimed
-        // exclusively; a reader may see the file while it is being written).
+        // exclusively; a reader may see the file while it is being written). A failed write
+        // removes the part written: the name was ours, and a partial commit must not stand.
         Err(_) => {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(&path)
                 .map_err(|e| local_error(e, "file", location))?;
-            f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| local_error(e, "file", location))
+            f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| {
+                let _ = std::fs::remove_file(&path);
+                local_error(e, "file", location)
+            })
         }
     }
 }

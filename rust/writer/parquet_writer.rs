@@ -15,10 +15,19 @@ use parquet::schema::types::{SchemaDescriptor, Type as ParquetType, TypePtr};
 
 use super::metrics::{FloatCollector, MetricsConfig};
 use crate::arrow::schema_to_arrow;
-use crate::error::{invalid_data, validation, Result};
+use crate::error::{invalid_data, validation, Error, ErrorKind, Result};
 use crate::io::OutputFile;
 use crate::manifest::DataFile;
 use crate::spec::{NestedFieldRef, PrimitiveType, Schema, StructValue, Type};
+
+/// A failure of the Parquet writer: one of the file it writes to (disk full, permission
+/// denied, an object store's error: an `std::io::Error` underneath) is an I/O error, anything
+/// else is the data's.
+fn writer_error(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
+    let io = matches!(&e, parquet::errors::ParquetError::External(inner) if inner.is::<std::io::Error>());
+    let kind = if io { ErrorKind::Io } else { ErrorKind::InvalidData };
+    Error::new(kind, what).with_context("file", path).with_source(e)
+}
 
 pub const COMPRESSION_CODEC: &str = "write.parquet.compression-codec";
 pub const COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
@@ -267,9 +276,8 @@ impl ParquetFileWriter {
         let file = OutputFile::create(path)?;
         let options =
             ArrowWriterOptions::new().with_properties(props.writer_properties()).with_parquet_schema(descr);
-        let writer = ArrowWriter::try_new_with_options(file, stored_arrow, options).map_err(|e| {
-            invalid_data("cannot create Parquet writer").with_context("file", path).with_source(e)
-        })?;
+        let writer = ArrowWriter::try_new_with_options(file, stored_arrow, options)
+            .map_err(|e| writer_error(e, "cannot create Parquet writer", path))?;
         let floats = FloatCollector::new(&schema);
         Ok(ParquetFileWriter {
             path: path.to_string(),
@@ -308,9 +316,7 @@ impl ParquetFileWriter {
             None => batch,
         };
         self.floats.update(batch)?;
-        w.write(batch).map_err(|e| {
-            invalid_data("cannot write Parquet data").with_context("file", self.path.clone()).with_source(e)
-        })?;
+        w.write(batch).map_err(|e| writer_error(e, "cannot write Parquet data", &self.path))?;
         self.rows += batch.num_rows() as u64;
         Ok(())
     }
@@ -323,9 +329,7 @@ impl ParquetFileWriter {
     /// Finishes the file and returns its DataFile (metrics included; `partition`/`spec_id` as given).
     pub fn close(mut self, partition: StructValue, spec_id: i32) -> Result<DataFile> {
         let mut w = self.writer.take().ok_or_else(|| invalid_data("Parquet writer is already closed"))?;
-        let meta = w.finish().map_err(|e| {
-            invalid_data("cannot finish Parquet file").with_context("file", self.path.clone()).with_source(e)
-        })?;
+        let meta = w.finish().map_err(|e| writer_error(e, "cannot finish Parquet file", &self.path))?;
         let size = w.bytes_written() as i64;
         if let Err(e) = w.inner_mut().finish() {
             let _ = w.inner_mut().abort();
