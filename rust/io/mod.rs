@@ -115,12 +115,20 @@ pub fn write_new_file(location: &str, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// The name of a local temp file next to its target: `<uuid>.tmp`. Not hidden on purpose: a
+/// process killed inside a write leaves it behind, and `remove_orphan_files` skips hidden
+/// names (Java's rule), so a hidden temp file would never be cleaned up. It can never match
+/// a metadata file name (`v<N>.metadata.json`, `<N>-<uuid>.metadata.json`, `snap-*`).
+fn temp_name() -> String {
+    format!("{}.tmp", uuid::Uuid::new_v4().simple())
+}
+
 fn write_new_local(location: &str, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let path = local_path(location)?;
     let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
     std::fs::create_dir_all(&dir).map_err(|e| local_error(e, "directory", &dir.display().to_string()))?;
-    let tmp = dir.join(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
+    let tmp = dir.join(temp_name());
     let written = (|| -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
@@ -165,7 +173,7 @@ pub fn write_file(location: &str, bytes: &[u8]) -> Result<()> {
             let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
             std::fs::create_dir_all(&dir)
                 .map_err(|e| local_error(e, "directory", &dir.display().to_string()))?;
-            let tmp = dir.join(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
+            let tmp = dir.join(temp_name());
             let res = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, &path));
             if res.is_err() {
                 let _ = std::fs::remove_file(&tmp);
