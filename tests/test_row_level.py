@@ -272,6 +272,29 @@ def test_upsert_mor_writes_equality_deletes_and_last_duplicate_wins(cat: Catalog
     assert eq and all(d._obj.get("equality_ids") == [1] for d in eq)
 
 
+def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> None:
+    """A partitioned equality delete applies only to data files of its own spec, so keys
+    that files of an older spec may hold are upserted copy-on-write; other keys still get
+    equality deletes. (Found by tests/test_table_model_stateful.py: the old row survived.)"""
+    from icefloe import BucketTransform, TruncateTransform
+
+    spec = PartitionSpec(PartitionField(1, 1000, TruncateTransform(10), "id_trunc"))
+    t = cat.create_table("db.evolved", schema=SCHEMA, partition_spec=spec, properties=MOR)
+    t.append(rows(range(4)))
+    with t.update_spec() as u:
+        u.add_field("id", BucketTransform(4), "id_bucket")
+    t.upsert(rows([0, 5], amount=50.0))
+    got = {r["id"]: r["amount"] for r in t.scan().to_arrow().to_pylist()}
+    assert got == {0: 50.0, 1: 1.0, 2: 2.0, 3: 3.0, 5: 50.0}
+    assert t.scan().to_arrow().num_rows == 5
+    assert all(not x.delete_files for x in t.scan().plan_files())  # copy-on-write
+    t.upsert(rows([5, 40], amount=7.0))  # only the new spec's files may hold these keys
+    s = t.current_snapshot().summary.additional_properties
+    assert s["added-equality-deletes"] == "2"
+    got = {r["id"]: r["amount"] for r in t.scan().to_arrow().to_pylist()}
+    assert got == {0: 50.0, 1: 1.0, 2: 2.0, 3: 3.0, 5: 7.0, 40: 7.0}
+
+
 def test_upsert_copy_on_write_counts_updates_and_inserts(cat: Catalog) -> None:
     t = cat.create_table("db.cow", schema=SCHEMA)
     t.append(rows(range(5)))

@@ -309,6 +309,18 @@ def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
     return out
 
 
+def _keys_in_other_specs(table: Table, data: pa.Table, names: list[str]) -> bool:
+    """Whether live data files of a partition spec other than the current (partitioned) one
+    may hold these keys. Equality deletes are written under the current spec, and a
+    partitioned equality delete applies only to data files of its own spec and partition,
+    so they would not reach those rows: such an upsert is done copy-on-write instead."""
+    md = table.metadata
+    if md.current_snapshot_id is None or len(md.specs_json()) < 2 or not table.spec().fields:
+        return False
+    condition = _key_filter(data.select(names), names)
+    return any(t.file.spec_id != md.default_spec_id for t in table.scan(row_filter=condition).plan_files())
+
+
 def upsert(
     table: Table,
     df: ArrowData,
@@ -330,7 +342,7 @@ def upsert(
         return UpsertResult(0, 0, 0)
     data = _last_per_key(data, names)
     md = table.metadata
-    if write_mode(table, "merge") == "copy-on-write":
+    if write_mode(table, "merge") == "copy-on-write" or _keys_in_other_specs(table, data, names):
         keys = data.select(names)
         condition = _key_filter(keys, names)
         matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0

@@ -317,9 +317,13 @@ fn plan_scan(
                 options.threads = t;
             }
             if let Some(expr) = expr {
-                // Bind to the schema of the snapshot read (current for incremental scans).
+                // Bind to the schema of the snapshot a time travel reads; a scan of the current
+                // table (or an incremental one) reads with the current schema, as Java's, so a
+                // filter may name a column added or renamed since the last snapshot.
                 let schema = match &options.selection {
-                    SnapshotSelection::Incremental { .. } => md.current_schema().clone(),
+                    SnapshotSelection::Current | SnapshotSelection::Incremental { .. } => {
+                        md.current_schema().clone()
+                    }
                     s => match crate::scan::select(&md, s)? {
                         Some(snap) => md.schema_for_snapshot(snap).clone(),
                         None => md.current_schema().clone(),
