@@ -37,6 +37,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
 	$(VPY) -m pip install -q "polars>=1.0" "duckdb>=1.0" "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
+	$(VPY) -m pip install -q "hypothesis>=6.100"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
