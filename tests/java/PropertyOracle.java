@@ -244,7 +244,8 @@ public class PropertyOracle {
         return out;
       }
       case "metrics": {
-        // files {records, value_counts, null_counts, nan_counts, lower, upper} -> [inclusive, strict]
+        // files {records, value_counts, null_counts, nan_counts, lower, upper}
+        //   -> {inclusive, strict, lower, upper} (the bounds' binary form, hex by field id)
         InclusiveMetricsEvaluator inc = new InclusiveMetricsEvaluator(schema, e, true);
         StrictMetricsEvaluator strict = new StrictMetricsEvaluator(schema, e, true);
         int i = 0;
@@ -264,9 +265,13 @@ public class PropertyOracle {
           DataFile file = DataFiles.builder(PartitionSpec.unpartitioned())
               .withPath("/f" + (i++) + ".parquet").withFormat(FileFormat.PARQUET)
               .withFileSizeInBytes(100).withMetrics(m).build();
-          ArrayNode pair = out.addArray();
-          pair.add(inc.eval(file));
-          pair.add(strict.eval(file));
+          ObjectNode o = out.addObject();
+          o.put("inclusive", inc.eval(file));
+          o.put("strict", strict.eval(file));
+          ObjectNode lo = o.putObject("lower");
+          lower.forEach((id, b) -> lo.put(id.toString(), hex(bytes(b))));
+          ObjectNode up = o.putObject("upper");
+          upper.forEach((id, b) -> up.put(id.toString(), hex(bytes(b))));
         }
         return out;
       }
