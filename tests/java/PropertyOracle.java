@@ -180,6 +180,25 @@ public class PropertyOracle {
     return e.getClass().getSimpleName() + ": " + e.getMessage();
   }
 
+  interface Item {
+    void fill(Type type, String arg, ObjectNode out) throws Exception;
+  }
+
+  /** One object per [type, arg] item of the request: what `fill` puts, or {error}. */
+  static ArrayNode each(JsonNode req, Item fill) {
+    ArrayNode out = MAPPER.createArrayNode();
+    for (JsonNode it : req.get("items")) {
+      ObjectNode o = out.addObject();
+      try {
+        fill.fill(Types.fromPrimitiveString(it.get(0).asText()), it.get(1).asText(), o);
+      } catch (Exception e) {
+        o.removeAll();
+        o.put("error", error(e));
+      }
+    }
+    return out;
+  }
+
   static JsonNode answer(JsonNode req) {
     ArrayNode out = MAPPER.createArrayNode();
     String cmd = req.get("cmd").asText();
@@ -191,46 +210,25 @@ public class PropertyOracle {
         return out;
       case "serde":
         // [type, codec value] -> {bytes, json} from the value, or {error}
-        for (JsonNode it : req.get("items")) {
-          ObjectNode o = out.addObject();
-          try {
-            Type t = Types.fromPrimitiveString(it.get(0).asText());
-            Object v = parse(t, it.get(1).asText());
-            o.put("bytes", hex(bytes(Conversions.toByteBuffer(t, v))));
-            o.put("json", SingleValueParser.toJson(t, v));
-          } catch (Exception e) {
-            o.put("error", error(e));
-          }
-        }
-        return out;
+        return each(req, (t, arg, o) -> {
+          Object v = parse(t, arg);
+          o.put("bytes", hex(bytes(Conversions.toByteBuffer(t, v))));
+          o.put("json", SingleValueParser.toJson(t, v));
+        });
       case "from_json":
         // [type, json text] -> {bytes, value} or {error}
-        for (JsonNode it : req.get("items")) {
-          ObjectNode o = out.addObject();
-          try {
-            Type t = Types.fromPrimitiveString(it.get(0).asText());
-            Object v = SingleValueParser.fromJson(t, it.get(1).asText());
-            o.put("bytes", hex(bytes(Conversions.toByteBuffer(t, v))));
-            o.put("value", render(v));
-          } catch (Exception e) {
-            o.put("error", error(e));
-          }
-        }
-        return out;
+        return each(req, (t, arg, o) -> {
+          Object v = SingleValueParser.fromJson(t, arg);
+          o.put("bytes", hex(bytes(Conversions.toByteBuffer(t, v))));
+          o.put("value", render(v));
+        });
       case "from_bytes":
         // [type, hex] -> {json, value} or {error}
-        for (JsonNode it : req.get("items")) {
-          ObjectNode o = out.addObject();
-          try {
-            Type t = Types.fromPrimitiveString(it.get(0).asText());
-            Object v = Conversions.fromByteBuffer(t, ByteBuffer.wrap(unhex(it.get(1).asText())));
-            o.put("json", SingleValueParser.toJson(t, v));
-            o.put("value", render(v));
-          } catch (Exception e) {
-            o.put("error", error(e));
-          }
-        }
-        return out;
+        return each(req, (t, arg, o) -> {
+          Object v = Conversions.fromByteBuffer(t, ByteBuffer.wrap(unhex(arg)));
+          o.put("json", SingleValueParser.toJson(t, v));
+          o.put("value", render(v));
+        });
       default:
         break;
     }
