@@ -18,9 +18,12 @@ their precision, empty and non-BMP strings, pre-1970 dates and instants on and o
 boundaries. Examples are derandomized and no database is kept, so CI runs the same examples.
 
 Documented differences (Java is the outlier or the semantics differ on purpose):
-- Java's `SingleValueParser.toJson` writes a NaN float/double as the string "NaN" and its
-  `fromJson` rejects that string; a JSON single value has no NaN (the spec's form is a JSON
-  number), so NaN is compared in the binary form only.
+- Java's `SingleValueParser.toJson` writes a NaN or infinite float/double as the string "NaN"
+  / "Infinity" / "-Infinity" and its `fromJson` rejects those strings (the spec's form is a
+  JSON number, which has none of them): icefloe writes the same text, and these values are
+  compared in the binary form only.
+- A float's JSON text is its shortest form, read as a float32 (Java writes `Float.toString`,
+  e.g. 3.3554472E7, icefloe 33554470.0: the same float32).
 - Java's row `Evaluator` is not SQL: it compares a null as the smallest value (`x < -2^31` and
   `x != 5` are true for a null x) and `not` inverts a plain boolean; icefloe's `filter_mask`
   follows SQL (a comparison with a null is unknown: the row is not selected), as Spark does
@@ -42,7 +45,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from conftest import java_core_helper
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from icefloe import _native
 from java_oracle import CTX, JavaOracle, arrow_array, arrow_codec, codec, decimal_scale
@@ -208,6 +211,10 @@ def nullable(ty: str) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), values(ty))
 
 
+def _f32(v: float) -> float:
+    return float(struct.unpack(">f", struct.pack(">f", v))[0])
+
+
 def _same_float(a: Any, b: Any) -> bool:
     return struct.pack(">d", a) == struct.pack(">d", b) or (math.isnan(a) and math.isnan(b))
 
@@ -259,6 +266,9 @@ def test_transform_cases_cover_every_type() -> None:
 @given(
     items=st.lists(st.sampled_from(TYPES).flatmap(lambda t: st.tuples(st.just(t), values(t))), max_size=100)
 )
+# Found here: serde_json's default float parser read this double one ulp off (fixed with its
+# `float_roundtrip` feature); shortest float texts; infinities.
+@example(items=[("double", 1.3410285095116159e56), ("float", 33554472.0), ("float", math.inf)])
 def test_single_values_match_java(java: JavaOracle, items: list[tuple[str, Any]]) -> None:
     theirs = java.ask({"cmd": "serde", "items": [[t, codec(t, v)] for t, v in items]})
     ours_json: list[str] = []
@@ -267,19 +277,22 @@ def test_single_values_match_java(java: JavaOracle, items: list[tuple[str, Any]]
         raw = bytes.fromhex(j["bytes"])
         text = _native.single_value_from_bytes(ty, raw)  # icefloe reads Java's binary form
         ours_json.append(text)
-        if isinstance(v, float) and math.isnan(v):
-            # Documented: Java writes the string "NaN", which no reader (Java's included) takes.
-            assert j["json"] == '"NaN"', j
+        if isinstance(v, float) and not math.isfinite(v):
+            # Documented: Java writes "NaN" / "Infinity" / "-Infinity" (strings), which no
+            # reader takes (Java's included); icefloe writes the same.
+            assert text == j["json"], (ty, v, text, j["json"])
             continue
         mine, java_value = json.loads(text), json.loads(j["json"])
-        if isinstance(v, float):
+        if ty == "float":  # both texts are shortest forms of the same float32
+            assert _same_float(_f32(mine), _f32(java_value)), (ty, v, text, j["json"])
+        elif ty == "double":
             assert _same_float(mine, java_value), (ty, v, text, j["json"])
         else:
             assert mine == java_value, (ty, v, text, j["json"])
         # icefloe reads Java's JSON form into the same binary form as Java's.
         assert _native.single_value_to_bytes(ty, j["json"]) == raw, (ty, v, j)
     # Java reads icefloe's JSON form (NaN has none) into the same binary form.
-    keep = [i for i, (_, v) in enumerate(items) if not (isinstance(v, float) and math.isnan(v))]
+    keep = [i for i, (_, v) in enumerate(items) if not (isinstance(v, float) and not math.isfinite(v))]
     back = java.ask({"cmd": "from_json", "items": [[items[i][0], ours_json[i]] for i in keep]})
     for i, b in zip(keep, back, strict=True):
         assert b.get("bytes") == theirs[i]["bytes"], (items[i], ours_json[i], b)
@@ -477,6 +490,16 @@ def _descriptor(i: int, f: dict[str, Any], bounds: dict[str, Any]) -> str:
 
 @examples(80)
 @given(case=metrics_cases())
+# Found here: Java 1.12 prunes `!=` / `not in` on a column whose rows all hold that value.
+@example(
+    case=(
+        {"type": "not-eq", "term": "c_long", "ty": "long", "value": 42},
+        [
+            {"records": 1, "value_counts": {"3": 1}, "null_counts": {"3": 0}, "nan_counts": {}}
+            | {"lower": {"3": "42"}, "upper": {"3": "42"}}
+        ],
+    )
+)
 def test_metrics_evaluators_match_java(java: JavaOracle, case: tuple[dict[str, Any], list[Any]]) -> None:
     expr, files = case
     theirs = java.ask({"cmd": "metrics", "schema": SCHEMA, "expr": java_json(expr), "files": files})
@@ -526,8 +549,17 @@ def test_partition_projection_matches_java(java: JavaOracle, case: tuple[Any, An
         }
     )
     tuples = ["[" + ",".join("null" if v is None else v for v in j["partition"]) + "]" for j in theirs]
+    # Partition values compared by a predicate: a null there is ordered first by Java's
+    # Evaluator (documented at the top), unknown to icefloe's StructEvaluator.
+    compared = [
+        i for i, f in enumerate(spec["fields"]) if _name(TYPES[f["source-id"] - 1]) in value_terms(expr)
+    ]
     for strict in (False, True):
         ours = _native.partitions_matching(ice_json(expr), SCHEMA_JSON, json.dumps(spec), tuples, strict)
         key = "strict" if strict else "inclusive"
-        bad = [(t, o) for t, o, j in zip(tuples, ours, theirs, strict=True) if o != j[key]]
+        bad = [
+            (t, o)
+            for t, o, j in zip(tuples, ours, theirs, strict=True)
+            if o != j[key] and not any(j["partition"][i] is None for i in compared)
+        ]
         assert not bad, f"{key} {ice_json(expr)} through {spec['fields']}: icefloe differs on {bad[:5]}"
