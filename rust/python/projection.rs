@@ -14,9 +14,11 @@ fn tuples(spec: &PartitionSpec, schema: &Schema, partitions: &[String]) -> Resul
     partitions
         .iter()
         .map(|p| {
-            let v: serde_json::Value = serde_json::from_str(p)
-                .map_err(|e| invalid_data(format!("expected a JSON array partition tuple, found '{p}'")).with_source(e))?;
-            let items = v.as_array().ok_or_else(|| invalid_data(format!("expected a JSON array, found {p}")))?;
+            let v: serde_json::Value = serde_json::from_str(p).map_err(|e| {
+                invalid_data(format!("expected a JSON array partition tuple, found '{p}'")).with_source(e)
+            })?;
+            let items =
+                v.as_array().ok_or_else(|| invalid_data(format!("expected a JSON array, found {p}")))?;
             if items.len() != ptype.fields.len() {
                 return Err(invalid_data(format!(
                     "expected {} partition values, found {} in {p}",
@@ -30,7 +32,9 @@ fn tuples(spec: &PartitionSpec, schema: &Schema, partitions: &[String]) -> Resul
                 .map(|(x, f)| match (&f.field_type, x) {
                     (_, serde_json::Value::Null) => Ok(None),
                     (Type::Primitive(t), x) => Literal::from_json(t, x).map(Some),
-                    (t, _) => Err(invalid_data(format!("partition field {} has non-primitive type {t:?}", f.id))),
+                    (t, _) => {
+                        Err(invalid_data(format!("partition field {} has non-primitive type {t:?}", f.id)))
+                    }
                 })
                 .collect()
         })

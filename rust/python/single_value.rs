@@ -10,8 +10,9 @@ use crate::error::invalid_data;
 use crate::spec::{Literal, PrimitiveType};
 
 fn json_literal(ty: &PrimitiveType, json: &str) -> crate::error::Result<Literal> {
-    let v: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| invalid_data(format!("expected a JSON value of type {ty}, found '{json}'")).with_source(e))?;
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        invalid_data(format!("expected a JSON value of type {ty}, found '{json}'")).with_source(e)
+    })?;
     Literal::from_json(ty, &v)
 }
 
