@@ -24,6 +24,9 @@ Documented differences (Java is the outlier or the semantics differ on purpose):
   compared in the binary form only.
 - A float's JSON text is its shortest form, read as a float32 (Java writes `Float.toString`,
   e.g. 3.3554472E7, icefloe 33554470.0: the same float32).
+- icefloe's DataFile holds an empty count map and an absent one alike (not recorded), where
+  Java's StrictMetricsEvaluator takes an empty null-count map as "recorded: no nulls"; the
+  helper gives Java no map when a file's map is empty.
 - Java's row `Evaluator` is not SQL: it compares a null as the smallest value (`x < -2^31` and
   `x != 5` are true for a null x) and `not` inverts a plain boolean; icefloe's `filter_mask`
   follows SQL (a comparison with a null is unknown: the row is not selected), as Spark does

@@ -308,7 +308,8 @@ public class PropertyOracle {
   static Map<Integer, Long> counts(JsonNode obj) {
     Map<Integer, Long> out = new HashMap<>();
     for (Map.Entry<String, JsonNode> c : iter(obj)) out.put(Integer.parseInt(c.getKey()), c.getValue().asLong());
-    return out;
+    // icefloe's DataFile cannot tell an empty map from an absent one (both: not recorded)
+    return out.isEmpty() ? null : out;
   }
 
   public static void main(String[] args) throws Exception {
