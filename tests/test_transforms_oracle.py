@@ -2,16 +2,14 @@
 
 For every supported source type: 10,000 random values plus edge values (min/max, 0, -1,
 pre-1970 instants on unit boundaries, empty and non-ASCII strings, decimals of several
-scales). Iceberg Java's results come from a small helper compiled against the Iceberg
-runtime jar (`Transforms.fromString(type, transform).bind(type).apply(value)`), fed all
-values in one file, so the whole comparison costs one JVM start.
+scales). Iceberg Java's results come from tests/java/PropertyOracle.java
+(`Transforms.fromString(type, transform).bind(type).apply(value)`), fed all values in one
+file, so the whole comparison costs one JVM start.
 """
 
 from __future__ import annotations
 
 import decimal
-import hashlib
-import os
 import random
 import subprocess
 import uuid
@@ -19,112 +17,19 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import java_core_helper
 from icefloe import _native
+from java_oracle import CTX, arrow_codec
 
 pytestmark = pytest.mark.interop
 
 N = 10_000
-CTX = decimal.Context(prec=80)
-NULL = "\\N"
-
-JAVA_SOURCE = r"""
-import java.io.*;
-import java.math.*;
-import java.nio.*;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.*;
-import java.util.*;
-import org.apache.iceberg.transforms.Transform;
-import org.apache.iceberg.transforms.Transforms;
-import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.Types;
-import org.apache.iceberg.util.SerializableFunction;
-
-/** Reads `type \t transform \t value` lines, writes one result per line (same encoding). */
-public class TransformOracle {
-  static byte[] unhex(String s) {
-    byte[] b = new byte[s.length() / 2];
-    for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-    return b;
-  }
-  static String hex(byte[] b) {
-    StringBuilder sb = new StringBuilder();
-    for (byte x : b) sb.append(String.format("%02x", x));
-    return sb.toString();
-  }
-  static Object parse(Type t, String v) {
-    if (v.equals("\\N")) return null;
-    switch (t.typeId()) {
-      case INTEGER: case DATE: return Integer.parseInt(v);
-      case LONG: case TIME: case TIMESTAMP: case TIMESTAMP_NANO: return Long.parseLong(v);
-      case STRING: return new String(unhex(v), StandardCharsets.UTF_8);
-      case BINARY: case FIXED: return ByteBuffer.wrap(unhex(v));
-      case UUID: return UUID.fromString(v);
-      case DECIMAL: return new BigDecimal(new BigInteger(v), ((Types.DecimalType) t).scale());
-      default: throw new IllegalArgumentException("type " + t);
-    }
-  }
-  static String render(Object o) {
-    if (o == null) return "\\N";
-    if (o instanceof Integer || o instanceof Long) return o.toString();
-    if (o instanceof CharSequence) return hex(o.toString().getBytes(StandardCharsets.UTF_8));
-    if (o instanceof ByteBuffer) {
-      ByteBuffer b = ((ByteBuffer) o).duplicate();
-      byte[] out = new byte[b.remaining()];
-      b.get(out);
-      return hex(out);
-    }
-    if (o instanceof BigDecimal) return ((BigDecimal) o).unscaledValue().toString();
-    throw new IllegalArgumentException("result " + o.getClass());
-  }
-  @SuppressWarnings("unchecked")
-  public static void main(String[] args) throws Exception {
-    Map<String, SerializableFunction<Object, Object>> fns = new HashMap<>();
-    try (BufferedReader r = Files.newBufferedReader(Paths.get(args[0]));
-         BufferedWriter w = Files.newBufferedWriter(Paths.get(args[1]))) {
-      String line;
-      while ((line = r.readLine()) != null) {
-        String[] p = line.split("\t", -1);
-        Type t = Types.fromPrimitiveString(p[0]);
-        SerializableFunction<Object, Object> f = fns.computeIfAbsent(p[0] + "|" + p[1],
-            k -> ((Transform<Object, Object>) Transforms.fromString(t, p[1])).bind(t));
-        String out;
-        try {
-          out = render(f.apply(parse(t, p[2])));
-        } catch (ArithmeticException | DateTimeException e) {
-          out = "ERROR";
-        }
-        w.write(out);
-        w.write('\n');
-      }
-    }
-  }
-}
-""".replace("DateTimeException", "java.time.DateTimeException")
-
-
-def _classpath() -> str:
-    import pyspark
-
-    jar = os.environ.get("ICEFLOE_ORACLE_JAR")
-    if not jar or not Path(jar).exists():
-        pytest.skip("ICEFLOE_ORACLE_JAR is not set (make oracle)")
-    return f"{jar}:{Path(pyspark.__file__).parent / 'jars'}/*"
 
 
 @pytest.fixture(scope="module")
-def java_helper() -> tuple[str, Path]:
-    """Compiles the helper once per source version (cached under .cache/oracle)."""
-    cp = _classpath()
-    digest = hashlib.sha256(JAVA_SOURCE.encode()).hexdigest()[:12]
-    root = Path(__file__).resolve().parent.parent / ".cache" / "oracle" / f"transform-oracle-{digest}"
-    if not (root / "TransformOracle.class").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        (root / "TransformOracle.java").write_text(JAVA_SOURCE)
-        subprocess.run(
-            ["javac", "-nowarn", "-cp", cp, "-d", str(root), str(root / "TransformOracle.java")], check=True
-        )
-    return f"{root}:{cp}", root
+def java_helper() -> list[str]:
+    """The `java` command of tests/java/PropertyOracle.java (compiled once)."""
+    return java_core_helper("PropertyOracle")
 
 
 # ---- values -------------------------------------------------------------------------
@@ -209,54 +114,22 @@ def _cases() -> list[tuple[str, pa.Array, list[str]]]:
     return cases
 
 
-# ---- encoding shared with the Java helper -------------------------------------------
-
-
-def _encode_input(ty: str, arr: pa.Array) -> list[str]:
-    if ty in ("string",):
-        return [NULL if v is None else v.encode().hex() for v in arr.to_pylist()]
-    if ty in ("binary", "fixed[16]"):
-        return [NULL if v is None else v.hex() for v in arr.to_pylist()]
-    if ty == "uuid":
-        return [NULL if v is None else str(uuid.UUID(bytes=v)) for v in arr.to_pylist()]
-    if pa.types.is_decimal(arr.type):
-        scale = arr.type.scale
-        return [NULL if v is None else str(int(v.scaleb(scale, context=CTX))) for v in arr.to_pylist()]
-    # Integers, dates, times and timestamps as their integer storage.
-    storage = arr.cast(
-        pa.int32() if pa.types.is_int32(arr.type) or pa.types.is_date32(arr.type) else pa.int64()
-    )
-    return [NULL if v is None else str(v) for v in storage.to_pylist()]
-
-
-def _encode_output(arr: pa.Array) -> list[str]:
-    t = arr.type
-    if pa.types.is_string(t):
-        return _encode_input("string", arr)
-    if pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t):
-        return _encode_input("binary", arr)
-    if pa.types.is_decimal(t):
-        return _encode_input("", arr)
-    return _encode_input("", arr)
-
-
-def test_transforms_match_iceberg_java(java_helper: tuple[str, Path], tmp_path: Path) -> None:
-    classpath, _ = java_helper
+def test_transforms_match_iceberg_java(java_helper: list[str], tmp_path: Path) -> None:
     lines: list[str] = []
     ours: list[str] = []
     labels: list[tuple[str, str, str]] = []
     for ty, arr, transforms in _cases():
-        encoded = _encode_input(ty, arr)
+        encoded = arrow_codec(arr, ty)
         for t in transforms:
             out = _native.apply_transform(t, ty, arr)
             assert len(out) == len(arr), (ty, t)
-            ours.extend(_encode_output(out))
+            ours.extend(arrow_codec(out))
             for v in encoded:
                 lines.append(f"{ty}\t{t}\t{v}")
                 labels.append((ty, t, v))
     inp, outp = tmp_path / "in.tsv", tmp_path / "out.txt"
     inp.write_text("\n".join(lines) + "\n")
-    subprocess.run(["java", "-cp", classpath, "TransformOracle", str(inp), str(outp)], check=True)
+    subprocess.run([*java_helper, "transform", str(inp), str(outp)], check=True)
     java = outp.read_text().split("\n")[:-1]
     assert len(java) == len(ours)
     mismatches = [(lab, o, j) for lab, o, j in zip(labels, ours, java, strict=True) if o != j]

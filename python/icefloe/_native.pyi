@@ -535,8 +535,25 @@ def filter_mask(
 def eval_inclusive_metrics(data_file_json: str, bound_json: str) -> bool:
     """May a row of this data file match the bound filter? (InclusiveMetricsEvaluator)"""
 
+def eval_strict_metrics(data_file_json: str, bound_json: str) -> bool:
+    """Do all rows of this data file match the bound filter? (StrictMetricsEvaluator)"""
+
 def files_matching_metrics(data_files_json: list[str], bound_json: str) -> list[str]:
     """Paths of the data files the InclusiveMetricsEvaluator keeps for the bound filter."""
+
+# ---- single values (rust/python/single_value.rs) ----
+def single_value_to_bytes(ty: str, json: str) -> bytes:
+    """The spec's binary single value of the JSON single value `json` of type `ty`."""
+
+def single_value_from_bytes(ty: str, data: bytes) -> str:
+    """The spec's JSON single value of the binary single value `data` of type `ty`."""
+
+# ---- partition pruning (rust/python/projection.rs) ----
+def partitions_matching(
+    expr_json: str, schema_json: str, spec_json: str, partitions: list[str], strict: bool = False
+) -> list[bool]:
+    """For each partition tuple (a JSON array of single values), whether the filter projected
+    through the spec (inclusive, or strict) keeps it."""
 
 # ---- metadata tables (rust/python/inspect.rs) ----
 def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = None) -> pa.RecordBatch:

@@ -126,7 +126,12 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         Operator::NotNull => !nulls_only(s, id),
         Operator::IsNan => !(s.nan_count(id) == Some(0) || nulls_only(s, id)),
         Operator::NotNan => !nans_only(s, id),
-        Operator::NotEq | Operator::NotIn => MIGHT,
+        // Java 1.12: a column whose rows all hold one value (see `unique_value`) cannot
+        // match `!= that value` / `not in (.., that value, ..)`.
+        Operator::NotEq => !unique_value(s, id, ty)
+            .is_some_and(|u| p.literal().is_some_and(|l| cmp_bound(ty, u, l) == Some(Ordering::Equal))),
+        Operator::NotIn => !unique_value(s, id, ty)
+            .is_some_and(|u| p.literals.iter().any(|l| cmp_bound(ty, u, l) == Some(Ordering::Equal))),
         // Bounds first (cheaper, and they prune most files), then the nulls/NaN-only check:
         // the result is the same as Java's order (either one alone proves "cannot").
         Operator::Lt | Operator::LtEq => {
@@ -207,6 +212,28 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
             }
         }
     }
+}
+
+/// The one value every row of column `id` holds, as its bound bytes (Java 1.12
+/// `InclusiveEvalVisitor.uniqueValue`): no nulls (a recorded null count of 0), bounds present,
+/// not NaN and equal, and for float/double a recorded NaN count of 0.
+fn unique_value<'a, S: FileStats + ?Sized>(
+    s: &'a S,
+    id: i32,
+    ty: &crate::spec::PrimitiveType,
+) -> Option<&'a [u8]> {
+    use crate::spec::PrimitiveType as P;
+    if s.null_count(id) != Some(0) {
+        return None;
+    }
+    let (lo, up) = (s.lower_bound(id)?, s.upper_bound(id)?);
+    if is_nan_bound(ty, lo) || is_nan_bound(ty, up) {
+        return None;
+    }
+    if matches!(ty, P::Float | P::Double) && s.nan_count(id) != Some(0) {
+        return None;
+    }
+    (cmp_bounds(ty, lo, up) == Some(Ordering::Equal)).then_some(lo)
 }
 
 /// True when no literal of the sorted set lies in `[lower, upper]` (absent bounds are open).

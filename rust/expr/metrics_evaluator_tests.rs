@@ -222,3 +222,42 @@ fn eval_all_reuses_the_buffer() {
     ev.eval_all(&files[..1], &mut out);
     assert_eq!(out, vec![true]);
 }
+
+/// Java 1.12 `uniqueValue`: a column whose rows all hold one value (no nulls, no NaN,
+/// lower == upper) cannot match `!=` / `NOT IN` that value; anything less proves nothing.
+#[test]
+fn inclusive_not_eq_on_a_single_valued_column() {
+    let mut f = DataFile::new_data("f.parquet", 5, 100);
+    f.value_counts.insert(1, 5);
+    f.null_value_counts.insert(1, 0);
+    f.lower_bounds.insert(1, 42i64.to_le_bytes().to_vec());
+    f.upper_bounds.insert(1, 42i64.to_le_bytes().to_vec());
+    for (flt, want) in [
+        ("id != 42", false),
+        ("id != 41", true),
+        ("id NOT IN (1, 42)", false),
+        ("id NOT IN (1, 2)", true),
+        ("NOT id = 42", false),
+    ] {
+        assert_eq!(inc(flt, &f), want, "{flt}");
+    }
+    // unknown or non-zero null count, or differing bounds: might match
+    let mut nulls = f.clone();
+    nulls.null_value_counts.insert(1, 1);
+    assert!(inc("id != 42", &nulls));
+    let mut unknown = f.clone();
+    unknown.null_value_counts.clear();
+    assert!(inc("id != 42", &unknown));
+    let mut range = f.clone();
+    range.upper_bounds.insert(1, 43i64.to_le_bytes().to_vec());
+    assert!(inc("id != 42", &range));
+    // float: a NaN count that is not 0 (or unknown) proves nothing; -0.0 is not 0.0
+    let mut fl = DataFile::new_data("f.parquet", 5, 100);
+    fl.null_value_counts.insert(7, 0);
+    fl.lower_bounds.insert(7, (-0.0f32).to_le_bytes().to_vec());
+    fl.upper_bounds.insert(7, (-0.0f32).to_le_bytes().to_vec());
+    assert!(inc("f != -0.0", &fl), "NaN count unknown");
+    fl.nan_value_counts.insert(7, 0);
+    assert!(!inc("f != -0.0", &fl));
+    assert!(inc("f != 0.0", &fl));
+}

@@ -7,6 +7,7 @@ use super::errors::PyResultExt;
 use crate::error::invalid_data;
 use crate::expr::{
     bind, parse_filter as core_parse_filter, BoundExpr, Expression, InclusiveMetricsEvaluator,
+    StrictMetricsEvaluator,
 };
 use crate::manifest::DataFile;
 use crate::spec::Schema;
@@ -32,6 +33,15 @@ fn eval_inclusive_metrics(data_file_json: &str, bound_json: &str) -> PyResult<bo
     let f = DataFile::from_descriptor(data_file_json).py()?;
     let e = BoundExpr::from_json_str(bound_json).py()?;
     Ok(InclusiveMetricsEvaluator::new(&e).eval(&f))
+}
+
+/// Do all rows of this data file (descriptor JSON) match the bound filter (JSON)?
+/// (StrictMetricsEvaluator)
+#[pyfunction]
+fn eval_strict_metrics(data_file_json: &str, bound_json: &str) -> PyResult<bool> {
+    let f = DataFile::from_descriptor(data_file_json).py()?;
+    let e = BoundExpr::from_json_str(bound_json).py()?;
+    Ok(StrictMetricsEvaluator::new(&e).eval(&f))
 }
 
 /// The paths of the files (descriptor JSONs) that may match the bound filter.
@@ -77,6 +87,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_filter, m)?)?;
     m.add_function(wrap_pyfunction!(bind_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_inclusive_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_strict_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(files_matching_metrics, m)?)?;
     Ok(())
 }

@@ -13,11 +13,13 @@ mod inspect;
 mod io;
 mod maintenance;
 mod metadata;
+mod projection;
 mod read;
 mod rewrite;
 mod rewrite_deletes;
 mod rewrite_manifests;
 mod scan;
+mod single_value;
 mod write;
 
 use arrow::pyarrow::PyArrowType;
@@ -61,5 +63,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rewrite_deletes::register(m)?;
     inspect::register(m)?;
     convert_deletes::register(m)?;
+    single_value::register(m)?;
+    projection::register(m)?;
     Ok(())
 }

@@ -242,6 +242,18 @@ mod tests {
         PrimitiveType::Decimal { precision: p, scale: s }
     }
 
+    /// Iceberg Java writes doubles with `Double.toString`; reading them back must give the
+    /// same bits (serde_json's default float parser can be one ulp off: `float_roundtrip`).
+    #[test]
+    fn doubles_read_back_exactly() {
+        for text in ["1.3410285095116159E56", "2.2250738585072014E-308", "4.9E-324", "1.7976931348623157E308"]
+        {
+            let v: Value = serde_json::from_str(text).unwrap();
+            let lit = Literal::from_json(&PrimitiveType::Double, &v).unwrap();
+            assert_eq!(lit, Literal::Double(text.parse::<f64>().unwrap()), "{text}");
+        }
+    }
+
     #[test]
     fn json_round_trip() {
         let cases = vec![
