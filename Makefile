@@ -42,7 +42,6 @@ $(VENV)/.installed: pyproject.toml Makefile
 		"pyiceberg>=0.9"
 	$(VPY) -m pip install -q "hypothesis>=6.100"
 	$(VPY) -m pip install -q "polars>=1.0" "duckdb>=1.0" "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
-	$(VPY) -m pip install -q "hypothesis>=6.100"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
