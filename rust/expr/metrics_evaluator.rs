@@ -128,8 +128,8 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         Operator::NotNan => !nans_only(s, id),
         // Java 1.12: a column whose rows all hold one value (see `unique_value`) cannot
         // match `!= that value` / `not in (.., that value, ..)`.
-        Operator::NotEq => !unique_value(s, id, ty)
-            .is_some_and(|u| p.literal().is_some_and(|l| cmp_bound(ty, u, l) == Some(Ordering::Equal))),
+        Operator::NotEq => unique_value(s, id, ty)
+            .is_none_or(|u| p.literal().is_none_or(|l| cmp_bound(ty, u, l) != Some(Ordering::Equal))),
         Operator::NotIn => !unique_value(s, id, ty)
             .is_some_and(|u| p.literals.iter().any(|l| cmp_bound(ty, u, l) == Some(Ordering::Equal))),
         // Bounds first (cheaper, and they prune most files), then the nulls/NaN-only check:
