@@ -538,8 +538,34 @@ def projection_cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], l
     return spec, expr, draw(st.lists(st.tuples(*cols), min_size=1, max_size=30))
 
 
+def _one_row(**values: Any) -> list[tuple[Any, ...]]:
+    return [tuple(values.get(t) for t in TYPES)]
+
+
 @examples(80)
 @given(case=projection_cases())
+# truncate[10] of a decimal(18, 0) at -999..9 is -10^18, 19 digits: Java keeps it.
+@example(
+    case=(
+        {
+            "spec-id": 0,
+            "fields": [
+                {"name": "p0", "transform": "identity", "source-id": 1, "field-id": 1000},
+                {"name": "p1", "transform": "truncate[10]", "source-id": 17, "field-id": 1001},
+            ],
+        },
+        {"type": "is-null", "term": "c_boolean", "ty": "boolean"},
+        _one_row(**{"decimal(18, 0)": decimal.Decimal("-999999999999999999")}),
+    )
+)
+# day(date) is the date: no pre-1970 widening of its projection (Java's Dates: this != DAY).
+@example(
+    case=(
+        {"spec-id": 0, "fields": [{"name": "p0", "transform": "day", "source-id": 6, "field-id": 1000}]},
+        {"type": "eq", "term": "c_date", "ty": "date", "value": -1},
+        _one_row(date=0),
+    )
+)
 def test_partition_projection_matches_java(java: JavaOracle, case: tuple[Any, Any, list[Any]]) -> None:
     spec, expr, rows = case
     theirs = java.ask(

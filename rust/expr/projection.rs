@@ -99,6 +99,12 @@ fn is_temporal(t: &Transform) -> bool {
     matches!(t, Transform::Year | Transform::Month | Transform::Day | Transform::Hour)
 }
 
+/// Whether Java's pre-1970 fix-up of time projections applies: every time transform except
+/// `day` of a date, which is the date itself (Java's `Dates`: `if (this != DAY)`).
+fn needs_time_fix(t: &Transform, src: &PrimitiveType) -> bool {
+    is_temporal(t) && !(matches!(t, Transform::Day) && matches!(src, PrimitiveType::Date))
+}
+
 fn is_ordinal(t: &Transform, src: &PrimitiveType) -> bool {
     is_temporal(t)
         || matches!(
@@ -151,7 +157,7 @@ fn project_inclusive(f: &PartitionField, p: &BoundPredicate) -> Result<Option<Bo
                 _ => None,
             };
             match projected {
-                Some((op, xs)) if is_temporal(t) => {
+                Some((op, xs)) if needs_time_fix(t, src) => {
                     fix_inclusive_time(op, xs).map(|(op, xs)| on_field(f, &ty, op, xs))
                 }
                 Some((op, xs)) => Some(on_field(f, &ty, op, xs)),
@@ -238,7 +244,7 @@ fn project_strict(f: &PartitionField, p: &BoundPredicate) -> Result<Option<Bound
                 _ => None,
             };
             match projected {
-                Some((op, xs)) if is_temporal(t) => {
+                Some((op, xs)) if needs_time_fix(t, src) => {
                     fix_strict_time(op, xs).map(|(op, xs)| on_field(f, &ty, op, xs))
                 }
                 Some((op, xs)) => Some(on_field(f, &ty, op, xs)),

@@ -2,7 +2,7 @@
 //! bounds, partition summaries and bucket hashing; decimals as minimal two's-complement bytes.
 
 use super::types::PrimitiveType;
-use super::values::{decimal_digits, Literal};
+use super::values::Literal;
 use crate::error::{invalid_data, Result};
 
 impl Literal {
@@ -78,15 +78,9 @@ impl Literal {
             PrimitiveType::TimestamptzNs => {
                 Literal::TimestamptzNs(read_i64(bytes).ok_or_else(|| wrong_len("8"))?)
             }
-            PrimitiveType::Decimal { precision, .. } => {
-                let v = decimal_from_bytes(bytes)?;
-                if decimal_digits(v) > *precision {
-                    return Err(invalid_data(format!(
-                        "decimal value with unscaled value {v} does not fit {ty}"
-                    )));
-                }
-                Literal::Decimal(v)
-            }
+            // No precision check, as Java's Conversions: a truncate partition value of a
+            // decimal(P, S) may need P + 1 digits (truncate[10] of -999..9 is -10^P).
+            PrimitiveType::Decimal { .. } => Literal::Decimal(decimal_from_bytes(bytes)?),
             PrimitiveType::String => Literal::String(
                 String::from_utf8(bytes.to_vec())
                     .map_err(|e| invalid_data("expected UTF-8 bytes for a string value").with_source(e))?,
@@ -185,7 +179,12 @@ mod tests {
         assert_eq!(decimal_from_bytes(&[0xff; 20]).unwrap(), -1);
         assert!(decimal_from_bytes(&[0x01; 17]).is_err());
         assert!(decimal_from_bytes(&[]).is_err());
-        assert!(Literal::from_bytes(&dec(2, 0), &Literal::Decimal(1000).to_bytes()).is_err());
+        // More digits than the precision read as Java's Conversions reads them (a truncate
+        // partition value may have one more digit than its decimal(P, S) type).
+        assert_eq!(
+            Literal::from_bytes(&dec(2, 0), &Literal::Decimal(1000).to_bytes()).unwrap(),
+            Literal::Decimal(1000)
+        );
     }
 
     #[test]

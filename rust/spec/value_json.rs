@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::types::PrimitiveType;
 use super::value_human::{decimal_to_plain_string, format_date, format_iso_time, format_timestamp};
-use super::values::{decimal_digits, decimal_scale, ymd_to_days, Literal};
+use super::values::{decimal_scale, ymd_to_days, Literal};
 use crate::error::{invalid_data, Result};
 
 impl Literal {
@@ -55,9 +55,8 @@ impl Literal {
                         "expected a decimal with scale {scale} for {ty}, found '{text}' (scale {sc})"
                     )));
                 }
-                if decimal_digits(unscaled) > *precision {
-                    return Err(invalid_data(format!("decimal '{text}' does not fit {ty}")));
-                }
+                // No precision check, as Java's SingleValueParser: a truncate partition value
+                // of a decimal(P, S) may need P + 1 digits (truncate[10] of -999..9 is -10^P).
                 Literal::Decimal(unscaled)
             }
             PrimitiveType::Date => Literal::Date(parse_date(s()?).ok_or_else(bad)?),
