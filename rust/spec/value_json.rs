@@ -47,7 +47,7 @@ impl Literal {
             PrimitiveType::Long => Literal::Long(v.as_i64().ok_or_else(bad)?),
             PrimitiveType::Float => Literal::Float(json_float(v).ok_or_else(bad)? as f32),
             PrimitiveType::Double => Literal::Double(json_float(v).ok_or_else(bad)?),
-            PrimitiveType::Decimal { precision, scale } => {
+            PrimitiveType::Decimal { scale, .. } => {
                 let text = s()?;
                 let (unscaled, sc) = parse_decimal(text).ok_or_else(bad)?;
                 if sc != *scale as i32 {
