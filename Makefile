@@ -174,7 +174,7 @@ fmt:  ## format Rust and Python
 # FUZZ_SECONDS, whichever comes first, with libFuzzer's resource limits. Findings land in
 # fuzz/artifacts/<target>/; copy each into fuzz/regressions/<target>/ once fixed (cargo test
 # replays both folders on stable). FUZZ_TARGETS picks a subset.
-FUZZ_TARGETS ?= table_metadata manifest manifest_list single_value filter scan_task puffin
+FUZZ_TARGETS ?= table_metadata manifest manifest_list single_value filter scan_task puffin parquet_read delete_file
 FUZZ_RUNS ?= 10000000
 FUZZ_SECONDS ?= 1800
 fuzz:  ## cargo fuzz every decoder target (FUZZ_RUNS / FUZZ_SECONDS per target; not in make test)

@@ -30,3 +30,69 @@ fn every_corpus_and_regression_input_decodes_without_a_panic() {
         assert!(seeds > 0, "fuzz/corpus/{target} holds no seed input");
     }
 }
+
+/// The Parquet seeds reach the end of a read (an error would leave the fuzzer to find its
+/// way past it), with the rows Iceberg's delete rules leave of Java's all-types file: ids
+/// by row, l = [1, min, max, null, 0], s = ["héllo..", "", "😀..", null, "a"].
+#[test]
+fn parquet_seeds_read_the_rows_their_deletes_leave() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/parquet_read");
+    let rows = |name: &str| {
+        let data = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("seed {name}: {e}"));
+        crate::fuzz::parquet_read_rows(&data).unwrap_or_else(|e| panic!("seed {name}: {e}"))
+    };
+    assert_eq!(rows("plain"), 5);
+    // Positions 0, 2, 4 deleted; then keys: l in {1, null, max} -> row 3 (l null) goes.
+    assert_eq!(rows("pos_eq_l"), 1);
+    // s in {"a", "", null}: rows 1 and 3 go.
+    assert_eq!(rows("pos_eq_s"), 0);
+    // (i, s) in {(1, "a"), (0, ""), (null, null)}: row 3 goes.
+    assert_eq!(rows("pos_eq_i_s"), 1);
+    // dec9 in {14.20, null}: row 3 goes.
+    assert_eq!(rows("pos_eq_dec9"), 1);
+    // Only the rows the equality deletes remove.
+    assert_eq!(rows("eq_only_deleted_l"), 3);
+    assert_eq!(rows("eq_only_deleted_s"), 3);
+    assert_eq!(rows("eq_only_deleted_i_s"), 1);
+    assert_eq!(rows("eq_only_deleted_dec9"), 2);
+    // Java's position deletes name another data file; the residual keeps row 2 (l = max).
+    assert_eq!(rows("java_pos_residual"), 1);
+    // `_file`, `_pos` and three columns of rows 1 and 3.
+    assert_eq!(rows("pos_projected"), 2);
+    // The file's one row group starts in the first half of its bytes.
+    assert_eq!(rows("split_projected"), 0);
+    // The residual keeps row 2, whose l the equality deletes remove.
+    assert_eq!(rows("residual_projected"), 0);
+}
+
+/// parquet-rs 60.1 panics on this file (a definition-level skip past its buffer, found by
+/// `make fuzz`): icefloe answers with an invalid-data error naming the file.
+#[test]
+fn a_parquet_decoder_panic_is_an_error_naming_the_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/parquet_read/parquet_def_level_skip_panic");
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let msg = err.to_string();
+    assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{msg}");
+    assert!(msg.contains("the Parquet decoder failed on malformed data"), "{msg}");
+    assert!(msg.contains("memory://fuzz/data/data.parquet"), "{msg}");
+}
+
+/// An equality-delete file whose footer gives a row group -55 rows (found by `make fuzz`:
+/// parquet-rs decoded it for hours): refused at the footer.
+#[test]
+fn a_negative_row_count_in_a_footer_is_refused() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/delete_file/negative_row_group_rows");
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let loc = "memory://fuzz-tests/negative_row_group_rows.parquet";
+    crate::io::write_file(loc, &data).expect("memory store");
+    let ids = &[2, 11];
+    let err = crate::arrow::equality_deletes::EqualityDeleteSet::load(ids, &[loc], &|_| None)
+        .expect_err("the file must be refused");
+    let msg = err.to_string();
+    assert!(msg.contains("the row count of row group 0 expected >= 0, found -55"), "{msg}");
+    assert!(msg.contains(loc), "{msg}");
+    let _ = crate::io::delete_file(loc);
+}

@@ -124,10 +124,12 @@ fn widen(t: &Type) -> Type {
 /// The key field `id` as a delete file declares it (its Parquet schema carries table field ids).
 fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
     let file = InputFile::open(path, None).map_err(|e| e.with_context("equality delete file", path))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
-        invalid_data("cannot open equality delete file")
-            .with_context("equality delete file", path)
-            .with_source(e)
+    let builder = super::guard::guarded(path, "cannot open equality delete file", || {
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
+            invalid_data("cannot open equality delete file")
+                .with_context("equality delete file", path)
+                .with_source(e)
+        })
     })?;
     let schema =
         schema_from_arrow(builder.schema()).map_err(|e| e.with_context("equality delete file", path))?;
@@ -137,8 +139,9 @@ fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
     })
 }
 
-/// The most keys a set is sized for up front (64M: 0.5-1 GB of long keys).
-const MAX_PRESIZED_KEYS: usize = 64 << 20;
+/// The most keys a set is sized for up front (8M: 128-256 MB of long keys); the count is
+/// a manifest's, not trusted beyond that.
+const MAX_PRESIZED_KEYS: usize = 8 << 20;
 
 impl EqualityDeleteSet {
     /// Loads the keys of `files` (all with these `equality_ids`). `known` gives a key field's

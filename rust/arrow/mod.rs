@@ -6,6 +6,7 @@ pub(crate) mod defaults;
 pub mod delete_cache;
 mod delete_filter;
 pub mod equality_deletes;
+pub mod guard;
 pub mod key_set;
 pub(crate) mod name_mapped;
 pub mod position_deletes;

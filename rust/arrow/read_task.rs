@@ -17,6 +17,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
 use super::delete_filter::DeleteFilter;
+use super::guard::{check_footer, guarded};
 use super::name_mapped;
 use super::position_deletes::row_selection;
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
@@ -174,9 +175,12 @@ impl TaskReader {
         let file = InputFile::open(&path, u64::try_from(task.file.file_size_in_bytes).ok())?;
         let input = file.clone();
         let ropts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
-            .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))?;
+        let builder = guarded(&path, "cannot open Parquet file", || {
+            ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
+                .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))
+        })?;
         let md = builder.metadata().clone();
+        check_footer(&md, &path)?;
 
         // Identity partition source columns the file lacks read as the partition value; they
         // are read as optional (absent = nulls) and replaced after decoding.
@@ -233,7 +237,9 @@ impl TaskReader {
         if !deleted.is_empty() {
             builder = builder.with_row_selection(selection);
         }
-        let inner = builder.build().map_err(|e| parquet_err(e, "cannot read Parquet file", &path))?;
+        let inner = guarded(&path, "cannot read Parquet file", || {
+            builder.build().map_err(|e| parquet_err(e, "cannot read Parquet file", &path))
+        })?;
         let relabel = match mapping {
             Some(m) if unmapped => {
                 Some(name_mapped::mapped_arrow_schema(&arrow_array::RecordBatchReader::schema(&inner), m))
@@ -492,13 +498,20 @@ impl Iterator for TaskReader {
                 self.inner = None;
                 return None;
             }
-            let batch = match self.inner.as_mut()?.next()? {
-                Ok(b) => b,
+            let inner = self.inner.as_mut()?;
+            let decoded = guarded(&self.path, "cannot decode Parquet data", || {
+                inner.next().transpose().map_err(|e| {
+                    invalid_data("cannot decode Parquet data")
+                        .with_source(e)
+                        .with_context("file", self.path.clone())
+                })
+            });
+            let batch = match decoded {
+                Ok(Some(b)) => b,
+                Ok(None) => return None,
                 Err(e) => {
                     self.inner = None;
-                    return Some(Err(invalid_data("cannot decode Parquet data")
-                        .with_source(e)
-                        .with_context("file", self.path.clone())));
+                    return Some(Err(e));
                 }
             };
             match self.process(batch) {

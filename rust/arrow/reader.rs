@@ -19,6 +19,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use super::defaults::default_array;
+use super::guard::{check_footer, guarded};
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::InputFile;
@@ -32,7 +33,8 @@ pub const DEFAULT_BATCH_SIZE: usize = 8192;
 /// Reads one Parquet data file as Arrow batches of the projected Iceberg schema.
 /// Batches hold at most `batch_size` rows; the file is never loaded whole.
 pub struct ArrowReader {
-    inner: ParquetRecordBatchReader,
+    /// `None` after a decode error: the decoder is not called again.
+    inner: Option<ParquetRecordBatchReader>,
     projected: Arc<Schema>,
     target: SchemaRef,
     path: String,
@@ -55,19 +57,24 @@ impl ArrowReader {
         // The embedded Arrow schema of other writers (LargeUtf8, views, dictionaries) is
         // ignored: the Parquet schema plus our casts decide the output types.
         let opts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
-            .map_err(|e| parquet_err(e, "cannot open Parquet file", path))?;
+        let builder = guarded(path, "cannot open Parquet file", || {
+            ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
+                .map_err(|e| parquet_err(e, "cannot open Parquet file", path))
+        })?;
+        check_footer(builder.metadata(), path)?;
         let descr = builder.parquet_schema();
         let mask = projection_mask(descr, projected, path, None)?;
         let target: SchemaRef = Arc::new(schema_to_arrow(projected)?);
-        let inner = builder
-            .with_projection(mask)
-            .with_batch_size(batch_size.max(1))
-            .build()
-            .map_err(|e| parquet_err(e, "cannot read Parquet file", path))?;
+        let inner = guarded(path, "cannot read Parquet file", || {
+            builder
+                .with_projection(mask)
+                .with_batch_size(batch_size.max(1))
+                .build()
+                .map_err(|e| parquet_err(e, "cannot read Parquet file", path))
+        })?;
         // Required columns absent from the file (and without an initial-default to read
         // instead) fail now rather than on the first batch.
-        let file_schema = inner.schema();
+        let file_schema = RecordBatchReader::schema(&inner);
         for f in projected.fields() {
             if f.required
                 && f.default_json(DefaultKind::Initial).is_none()
@@ -80,7 +87,12 @@ impl ArrowReader {
                 .with_context("file", path));
             }
         }
-        Ok(ArrowReader { inner, projected: Arc::new(projected.clone()), target, path: path.to_string() })
+        Ok(ArrowReader {
+            inner: Some(inner),
+            projected: Arc::new(projected.clone()),
+            target,
+            path: path.to_string(),
+        })
     }
 
     /// The schema of every batch: `schema_to_arrow(projected)`.
@@ -120,13 +132,17 @@ impl Iterator for ArrowReader {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let batch = self.inner.next()?;
-        Some(
-            batch
-                .map_err(|e| invalid_data("cannot decode Parquet data").with_source(e))
-                .and_then(|b| self.adapt_batch(b))
-                .map_err(|e| e.with_context("file", self.path.clone())),
-        )
+        let inner = self.inner.as_mut()?;
+        let batch = guarded(&self.path, "cannot decode Parquet data", || {
+            inner.next().transpose().map_err(|e| invalid_data("cannot decode Parquet data").with_source(e))
+        })
+        .transpose()?;
+        let out =
+            batch.and_then(|b| self.adapt_batch(b)).map_err(|e| e.with_context("file", self.path.clone()));
+        if out.is_err() {
+            self.inner = None;
+        }
+        Some(out)
     }
 }
 

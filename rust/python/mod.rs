@@ -46,6 +46,9 @@ fn schema_to_arrow(schema_json: &str) -> PyResult<PyArrowType<ArrowSchema>> {
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // parquet-rs panics on some malformed files; `guarded` turns those into errors, and they
+    // print nothing to the worker's stderr.
+    crate::arrow::guard::install_panic_hook(|_| {});
     errors::register(m)?;
     changelog::register(m)?;
     m.add_class::<PyTableMetadata>()?;

@@ -42,11 +42,14 @@ pub fn parquet_file_has_field_ids(location: &str) -> Result<bool> {
 
 fn read_footer(location: &str) -> Result<(InputFile, ParquetMetaData)> {
     let file = InputFile::open(location, None)?;
-    let meta = ParquetMetaDataReader::new().parse_and_finish(&file).map_err(|e| {
-        invalid_data("cannot read the Parquet footer (is it a Parquet file?)")
-            .with_context("file", location)
-            .with_source(e)
+    let meta = crate::arrow::guard::guarded(location, "cannot read the Parquet footer", || {
+        ParquetMetaDataReader::new().parse_and_finish(&file).map_err(|e| {
+            invalid_data("cannot read the Parquet footer (is it a Parquet file?)")
+                .with_context("file", location)
+                .with_source(e)
+        })
     })?;
+    crate::arrow::guard::check_footer(&meta, location)?;
     Ok((file, meta))
 }
 

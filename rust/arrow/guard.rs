@@ -1,0 +1,117 @@
+//! Calls into the Parquet decoder on bytes another program wrote. parquet-rs panics on some
+//! malformed files instead of returning an error (`make fuzz` found parquet 60.1's
+//! definition-level skip indexing past its buffer: `DefinitionLevelBufferDecoder::skip_def_levels`
+//! on a page whose levels are shorter than its header says). A file must never panic into
+//! Python or kill an executor's worker: each such call runs under `guarded`, and a panic
+//! becomes an invalid-data error naming the file. The caller drops the decoder that
+//! panicked and never calls it again.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::error::{invalid_data, Result};
+
+thread_local! {
+    /// How many `guarded` calls this thread is inside.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether this thread is inside a `guarded` call (a panic hook's question: a panic here
+/// becomes an error).
+pub fn guarding() -> bool {
+    DEPTH.with(|d| d.get() > 0)
+}
+
+/// Wraps the process's panic hook so that a panic `guarded` turns into an error runs
+/// `on_guarded` instead (nothing printed to a Spark worker's stderr for a file icefloe
+/// reports as malformed anyway); every other panic goes to the previous hook.
+pub fn install_panic_hook(on_guarded: fn(&PanicHookInfo<'_>)) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if guarding() {
+            on_guarded(info);
+        } else {
+            previous(info);
+        }
+    }));
+}
+
+/// `f()`, with a panic inside it turned into an error about `path` (`what` says what was
+/// being done).
+pub(crate) fn guarded<T>(path: &str, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    DEPTH.with(|d| d.set(d.get().saturating_add(1)));
+    let outcome = catch_unwind(AssertUnwindSafe(f));
+    DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    match outcome {
+        Ok(result) => result,
+        Err(payload) => Err(invalid_data(format!(
+            "{what}: the Parquet decoder failed on malformed data ({})",
+            panic_message(payload.as_ref())
+        ))
+        .with_context("file", path)),
+    }
+}
+
+/// Counts in a footer that parquet-rs takes as they are: a negative row count of a row
+/// group or value count of a column chunk (cast to a huge unsigned count, the decoder then
+/// loops for hours on a 1 KB file; found by `make fuzz`).
+pub(crate) fn check_footer(md: &ParquetMetaData, path: &str) -> Result<()> {
+    let bad = |what: String, found: i64| {
+        Err(invalid_data(format!("Parquet footer: {what} expected >= 0, found {found}"))
+            .with_context("file", path))
+    };
+    let rows = md.file_metadata().num_rows();
+    if rows < 0 {
+        return bad("the file's row count".into(), rows);
+    }
+    for (i, rg) in md.row_groups().iter().enumerate() {
+        if rg.num_rows() < 0 {
+            return bad(format!("the row count of row group {i}"), rg.num_rows());
+        }
+        for c in rg.columns() {
+            if c.num_values() < 0 {
+                return bad(
+                    format!("the value count of column '{}' in row group {i}", c.column_path()),
+                    c.num_values(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "a panic without a message"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_error_naming_the_file() {
+        let r: Result<()> = guarded("s3://b/f.parquet", "cannot decode Parquet data", || {
+            let v: Vec<u8> = vec![1, 2];
+            let n = v.len() + 1;
+            Ok(std::hint::black_box(&v)[..n].len()).map(|_| ())
+        });
+        let msg = r.unwrap_err().to_string();
+        assert!(
+            msg.contains("cannot decode Parquet data: the Parquet decoder failed on malformed data"),
+            "{msg}"
+        );
+        assert!(msg.contains("range end index 3 out of range"), "{msg}");
+        assert!(msg.contains("s3://b/f.parquet"), "{msg}");
+        assert!(guarded("f", "x", || Ok(7)).is_ok_and(|v| v == 7));
+        assert!(!guarding());
+    }
+}
