@@ -55,7 +55,9 @@ impl Hasher for FxHasher {
         let rest = chunks.remainder();
         if !rest.is_empty() {
             let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
+            if let Some(head) = b.get_mut(..rest.len()) {
+                head.copy_from_slice(rest);
+            }
             self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
         }
     }
@@ -139,6 +141,11 @@ fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
     })
 }
 
+/// The one key column of a long-keyed set.
+fn first_key_column(cols: &[ArrayRef]) -> Result<&ArrayRef> {
+    cols.first().ok_or_else(|| invalid_data("an equality delete key batch has no key column"))
+}
+
 /// The most keys a set is sized for up front (8M: 128-256 MB of long keys); the count is
 /// a manifest's, not trusted beyond that.
 const MAX_PRESIZED_KEYS: usize = 8 << 20;
@@ -207,7 +214,11 @@ impl EqualityDeleteSet {
         // The record counts come from manifests: a hint only, capped so a wrong count cannot
         // allocate without bound (the set still grows past it when the files hold more).
         let capacity = expected_keys.min(MAX_PRESIZED_KEYS);
-        let keys = if fields.len() == 1 && type_to_arrow(&fields[0].field_type)? == DataType::Int64 {
+        let one_long = match fields.as_slice() {
+            [only] => type_to_arrow(&only.field_type)? == DataType::Int64,
+            _ => false,
+        };
+        let keys = if one_long {
             let mut values = HashMap::default();
             values.reserve(capacity);
             Keys::Long { values, null_seq: None }
@@ -253,7 +264,7 @@ impl EqualityDeleteSet {
     fn insert(&mut self, cols: &[ArrayRef], seq: i64) -> Result<()> {
         match &mut self.keys {
             Keys::Long { values, null_seq } => {
-                let a = cols[0].as_primitive::<Int64Type>();
+                let a = first_key_column(cols)?.as_primitive::<Int64Type>();
                 for v in a.iter() {
                     match v {
                         Some(v) => raise(values.entry(v).or_insert(seq), seq),
@@ -290,7 +301,7 @@ impl EqualityDeleteSet {
     pub fn keep_mask_for(&self, cols: &[ArrayRef], data_seq: i64) -> Result<BooleanArray> {
         match &self.keys {
             Keys::Long { values, null_seq } => {
-                let a = cols[0].as_primitive::<Int64Type>();
+                let a = first_key_column(cols)?.as_primitive::<Int64Type>();
                 let alive = |s: Option<&i64>| s.is_none_or(|s| *s <= data_seq);
                 if a.null_count() == 0 {
                     Ok(a.values().iter().map(|v| Some(alive(values.get(v)))).collect())

@@ -56,7 +56,7 @@ pub(crate) fn guarded<T>(path: &str, what: &str, f: impl FnOnce() -> Result<T>) 
 }
 
 /// Counts in a footer that parquet-rs takes as they are: a negative row count of a row
-/// group or value count of a column chunk (cast to a huge unsigned count, the decoder then
+/// group or value count of a column chunk, or row counts whose sum overflows (cast to a huge unsigned count, the decoder then
 /// loops for hours on a 1 KB file; found by `make fuzz`).
 pub(crate) fn check_footer(md: &ParquetMetaData, path: &str) -> Result<()> {
     let bad = |what: String, found: i64| {
@@ -67,10 +67,15 @@ pub(crate) fn check_footer(md: &ParquetMetaData, path: &str) -> Result<()> {
     if rows < 0 {
         return bad("the file's row count".into(), rows);
     }
+    let mut total: i64 = 0;
     for (i, rg) in md.row_groups().iter().enumerate() {
         if rg.num_rows() < 0 {
             return bad(format!("the row count of row group {i}"), rg.num_rows());
         }
+        // Row positions (position deletes, `_pos`) are counted in i64 across row groups.
+        total = total.checked_add(rg.num_rows()).ok_or_else(|| {
+            invalid_data("Parquet footer: the row groups hold more than 2^63 rows").with_context("file", path)
+        })?;
         for c in rg.columns() {
             if c.num_values() < 0 {
                 return bad(

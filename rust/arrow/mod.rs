@@ -4,13 +4,20 @@
 pub(crate) mod constants;
 pub(crate) mod defaults;
 pub mod delete_cache;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod delete_filter;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod equality_deletes;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod guard;
 pub mod key_set;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub(crate) mod name_mapped;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod position_deletes;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod read_task;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod reader;
 pub mod row_keys;
 pub mod schema;

@@ -91,8 +91,11 @@ fn children<'a>(node: &'a ParquetType, mf: Option<&'a MappedField>) -> Vec<Child
     let kids = node.get_fields();
     let sub = |name: &str| mf.and_then(|m| m.fields.find(name));
     match is_list_or_map(node) {
-        Some(is_list) if kids.len() == 1 && kids[0].get_basic_info().repetition() == Repetition::REPEATED => {
-            let w = kids[0].as_ref();
+        Some(is_list)
+            if kids.len() == 1
+                && kids.first().is_some_and(|k| k.get_basic_info().repetition() == Repetition::REPEATED) =>
+        {
+            let Some(w) = kids.first().map(|k| k.as_ref()) else { return vec![] };
             if !is_list || (w.is_group() && w.get_fields().len() == 1) {
                 vec![(w, mf, Some(is_list))]
             } else {
@@ -199,10 +202,13 @@ fn map_field(f: &Field, mf: Option<&MappedField>) -> Field {
         DataType::LargeList(e) => DataType::LargeList(Arc::new(map_field(e, sub("element")))),
         DataType::Map(entries, sorted) => {
             let kv = match entries.data_type() {
-                DataType::Struct(kv) if kv.len() == 2 => DataType::Struct(Fields::from(vec![
-                    map_field(&kv[0], sub("key")),
-                    map_field(&kv[1], sub("value")),
-                ])),
+                DataType::Struct(kv) => match kv.iter().as_slice() {
+                    [k, v] => DataType::Struct(Fields::from(vec![
+                        map_field(k, sub("key")),
+                        map_field(v, sub("value")),
+                    ])),
+                    _ => DataType::Struct(kv.clone()),
+                },
                 other => other.clone(),
             };
             DataType::Map(Arc::new(entries.as_ref().clone().with_data_type(kv)), *sorted)

@@ -91,7 +91,7 @@ pub fn load_position_deletes(path: &str) -> Result<PositionDeleteIndex> {
                 Some(l) => l,
                 None => index.by_path.entry(p.to_string()).or_default(),
             };
-            list.extend_from_slice(&pos.values()[i..j]);
+            list.extend_from_slice(pos.values().get(i..j).unwrap_or_default());
             index.entries += j - i;
             i = j;
         }
@@ -143,8 +143,9 @@ pub fn row_selection(
     let mut spans = Vec::with_capacity(groups.len());
     let mut d = 0;
     for &(first, count) in groups {
-        d += deleted[d..].partition_point(|&p| p < first);
-        let n = deleted[d..].partition_point(|&p| p < first + count);
+        let end = first.saturating_add(count);
+        d += deleted.get(d..).unwrap_or_default().partition_point(|&p| p < first);
+        let n = deleted.get(d..).unwrap_or_default().partition_point(|&p| p < end);
         spans.push(d..d + n);
         d += n;
     }
@@ -156,7 +157,7 @@ pub fn row_selection(
         mask.append_n(total as usize, true);
         let mut offset = 0usize;
         for (&(first, count), span) in groups.iter().zip(&spans) {
-            for &p in &deleted[span.clone()] {
+            for &p in deleted.get(span.clone()).unwrap_or_default() {
                 mask.set_bit(offset + (p - first) as usize, false);
             }
             offset += count as usize;
@@ -175,7 +176,7 @@ pub fn row_selection(
     };
     for (&(first, count), span) in groups.iter().zip(&spans) {
         let mut cursor = first;
-        for &p in &deleted[span.clone()] {
+        for &p in deleted.get(span.clone()).unwrap_or_default() {
             if p < cursor {
                 continue; // a repeated position
             }
@@ -193,7 +194,7 @@ fn kept_runs(groups: &[(i64, i64)], deleted: &[i64], spans: &[std::ops::Range<us
     let mut runs = Vec::new();
     for (&(first, count), span) in groups.iter().zip(spans) {
         let mut cursor = first;
-        for &p in &deleted[span.clone()] {
+        for &p in deleted.get(span.clone()).unwrap_or_default() {
             if p < cursor {
                 continue; // a repeated position
             }

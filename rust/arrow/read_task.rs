@@ -188,7 +188,9 @@ impl TaskReader {
         let consts = partition_constants(task, &read_fields, &top_ids)?;
         if !consts.is_empty() {
             for c in &consts {
-                read_fields[c.index].required = false;
+                if let Some(f) = read_fields.get_mut(c.index) {
+                    f.required = false;
+                }
             }
             read_schema = Schema::new(projected.schema_id(), read_fields, vec![])?;
             read_target = Arc::new(schema_to_arrow(&read_schema)?);
@@ -271,7 +273,10 @@ impl TaskReader {
         let mut cols = data.columns().to_vec();
         for c in &self.consts {
             let target = self.read_target.field(c.index).data_type();
-            cols[c.index] = constant_array(c.value.as_ref(), &c.ty, target, rows)?;
+            let col = cols
+                .get_mut(c.index)
+                .ok_or_else(|| invalid_data("identity partition column out of range"))?;
+            *col = constant_array(c.value.as_ref(), &c.ty, target, rows)?;
         }
         let ropts = RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.read_target.clone(), cols, &ropts)
@@ -476,7 +481,9 @@ fn partition_constants(
         if top_ids.contains(&source_id) {
             continue;
         }
-        let Type::Primitive(ty) = &read_fields[index].field_type else { continue };
+        let Some(NestedField { field_type: Type::Primitive(ty), .. }) = read_fields.get(index) else {
+            continue;
+        };
         let value = task.file.partition.get(pos).cloned().ok_or_else(|| {
             invalid_data(format!(
                 "the partition tuple has {} values, the identity field of source id {source_id} is at position {pos}",

@@ -313,7 +313,12 @@ pub(crate) fn adapt(
                     Match::ByName => src_fields.iter().position(|sf| sf.name() == &child.name),
                 };
                 cols.push(match found {
-                    Some(i) => adapt(&src_cols[i], child, tf.data_type(), &cpath, m)?,
+                    Some(i) => {
+                        let col = src_cols
+                            .get(i)
+                            .ok_or_else(|| m.err(format!("struct '{path}' lost column {i}")))?;
+                        adapt(col, child, tf.data_type(), &cpath, m)?
+                    }
                     None => absent(child, tf.data_type(), sa.len(), &cpath, m)?,
                 });
             }
@@ -351,12 +356,15 @@ pub(crate) fn adapt(
         (Type::Map(mt), DataType::Map(entries_field, sorted)) => {
             let ma =
                 array.as_any().downcast_ref::<MapArray>().ok_or_else(|| mismatch(m, path, "map", array))?;
-            let DataType::Struct(kv_fields) = entries_field.data_type() else {
-                return Err(invalid_data(format!("map '{path}' has no key/value struct")));
+            let (kv_fields, key_type, value_type) = match entries_field.data_type() {
+                DataType::Struct(kv) => match kv.iter().as_slice() {
+                    [k, v] => (kv, k.data_type(), v.data_type()),
+                    _ => return Err(invalid_data(format!("map '{path}' has no key/value struct"))),
+                },
+                _ => return Err(invalid_data(format!("map '{path}' has no key/value struct"))),
             };
-            let key = adapt(ma.keys(), &mt.key_field, kv_fields[0].data_type(), &format!("{path}.key"), m)?;
-            let value =
-                adapt(ma.values(), &mt.value_field, kv_fields[1].data_type(), &format!("{path}.value"), m)?;
+            let key = adapt(ma.keys(), &mt.key_field, key_type, &format!("{path}.key"), m)?;
+            let value = adapt(ma.values(), &mt.value_field, value_type, &format!("{path}.value"), m)?;
             let entries = StructArray::try_new(kv_fields.clone(), vec![key, value], None)
                 .map_err(|e| m.err(format!("cannot build map entries '{path}': {e}")))?;
             let offsets: OffsetBuffer<i32> = ma.offsets().clone();
