@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from servers.postgres import new_database
+from start_gate import ready_path, release, worker_env
 
 PROCESSES = 4
 APPENDS = 10
@@ -25,21 +25,21 @@ SCHEMA = pa.schema(
     [pa.field("writer", pa.int32(), nullable=False), pa.field("seq", pa.int32(), nullable=False)]
 )
 
-# Each worker: load the catalog and table, wait for the start signal, then append.
+# Each worker: load the catalog and table, say it is ready, wait for the start signal, append.
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
+from start_gate import ready_then_wait
 
-props, ident, writer, appends, go, mode = json.loads(sys.argv[1])
+props, ident, writer, appends, ready, go, mode = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
 table = catalog.load_table(ident)
 schema = pa.schema(
     [pa.field("writer", pa.int32(), nullable=False), pa.field("seq", pa.int32(), nullable=False)]
 )
-while not os.path.exists(go):
-    time.sleep(0.005)
+ready_then_wait(ready, go)
 results = []
 for i in range(appends):
     data = pa.table(
@@ -69,20 +69,23 @@ def catalog_props(kind: str, tmp_path: Path, postgres: str = "") -> dict[str, st
 
 def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_path: Path) -> list[Any]:
     go = tmp_path / f"go-{mode}"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    readies = [ready_path(go, w) for w in range(PROCESSES)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps([props, ident, w, appends, str(go), mode])],
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                json.dumps([props, ident, w, appends, str(readies[w]), str(go), mode]),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=worker_env(),
         )
         for w in range(PROCESSES)
     ]
-    time.sleep(1.0)  # let every worker import and load the table before the start signal
-    go.write_text("go")
+    release(procs, readies, go)  # every worker loaded the table before any appends
     results = []
     for p in procs:
         out, err = p.communicate(timeout=600)
