@@ -22,6 +22,7 @@ import pytest
 from icefloe.catalog import Catalog
 from icefloe.partitioning import PartitionField, PartitionSpec
 from servers.postgres import new_database
+from start_gate import ready_path, release, worker_env
 
 SCHEMA = pa.schema(
     [
@@ -33,13 +34,14 @@ SCHEMA = pa.schema(
 SPEC = PartitionSpec(PartitionField(3, 1000, "identity", "region"))
 
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
 from icefloe.expressions import EqualTo
+from start_gate import ready_then_wait
 
-props, ident, writer, n, go, mode, region = json.loads(sys.argv[1])
+props, ident, writer, n, ready, go, mode, region = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
 table = catalog.load_table(ident)
 schema = pa.schema([pa.field("writer", pa.int32(), nullable=False),
@@ -48,8 +50,7 @@ schema = pa.schema([pa.field("writer", pa.int32(), nullable=False),
 def rows(seq, k):
     return pa.table({"writer": pa.array([writer] * k, pa.int32()), "seq": pa.array([seq] * k, pa.int32()),
                      "region": pa.array([region] * k)}, schema=schema)
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 out = []
 if mode == "append":
     for i in range(n):
@@ -83,15 +84,22 @@ def catalog_props(kind: str, tmp_path: Path, postgres: str = "") -> dict[str, st
     return {"name": "sql", "type": "sql", "uri": uri, "warehouse": str(tmp_path / "wh")}
 
 
-def spawn(props: dict[str, str], ident: str, writer: int, n: int, go: Path, mode: str, region: str) -> Any:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+def spawn(
+    props: dict[str, str], ident: str, writer: int, n: int, ready: Path, go: Path, mode: str, region: str
+) -> Any:
+    """A worker that loads the table, writes `ready`, waits for `go` (see start_gate), then
+    runs `mode`."""
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps([props, ident, writer, n, str(go), mode, region])],
+        [
+            sys.executable,
+            "-c",
+            WORKER,
+            json.dumps([props, ident, writer, n, str(ready), str(go), mode, region]),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=worker_env(),
     )
 
 
@@ -99,9 +107,12 @@ def run(
     props: dict[str, str], ident: str, jobs: list[tuple[int, int, str, str]], tmp_path: Path
 ) -> list[Any]:
     go = tmp_path / f"go-{random.random()}"
-    procs = [spawn(props, ident, w, n, go, mode, region) for (w, n, mode, region) in jobs]
-    time.sleep(1.5)  # every worker imports and loads the table before the start signal
-    go.write_text("go")
+    readies = [ready_path(go, i) for i in range(len(jobs))]
+    procs = [
+        spawn(props, ident, w, n, ready, go, mode, region)
+        for ready, (w, n, mode, region) in zip(readies, jobs)
+    ]
+    release(procs, readies, go)  # every worker loaded the table before any writes
     results = []
     for p in procs:
         out, err = p.communicate(timeout=300)
@@ -217,35 +228,46 @@ def kill_writers_at_random_points(
     props: dict[str, str], catalog: Catalog, tmp_path: Path, seed: int, check: Any = None
 ) -> None:
     """Four writers in turn append 10-row writes to `db.kill` until SIGKILLed at a random
-    point (mid-write, mid-commit or between commits, once each has committed at least once:
-    it prints each committed attempt). After every kill the table must be readable, hold each
-    write whole or not at all, with no hole in a writer's commits; `check(table)` adds more."""
+    point (mid-write, mid-commit or between commits, once each has committed at least once).
+    A writer prints the seq of each write it committed, so what it printed before the kill
+    was committed, and at most one more write (committed, killed before printing) may be.
+    After every kill the table must be readable and hold exactly the model: each write whole
+    or not at all, every writer's commits 0..k-1 with k its printed count (or one more for
+    the writer just killed), no earlier writer's commit lost; `check(table)` adds more."""
     rng = random.Random(seed)
+    committed: dict[int, int] = {}  # writer -> how many writes the table holds of it
     for rnd in range(4):
         go = tmp_path / f"go-kill-{rnd}"
-        go.write_text("go")
-        p = spawn(props, "db.kill", rnd, 0, go, "forever", "eu" if rnd % 2 else "us")
+        go.write_text("go")  # one writer at a time: nothing to wait for
+        p = spawn(props, "db.kill", rnd, 0, ready_path(go, 0), go, "forever", "eu" if rnd % 2 else "us")
         assert p.stdout is not None
         first = p.stdout.readline()  # a fixed sleep found no commit yet under load
         assert first.strip().isdigit(), (first, p.stderr.read() if p.poll() is not None else "")
         time.sleep(rng.random() * 1.0)
         p.send_signal(signal.SIGKILL)
+        rest = p.stdout.read()  # through the buffer readline() filled (communicate() skips it)
         p.communicate(timeout=60)
+        printed = [int(line) for line in (first + rest).split()]
+        assert printed == list(range(len(printed))), printed  # the worker printed 0, 1, 2, ...
         table = catalog.load_table("db.kill")  # readable after every kill
         rows = table.scan().to_arrow()
         counts: dict[tuple[int, int], int] = {}
         for w, s in zip(rows.column("writer").to_pylist(), rows.column("seq").to_pylist()):
             counts[(w, s)] = counts.get((w, s), 0) + 1
-        assert set(counts.values()) <= {10}, counts  # every write whole, or absent
+        assert set(counts.values()) == {10}, counts  # every write whole, or absent
+        mine = len([s for (w, s) in counts if w == rnd])
+        assert mine in (len(printed), len(printed) + 1), (rnd, printed, mine)
+        committed[rnd] = mine
+        by_writer = {w: sorted(s for (ww, s) in counts if ww == w) for w in {w for (w, _) in counts}}
+        assert by_writer == {w: list(range(k)) for w, k in committed.items()}, (by_writer, committed)
         cur = table.current_snapshot()
-        if cur is not None:
-            assert cur.summary["total-records"] == str(rows.num_rows)
-        for w in range(rnd + 1):  # committed writes are consecutive per writer
-            seqs = sorted(s for (ww, s) in counts if ww == w)
-            assert seqs == list(range(len(seqs))), (w, seqs)
+        assert cur is not None and cur.summary["total-records"] == str(rows.num_rows)
+        assert rows.num_rows == 10 * sum(committed.values())
         if check is not None:
             check(table)
-    assert catalog.load_table("db.kill").scan().count() > 0
+    final = catalog.load_table("db.kill")
+    assert final.scan().count() == 10 * sum(committed.values())
+    assert len(final.snapshots()) == sum(committed.values())  # one snapshot per committed write
 
 
 @pytest.mark.timeout(300)
