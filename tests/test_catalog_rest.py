@@ -38,6 +38,7 @@ from icefloe.exceptions import (
 from oracle import assert_same_rows
 from servers.rest import rest_classpath, run_rest
 from servers.s3 import BUCKET, S3Server
+from start_gate import ready_path, release
 from test_concurrency_processes import SCHEMA as PROC_SCHEMA
 from test_concurrency_processes import spawn
 
@@ -228,15 +229,17 @@ def test_two_icefloe_and_two_java_processes_append_25_times(
         conf.write_text("".join(f"{k}={v}\n" for k, v in java_props.items()))
         java_procs.append(
             subprocess.Popen(
-                [*rest_appender, str(conf), ident, str(go), str(files)],
+                [*rest_appender, str(conf), ident, str(ready_path(go, writer)), str(go), str(files)],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
         )
     py_props = {"name": "rest", **props}
-    py_procs = [spawn(py_props, ident, w, n, go, "append", "eu") for w in (0, 1)]
-    go.touch()
+    py_procs = [spawn(py_props, ident, w, n, ready_path(go, w), go, "append", "eu") for w in (0, 1)]
+    # All four loaded the table before any commits: Java's JVM start no longer lets the
+    # Python writers finish first.
+    release(py_procs + java_procs, [ready_path(go, w) for w in (0, 1, 2, 3)], go)
     for p in py_procs + java_procs:
         out, err = p.communicate(timeout=900)
         assert p.returncode == 0, f"{out}\n{err[-4000:]}"

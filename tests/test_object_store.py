@@ -28,6 +28,7 @@ from icefloe.exceptions import NoSuchTableError, ValidationError
 from oracle import assert_same_rows
 from servers.postgres import run_postgres
 from servers.s3 import BUCKET, SECRET_KEY, S3Server
+from start_gate import ready_path, release
 from test_concurrency_processes import SCHEMA as PROC_SCHEMA
 from test_concurrency_processes import spawn
 
@@ -151,8 +152,9 @@ def test_four_processes_append_25_times_each_on_s3(
     props = {"name": "s3fs", "type": "filesystem", "warehouse": f"{prefix}/wh", **s3.properties()}
     go = tmp_path / "go"
     n, writers = 25, 4
-    procs = [spawn(props, "db.p", w, n, go, "append", "eu") for w in range(writers)]
-    go.touch()
+    readies = [ready_path(go, w) for w in range(writers)]
+    procs = [spawn(props, "db.p", w, n, readies[w], go, "append", "eu") for w in range(writers)]
+    release(procs, readies, go)  # all four loaded the table: their appends race
     for p in procs:
         _out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err

@@ -2,10 +2,14 @@
 // second kind of writer racing icefloe's (Iceberg Java's RESTCatalog + S3FileIO; the
 // fast-append retries on conflicts per the table's commit.retry.* properties). Test helper.
 //
-// args: <catalog properties file (key=value lines)> <table ident> <go file>
+// args: <catalog properties file (key=value lines)> <table ident> <ready file> <go file>
 //       <data files file: "path<TAB>size<TAB>records" lines, one commit each>
+// Once the table is loaded it writes the ready file (atomically), then waits for the go file
+// (the protocol of tests/start_gate.py).
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +33,12 @@ public class RestAppender {
     RESTCatalog catalog = new RESTCatalog();
     catalog.initialize("java", props);
     Table table = catalog.loadTable(TableIdentifier.parse(a[1]));
-    List<String> files = Files.readAllLines(Paths.get(a[3]));
-    while (!Files.exists(Paths.get(a[2]))) {
+    List<String> files = Files.readAllLines(Paths.get(a[4]));
+    Path ready = Paths.get(a[2]);
+    Path tmp = Paths.get(a[2] + "." + ProcessHandle.current().pid() + ".tmp");
+    Files.writeString(tmp, Long.toString(ProcessHandle.current().pid()));
+    Files.move(tmp, ready, StandardCopyOption.ATOMIC_MOVE);
+    while (!Files.exists(Paths.get(a[3]))) {
       Thread.sleep(2);
     }
     for (String line : files) {
