@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.partitioning import PartitionField, PartitionSpec
+from start_gate import open_gate, ready_path, release, wait_ready, worker_env
 
 SCHEMA = pa.schema(
     [
@@ -33,12 +33,13 @@ SCHEMA = pa.schema(
 SPEC = PartitionSpec(PartitionField(3, 1000, "identity", "region"))
 
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
+from start_gate import ready_then_wait
 
-props, ident, writer, mode, region, seq, row_filter, wait_for = json.loads(sys.argv[1])
+props, ident, writer, mode, region, seq, row_filter, ready, wait_for = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
 table = catalog.load_table(ident)  # the version the operation starts from
 schema = pa.schema([pa.field("writer", pa.int32(), nullable=False),
@@ -48,8 +49,7 @@ k = 3 if mode == "overwrite" else 1
 data = pa.table({"writer": pa.array([writer] * k, pa.int32()),
                  "seq": pa.array([seq + i for i in range(k)], pa.int32()),
                  "region": pa.array([region] * k)}, schema=schema)
-while not os.path.exists(wait_for):
-    time.sleep(0.002)
+ready_then_wait(ready, wait_for)
 try:
     if mode == "append":
         table.append(data)
@@ -63,15 +63,14 @@ print(json.dumps(out), flush=True)
 """
 
 
-def spawn(props: dict[str, str], ident: str, args: list[Any], wait_for: Path) -> Any:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+def spawn(props: dict[str, str], ident: str, args: list[Any], ready: Path, wait_for: Path) -> Any:
+    """A worker that loads the table, writes `ready`, then waits for `wait_for` (start_gate)."""
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps([props, ident, *args, str(wait_for)])],
+        [sys.executable, "-c", WORKER, json.dumps([props, ident, *args, str(ready), str(wait_for)])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=worker_env(),
     )
 
 
@@ -114,12 +113,13 @@ def overwrite_after_append(
     """The overwrite (writer 1: 3 rows of `eu`, seq 100..102) starts from the seeded version;
     the append (writer 2, one row in `append`'s region and seq) commits before it swaps."""
     go_append, go_overwrite = tmp_path / f"{ident}-a", tmp_path / f"{ident}-o"
-    o = spawn(props, ident, [1, "overwrite", "eu", 100, row_filter], go_overwrite)
-    a = spawn(props, ident, [2, "append", append[0], append[1], None], go_append)
-    time.sleep(1.5)  # both import and load the table first
-    go_append.write_text("go")
-    ra = result(a)
-    go_overwrite.write_text("go")
+    readies = [ready_path(go_overwrite, 0), ready_path(go_append, 0)]
+    o = spawn(props, ident, [1, "overwrite", "eu", 100, row_filter], readies[0], go_overwrite)
+    a = spawn(props, ident, [2, "append", append[0], append[1], None], readies[1], go_append)
+    wait_ready([o, a], readies)  # both loaded the seeded version
+    open_gate(go_append)
+    ra = result(a)  # the append committed
+    open_gate(go_overwrite)
     return result(o), ra
 
 
@@ -191,12 +191,12 @@ def test_overwrite_and_append_of_other_partitions_at_once(
     props, catalog = setup
     seeded(catalog, "db.t")
     go = tmp_path / "go"
+    readies = [ready_path(go, i) for i in range(3)]
     procs = [
-        spawn(props, "db.t", [1, "overwrite", "eu", 100, "region = 'eu'"], go),
-        *[spawn(props, "db.t", [2 + i, "append", "us", i, None], go) for i in range(2)],
+        spawn(props, "db.t", [1, "overwrite", "eu", 100, "region = 'eu'"], readies[0], go),
+        *[spawn(props, "db.t", [2 + i, "append", "us", i, None], readies[1 + i], go) for i in range(2)],
     ]
-    time.sleep(1.5)
-    go.write_text("go")
+    release(procs, readies, go)  # all three start from the seeded version
     results = [result(p) for p in procs]
     assert [r["result"] for r in results] == ["ok"] * 3, results
     table = catalog.load_table("db.t")
