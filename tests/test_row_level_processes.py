@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from icefloe import NestedField, Schema
 from icefloe.types import LongType, StringType
+from start_gate import ready_path, release, worker_env
 from test_concurrency_processes import catalog_props
 
 SCHEMA = Schema(
@@ -34,16 +35,16 @@ MOR = {
 }
 
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
+from start_gate import ready_then_wait
 
-props, ident, mode, arg, go = json.loads(sys.argv[1])
+props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
 schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("tag", pa.string())])
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 out = []
 if mode == "delete":
     try:
@@ -77,17 +78,18 @@ print(json.dumps(out), flush=True)
 
 def run_all(props: dict[str, str], ident: str, jobs: list[tuple[str, Any]], tmp_path: Path) -> list[Any]:
     go = tmp_path / f"go-{time.monotonic_ns()}"
+    readies = [ready_path(go, i) for i in range(len(jobs))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps([props, ident, mode, arg, str(go)])],
+            [sys.executable, "-c", WORKER, json.dumps([props, ident, mode, arg, str(ready), str(go)])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=worker_env(),
         )
-        for mode, arg in jobs
+        for ready, (mode, arg) in zip(readies, jobs)
     ]
-    time.sleep(1.5)  # every worker imported and loaded the table
-    go.touch()
+    release(procs, readies, go)  # every worker loaded the table before any change
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=300)
