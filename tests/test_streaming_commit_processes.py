@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
+from start_gate import ready_path, release, worker_env
 from test_concurrency_processes import catalog_props
 
 ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])
@@ -23,17 +23,17 @@ BATCHES = 8
 ROWS = 5
 
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe import _pending_write
 from icefloe._streaming_commit import commit_batch
+from start_gate import ready_then_wait
 
-props, ident, role, go = json.loads(sys.argv[1])
+props, ident, role, ready, go = json.loads(sys.argv[1])
 schema = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])
 table = icefloe.load_catalog(**props).load_table(ident)
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 out = []
 for b in range(8):
     if role == "plain":
@@ -64,17 +64,18 @@ def test_zombie_drivers_commit_each_batch_once(kind: str, tmp_path: Path) -> Non
     table = cat.create_table("db.t", schema=ARROW, properties=RETRIES)
     go = tmp_path / "go"
     roles = ["zombie", "zombie", "zombie", "plain"]
+    readies = [ready_path(go, i) for i in range(len(roles))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps([props, "db.t", role, str(go)])],
+            [sys.executable, "-c", WORKER, json.dumps([props, "db.t", role, str(ready), str(go)])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=worker_env(),
         )
-        for role in roles
+        for ready, role in zip(readies, roles)
     ]
-    time.sleep(1.5)  # every worker imported and loaded the table
-    go.touch()
+    release(procs, readies, go)  # every worker imported and loaded the table
     outs: list[Any] = []
     for p in procs:
         out, err = p.communicate(timeout=300)
