@@ -12,10 +12,8 @@ merge fails with CommitConflictError, commits nothing and leaves no file behind)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe import IdentityTransform, PartitionField, PartitionSpec
+from start_gate import open_gate, ready_path, wait_ready, worker_env
 from test_concurrency_processes import catalog_props
 from test_row_level import ARROW, SCHEMA
 
@@ -36,10 +35,11 @@ PROPS = {
 }
 
 WORKER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
+from start_gate import ready_then_wait
 
 props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
@@ -48,10 +48,8 @@ schema = pa.schema([
     pa.field("region", pa.string()),
     pa.field("amount", pa.float64()),
 ])
-if ready:
-    open(ready, "w").close()
-while go and not os.path.exists(go):
-    time.sleep(0.005)
+if go:
+    ready_then_wait(ready, go)
 try:
     if mode == "merge":  # from the version loaded above, whatever was committed since
         rows = pa.table({k: [r[i] for r in arg["rows"]] for i, k in enumerate(schema.names)}, schema=schema)
@@ -84,14 +82,13 @@ CASES = {
 
 
 def _worker(props: dict[str, str], ident: str, mode: str, arg: Any, ready: str, go: str) -> Any:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    """With `go`: loads the table, writes `ready`, waits for `go` (start_gate), then runs."""
     return subprocess.Popen(
         [sys.executable, "-c", WORKER, json.dumps([props, ident, mode, arg, ready, go])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=worker_env(),
     )
 
 
@@ -123,17 +120,14 @@ def test_merge_conflicts_only_with_concurrent_changes_it_could_have_read(
     t.append(pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in BEFORE], schema=ARROW))
 
     # The merging process loads the table, then waits while the other one commits.
-    ready, go = tmp_path / "ready", tmp_path / "go"
+    go = tmp_path / "go"
+    ready = ready_path(go, 0)
     merging = _worker(props, "db.t", "merge", {"rows": MERGE_ROWS, "on": ON}, str(ready), str(go))
-    deadline = time.monotonic() + 120
-    while not ready.exists():
-        assert merging.poll() is None, merging.communicate()
-        assert time.monotonic() < deadline, "the merging process did not start"
-        time.sleep(0.01)
+    wait_ready([merging], [ready])
     assert _result(_worker(props, "db.t", mode, arg, "", "")) == ["ok"]
     after_concurrent = _rows(t.refresh())
     snapshots = len(t.snapshots())
-    go.touch()
+    open_gate(go)
     out = _result(merging)
 
     t.refresh()
