@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from conftest import new_table_name
 from icefloe.exceptions import ValidationError
 from maintenance_helpers import relative, ts_literal, visible_files
 from oracle import Oracle, assert_same_rows, canonical_rows
+from start_gate import ready_path, release, worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -336,15 +336,15 @@ def test_format_v3_deletion_vectors(
 # ---- concurrency: a writer appending and deleting while another process expires ------------
 
 WRITER = r"""
-import json, os, sys, time
+import json, sys
 import pyarrow as pa
 import icefloe
+from start_gate import ready_then_wait
 
-props, ident, n, go, done = json.loads(sys.argv[1])
+props, ident, n, ready, go, done = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
 schema = table.schema().as_arrow()
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 log = []
 for i in range(n):
     seq, k = pa.array([i] * 5, pa.int64()), pa.array(range(5), pa.int64())
@@ -367,11 +367,12 @@ print(json.dumps(log), flush=True)
 EXPIRER = r"""
 import json, os, sys, time
 import icefloe
+from start_gate import ready_then_wait
 
-props, ident, go, done = json.loads(sys.argv[1])
+props, ident, ready, go, done = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
-while not os.path.exists(go):
-    time.sleep(0.002)
+catalog.load_table(ident)
+ready_then_wait(ready, go)
 runs, expired, deleted = 0, 0, 0
 while not os.path.exists(done):
     table = catalog.load_table(ident)
@@ -385,14 +386,12 @@ print(json.dumps([runs, expired, deleted]), flush=True)
 
 
 def _spawn(script: str, args: list[Any]) -> Any:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     return subprocess.Popen(
         [sys.executable, "-c", script, json.dumps(args)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=worker_env(),
     )
 
 
@@ -417,10 +416,10 @@ def test_expiry_racing_a_writer_loses_and_resurrects_nothing(
     props = {"name": "local", "type": "filesystem", "warehouse": str(warehouse)}
     go, done = tmp_path / "go", tmp_path / "done"
     n = 40
-    writer = _spawn(WRITER, [props, name, n, str(go), str(done)])
-    expirer = _spawn(EXPIRER, [props, name, str(go), str(done)])
-    time.sleep(1.5)  # both import icefloe and load the table before the start signal
-    go.write_text("go")
+    readies = [ready_path(go, 0), ready_path(go, 1)]
+    writer = _spawn(WRITER, [props, name, n, str(readies[0]), str(go), str(done)])
+    expirer = _spawn(EXPIRER, [props, name, str(readies[1]), str(go), str(done)])
+    release([writer, expirer], readies, go)  # both imported icefloe and loaded the table
     results = []
     for p in (writer, expirer):
         out, err = p.communicate(timeout=500)
