@@ -24,6 +24,7 @@ from conftest import new_table_name
 from icefloe.exceptions import CommitConflictError
 from icefloe.maintenance import convert_equality_deletes as conv
 from oracle import Oracle, assert_same_rows
+from start_gate import ready_path, release, worker_env
 from test_merge_on_read import commit_eq_delete
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -281,10 +282,11 @@ import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
 
-props, ident, steps, go = json.loads(sys.argv[1])
+from start_gate import ready_then_wait
+
+props, ident, steps, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 schema = pa.schema([pa.field("id", pa.int64()), pa.field("region", pa.string()), pa.field("v", pa.int32())])
 out = []
 for step in range(1, steps + 1):
@@ -317,14 +319,15 @@ def test_upserts_in_a_second_process_during_conversions_lose_and_resurrect_nothi
     script.write_text(UPSERTER)
     props = {"name": "local", "type": "filesystem", "warehouse": str(warehouse)}
     proc = subprocess.Popen(
-        [sys.executable, str(script), json.dumps([props, name, 12, str(go)])],
+        [sys.executable, str(script), json.dumps([props, name, 12, str(ready_path(go, 0)), str(go)])],
         cwd=str(Path(__file__).parent),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=worker_env(),
     )
     outcomes = []
-    go.touch()
+    release([proc], [ready_path(go, 0)], go)  # the conversions start with the upserts
     while proc.poll() is None:
         try:
             r = catalog.load_table(name).maintenance.convert_equality_deletes()
