@@ -27,6 +27,7 @@ import pytest
 from conftest import new_table_name
 from icefloe.exceptions import CommitConflictError, ValidationError
 from oracle import Oracle, assert_same_rows
+from start_gate import ready_path, release, worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -253,13 +254,14 @@ import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
 
-props, ident, role, steps, go = json.loads(sys.argv[1])
+from start_gate import ready_then_wait
+
+props, ident, role, steps, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
 schema = pa.schema(
     [pa.field("id", pa.int64()), pa.field("region", pa.string()), pa.field("amount", pa.float64())]
 )
-while not os.path.exists(go):
-    time.sleep(0.002)
+ready_then_wait(ready, go)
 out = []
 if role == "writer":  # appends 10 rows per step and deletes some of the earlier ones
     for i in range(steps):
@@ -310,14 +312,23 @@ def test_writer_and_compaction_in_real_processes_lose_and_resurrect_nothing(
         "stdout": subprocess.PIPE,
         "stderr": subprocess.PIPE,
         "text": True,
+        "env": worker_env(),
     }
+    readies = [ready_path(go, 0), ready_path(go, 1)]
     writer = subprocess.Popen(
-        [sys.executable, str(script), json.dumps([props, name, "writer", 16, str(go)])], **env_args
+        [sys.executable, str(script), json.dumps([props, name, "writer", 16, str(readies[0]), str(go)])],
+        **env_args,
     )
     compactor = subprocess.Popen(
-        [sys.executable, str(script), json.dumps([props, name, "compact", 0, str(go)]), str(done)], **env_args
+        [
+            sys.executable,
+            str(script),
+            json.dumps([props, name, "compact", 0, str(readies[1]), str(go)]),
+            str(done),
+        ],
+        **env_args,
     )
-    go.touch()
+    release([writer, compactor], readies, go)  # the compactions start with the writes
     w_out, w_err = writer.communicate(timeout=600)
     done.touch()
     c_out, c_err = compactor.communicate(timeout=600)
