@@ -2,10 +2,11 @@
 
 An unpartitioned table written by Iceberg Java (Spark SQL) holds several files whose column
 metrics differ (ranges on both sides of 1970, nulls-only and NaN columns, strings sharing
-prefixes). For 30+ filters, the files icefloe's InclusiveMetricsEvaluator keeps must equal
-the files Java's `table.newScan().filter(expr).planFiles()` returns — no partition pruning is
-involved, so the metrics evaluator alone decides on both sides. The Java expression is built
-from the same filter (the JSON `icefloe._native.parse_filter` returns) through py4j
+prefixes). For 45 filters (every predicate and connective, on every column), the files
+icefloe's InclusiveMetricsEvaluator keeps must equal the files Java's
+`table.newScan().filter(expr).planFiles()` returns — no partition pruning is involved, so the
+metrics evaluator alone decides on both sides. The Java expression is built from the same
+filter (the JSON `icefloe._native.parse_filter` returns) through py4j
 `org.apache.iceberg.expressions.Expressions`.
 """
 
@@ -150,8 +151,38 @@ def metrics_table(spark: Any, oracle: Any, catalog: Any) -> dict[str, Any]:
     return {"name": name, "table": table, "files": files, "schema": table.metadata.schema_json()}
 
 
-def test_filters_cover_the_issue_minimum() -> None:
-    assert len(FILTERS) >= 30
+# What the filters must exercise, read from the expressions icefloe parses them to: every
+# predicate and connective of Iceberg's expression JSON (`NOT isnan(x)` parses to not(is-nan);
+# both engines rewrite it to not-nan before evaluating metrics), on every column of the table.
+OPERATIONS = {
+    "eq", "not-eq", "lt", "lt-eq", "gt", "gt-eq",
+    "in", "not-in",
+    "is-null", "not-null", "is-nan",
+    "starts-with", "not-starts-with",
+    "and", "or", "not",
+}  # fmt: skip
+COLUMNS = {"id", "ts", "name", "amount", "d", "dec", "nul"}
+
+
+def operations_and_terms(expr: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The operation types and the terms of an unbound expression's JSON, recursively."""
+    ops, terms = {str(expr["type"])}, {str(expr["term"])} if "term" in expr else set()
+    for child in ("left", "right", "child"):
+        if child in expr:
+            o, t = operations_and_terms(expr[child])
+            ops, terms = ops | o, terms | t
+    return ops, terms
+
+
+def test_filters_cover_every_operation_on_every_column() -> None:
+    assert len(FILTERS) == 45 and len(set(FILTERS)) == len(FILTERS), "45 distinct filters"
+    ops: set[str] = set()
+    terms: set[str] = set()
+    for text in FILTERS:
+        o, t = operations_and_terms(json.loads(_native.parse_filter(text)))
+        ops, terms = ops | o, terms | t
+    assert ops == OPERATIONS, (sorted(OPERATIONS - ops), sorted(ops - OPERATIONS))
+    assert terms == COLUMNS, (sorted(COLUMNS - terms), sorted(terms - COLUMNS))
 
 
 @pytest.mark.parametrize("text", FILTERS)
