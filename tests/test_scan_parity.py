@@ -3,21 +3,24 @@
 One table written by Iceberg Java through Spark SQL walks through partition specs with every
 transform (identity on string, bucket, truncate on int and string, year, month, day, hour,
 with fields added and dropped), gets position deletes (merge-on-read DELETE) and global
-equality deletes (Java API). For 30+ filters, and for time travel by id, timestamp, branch
-and tag, and for incremental append ranges, the data files icefloe plans and the delete
-files attached to each must equal what Java's `planFiles()` returns. Corrupt metadata files
-give errors naming the file.
+equality deletes (Java API). For 37 filters (every predicate and connective), and for time
+travel by id, timestamp, branch and tag, and for incremental append ranges, the data files
+icefloe plans and the delete files attached to each must equal what Java's `planFiles()`
+returns. Corrupt metadata files give errors naming the file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import new_table_name
+from icefloe import _native
 from icefloe.exceptions import IcefloeError, ValidationError
+from test_expressions_oracle import OPERATIONS, operations_and_terms
 from test_merge_on_read import commit_eq_delete
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -153,6 +156,7 @@ def _filters(spark: Any) -> list[tuple[str, Any]]:
         ("ts = TIMESTAMP '1970-01-01 05:00:00'", lambda: E.equal("ts", "1970-01-01T05:00:00")),
         ("amount > 500.0", lambda: E.greaterThan("amount", 500.0)),
         ("amount < -30.0", lambda: E.lessThan("amount", -30.0)),
+        ("isnan(amount)", lambda: E.isNaN("amount")),
         ("id < 10 OR id > 520", lambda: OR(E.lessThan("id", 10), E.greaterThan("id", 520))),
         (
             "cat = 'b' AND (i > 5 OR s LIKE 'd%')",
@@ -172,7 +176,16 @@ def test_filters_match_java(spark: Any, oracle: Any, catalog: Any, evolved: dict
     table = catalog.load_table(name)
     jt = oracle.java_table(name)
     filters = _filters(spark)
-    assert len(filters) >= 30
+    # 37 distinct filters using every predicate and connective, on every column (so on every
+    # partition source: identity, bucket, truncate and the time transforms).
+    assert len(filters) == 37 and len({t for t, _ in filters}) == len(filters)
+    ops: set[str] = set()
+    terms: set[str] = set()
+    for text, _ in filters:
+        o, t = operations_and_terms(json.loads(_native.parse_filter(text)))
+        ops, terms = ops | o, terms | t
+    assert ops == OPERATIONS, (sorted(OPERATIONS - ops), sorted(ops - OPERATIONS))
+    assert terms == {"id", "i", "s", "cat", "d", "ts", "amount"}, sorted(terms)
     mismatches = []
     for text, jexpr in filters:
         expected = _java_plan(jt.newScan().filter(jexpr()))
