@@ -58,7 +58,6 @@ def test_no_worker_passes_before_every_worker_is_ready(tmp_path: Path) -> None:
     last_ready = max(ready_at for ready_at, _, _ in runs)
     first_start = min(started_at for _, started_at, _ in runs)
     assert first_start >= last_ready, runs  # the fast workers waited for the slow one
-    assert runs[0][1] - runs[0][0] >= 1.0, "the fast worker waited about as long as the slow load"
 
 
 def test_a_worker_dying_before_it_is_ready_fails_the_release_with_its_stderr(tmp_path: Path) -> None:
@@ -81,7 +80,7 @@ def test_a_worker_never_ready_fails_the_release_at_its_timeout(tmp_path: Path) -
     go = tmp_path / "go"
     readies = [ready_path(go, i) for i in range(2)]
     procs = [_spawn(readies[0], go, 0.0), _spawn(readies[1], go, 120.0)]
-    with pytest.raises(AssertionError, match=r"not ready within 3\.0 s: worker 1 \(pid \d+\)"):
+    with pytest.raises(AssertionError, match=r"not ready within 3\.0 s: .*worker 1 \(pid \d+\)"):
         release(procs, readies, go, timeout=3.0)
     assert not go.exists()
     assert all(p.poll() is not None for p in procs), "every worker was killed"
