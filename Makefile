@@ -29,7 +29,7 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
 
-.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans fuzz clean
+.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-bounds fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -177,18 +177,30 @@ fmt:  ## format Rust and Python
 FUZZ_TARGETS ?= table_metadata manifest manifest_list single_value filter scan_task puffin parquet_read delete_file
 FUZZ_RUNS ?= 10000000
 FUZZ_SECONDS ?= 1800
+# Targets that reach a known abort in a dependency (fuzz/upstream/README.md) run in
+# libFuzzer's fork mode, which saves every crash to fuzz/artifacts/<target>/ and goes on:
+# compare each with fuzz/upstream before calling it known.
+FUZZ_FORK_TARGETS ?= parquet_read
 fuzz:  ## cargo fuzz every decoder target (FUZZ_RUNS / FUZZ_SECONDS per target; not in make test)
 	@cargo +nightly fuzz --version >/dev/null 2>&1 || cargo +nightly install cargo-fuzz
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/work/$$t && \
 		echo "== $$t" && \
-		(cd fuzz && cargo +nightly fuzz run -O $$t work/$$t corpus/$$t -- \
+		fork="" && case " $(FUZZ_FORK_TARGETS) " in *" $$t "*) fork="-fork=1 -ignore_crashes=1";; esac && \
+		(cd fuzz && cargo +nightly fuzz run -O $$t work/$$t corpus/$$t -- $$fork \
 			-runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) -timeout=1 \
 			-rss_limit_mb=512 -malloc_limit_mb=512 -print_final_stats=1) || exit 1; \
 	done
 
 bench:  ## criterion benches for the hot paths
 	cargo bench
+
+bench-bounds:  ## reader resource bounds at full scale: 100M equality-delete keys, 1M columns, a 10 GB manifest (not in make test)
+	cargo bench --bench resource_bounds --no-run
+	cargo bench --bench resource_bounds -- eq100m
+	ICEFLOE_EQUALITY_DELETE_MEMORY_MB=8192 cargo bench --bench resource_bounds -- eq100m
+	cargo bench --bench resource_bounds -- wide1m
+	cargo bench --bench resource_bounds -- manifest10g
 
 bench-metrics-eval:  ## criterion: InclusiveMetricsEvaluator over 100,000 DataFiles (not in make test)
 	cargo bench --bench metrics_eval

@@ -22,6 +22,8 @@ pub enum ErrorKind {
     AlreadyExists,
     /// A bug in icefloe: an invariant did not hold.
     Internal,
+    /// Valid input that needs more than a stated budget (memory, size) to process.
+    ResourceLimit,
 }
 
 impl fmt::Display for ErrorKind {
@@ -35,6 +37,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::CommitConflict => "commit conflict",
             ErrorKind::AlreadyExists => "already exists",
             ErrorKind::Internal => "internal error",
+            ErrorKind::ResourceLimit => "resource limit",
         };
         f.write_str(s)
     }
@@ -122,4 +125,8 @@ pub fn validation(message: impl Into<String>) -> Error {
 
 pub fn not_supported(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::NotSupported, message)
+}
+
+pub fn resource_limit(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::ResourceLimit, message)
 }

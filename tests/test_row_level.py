@@ -23,7 +23,7 @@ from icefloe import (
     Table,
 )
 from icefloe.catalog import Catalog
-from icefloe.exceptions import CommitConflictError, ValidationError
+from icefloe.exceptions import CommitConflictError, ResourceLimitError, ValidationError
 from icefloe.types import DoubleType, LongType, StringType, TimestampType
 
 MOR = {
@@ -270,6 +270,29 @@ def test_upsert_mor_writes_equality_deletes_and_last_duplicate_wins(cat: Catalog
     assert got == {0: 0.0, 1: 1.0, 2: 2.0, 3: 33.0, 4: 4.0, 7: 30.0, 9: 9.0}
     eq = [d for x in t.scan().plan_files() for d in x.delete_files if d.content == 2]
     assert eq and all(d._obj.get("equality_ids") == [1] for d in eq)
+
+
+def test_equality_deletes_past_the_memory_budget_fail_the_read_with_a_clear_error(
+    cat: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read whose equality-delete keys would need more than ICEFLOE_EQUALITY_DELETE_MEMORY_MB
+    fails with ResourceLimitError naming the setting and the delete file, instead of growing
+    until the worker is OOM-killed; the same read works under a budget that fits."""
+    t = mor_table(cat, name="db.budget")
+    t.append(rows(range(200_000)))
+    t.upsert(rows(range(0, 200_000, 2), amount=-1.0))  # 100,000 keys: a ~2.2 MB hash table
+    eq = [d.file_path for x in t.scan().plan_files() for d in x.delete_files if d.content == 2]
+    assert len(set(eq)) == 1
+    monkeypatch.setenv("ICEFLOE_EQUALITY_DELETE_MEMORY_MB", "1")
+    with pytest.raises(ResourceLimitError) as e:
+        t.scan().to_arrow()
+    msg = str(e.value)
+    assert "ICEFLOE_EQUALITY_DELETE_MEMORY_MB" in msg and "budget of 1 MB" in msg, msg
+    assert eq[0] in msg, msg
+    monkeypatch.setenv("ICEFLOE_EQUALITY_DELETE_MEMORY_MB", "16")
+    got = t.scan().to_arrow()
+    assert got.num_rows == 200_000
+    assert pc.sum(pc.equal(got.column("amount"), -1.0)).as_py() == 100_000
 
 
 def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> None:

@@ -17,6 +17,7 @@ class NotSupportedError(IcefloeError): ...  # valid Iceberg, not implemented yet
 class NotFoundError(IcefloeError): ...  # a file that should exist does not
 class CommitConflictError(IcefloeError): ...  # the table changed under a commit
 class IcefloeIOError(IcefloeError): ...  # permissions, disk, network
+class ResourceLimitError(IcefloeError): ...  # valid input past a stated budget (names it)
 
 # ---- spec model ----
 def schema_from_arrow(schema: pa.Schema) -> str:

@@ -14,6 +14,7 @@ from icefloe._native import (
     InvalidDataError,
     NotFoundError,
     NotSupportedError,
+    ResourceLimitError,
     ValidationError,
 )
 
@@ -30,6 +31,7 @@ __all__ = [
     "NoSuchTableError",
     "NotFoundError",
     "NotSupportedError",
+    "ResourceLimitError",
     "TableAlreadyExistsError",
     "ValidationError",
 ]

@@ -25,7 +25,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::reader::read_parquet;
 use super::schema::{schema_from_arrow, type_to_arrow};
-use crate::error::{invalid_data, not_supported, Error, Result};
+use crate::error::{invalid_data, not_supported, resource_limit, Error, Result};
 use crate::io::InputFile;
 use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 
@@ -102,6 +102,39 @@ pub struct EqualityDeleteSet {
     fields: Vec<NestedField>,
     keys: Keys,
     len: usize,
+    /// Bytes of the row-encoded keys (`Keys::Rows`), with their allocations.
+    key_bytes: usize,
+    /// The most memory the set may take (`memory_budget`).
+    budget: usize,
+}
+
+/// The environment variable that sets `memory_budget` (MB).
+pub const MEMORY_BUDGET_ENV: &str = "ICEFLOE_EQUALITY_DELETE_MEMORY_MB";
+
+/// Default `memory_budget`: 2 GB, about 58M long keys (hash table buckets of 17 bytes at
+/// hashbrown's 7/8 load, doubled in powers of two) or 20-40M short composite keys.
+pub const DEFAULT_MEMORY_BUDGET_MB: usize = 2048;
+
+/// The memory one equality-delete set may take on an executor (its hash table and key
+/// bytes): `ICEFLOE_EQUALITY_DELETE_MEMORY_MB`, default 2048. A set that would grow past it
+/// fails the read with a `ResourceLimit` error naming the delete file, instead of the
+/// worker being OOM-killed (Java's `StructLikeSet` grows until the JVM dies). While the
+/// table doubles, the old table is held too: the peak is up to 1.5x the budget.
+pub fn memory_budget() -> usize {
+    let mb = std::env::var(MEMORY_BUDGET_ENV).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    mb.unwrap_or(DEFAULT_MEMORY_BUDGET_MB).saturating_mul(1 << 20)
+}
+
+/// Bytes a row-encoded key takes on the heap: its bytes plus the allocation's header and
+/// rounding.
+fn key_allocation(len: usize) -> usize {
+    len.next_multiple_of(16).saturating_add(16)
+}
+
+/// Bytes per hash-table slot: hashbrown keeps 8 buckets per 7 slots, each a (key, value)
+/// pair plus one control byte.
+const fn slot_bytes(pair: usize) -> usize {
+    (pair + 1) * 8 / 7 + 1
 }
 
 impl std::fmt::Debug for EqualityDeleteSet {
@@ -229,7 +262,7 @@ impl EqualityDeleteSet {
             rows.reserve(capacity);
             Keys::Rows { converter, rows }
         };
-        let mut set = EqualityDeleteSet { fields, keys, len: 0 };
+        let mut set = EqualityDeleteSet { fields, keys, len: 0, key_bytes: 0, budget: memory_budget() };
         set.extend(files)?;
         Ok(set)
     }
@@ -252,6 +285,54 @@ impl EqualityDeleteSet {
         &self.fields
     }
 
+    /// The set's memory: hash table slots and row-encoded key bytes.
+    pub fn memory_bytes(&self) -> usize {
+        match &self.keys {
+            Keys::Long { values, .. } => values.capacity().saturating_mul(slot_bytes(16)),
+            Keys::Rows { rows, .. } => {
+                rows.capacity().saturating_mul(slot_bytes(24)).saturating_add(self.key_bytes)
+            }
+        }
+    }
+
+    /// The set's memory once `more_keys` more distinct keys of `more_key_bytes` bytes are
+    /// in: the hash table grows by doubling (hashbrown: a power of two of buckets, 7/8 full).
+    fn projected_bytes(&self, more_keys: usize, more_key_bytes: usize) -> usize {
+        let (capacity, slot, key_bytes) = match &self.keys {
+            Keys::Long { values, .. } => (values.capacity(), slot_bytes(16), 0),
+            Keys::Rows { rows, .. } => (rows.capacity(), slot_bytes(24), self.key_bytes),
+        };
+        let needed = self.len.saturating_add(more_keys);
+        let capacity = if needed <= capacity {
+            capacity
+        } else {
+            let buckets =
+                (needed.saturating_mul(8) / 7).max(8).checked_next_power_of_two().unwrap_or(usize::MAX);
+            buckets / 8 * 7
+        };
+        capacity.saturating_mul(slot).saturating_add(key_bytes).saturating_add(more_key_bytes)
+    }
+
+    /// Refuses a batch of up to `rows` new keys (`bytes` of row encodings) whose insertion
+    /// could grow the set past its budget, before the table grows.
+    fn check_budget(&self, rows: usize, bytes: usize) -> Result<()> {
+        let projected = self.projected_bytes(rows, bytes);
+        if projected <= self.budget {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
+        Err(resource_limit(format!(
+            "equality deletes on ({}) need more memory than the budget: {} distinct keys so far, and the \
+             next {rows} would grow the set to {} MB, past the budget of {} MB ({MEMORY_BUDGET_ENV}); raise it \
+             where executors have the memory, then run convert_equality_deletes() so reads no longer hash \
+             these keys",
+            names.join(", "),
+            self.len,
+            projected >> 20,
+            self.budget >> 20
+        )))
+    }
+
     /// Number of distinct keys (the cache's weight).
     pub fn len(&self) -> usize {
         self.len
@@ -262,8 +343,21 @@ impl EqualityDeleteSet {
     }
 
     fn insert(&mut self, cols: &[ArrayRef], seq: i64) -> Result<()> {
-        match &mut self.keys {
-            Keys::Long { values, null_seq } => {
+        let encoded = match &self.keys {
+            Keys::Rows { converter, .. } => Some(
+                converter
+                    .convert_columns(cols)
+                    .map_err(|e| invalid_data("cannot encode equality delete keys").with_source(e))?,
+            ),
+            Keys::Long { .. } => None,
+        };
+        let (incoming, incoming_bytes) = match &encoded {
+            Some(r) => (r.num_rows(), r.iter().map(|row| key_allocation(row.as_ref().len())).sum()),
+            None => (first_key_column(cols)?.len(), 0),
+        };
+        self.check_budget(incoming, incoming_bytes)?;
+        match (&mut self.keys, encoded) {
+            (Keys::Long { values, null_seq }, _) => {
                 let a = first_key_column(cols)?.as_primitive::<Int64Type>();
                 for v in a.iter() {
                     match v {
@@ -273,19 +367,24 @@ impl EqualityDeleteSet {
                 }
                 self.len = values.len() + usize::from(null_seq.is_some());
             }
-            Keys::Rows { converter, rows } => {
-                let r = converter
-                    .convert_columns(cols)
-                    .map_err(|e| invalid_data("cannot encode equality delete keys").with_source(e))?;
+            (Keys::Rows { rows, .. }, Some(r)) => {
                 for row in r.iter() {
                     match rows.get_mut(row.as_ref()) {
                         Some(s) => raise(s, seq),
                         None => {
+                            self.key_bytes =
+                                self.key_bytes.saturating_add(key_allocation(row.as_ref().len()));
                             rows.insert(row.as_ref().into(), seq);
                         }
                     }
                 }
                 self.len = rows.len();
+            }
+            (Keys::Rows { .. }, None) => {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorKind::Internal,
+                    "equality delete keys were not encoded",
+                ))
             }
         }
         Ok(())
@@ -381,3 +480,63 @@ impl SharedEqualityDeletes {
 
 /// Shared handle.
 pub type EqualityDeleteSetRef = Arc<SharedEqualityDeletes>;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+    use crate::arrow::schema::schema_to_arrow;
+    use crate::error::ErrorKind;
+
+    /// A delete file of `n` distinct keys: `id` (field 1) 0..n and `name` (field 2) "k<i>".
+    fn delete_file(dir: &std::path::Path, n: i64) -> String {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "id", PrimitiveType::Long.into()),
+                NestedField::optional(2, "name", PrimitiveType::String.into()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("k{i}"))));
+        let path = dir.join("eq.parquet");
+        let mut w = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), arrow.clone(), None).unwrap();
+        w.write(&RecordBatch::try_new(arrow, vec![ids, names]).unwrap()).unwrap();
+        w.close().unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_set_past_its_memory_budget_fails_naming_the_file_and_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = delete_file(dir.path(), 200_000);
+        for ids in [&[1][..], &[1, 2][..]] {
+            let set = EqualityDeleteSet::load(ids, &[&path], &|_| None).unwrap();
+            assert_eq!(set.len(), 200_000);
+            let used = set.memory_bytes();
+            // Long keys: at least 16 bytes per key; composite keys add their row bytes.
+            assert!(used >= 200_000 * 16, "{used}");
+
+            // The same file against a budget below what the set needs.
+            let fields: Vec<NestedField> = set.fields().to_vec();
+            let known = |id: i32| fields.iter().find(|f| f.id == id).cloned();
+            let mut empty = EqualityDeleteSet::load_with_seqs(ids, &[], &known, 0).unwrap();
+            empty.budget = used / 2;
+            let small = empty.extend(&[(&path, 1)]).unwrap_err();
+            // Refused before the table grew past the budget.
+            assert!(empty.memory_bytes() <= empty.budget, "{} > {}", empty.memory_bytes(), empty.budget);
+            assert_eq!(small.kind(), ErrorKind::ResourceLimit, "{small}");
+            let msg = small.to_string();
+            assert!(msg.contains(MEMORY_BUDGET_ENV), "{msg}");
+            assert!(msg.contains(&path), "{msg}");
+            assert!(msg.contains("convert_equality_deletes()"), "{msg}");
+        }
+    }
+}

@@ -8,7 +8,7 @@ use super::avro;
 use super::data_file::{DataContentType, DataFile};
 use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan, StatsProjection};
 use super::manifest_list::{ManifestContent, ManifestFile};
-use crate::error::{invalid_data, Result};
+use crate::error::{invalid_data, resource_limit, Result};
 use crate::io;
 use crate::spec::{PartitionSpec, Schema, StructType};
 
@@ -219,12 +219,43 @@ fn read_checked(manifest: &ManifestFile, stats: &StatsProjection) -> Result<Mani
     Ok(Manifest { metadata, entries })
 }
 
+/// The environment variable that sets the largest manifest icefloe reads (MB).
+pub const MANIFEST_MAX_ENV: &str = "ICEFLOE_MANIFEST_MAX_MB";
+
+/// Default largest manifest: 1 GB. A manifest is read into memory whole and its entries
+/// streamed from there; Java's writers roll manifests at 8 MB
+/// (`commit.manifest.target-size-bytes`), so a manifest past this is damage or a runaway
+/// writer, and the driver fails with a clear error instead of being OOM-killed.
+pub const DEFAULT_MANIFEST_MAX_MB: i64 = 1024;
+
+fn manifest_max_bytes() -> i64 {
+    let mb = std::env::var(MANIFEST_MAX_ENV).ok().and_then(|v| v.trim().parse::<i64>().ok());
+    mb.unwrap_or(DEFAULT_MANIFEST_MAX_MB).saturating_mul(1 << 20)
+}
+
+/// Refuses a manifest whose recorded length is past `ICEFLOE_MANIFEST_MAX_MB`, before any
+/// byte of it is read.
+fn check_manifest_size(manifest: &ManifestFile) -> Result<()> {
+    let max = manifest_max_bytes();
+    if manifest.manifest_length <= max {
+        return Ok(());
+    }
+    Err(resource_limit(format!(
+        "manifest is {} MB (its manifest list entry's manifest_length), past the {} MB icefloe reads into \
+         memory ({MANIFEST_MAX_ENV}); raise it where the driver has the memory, then rewrite_manifests()",
+        manifest.manifest_length >> 20,
+        max >> 20
+    ))
+    .with_context("file", manifest.manifest_path.as_str()))
+}
+
 fn read_each(
     manifest: &ManifestFile,
     stats: &StatsProjection,
     mut f: impl FnMut(ManifestEntry) -> Result<()>,
 ) -> Result<ManifestMetadata> {
     let path = manifest.manifest_path.as_str();
+    check_manifest_size(manifest)?;
     let bytes = io::read_file(path)?;
     // The list records the exact length (T2): a shorter file lost whole blocks, which Avro
     // alone cannot notice.
@@ -542,6 +573,15 @@ mod tests {
         let missing =
             ManifestFile { manifest_path: dir.path().join("nope.avro").display().to_string(), ..mf.clone() };
         check(&missing, crate::ErrorKind::NotFound, "nope.avro");
+
+        // A 10 GB manifest is refused from its list entry, before a byte is read.
+        let huge = ManifestFile { manifest_length: 10 << 30, ..missing.clone() };
+        check(
+            &huge,
+            crate::ErrorKind::ResourceLimit,
+            "manifest is 10240 MB (its manifest list entry's manifest_length), past the 1024 MB",
+        );
+        check(&huge, crate::ErrorKind::ResourceLimit, MANIFEST_MAX_ENV);
 
         let magic = dir.path().join("magic.avro").display().to_string();
         let mut b = bytes.clone();

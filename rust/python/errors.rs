@@ -14,6 +14,7 @@ create_exception!(icefloe.exceptions, NotSupportedError, IcefloeError);
 create_exception!(icefloe.exceptions, NotFoundError, IcefloeError);
 create_exception!(icefloe.exceptions, CommitConflictError, IcefloeError);
 create_exception!(icefloe.exceptions, IcefloeIOError, IcefloeError);
+create_exception!(icefloe.exceptions, ResourceLimitError, IcefloeError);
 
 pub(crate) fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
@@ -24,6 +25,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         ErrorKind::NotFound => NotFoundError::new_err(msg),
         ErrorKind::CommitConflict => CommitConflictError::new_err(msg),
         ErrorKind::Io | ErrorKind::AlreadyExists => IcefloeIOError::new_err(msg),
+        ErrorKind::ResourceLimit => ResourceLimitError::new_err(msg),
         _ => IcefloeError::new_err(msg),
     }
 }
@@ -48,5 +50,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NotFoundError", py.get_type::<NotFoundError>())?;
     m.add("CommitConflictError", py.get_type::<CommitConflictError>())?;
     m.add("IcefloeIOError", py.get_type::<IcefloeIOError>())?;
+    m.add("ResourceLimitError", py.get_type::<ResourceLimitError>())?;
     Ok(())
 }
