@@ -171,3 +171,16 @@ def catalog(warehouse: Path) -> Any:
     import icefloe
 
     return icefloe.load_catalog("local", type="filesystem", warehouse=str(warehouse))
+
+
+@pytest.fixture(scope="session")
+def rest_uri(s3: Any) -> Iterator[str]:
+    """A real Iceberg REST server (Apache Iceberg's RESTCatalogServer, JdbcCatalog behind it,
+    the warehouse on the `s3` server) for the whole run; its URI. Tests use fresh namespaces."""
+    import tempfile
+
+    from servers.rest import run_rest
+    from servers.s3 import BUCKET
+
+    with tempfile.TemporaryDirectory() as d:
+        yield from run_rest(Path(d), s3, f"s3://{BUCKET}/rest")

@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +34,7 @@ from icefloe.exceptions import (
     TableAlreadyExistsError,
 )
 from oracle import assert_same_rows
-from servers.rest import rest_classpath, run_rest
+from servers.rest import rest_classpath
 from servers.s3 import BUCKET, S3Server
 from start_gate import ready_path, release
 from test_concurrency_processes import SCHEMA as PROC_SCHEMA
@@ -47,12 +45,6 @@ ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", 
 
 def rows(ids: range) -> pa.Table:
     return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)
-
-
-@pytest.fixture(scope="module")
-def rest_uri(s3: S3Server) -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as d:
-        yield from run_rest(Path(d), s3, f"s3://{BUCKET}/rest")
 
 
 @pytest.fixture

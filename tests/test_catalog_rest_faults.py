@@ -25,7 +25,7 @@ from icefloe import _io
 from icefloe.catalog import RestCatalog
 from icefloe.exceptions import CommitStateUnknownException
 from servers.s3 import S3Server
-from test_catalog_rest import ARROW, rest_uri, rows  # noqa: F401  (rest_uri is a fixture)
+from test_catalog_rest import ARROW, rows
 
 
 class CommitFaultProxy:
@@ -107,7 +107,7 @@ class CommitFaultProxy:
 
 
 @pytest.fixture(scope="module")
-def proxy(rest_uri: str) -> Iterator[CommitFaultProxy]:  # noqa: F811
+def proxy(rest_uri: str) -> Iterator[CommitFaultProxy]:
     p = CommitFaultProxy(rest_uri)
     yield p
     p.close()
