@@ -271,6 +271,19 @@ def test_commit_is_a_compare_and_swap(contract: Contract, ns: str) -> None:
     assert now.scan().to_arrow().column("id").to_pylist() == [0]
 
 
+def test_a_lost_race_is_refreshed_and_retried(contract: Contract, ns: str) -> None:
+    cat = contract.catalog
+    cat.create_namespace(ns)
+    cat.create_table(f"{ns}.r", schema=ARROW_SCHEMA, properties={"commit.retry.min-wait-ms": "1"})
+    a, b = cat.load_table(f"{ns}.r"), cat.load_table(f"{ns}.r")
+    a.append(rows(3))
+    b.append(rows(3, 3))  # its base is stale: the swap fails, it refreshes and retries
+    now = cat.load_table(f"{ns}.r")
+    assert sorted(now.scan().to_arrow().column("id").to_pylist()) == list(range(6))
+    snaps = now.snapshots()
+    assert len(snaps) == 2 and snaps[1].parent_snapshot_id == snaps[0].snapshot_id
+
+
 def test_purge_deletes_files(contract: Contract, ns: str) -> None:
     cat = contract.catalog
     cat.create_namespace(ns)
@@ -283,6 +296,8 @@ def test_purge_deletes_files(contract: Contract, ns: str) -> None:
     cat.purge_table(f"{ns}.t")
     assert not cat.table_exists(f"{ns}.t")
     assert contract.files_under(t.location()) == set()
+    if contract.s3 is None:
+        assert not Path(t.metadata_location).parent.exists()  # the metadata folder too
     with pytest.raises(NoSuchTableError):
         cat.purge_table(f"{ns}.t")
 
