@@ -1,10 +1,9 @@
 """The REST catalog client against a real Iceberg REST server (Apache Iceberg's own
 RESTCatalogServer: JdbcCatalog behind it, the warehouse on the S3 test server):
 
-- the catalog API: nested namespaces and their properties, create / staged names / load /
-  list / rename / register / drop / purge, the spec's errors as icefloe's exceptions;
-- commits as requirements + updates: every operation commits through it; a lost race is a
-  409 that the retry loop refreshes and retries;
+- what every catalog does (namespaces, tables, rename, compare-and-swap, a lost race retried,
+  purge) is in test_catalog_contract.py; here: S3 locations, register, a row-level delete
+  committed as requirements + updates, OAuth2;
 - Iceberg Java's Spark catalog `type=rest` and icefloe commit to the same table interleaved,
   each reading the other's snapshots;
 - 2 icefloe and 2 Java processes appending 25 times each at once leave 100 snapshots and
@@ -26,10 +25,6 @@ import pytest
 from icefloe import _native
 from icefloe.catalog import RestCatalog
 from icefloe.exceptions import (
-    CommitConflictError,
-    NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError,
-    NoSuchNamespaceError,
     NoSuchTableError,
     TableAlreadyExistsError,
 )
@@ -66,66 +61,28 @@ def ns(cat: RestCatalog) -> str:
     return name
 
 
-def test_namespaces(cat: RestCatalog, ns: str) -> None:
-    assert cat.namespace_exists(ns)
-    assert (ns,) in cat.list_namespaces()
-    with pytest.raises(NamespaceAlreadyExistsError):
-        cat.create_namespace(ns)
-    cat.create_namespace((ns, "child"))
-    assert cat.list_namespaces(ns) == [(ns, "child")]
-    assert cat.load_namespace_properties(ns)["owner"] == "tests"
-    summary = cat.update_namespace_properties(ns, removals={"owner", "nope"}, updates={"team": "ice"})
-    assert summary.updated == ["team"] and summary.removed == ["owner"] and summary.missing == ["nope"]
-    assert cat.load_namespace_properties(ns).get("team") == "ice"
-    cat.create_table((ns, "child", "t"), schema=ARROW)
-    with pytest.raises(NamespaceNotEmptyError):
-        cat.drop_namespace((ns, "child"))
-    cat.drop_table((ns, "child", "t"))
-    cat.drop_namespace((ns, "child"))
-    with pytest.raises(NoSuchNamespaceError):
-        cat.load_namespace_properties((ns, "child"))
-    assert not cat.namespace_exists((ns, "child"))
-
-
-def test_tables(cat: RestCatalog, ns: str) -> None:
-    t = cat.create_table(f"{ns}.t", schema=ARROW, properties={"owner": "tests"})
+def test_tables_on_s3_and_register(cat: RestCatalog, ns: str) -> None:
+    """REST-specific: the server places tables under its S3 warehouse, a row-level delete
+    commits through it, and drop keeps the files so the table can be registered again (the
+    shared contract is in test_catalog_contract.py)."""
+    t = cat.create_table(f"{ns}.t", schema=ARROW)
     assert t.location().startswith(f"s3://{BUCKET}/rest/")
-    assert t.properties["owner"] == "tests"
-    with pytest.raises(TableAlreadyExistsError):
-        cat.create_table(f"{ns}.t", schema=ARROW)
     t.append(rows(range(10)))
     t.append(rows(range(10, 15)))
     t.delete("id < 3")
     again = cat.load_table(f"{ns}.t")
     assert sorted(again.scan().to_arrow().column("id").to_pylist()) == list(range(3, 15))
     assert [s.summary["operation"] for s in again.snapshots()] == ["append", "append", "overwrite"]
-    assert cat.table_exists(f"{ns}.t") and cat.list_tables(ns) == [(ns, "t")]
-    cat.rename_table(f"{ns}.t", f"{ns}.u")
-    assert not cat.table_exists(f"{ns}.t")
-    u = cat.load_table(f"{ns}.u")
-    assert len(u.scan().to_arrow()) == 12
-    location = u.metadata_location
-    cat.drop_table(f"{ns}.u")
+    location = again.metadata_location
+    cat.drop_table(f"{ns}.t")
     with pytest.raises(NoSuchTableError):
-        cat.load_table(f"{ns}.u")
+        cat.load_table(f"{ns}.t")
     # The files are still there: register the table again from its metadata file.
     back = cat.register_table(f"{ns}.back", location)
+    assert back.metadata_location == location
     assert len(back.scan().to_arrow()) == 12
-    cat.purge_table(f"{ns}.back")
-    assert not cat.table_exists(f"{ns}.back")
-
-
-def test_a_lost_race_is_a_conflict_and_retried(cat: RestCatalog, ns: str) -> None:
-    cat.create_table(f"{ns}.r", schema=ARROW, properties={"commit.retry.num-retries": "0"})
-    a, b = cat.load_table(f"{ns}.r"), cat.load_table(f"{ns}.r")
-    a.append(rows(range(3)))
-    with pytest.raises(CommitConflictError):
-        b.append(rows(range(3, 6)))
-    cat.create_table(f"{ns}.r2", schema=ARROW, properties={"commit.retry.min-wait-ms": "1"})
-    a, b = cat.load_table(f"{ns}.r2"), cat.load_table(f"{ns}.r2")
-    a.append(rows(range(3)))
-    b.append(rows(range(3, 6)))  # 409, refresh, retry
-    assert sorted(cat.load_table(f"{ns}.r2").scan().to_arrow().column("id").to_pylist()) == list(range(6))
+    with pytest.raises(TableAlreadyExistsError):
+        cat.register_table(f"{ns}.back", location)
 
 
 def test_oauth2_client_credentials(props: dict[str, str], ns: str) -> None:
