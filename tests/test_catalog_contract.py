@@ -261,6 +261,7 @@ def test_commit_is_a_compare_and_swap(contract: Contract, ns: str) -> None:
     b = cat.load_table(f"{ns}.t")
     a.append(rows(1))
     before = contract.files_under(a.location())
+    assert a.metadata_location in before  # the listing sees the table's files
     with pytest.raises(CommitConflictError):
         b.append(rows(1, 100))
     # The loser's data file, manifest, manifest list and metadata file are gone.
