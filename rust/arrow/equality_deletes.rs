@@ -21,7 +21,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BooleanArray};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
 
 use super::reader::read_parquet;
 use super::schema::{schema_from_arrow, type_to_arrow};
@@ -159,13 +159,8 @@ fn widen(t: &Type) -> Type {
 /// The key field `id` as a delete file declares it (its Parquet schema carries table field ids).
 fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
     let file = InputFile::open(path, None).map_err(|e| e.with_context("equality delete file", path))?;
-    let builder = super::guard::guarded(path, "cannot open equality delete file", || {
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
-            invalid_data("cannot open equality delete file")
-                .with_context("equality delete file", path)
-                .with_source(e)
-        })
-    })?;
+    let builder = super::guard::open_parquet(file, ArrowReaderOptions::new(), path)
+        .map_err(|e| e.with_context("equality delete file", path))?;
     let schema =
         schema_from_arrow(builder.schema()).map_err(|e| e.with_context("equality delete file", path))?;
     schema.field_by_id(id).map(|f| f.as_ref().clone()).ok_or_else(|| {

@@ -10,9 +10,12 @@ use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
 
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::ParquetMetaData;
 
+use super::reader::parquet_err;
 use crate::error::{invalid_data, Result};
+use crate::io::InputFile;
 
 thread_local! {
     /// How many `guarded` calls this thread is inside.
@@ -53,6 +56,22 @@ pub(crate) fn guarded<T>(path: &str, what: &str, f: impl FnOnce() -> Result<T>) 
         ))
         .with_context("file", path)),
     }
+}
+
+/// A Parquet reader builder for `file`: its footer decoded under `guarded` and its counts
+/// checked (`check_footer`) before any page is read. Every reader of outside Parquet files
+/// opens them here.
+pub(crate) fn open_parquet(
+    file: InputFile,
+    opts: ArrowReaderOptions,
+    path: &str,
+) -> Result<ParquetRecordBatchReaderBuilder<InputFile>> {
+    let builder = guarded(path, "cannot open Parquet file", || {
+        ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
+            .map_err(|e| parquet_err(e, "cannot open Parquet file", path))
+    })?;
+    check_footer(builder.metadata(), path)?;
+    Ok(builder)
 }
 
 /// Counts in a footer that parquet-rs takes as they are: a negative row count of a row

@@ -10,14 +10,12 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader};
 use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
 use super::delete_filter::DeleteFilter;
-use super::guard::{check_footer, guarded};
+use super::guard::{guarded, open_parquet};
 use super::name_mapped;
 use super::position_deletes::row_selection;
 use super::reader::{adapt_file_batch, parquet_err, projection_mask};
@@ -175,12 +173,8 @@ impl TaskReader {
         let file = InputFile::open(&path, u64::try_from(task.file.file_size_in_bytes).ok())?;
         let input = file.clone();
         let ropts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let builder = guarded(&path, "cannot open Parquet file", || {
-            ParquetRecordBatchReaderBuilder::try_new_with_options(file, ropts)
-                .map_err(|e| parquet_err(e, "cannot open Parquet file", &path))
-        })?;
+        let builder = open_parquet(file, ropts, &path)?;
         let md = builder.metadata().clone();
-        check_footer(&md, &path)?;
 
         // Identity partition source columns the file lacks read as the partition value; they
         // are read as optional (absent = nulls) and replaced after decoding.

@@ -12,14 +12,12 @@ use arrow_array::{
 use arrow_buffer::OffsetBuffer;
 use arrow_cast::{cast_with_options, CastOptions};
 use arrow_schema::{DataType, FieldRef, SchemaRef};
-use parquet::arrow::arrow_reader::{
-    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader};
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use super::defaults::default_array;
-use super::guard::{check_footer, guarded};
+use super::guard::{guarded, open_parquet};
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::InputFile;
@@ -57,11 +55,7 @@ impl ArrowReader {
         // The embedded Arrow schema of other writers (LargeUtf8, views, dictionaries) is
         // ignored: the Parquet schema plus our casts decide the output types.
         let opts = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let builder = guarded(path, "cannot open Parquet file", || {
-            ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
-                .map_err(|e| parquet_err(e, "cannot open Parquet file", path))
-        })?;
-        check_footer(builder.metadata(), path)?;
+        let builder = open_parquet(file, opts, path)?;
         let descr = builder.parquet_schema();
         let mask = projection_mask(descr, projected, path, None)?;
         let target: SchemaRef = Arc::new(schema_to_arrow(projected)?);
