@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -536,6 +537,8 @@ def _literal_json(v: Any) -> Any:
     if isinstance(v, float):
         if v != v:
             raise ValidationError("NaN is not a comparable literal; use IsNaN / NotNaN")
+        if v in (math.inf, -math.inf):  # JSON has no infinite number: tagged, as Rust reads it
+            return {"double": "Infinity" if v > 0 else "-Infinity"}
         return v
     if isinstance(v, decimal.Decimal):
         return {"decimal": str(v)}
@@ -553,6 +556,8 @@ def _literal_from_json(v: Any) -> Any:
         return decimal.Decimal(v["decimal"])
     if isinstance(v, dict) and "binary" in v:
         return bytes.fromhex(v["binary"])
+    if isinstance(v, dict) and v.get("double") in ("Infinity", "-Infinity"):
+        return math.inf if v["double"] == "Infinity" else -math.inf
     if isinstance(v, dict) or isinstance(v, list) or v is None:
         raise ValidationError(f"expected a literal in a row filter's JSON, found {v!r}")
     return v

@@ -19,7 +19,9 @@
 //!
 //! An unbound value `V` is a JSON boolean, integer, float or string, or a tagged object for
 //! the values JSON has no exact form for: `{"decimal": "1.50"}` (an exact decimal: the text
-//! keeps the scale) and `{"binary": "0AFF"}` (hex bytes). Strings are converted to the
+//! keeps the scale), `{"binary": "0AFF"}` (hex bytes) and `{"double": "Infinity"}` (or
+//! `"-Infinity"`: an infinite double, which Iceberg Java accepts as a literal and JSON cannot
+//! write as a number). Strings are converted to the
 //! column's type when binding (`'2024-01-01'` to a date or timestamp, a uuid's text, ...).
 //! NaN is not a value: use `is-nan` / `not-nan`, as Iceberg Java does.
 
@@ -153,7 +155,13 @@ impl Datum {
         match self {
             Datum::Boolean(b) => Value::Bool(*b),
             Datum::Long(v) => Value::from(*v),
-            Datum::Double(v) => serde_json::Number::from_f64(*v).map(Value::Number).unwrap_or(Value::Null),
+            Datum::Double(v) => match serde_json::Number::from_f64(*v) {
+                Some(n) => Value::Number(n),
+                // Infinite (NaN is refused when binding): tagged, as JSON has no such number.
+                None => {
+                    json!({ "double": if v.is_nan() { "NaN" } else if *v > 0.0 { "Infinity" } else { "-Infinity" } })
+                }
+            },
             Datum::Decimal(s) => json!({ "decimal": s }),
             Datum::String(s) => Value::String(s.clone()),
             Datum::Binary(b) => json!({ "binary": b.iter().map(|x| format!("{x:02X}")).collect::<String>() }),
@@ -162,7 +170,10 @@ impl Datum {
 
     pub fn from_json(v: &Value) -> Result<Datum> {
         let bad = || {
-            invalid_data(format!("expected a literal (boolean, number, string, {{\"decimal\": ..}} or {{\"binary\": ..}}), found {v}"))
+            invalid_data(format!(
+                "expected a literal (boolean, number, string, {{\"decimal\": ..}}, {{\"binary\": ..}} or \
+                 {{\"double\": \"Infinity\" | \"-Infinity\"}}), found {v}"
+            ))
         };
         Ok(match v {
             Value::Bool(b) => Datum::Boolean(*b),
@@ -172,9 +183,15 @@ impl Datum {
                 _ => return Err(bad()),
             },
             Value::String(s) => Datum::String(s.clone()),
-            Value::Object(o) if o.len() == 1 => match (o.get("decimal"), o.get("binary")) {
-                (Some(Value::String(s)), _) => Datum::Decimal(s.clone()),
-                (_, Some(Value::String(h))) => Datum::Binary(unhex(h).ok_or_else(bad)?),
+            Value::Object(o) if o.len() == 1 => match (o.get("decimal"), o.get("binary"), o.get("double")) {
+                (Some(Value::String(s)), _, _) => Datum::Decimal(s.clone()),
+                (_, Some(Value::String(h)), _) => Datum::Binary(unhex(h).ok_or_else(bad)?),
+                (_, _, Some(Value::String(d))) => Datum::Double(match d.as_str() {
+                    "Infinity" => f64::INFINITY,
+                    "-Infinity" => f64::NEG_INFINITY,
+                    _ => return Err(bad()),
+                }),
+                (_, _, Some(Value::Number(n))) => Datum::Double(n.as_f64().ok_or_else(bad)?),
                 _ => return Err(bad()),
             },
             _ => return Err(bad()),
@@ -429,6 +446,20 @@ mod tests {
         let j = e.to_json();
         assert_eq!(Expression::from_json(&j).unwrap(), e);
         assert_eq!(j["left"]["left"]["left"]["right"]["values"][1], json!({"decimal": "1.50"}));
+    }
+
+    #[test]
+    fn infinite_doubles_round_trip_tagged() {
+        for v in [f64::INFINITY, f64::NEG_INFINITY] {
+            let e = Expression::pred(Operator::Lt, "d", Datum::Double(v));
+            let j = e.to_json();
+            let tag = if v > 0.0 { "Infinity" } else { "-Infinity" };
+            assert_eq!(j["value"], json!({ "double": tag }));
+            assert_eq!(Expression::from_json(&j).unwrap(), e);
+        }
+        let bad = json!({"type": "lt", "term": "d", "value": {"double": "inf"}});
+        let e = Expression::from_json(&bad).unwrap_err().to_string();
+        assert!(e.contains("Infinity") && e.contains("inf"), "{e}");
     }
 
     #[test]
