@@ -249,7 +249,8 @@ def _rewrite_on_spark(
     read_json: str,
     mapping: str | None,
 ) -> list[tuple[int, str]]:
-    """One Spark task per output file: read (deletes applied) and write on the executor."""
+    """The output files written on the executors (read, deletes applied, and write), one
+    after the other within a task, one task per slot."""
     from icefloe._io import IoConfig
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import _executor_error
@@ -279,9 +280,12 @@ def _rewrite_on_spark(
                     }
                 )
 
-    from icefloe.spark._session import rows_frame
+    from icefloe.spark._session import packed_rows_frame
 
-    df = rows_frame(spark, work, "group int, tasks string, size long", len(work))
+    # One Spark task per slot, each writing its share of the output files in turn (packed by
+    # input bytes): a task per output file pays PySpark's per-task cost once per file.
+    weights = [sum(int(t.get("length", 0)) for t in json.loads(tasks)) for _, tasks, _ in work]
+    df = packed_rows_frame(spark, work, weights, "group int, tasks string, size long")
     try:
         with _progress.spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"

@@ -173,9 +173,10 @@ def _rewrite_on_spark(
                 )
 
     work = list(enumerate(texts))
-    from icefloe.spark._session import rows_frame
+    from icefloe.spark._session import packed_rows_frame
 
-    df = rows_frame(spark, work, "group int, text string", len(work))
+    # One task per slot, its groups one after the other (weighed by their plan's size).
+    df = packed_rows_frame(spark, work, [len(t) for t in texts], "group int, text string")
     try:
         rows = df.mapInArrow(rewrite_task, "group int, files string, kept long, dropped long").collect()
     except Exception as e:
