@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from icefloe.exceptions import InvalidDataError, NotFoundError, ValidationError
 from icefloe.partitioning import PartitionField, PartitionSpec
-from oracle import assert_same_rows
+from support.oracle import assert_same_rows
 
 UTC = dt.timezone.utc
 SCHEMA = pa.schema(

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import icefloe
 import pyarrow as pa
 import pytest
 from icefloe import LongType, NestedField, Schema, StringType
@@ -34,8 +33,8 @@ from icefloe.exceptions import (
     NotSupportedError,
     TableAlreadyExistsError,
 )
-from servers.postgres import new_database
-from servers.s3 import S3Server
+from support.catalogs import KINDS, new_catalog
+from support.servers.s3 import S3Server
 
 ARROW_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 
@@ -99,29 +98,13 @@ class Contract:
         return path in self.files_under(parent)
 
 
-@pytest.fixture(params=["filesystem", "sqlite", "postgres", "rest"])
+@pytest.fixture(params=KINDS)
 def contract(request: pytest.FixtureRequest, tmp_path: Path) -> Contract:
     kind = request.param
-    if kind == "filesystem":
-        cat = icefloe.load_catalog("fs", type="filesystem", warehouse=str(tmp_path / "wh"))
-        assert isinstance(cat, FilesystemCatalog)
-        return Contract(kind, cat)
-    if kind == "sqlite":
-        cat = icefloe.load_catalog(
-            "cat", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh")
-        )
-        assert isinstance(cat, SqlCatalog)
-        return Contract(kind, cat)
-    if kind == "postgres":
-        uri = new_database(request.getfixturevalue("postgres"))
-        cat = icefloe.load_catalog("cat", type="sql", uri=uri, warehouse=str(tmp_path / "wh"))
-        assert isinstance(cat, SqlCatalog)
-        return Contract(kind, cat)
-    s3 = request.getfixturevalue("s3")
-    cat = icefloe.load_catalog(
-        "rest", type="rest", uri=request.getfixturevalue("rest_uri"), **s3.properties()
-    )
-    assert isinstance(cat, RestCatalog)
+    s3 = request.getfixturevalue("s3") if kind == "rest" else None
+    _props, cat = new_catalog(request, kind, tmp_path, s3=s3)
+    expected = {"filesystem": FilesystemCatalog, "rest": RestCatalog}.get(kind, SqlCatalog)
+    assert isinstance(cat, expected), (kind, type(cat))
     return Contract(kind, cat, s3)
 
 

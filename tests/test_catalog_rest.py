@@ -13,7 +13,6 @@ RESTCatalogServer: JdbcCatalog behind it, the warehouse on the S3 test server):
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -28,28 +27,24 @@ from icefloe.exceptions import (
     NoSuchTableError,
     TableAlreadyExistsError,
 )
-from oracle import assert_same_rows
-from servers.rest import rest_classpath
-from servers.s3 import BUCKET, S3Server
-from start_gate import ready_path, release
-from test_concurrency_processes import SCHEMA as PROC_SCHEMA
-from test_concurrency_processes import spawn
-
-ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
-
-
-def rows(ids: range) -> pa.Table:
-    return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)
+from support.catalogs import ARROW, catalog_props, rows
+from support.java import JAVA_SOURCES, java_command
+from support.oracle import assert_same_rows
+from support.racing_writers import SCHEMA as PROC_SCHEMA
+from support.racing_writers import spawn
+from support.servers.rest import rest_classpath
+from support.servers.s3 import BUCKET, S3Server
+from support.start_gate import ready_path, release
 
 
 @pytest.fixture
-def props(rest_uri: str, s3: S3Server) -> dict[str, str]:
-    return {"type": "rest", "uri": rest_uri, **s3.properties()}
+def props(rest_uri: str, s3: S3Server, tmp_path: Path) -> dict[str, str]:
+    return catalog_props("rest", tmp_path, rest_uri=rest_uri, s3=s3)
 
 
 @pytest.fixture
 def cat(props: dict[str, str]) -> RestCatalog:
-    c = icefloe.load_catalog("rest", **props)
+    c = icefloe.load_catalog(**props)
     assert isinstance(c, RestCatalog)
     return c
 
@@ -86,7 +81,7 @@ def test_tables_on_s3_and_register(cat: RestCatalog, ns: str) -> None:
 
 
 def test_oauth2_client_credentials(props: dict[str, str], ns: str) -> None:
-    c = icefloe.load_catalog("rest-oauth", **props, credential="client:secret-value-xyz")
+    c = icefloe.load_catalog(**{**props, "name": "rest-oauth"}, credential="client:secret-value-xyz")
     assert c.namespace_exists(ns)
     assert c._client._token  # a token was fetched from /v1/oauth/tokens and is used
     assert "secret-value-xyz" not in repr(c)
@@ -121,14 +116,10 @@ def test_java_and_icefloe_commit_interleaved(spark: Any, cat: RestCatalog, ns: s
 
 
 @pytest.fixture(scope="module")
-def rest_appender(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def rest_appender() -> list[str]:
     """The `java` command running tests/java/RestAppender (compiled against the server's
     classpath)."""
-    cp = rest_classpath()
-    out = tmp_path_factory.mktemp("restjava")
-    src = Path(__file__).parent / "java" / "RestAppender.java"
-    subprocess.run(["javac", "-cp", cp, "-d", str(out), str(src)], check=True, capture_output=True)
-    return ["java", "-Xmx256m", "-cp", f"{out}{os.pathsep}{cp}", "RestAppender"]
+    return java_command(JAVA_SOURCES / "RestAppender.java", rest_classpath(), heap="256m")
 
 
 def test_two_icefloe_and_two_java_processes_append_25_times(
@@ -184,7 +175,7 @@ def test_two_icefloe_and_two_java_processes_append_25_times(
                 text=True,
             )
         )
-    py_props = {"name": "rest", **props}
+    py_props = props
     py_procs = [spawn(py_props, ident, w, n, ready_path(go, w), go, "append", "eu") for w in (0, 1)]
     # All four loaded the table before any commits: Java's JVM start no longer lets the
     # Python writers finish first.

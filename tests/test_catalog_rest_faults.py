@@ -24,8 +24,8 @@ import pytest
 from icefloe import _io
 from icefloe.catalog import RestCatalog
 from icefloe.exceptions import CommitStateUnknownException
-from servers.s3 import S3Server
-from test_catalog_rest import ARROW, rows
+from support.catalogs import ARROW, rows
+from support.servers.s3 import S3Server
 
 
 class CommitFaultProxy:

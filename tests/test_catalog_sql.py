@@ -24,8 +24,8 @@ from icefloe.exceptions import (
     TableAlreadyExistsError,
     ValidationError,
 )
-from servers.postgres import new_database
-from servers.postgres import query as postgres_query
+from support.servers.postgres import new_database
+from support.servers.postgres import query as postgres_query
 
 ARROW_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 

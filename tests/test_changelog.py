@@ -323,9 +323,9 @@ def test_bad_input_is_a_clear_error(cat: Catalog) -> None:
 @pytest.mark.spark
 @pytest.mark.interop
 def test_equal_to_java_create_changelog_view(spark: Any, oracle: Any, catalog: Catalog) -> None:
-    from conftest import new_table_name
     from icefloe.spark import read_changelog
-    from oracle import assert_same_rows
+    from support.oracle import assert_same_rows
+    from support.session import new_table_name
 
     name = new_table_name("changelog")
     q = oracle.qualified(name)
@@ -391,9 +391,9 @@ def test_read_changelog_on_spark_reads_delete_files(
 ) -> None:
     """The Spark path on a merge-on-read v3 history (deletion vectors, equality deletes)
     gives the same rows as the Arrow path, which the model tests check."""
-    from conftest import new_table_name
     from icefloe.spark import read_changelog
-    from oracle import assert_same_rows
+    from support.oracle import assert_same_rows
+    from support.session import new_table_name
 
     name = new_table_name("changelog_mor")
     table = catalog.create_table(name, schema=SCHEMA, properties={**MOR, "format-version": "3"})

@@ -16,7 +16,7 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.partitioning import PartitionField, PartitionSpec
-from test_cli import SCHEMA, rows, run, run_json
+from support.cli import SCHEMA, rows, run, run_json
 
 SPEC = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform="identity", name="kind"))
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.spark.write import _write_on_executors
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark]
 

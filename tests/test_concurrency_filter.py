@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.partitioning import PartitionField, PartitionSpec
-from start_gate import open_gate, ready_path, release, wait_ready, worker_env
+from support.catalogs import new_catalog
+from support.start_gate import open_gate, ready_path, release, wait_ready, worker_env
 
 SCHEMA = pa.schema(
     [
@@ -37,7 +37,7 @@ import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, writer, mode, region, seq, row_filter, ready, wait_for = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
@@ -82,14 +82,7 @@ def result(p: Any) -> dict[str, Any]:
 
 @pytest.fixture(params=["filesystem", "sql"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], Catalog]:
-    wh = str(tmp_path / "wh")
-    if request.param == "filesystem":
-        props = {"name": "fs", "type": "filesystem", "warehouse": wh}
-    else:
-        props = {"name": "sql", "type": "sql", "uri": f"sqlite:///{tmp_path}/c.db", "warehouse": wh}
-    catalog = icefloe.load_catalog(**props)
-    catalog.create_namespace("db")
-    return props, catalog
+    return new_catalog(request, request.param, tmp_path, namespace="db")
 
 
 def seeded(catalog: Catalog, ident: str) -> Any:

@@ -11,12 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
-from servers.postgres import new_database
-from start_gate import ready_path, release, worker_env
+from support.catalogs import new_catalog
+from support.start_gate import ready_path, release, worker_env
 
 PROCESSES = 4
 APPENDS = 10
@@ -31,7 +30,7 @@ import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, writer, appends, ready, go, mode = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)
@@ -56,15 +55,6 @@ for i in range(appends):
             results.append("conflict: " + str(e))
 print(json.dumps(results))
 """
-
-
-def catalog_props(kind: str, tmp_path: Path, postgres: str = "") -> dict[str, str]:
-    """`kind`: filesystem, sql (sqlite) or postgres (SQL catalog on a fresh database of the
-    server `postgres`)."""
-    if kind == "filesystem":
-        return {"name": "fs", "type": "filesystem", "warehouse": str(tmp_path / "wh")}
-    uri = new_database(postgres) if kind == "postgres" else f"sqlite:///{tmp_path}/catalog.db"
-    return {"name": "sql", "type": "sql", "uri": uri, "warehouse": str(tmp_path / "wh")}
 
 
 def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_path: Path) -> list[Any]:
@@ -96,11 +86,7 @@ def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_
 
 @pytest.fixture(params=["filesystem", "sql", "postgres"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], Catalog]:
-    server = request.getfixturevalue("postgres") if request.param == "postgres" else ""
-    props = catalog_props(request.param, tmp_path, server)
-    catalog = icefloe.load_catalog(**props)
-    catalog.create_namespace("db")
-    return props, catalog
+    return new_catalog(request, request.param, tmp_path, namespace="db")
 
 
 @pytest.mark.timeout(900)

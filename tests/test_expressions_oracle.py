@@ -17,9 +17,10 @@ import json
 from typing import Any
 
 import pytest
-from conftest import new_table_name
 from icefloe import _native
-from oracle import _jiter
+from support.expression_cases import COLUMNS, OPERATIONS, operations_and_terms
+from support.oracle import _jiter
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -149,29 +150,6 @@ def metrics_table(spark: Any, oracle: Any, catalog: Any) -> dict[str, Any]:
     files = [plan[i].file_json() for i in range(len(plan))]
     assert len(files) == len(FILES)
     return {"name": name, "table": table, "files": files, "schema": table.metadata.schema_json()}
-
-
-# What the filters must exercise, read from the expressions icefloe parses them to: every
-# predicate and connective of Iceberg's expression JSON (`NOT isnan(x)` parses to not(is-nan);
-# both engines rewrite it to not-nan before evaluating metrics), on every column of the table.
-OPERATIONS = {
-    "eq", "not-eq", "lt", "lt-eq", "gt", "gt-eq",
-    "in", "not-in",
-    "is-null", "not-null", "is-nan",
-    "starts-with", "not-starts-with",
-    "and", "or", "not",
-}  # fmt: skip
-COLUMNS = {"id", "ts", "name", "amount", "d", "dec", "nul"}
-
-
-def operations_and_terms(expr: dict[str, Any]) -> tuple[set[str], set[str]]:
-    """The operation types and the terms of an unbound expression's JSON, recursively."""
-    ops, terms = {str(expr["type"])}, {str(expr["term"])} if "term" in expr else set()
-    for child in ("left", "right", "child"):
-        if child in expr:
-            o, t = operations_and_terms(expr[child])
-            ops, terms = ops | o, terms | t
-    return ops, terms
 
 
 def test_filters_cover_every_operation_on_every_column() -> None:

@@ -31,8 +31,9 @@ from typing import Any
 
 import icefloe
 import pytest
-from fault_ops import OPS, create, ids_of
 from icefloe.exceptions import IcefloeIOError
+from support.fault_ops import OPS, create, ids_of
+from support.start_gate import worker_env
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TMPFS_SIZE = 32 * 1024 * 1024
@@ -142,23 +143,6 @@ def test_disk_full_fails_cleanly(tmpfs: Path, op: str, phase: str) -> None:
     assert ids_of(catalog.load_table("db.ta")) == OPS[op].after(ids)
 
 
-PERM_WRITER = r"""
-import json, sys
-sys.path.insert(0, sys.argv[2])
-import icefloe
-from fault_ops import OPS
-warehouse, cases = json.loads(sys.argv[1])
-catalog = icefloe.load_catalog("w", type="filesystem", warehouse=warehouse)
-out = {}
-for name, op in cases:
-    try:
-        OPS[op].run(catalog.load_table(name))
-    except Exception as e:
-        out[name] = [type(e).__name__, str(e)]
-    else:
-        out[name] = ["", "the write went through"]
-print(json.dumps(out))
-"""
 PERM_OPS = ["append", "overwrite", "delete_mor"]
 
 
@@ -211,14 +195,14 @@ def denied(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], De
                 "setpriv",
                 "--bounding-set=-dac_override,-dac_read_search,-fowner",
                 sys.executable,
-                "-c",
-                PERM_WRITER,
+                "-m",
+                "support.workers.denied_writer",
                 json.dumps([str(warehouse), [[c.name, op] for (op, _), c in cases.items()]]),
-                str(Path(__file__).parent),
             ],
             capture_output=True,
             text=True,
             timeout=300,
+            env=worker_env(),
         )
     finally:
         for d in read_only:

@@ -31,10 +31,10 @@ from typing import Any
 
 import icefloe
 import pytest
-from fault_ops import OPS, create, ids_of
 from icefloe import _io
-from kill_harness import Killable, hooked_env, install_sitecustomize, read_events
-from oracle import Oracle, _jiter
+from support.fault_ops import OPS, create, ids_of
+from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
+from support.oracle import Oracle, _jiter
 
 pytestmark = pytest.mark.interop
 
@@ -92,15 +92,6 @@ if point:
         hook(catalog, "_commit_table", pointer)
 """
 
-WRITER = r"""
-import json, sys
-props, name, op, tests = json.loads(sys.argv[1])
-sys.path.insert(0, tests)
-import icefloe
-from fault_ops import OPS
-OPS[op].run(icefloe.load_catalog(**props).load_table(name))
-print("finished: no fault point was reached", flush=True)
-"""
 
 PHASES = ["data", "manifests", "manifest_list", "metadata_file", "pointer"]
 
@@ -114,10 +105,11 @@ def kill_at(point: str, props: dict[str, str], name: str, op: str, tmp_path: Pat
     site = install_sitecustomize(tmp_path, FAULT_POINTS)
     events = tmp_path / f"events-{uuid.uuid4().hex[:8]}"
     writer = Killable(
-        WRITER,
-        [props, name, op, str(Path(__file__).parent)],
+        None,
+        [props, name, op],
         tmp_path / f"{name}.log",
         hooked_env(site, events, ICEFLOE_FAULT_POINT=point),
+        module="support.workers.fault_writer",
     )
     rc = writer.wait(120)
     assert read_events(events) == [["reached", point]], f"{op} at {point}: rc {rc}\n{writer.tail()}"

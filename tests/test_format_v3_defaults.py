@@ -17,8 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -21,10 +21,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from conftest import new_table_name
 from icefloe.exceptions import ValidationError
 from icefloe.inspect import METADATA_TABLES
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -99,7 +99,7 @@ def _compare(
         )
     _assert_same_schema(ours.schema, java.schema, context)
     expected = java.collect()
-    from oracle import canonical_rows_from_spark
+    from support.oracle import canonical_rows_from_spark
 
     canon = canonical_rows_from_spark(expected, java.schema)
     assert_same_rows(ours, canon, context=context)

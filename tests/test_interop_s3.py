@@ -2,7 +2,7 @@
 
 One Postgres database holds the catalog of both engines: icefloe's SqlCatalog and Iceberg
 Java's JdbcCatalog, whose FileIO is `iceberg-aws-bundle`'s S3FileIO pointed at the same
-server (the `java_s3` fixture of test_object_store.py). For each partition transform
+server (the `java_s3` fixture of support/s3_catalogs.py). For each partition transform
 (identity, bucket, day):
 
 - icefloe writes a table of many types (nested ones, NaN, -0.0, extreme values, escaping),
@@ -23,20 +23,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-import test_object_store
 from icefloe.catalog import SqlCatalog
 from icefloe.partitioning import PartitionField, PartitionSpec
-from oracle import assert_same_rows
-from servers.s3 import S3Server
-from test_interop_icefloe_writes import ARROW_SCHEMA, BATCHES, _row, arrow_batch, spark_df
+from support.all_types import ARROW_SCHEMA, BATCHES, _row, arrow_batch, spark_df
+from support.oracle import assert_same_rows
+from support.servers.s3 import S3Server
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
-
-# The fixtures of test_object_store.py: a Postgres for the module, a fresh S3 prefix per test,
-# and the two catalogs (icefloe SqlCatalog, Java JdbcCatalog + S3FileIO) on them.
-pg_uri = test_object_store.pg_uri
-prefix = test_object_store.prefix
-java_s3 = test_object_store.java_s3
 
 UTC = dt.timezone.utc
 MOR = {
@@ -204,7 +197,7 @@ def test_icefloe_reads_java_s3_tables_with_position_deletes(
     """Position-delete files from Java's merge-on-read DELETE, UPDATE and MERGE INTO (v2;
     icefloe does not read v3 deletion vectors yet: NotSupportedError)."""
     import icefloe.spark as ispark
-    from test_interop_icefloe_writes import SPARK_DDL
+    from support.all_types import SPARK_DDL
 
     cat, java = catalogs(spark, java_s3)
     _field, clause, _source = PARTITIONINGS[partitioning]

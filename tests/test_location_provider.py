@@ -22,7 +22,7 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe import _io, _native
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from icefloe.exceptions import CommitConflictError
 from icefloe.maintenance import convert_equality_deletes as conv
-from oracle import Oracle, assert_same_rows
-from start_gate import ready_path, release, worker_env
-from test_merge_on_read import commit_eq_delete
+from support.java_commits import commit_eq_delete
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
+from support.start_gate import ready_path, release, worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -282,7 +282,7 @@ import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
 
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, steps, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)

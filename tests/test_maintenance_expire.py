@@ -25,11 +25,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from icefloe.exceptions import ValidationError
-from maintenance_helpers import relative, ts_literal, visible_files
-from oracle import Oracle, assert_same_rows, canonical_rows
-from start_gate import ready_path, release, worker_env
+from support.maintenance_helpers import relative, ts_literal, visible_files
+from support.oracle import Oracle, assert_same_rows, canonical_rows
+from support.session import new_table_name
+from support.start_gate import ready_path, release, worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -339,7 +339,7 @@ WRITER = r"""
 import json, sys
 import pyarrow as pa
 import icefloe
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, n, ready, go, done = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)
@@ -367,7 +367,7 @@ print(json.dumps(log), flush=True)
 EXPIRER = r"""
 import json, os, sys, time
 import icefloe
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, ready, go, done = json.loads(sys.argv[1])
 catalog = icefloe.load_catalog(**props)

@@ -22,11 +22,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from icefloe import _native
 from icefloe.exceptions import ValidationError
-from maintenance_helpers import relative, ts_literal, visible_files
-from oracle import Oracle, assert_same_rows, canonical_rows
+from support.maintenance_helpers import relative, ts_literal, visible_files
+from support.oracle import Oracle, assert_same_rows, canonical_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

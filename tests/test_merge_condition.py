@@ -14,7 +14,6 @@ import icefloe
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from conftest import new_table_name
 from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema
 from icefloe._merge_condition import (
     CONFLICT_KEYS_MAX,
@@ -26,7 +25,8 @@ from icefloe._merge_condition import (
 from icefloe.exceptions import CommitConflictError, NotSupportedError
 from icefloe.expressions import And, EqualTo, GreaterThan, In
 from icefloe.types import DoubleType, LongType, StringType
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

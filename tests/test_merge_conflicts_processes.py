@@ -21,9 +21,9 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe import IdentityTransform, PartitionField, PartitionSpec
-from start_gate import open_gate, ready_path, wait_ready, worker_env
-from test_concurrency_processes import catalog_props
-from test_row_level import ARROW, SCHEMA
+from support.catalogs import catalog_props
+from support.row_level_data import ARROW, SCHEMA
+from support.start_gate import open_gate, ready_path, wait_ready, worker_env
 
 PROPS = {
     "format-version": "2",
@@ -39,7 +39,7 @@ import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)

@@ -10,17 +10,14 @@ the rows Iceberg Java returns.
 from __future__ import annotations
 
 import importlib
-import os
-import subprocess
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import java_core_helper, new_table_name
 from icefloe.exceptions import InvalidDataError, NotFoundError
-from oracle import Oracle, assert_same_rows
+from support.java_commits import commit_eq_delete
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -103,40 +100,6 @@ def test_position_deletes_delete_update_merge(
 # ------------------------------------------------------------------------------------------------
 # equality deletes (Java API, as Flink's upsert writer)
 # ------------------------------------------------------------------------------------------------
-
-
-def eq_delete_helper() -> list[str]:
-    """The `java` command running tests/java/EqDeleteWriter (compiled once into .cache/java)."""
-    return java_core_helper("EqDeleteWriter")
-
-
-def commit_eq_delete(
-    warehouse: str,
-    name: str,
-    columns: list[str],
-    keys: Iterable[tuple[Any, ...]],
-    spec_id: int | None = None,
-    partition: dict[str, Any] | None = None,
-) -> None:
-    """Commits one equality-delete file with `keys` on `columns` through the Java API
-    (GenericFileWriterFactory.newEqualityDeleteWriter + newRowDelta, as Flink's upsert writer)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
-        for key in keys:
-            f.write("\t".join("\\N" if v is None else str(v) for v in key) + "\n")
-    try:
-        part = ",".join(f"{k}={v}" for k, v in (partition or {}).items())
-        args = [
-            f"file://{warehouse}",
-            name,
-            str(-1 if spec_id is None else spec_id),
-            part,
-            ",".join(columns),
-            f.name,
-        ]
-        proc = subprocess.run([*eq_delete_helper(), *args], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    finally:
-        os.unlink(f.name)
 
 
 def _eq_delete(

@@ -13,8 +13,6 @@ mode, its own process on localhost), reached through the Rust FileIO.
 
 from __future__ import annotations
 
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,12 +23,11 @@ import pytest
 from icefloe import _io
 from icefloe.catalog import FilesystemCatalog, SqlCatalog
 from icefloe.exceptions import NoSuchTableError, ValidationError
-from oracle import assert_same_rows
-from servers.postgres import run_postgres
-from servers.s3 import BUCKET, SECRET_KEY, S3Server
-from start_gate import ready_path, release
-from test_concurrency_processes import SCHEMA as PROC_SCHEMA
-from test_concurrency_processes import spawn
+from support.oracle import assert_same_rows
+from support.racing_writers import SCHEMA as PROC_SCHEMA
+from support.racing_writers import spawn
+from support.servers.s3 import SECRET_KEY, S3Server
+from support.start_gate import ready_path, release
 
 ARROW = pa.schema(
     [
@@ -50,11 +47,6 @@ def rows(ids: range, region: str = "eu") -> pa.Table:
         },
         schema=ARROW,
     )
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"s3://{BUCKET}/{uuid.uuid4().hex[:10]}"
 
 
 @pytest.fixture
@@ -177,42 +169,6 @@ def test_failed_write_leaves_no_object(fs_catalog: FilesystemCatalog, prefix: st
         t.append(pa.RecordBatchReader.from_batches(ARROW, batches()))
     assert objects(f"{prefix}/wh/db/f/data") == []
     assert t.current_snapshot() is None
-
-
-# ---- SQL catalog + S3 against Iceberg Java (JdbcCatalog + S3FileIO) ----
-@pytest.fixture(scope="module")
-def pg_uri() -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as root:
-        yield from run_postgres(Path(root))
-
-
-@pytest.fixture
-def java_s3(spark: Any, s3: S3Server, prefix: str, pg_uri: str) -> tuple[SqlCatalog, str]:
-    """icefloe's SQL catalog and a Spark catalog of Iceberg Java's JdbcCatalog with S3FileIO,
-    on one Postgres database and one S3 warehouse."""
-    name = f"s3java{uuid.uuid4().hex[:6]}"
-    warehouse = f"{prefix}/wh"
-    host_db = pg_uri.split("@", 1)[1]
-    conf = {
-        "": "org.apache.iceberg.spark.SparkCatalog",
-        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-        ".uri": f"jdbc:postgresql://{host_db}",
-        ".jdbc.user": "postgres",
-        ".jdbc.schema-version": "V1",
-        ".warehouse": warehouse,
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3.properties()["s3.access-key-id"],
-        ".s3.secret-access-key": SECRET_KEY,
-        ".client.region": "us-east-1",
-    }
-    for k, v in conf.items():
-        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
-    cat = icefloe.load_catalog(name, type="sql", uri=pg_uri, warehouse=warehouse, **s3.properties())
-    assert isinstance(cat, SqlCatalog)
-    cat.create_namespace("db")
-    return cat, name
 
 
 def test_java_reads_what_icefloe_writes_on_s3(spark: Any, java_s3: tuple[SqlCatalog, str]) -> None:

@@ -29,8 +29,8 @@ from icefloe.catalog import FilesystemCatalog
 from icefloe.exceptions import CommitStateUnknownException, IcefloeError
 from icefloe.scan import FileScanTask
 from icefloe.table import Table
-from servers.fault_proxy import KINDS, FaultProxy
-from servers.s3 import BUCKET, SECRET_KEY, S3Server
+from support.servers.fault_proxy import KINDS, FaultProxy
+from support.servers.s3 import BUCKET, SECRET_KEY, S3Server
 
 ARROW = pa.schema(
     [

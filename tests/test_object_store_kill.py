@@ -15,22 +15,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import icefloe
 import pytest
 from icefloe import _io
-from servers.s3 import BUCKET, S3Server
-from test_concurrency_processes import SCHEMA, SPEC, kill_writers_at_random_points
+from support.catalogs import new_catalog
+from support.racing_writers import SCHEMA, SPEC, kill_writers_at_random_points
+from support.servers.s3 import BUCKET, S3Server
 
 
 @pytest.fixture(params=["filesystem", "sql"])
 def setup(request: pytest.FixtureRequest, s3: S3Server, tmp_path: Path) -> tuple[dict[str, str], Any]:
     warehouse = f"s3://{BUCKET}/kill-{uuid.uuid4().hex[:8]}/wh"
-    props: dict[str, str] = {"name": "k", "type": request.param, "warehouse": warehouse, **s3.properties()}
-    if request.param == "sql":
-        props["uri"] = f"sqlite:///{tmp_path}/c.db"
-    catalog = icefloe.load_catalog(**props)
-    catalog.create_namespace("db")
-    return props, catalog
+    return new_catalog(request, request.param, tmp_path, namespace="db", s3=s3, warehouse=warehouse)
 
 
 def referenced_files(table: Any) -> dict[str, int]:

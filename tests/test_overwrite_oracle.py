@@ -12,9 +12,9 @@ from typing import Any
 
 import icefloe.spark
 import pytest
-from conftest import new_table_name
 from icefloe.expressions import EqualTo, GreaterThanOrEqual
-from oracle import Oracle
+from support.oracle import Oracle
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -21,8 +21,8 @@ import icefloe
 import icefloe.spark
 import pyarrow as pa
 import pytest
-from oracle import Oracle, _jiter, assert_same_rows
 from pyspark.sql import functions as F
+from support.oracle import Oracle, _jiter, assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -47,11 +47,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import java_core_helper
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from icefloe import _native
-from java_oracle import CTX, JavaOracle, arrow_array, arrow_codec, codec, decimal_scale
+from support.java import java_core_helper
+from support.java_oracle import CTX, JavaOracle, arrow_array, arrow_codec, codec, decimal_scale
 
 pytestmark = pytest.mark.interop
 

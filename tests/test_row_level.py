@@ -25,38 +25,13 @@ from icefloe import (
 from icefloe.catalog import Catalog
 from icefloe.exceptions import CommitConflictError, ResourceLimitError, ValidationError
 from icefloe.types import DoubleType, LongType, StringType, TimestampType
+from support.row_level_data import ARROW, SCHEMA, rows
 
 MOR = {
     "write.delete.mode": "merge-on-read",
     "write.update.mode": "merge-on-read",
     "write.merge.mode": "merge-on-read",
 }
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=True),
-    NestedField(2, "region", StringType()),
-    NestedField(3, "amount", DoubleType()),
-    identifier_field_ids=[1],
-)
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("region", pa.string()),
-        pa.field("amount", pa.float64()),
-    ]
-)
-
-
-def rows(ids: range | list[int], region: str = "eu", amount: float | None = None) -> pa.Table:
-    ids = list(ids)
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.int64()),
-            "region": [region] * len(ids),
-            "amount": [float(i) if amount is None else amount for i in ids],
-        },
-        schema=ARROW,
-    )
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from icefloe import BucketTransform, PartitionField, PartitionSpec
-from oracle import Oracle, assert_same_rows
-from test_row_level import ARROW, SCHEMA
+from support.oracle import Oracle, assert_same_rows
+from support.row_level_data import ARROW, SCHEMA
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

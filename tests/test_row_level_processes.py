@@ -17,8 +17,8 @@ import pyarrow as pa
 import pytest
 from icefloe import NestedField, Schema
 from icefloe.types import LongType, StringType
-from start_gate import ready_path, release, worker_env
-from test_concurrency_processes import catalog_props
+from support.catalogs import catalog_props
+from support.start_gate import ready_path, release, worker_env
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),
@@ -39,7 +39,7 @@ import json, sys
 import pyarrow as pa
 import icefloe
 from icefloe.exceptions import CommitConflictError
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
 table = icefloe.load_catalog(**props).load_table(ident)

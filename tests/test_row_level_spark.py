@@ -8,9 +8,9 @@ import os
 from typing import Any
 
 import pytest
-from conftest import new_table_name
 from icefloe.exceptions import ValidationError
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

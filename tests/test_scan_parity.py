@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import new_table_name
 from icefloe import _native
 from icefloe.exceptions import IcefloeError, ValidationError
-from test_expressions_oracle import OPERATIONS, operations_and_terms
-from test_merge_on_read import commit_eq_delete
+from support.expression_cases import OPERATIONS, operations_and_terms
+from support.java_commits import commit_eq_delete
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -1,6 +1,6 @@
 """icefloe from a Spark Connect client (PySpark 4, collected only there): a Connect server
 started from the PySpark package (its own JVM, with Iceberg Java's runtime as the oracle's
-catalog), and a client process running `tests/connect_client.py` — `icefloe.spark.read`,
+catalog), and a client process running `tests/support/workers/connect_client.py` — `icefloe.spark.read`,
 `append`, `delete` and the `format("icefloe")` data source, each checked by Java's reads."""
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import extra_jars, new_table_name, oracle_jar
-from oracle import oracle_session_conf
+import support.workers
+from support.oracle import oracle_session_conf
+from support.session import extra_jars, new_table_name, oracle_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
-HERE = Path(__file__).resolve().parent
+CLIENT = Path(support.workers.__file__).parent / "connect_client.py"
 
 
 def _free_port() -> int:
@@ -86,12 +87,12 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
 def test_icefloe_from_a_connect_client(connect_server: tuple[str, Path], tmp_path: Path) -> None:
     url, warehouse = connect_server
     res = subprocess.run(
-        [sys.executable, str(HERE / "connect_client.py"), url, str(warehouse), new_table_name("connect")],
+        [sys.executable, str(CLIENT), url, str(warehouse), new_table_name("connect")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=900,
-        env=dict(os.environ, PYTHONPATH=str(HERE)),
+        env=dict(os.environ, PYTHONPATH=str(CLIENT.parent)),
     )
     assert res.returncode == 0, f"client failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     assert res.stdout.strip().splitlines()[-1] == "OK"

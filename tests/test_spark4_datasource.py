@@ -1,4 +1,4 @@
-# ruff: noqa: E501, F811
+# ruff: noqa: E501
 """`format("icefloe")` on PySpark 4 (collected only there, see conftest): batch reads and
 writes against Iceberg Java on the same Spark session and warehouse.
 
@@ -14,9 +14,8 @@ from typing import Any
 
 import icefloe.spark
 import pytest
-from conftest import new_table_name
-from oracle import Oracle, assert_same_rows
-from test_interop_java_writes import all_types_table, mor_table, partitioned_table  # noqa: F401 (fixtures)
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

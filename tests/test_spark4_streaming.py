@@ -10,8 +10,8 @@ from typing import Any
 import icefloe.spark
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
-from oracle import Oracle
+from support.oracle import Oracle
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from icefloe._streaming_commit import BATCH_ID_KEY
-from kill_harness import Killable, hooked_env, install_sitecustomize, read_events
-from oracle import Oracle
+from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
+from support.oracle import Oracle
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -527,8 +527,8 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
     s3: Any, cluster_dirs: tuple[Path, Path], spark: Any
 ) -> None:
     import icefloe
-    from oracle import assert_same_rows
-    from servers.s3 import BUCKET
+    from support.oracle import assert_same_rows
+    from support.servers.s3 import BUCKET
 
     driver_root, nodes_root = cluster_dirs
     hide = _can_hide(driver_root)

@@ -9,8 +9,8 @@ from typing import Any
 import icefloe.spark
 import pyarrow as pa
 import pytest
-from conftest import PYSPARK_MAJOR, new_table_name
 from icefloe.exceptions import ValidationError
+from support.session import PYSPARK_MAJOR, new_table_name
 
 pytestmark = [pytest.mark.spark]
 

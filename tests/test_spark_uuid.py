@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from icefloe.spark._arrow import _convert, uuid_strings
-from oracle import Oracle, assert_same_rows
+from support.oracle import Oracle, assert_same_rows
 
 RNG = random.Random(20261121)
 U = pa.uuid()

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from start_gate import ready_path, ready_then_wait, release, worker_env
+from support.start_gate import ready_path, ready_then_wait, release, worker_env
 
 # A worker: sleeps `delay` s (a slow import or table load), then is ready and waits for go.
 # Prints when it was ready, when it passed the gate (CLOCK_MONOTONIC, the same for every
 # process) and whether the go file existed before it was ready.
 WORKER = r"""
 import json, os, sys, time
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 ready, go, delay, fail = json.loads(sys.argv[1])
 time.sleep(delay)

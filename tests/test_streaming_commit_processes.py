@@ -15,8 +15,8 @@ import icefloe
 import pyarrow as pa
 import pytest
 from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
-from start_gate import ready_path, release, worker_env
-from test_concurrency_processes import catalog_props
+from support.catalogs import catalog_props
+from support.start_gate import ready_path, release, worker_env
 
 ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])
 BATCHES = 8
@@ -28,7 +28,7 @@ import pyarrow as pa
 import icefloe
 from icefloe import _pending_write
 from icefloe._streaming_commit import commit_batch
-from start_gate import ready_then_wait
+from support.start_gate import ready_then_wait
 
 props, ident, role, ready, go = json.loads(sys.argv[1])
 schema = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])

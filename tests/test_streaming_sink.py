@@ -16,12 +16,12 @@ import icefloe.spark
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import new_table_name
 from icefloe import NestedField, Schema
 from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY, commit_batch, last_committed_batch
 from icefloe.exceptions import ValidationError
 from icefloe.types import LongType, StringType
-from oracle import Oracle
+from support.oracle import Oracle
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -180,7 +180,7 @@ def test_table_io_on_s3_matches_pyiceberg(s3: Any) -> None:
     import uuid
 
     from pyiceberg.io.pyarrow import PyArrowFileIO
-    from servers.s3 import BUCKET
+    from support.servers.s3 import BUCKET
 
     prefix = f"s3://{BUCKET}/{uuid.uuid4().hex[:10]}"
     cat = icefloe.load_catalog("s3io", type="filesystem", warehouse=f"{prefix}/wh", **s3.properties())

@@ -23,7 +23,6 @@ from typing import Any, Optional
 
 import pyarrow as pa
 import pytest
-from conftest import new_table_name
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -37,9 +36,10 @@ from hypothesis.stateful import (
 from icefloe import NestedField, PartitionField, PartitionSpec, Schema
 from icefloe.exceptions import ValidationError
 from icefloe.types import DoubleType, IntegerType, LongType, StringType
-from oracle import Oracle, assert_same_rows
 from pyiceberg import transforms as pyiceberg_transforms
 from pyiceberg import types as pyiceberg_types
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import java_core_helper
 from icefloe import _native
-from java_oracle import CTX, arrow_codec
+from support.java import java_core_helper
+from support.java_oracle import CTX, arrow_codec
 
 pytestmark = pytest.mark.interop
 

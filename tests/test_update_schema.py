@@ -14,13 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from evolution_twins import (
-    assert_rows_agree,
-    assert_same_evolution,
-    make_twins,
-    raw_metadata,
-    write_row_both_engines,
-)
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.schema import Schema
 from icefloe.types import (
@@ -35,7 +28,14 @@ from icefloe.types import (
     StructType,
 )
 from icefloe.update_schema import UpdateSchema
-from oracle import Oracle
+from support.evolution_twins import (
+    assert_rows_agree,
+    assert_same_evolution,
+    make_twins,
+    raw_metadata,
+    write_row_both_engines,
+)
+from support.oracle import Oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -336,7 +336,7 @@ def test_filters_bind_to_the_current_schema_after_a_change(
     since, the new names work; a time travel still binds to its snapshot's schema. (Found by
     tests/test_table_model_stateful.py: a merge-on-read delete by a renamed column failed.)"""
     import pyarrow as pa
-    from oracle import assert_same_rows
+    from support.oracle import assert_same_rows
 
     schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "region", StringType()))
     props = {"format-version": "2", "write.delete.mode": "merge-on-read"}

@@ -17,12 +17,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from evolution_twins import (
-    assert_rows_agree,
-    assert_same_evolution,
-    make_twins,
-    raw_metadata,
-)
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import And, EqualTo, GreaterThanOrEqual
 from icefloe.partitioning import PartitionField, PartitionSpec
@@ -30,7 +24,13 @@ from icefloe.schema import Schema
 from icefloe.sorting import SortField, SortOrder
 from icefloe.types import LongType, NestedField, StringType, TimestamptzType
 from icefloe.update_spec import UpdateSpec
-from oracle import Oracle, _jiter
+from support.evolution_twins import (
+    assert_rows_agree,
+    assert_same_evolution,
+    make_twins,
+    raw_metadata,
+)
+from support.oracle import Oracle, _jiter
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -255,7 +255,7 @@ def test_transaction_groups_schema_spec_order_and_properties_in_one_version(
     oracle.sql(
         f"INSERT INTO {oracle.qualified(ours)} VALUES (2, TIMESTAMP '2024-06-01 00:00:00', 'b', 'q', 'us')"
     )
-    from oracle import assert_same_rows
+    from support.oracle import assert_same_rows
 
     assert_same_rows(
         catalog.load_table(ours).scan().to_arrow(), oracle.df(ours), context="after the transaction"

@@ -18,12 +18,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import java_core_helper, new_table_name
 from icefloe import LongType, NestedField, Schema
 from icefloe.exceptions import NotSupportedError
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.transforms import BucketTransform, DayTransform
 from icefloe.types import TimestampNanoType, TimestamptzNanoType, UnknownType, UnsupportedType
+from support.java import java_core_helper
+from support.session import new_table_name
 
 DAY = 86_400 * 10**9
 

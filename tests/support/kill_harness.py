@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 EVENTS_VAR = "ICEFLOE_KILL_EVENTS"
+TESTS = Path(__file__).resolve().parents[1]  # on the workers' PYTHONPATH: `support` imports there
 
 
 def install_sitecustomize(folder: Path, source: str) -> Path:
@@ -27,11 +28,12 @@ def install_sitecustomize(folder: Path, source: str) -> Path:
 
 def hooked_env(site: Path, events: Path, **extra: str) -> dict[str, str]:
     """This process's environment with `site` first on PYTHONPATH (inherited by the Python
-    workers Spark starts) and the events file named."""
+    workers Spark starts), then tests/ (for `python -m support.workers.<name>`), and the
+    events file named."""
     return {
         **os.environ,
         "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")]),
         EVENTS_VAR: str(events),
         **extra,
     }
@@ -47,18 +49,26 @@ def read_events(events: Path, offset: int = 0) -> list[list[str]]:
 
 
 class Killable:
-    """A Python program (`python -c source json(args)`) in its own process group, its
-    stderr (and stdout unless piped) in `log`."""
+    """A Python program (`python -c source json(args)`, or `python -m module json(args)`) in
+    its own process group, its stderr (and stdout unless piped) in `log`."""
 
     def __init__(
-        self, source: str, args: Any, log: Path, env: dict[str, str] | None = None, pipe_stdout: bool = False
+        self,
+        source: str | None,
+        args: Any,
+        log: Path,
+        env: dict[str, str] | None = None,
+        pipe_stdout: bool = False,
+        module: str | None = None,
     ) -> None:
         import json
 
+        assert (source is None) != (module is None), "a source or a module, not both"
+        program = ["-m", module] if module is not None else ["-c", str(source)]
         self.log_path = log
         self.log: IO[str] = open(log, "w")  # closed in wait()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", source, json.dumps(args)],
+            [sys.executable, *program, json.dumps(args)],
             stdout=subprocess.PIPE if pipe_stdout else self.log,
             stderr=self.log if pipe_stdout else subprocess.STDOUT,
             text=True,

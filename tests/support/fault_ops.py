@@ -1,7 +1,7 @@
-"""The writes the fault tests break (tests/test_faults_disk.py, tests/test_faults_kill.py): one
+"""The writes the fault tests break (tests/faults/test_faults_disk.py, test_faults_kill.py): one
 table shape, its first rows, and per operation what it does and the ids it leaves, so a test
-knows what "the whole write" and "none of it" look like. Importable from a writer subprocess
-(`python -c` with this folder on sys.path)."""
+knows what "the whole write" and "none of it" look like. The writer processes
+(support/workers/fault_writer.py, denied_writer.py) run them."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ however slow the machine: no sleep decides the start order.
 
 Worker side (run with `worker_env()`, whose PYTHONPATH holds `tests/`):
 
-    from start_gate import ready_then_wait
+    from support.start_gate import ready_then_wait
     table = catalog.load_table(ident)
     ready_then_wait(ready, go)
 

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from servers.s3 import S3Server, _free_port
+from support.servers.s3 import S3Server, _free_port
 
 
 def rest_classpath() -> str:

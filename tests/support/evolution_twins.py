@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 import pyarrow as pa
-from conftest import new_table_name
 from icefloe.schema import Schema
 from icefloe.types import (
     BooleanType,
@@ -29,7 +28,9 @@ from icefloe.types import (
     StructType,
     TimestamptzType,
 )
-from oracle import Oracle, assert_same_rows
+
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
 
 UTC = dt.timezone.utc
 
