@@ -1,5 +1,5 @@
 """Object-store benchmarks: the read and write benchmarks again with the tables on the test
-suite's S3 server (moto_server on localhost, tests/servers/s3.py), icefloe against Iceberg Java
+suite's S3 server (moto_server on localhost, tests/support/servers/s3.py), icefloe against Iceberg Java
 with `S3FileIO`, both through one catalog: Java's JdbcCatalog on a sqlite file (Spark catalog
 `s3j`) and icefloe's SqlCatalog (`uri=sqlite:///...`, same name) on that file.
 

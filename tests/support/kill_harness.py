@@ -1,5 +1,5 @@
-"""What the kill tests share (tests/test_faults_kill.py, tests/test_streaming_sink_kill.py,
-tests/test_spark4_streaming_kill.py): a process started in its own process group (its JVM
+"""What the kill tests share (tests/faults/test_faults_kill.py, tests/streaming/test_streaming_sink_kill.py,
+tests/spark4/test_spark4_streaming_kill.py): a process started in its own process group (its JVM
 and Python workers die with it), killed with SIGKILL, and a `sitecustomize` put on its
 PYTHONPATH that hooks icefloe's Python boundary functions. The hooks exist only in the
 tests' processes: production code has no fault points and reads no fault variables. A hook

@@ -1,4 +1,4 @@
-"""Tables on S3 through a faulty network: a proxy (tests/servers/fault_proxy.py) in front of
+"""Tables on S3 through a faulty network: a proxy (tests/support/servers/fault_proxy.py) in front of
 the S3 server fails (503 before / 500 after the fact), delays, or cuts part way through the
 answer 5% of the requests at random, during appends (in process and on Spark), reads and a
 merge-on-read delete.

@@ -273,7 +273,7 @@ def test_equality_deletes_past_the_memory_budget_fail_the_read_with_a_clear_erro
 def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> None:
     """A partitioned equality delete applies only to data files of its own spec, so keys
     that files of an older spec may hold are upserted copy-on-write; other keys still get
-    equality deletes. (Found by tests/test_table_model_stateful.py: the old row survived.)"""
+    equality deletes. (Found by tests/table/test_table_model_stateful.py: the old row survived.)"""
     from icefloe import BucketTransform, TruncateTransform
 
     spec = PartitionSpec(PartitionField(1, 1000, TruncateTransform(10), "id_trunc"))

@@ -1,4 +1,4 @@
-"""The start gate (tests/start_gate.py) the process tests race their workers with: no worker
+"""The start gate (tests/support/start_gate.py) the process tests race their workers with: no worker
 passes it before every worker is ready; a worker that dies before it is ready, or one that is
 never ready, fails the release at once with what went wrong, and no go file is written."""
 

@@ -334,7 +334,7 @@ def test_filters_bind_to_the_current_schema_after_a_change(
     """A scan, delete or overwrite of the current table binds its filter to the current
     schema, not the last snapshot's (as Java's): after a rename and an add with no snapshot
     since, the new names work; a time travel still binds to its snapshot's schema. (Found by
-    tests/test_table_model_stateful.py: a merge-on-read delete by a renamed column failed.)"""
+    tests/table/test_table_model_stateful.py: a merge-on-read delete by a renamed column failed.)"""
     import pyarrow as pa
     from support.oracle import assert_same_rows
 

@@ -226,7 +226,7 @@ def test_merge_on_read_deletes_are_applied(spark: Any, oracle: Oracle, catalog: 
 
     before, after = oracle.snapshot_ids(mor_table)
     table = _load(catalog, mor_table)
-    # Java hides the deleted rows; so does icefloe (tests/test_merge_on_read.py covers the rest)
+    # Java hides the deleted rows; so does icefloe (tests/scan/test_merge_on_read.py covers the rest)
     assert sorted(r[0] for r in oracle.rows(mor_table)) == [1, 3, 4, 6]
     for snap in (before, after):
         assert_same_rows(table.scan(snapshot_id=snap).to_arrow(), oracle.df(mor_table, snap))

@@ -1,6 +1,6 @@
 """A writer (append, overwrite, copy-on-write and merge-on-read delete) SIGKILLed at each
 phase of its write and commit. The fault points are hooks a test-only `sitecustomize`
-(tests/kill_harness.py) puts on icefloe's Python boundary functions in the writer process:
+(tests/support/kill_harness.py) puts on icefloe's Python boundary functions in the writer process:
 
 - `data`: the write's data (or position-delete) files are written (`_native.write_data_files`
   / `_native.delete_rows` returned);

@@ -25,7 +25,7 @@ from pathlib import Path
 import icefloe
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = "x86_64-unknown-linux-gnu"
 MANYLINUX = "manylinux_2_28"
 # Each venv gets one PySpark line and the pandas it supports; pip's cache serves the wheels.

@@ -1,7 +1,7 @@
 """Property tests: icefloe against Iceberg Java 1.12 (the oracle) on random sets of values.
 
 Each hypothesis example is a set (values, rows, predicates, files) evaluated by Iceberg Java in
-one request to tests/java/PropertyOracle.java (one JVM for the module, see tests/java_oracle.py),
+one request to tests/java/PropertyOracle.java (one JVM for the module, see tests/support/java_oracle.py),
 so shrinking works and an example costs milliseconds:
 
 - partition transforms over every source type (`_native.apply_transform`);
