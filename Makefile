@@ -110,6 +110,10 @@ test-spark4: release oracle servers venv4  ## the Spark-facing and interop tests
 
 test: test-rust test-python test-spark4  ## everything CI runs
 
+.PHONY: test-fast
+test-fast: release oracle servers  ## the quick inner loop: the pytest suite without the tests marked slow (PySpark 3.5)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
 golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids: only on purpose)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) tests/data/generate_golden.py
 

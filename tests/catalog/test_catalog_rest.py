@@ -122,6 +122,7 @@ def rest_appender() -> list[str]:
     return java_command(JAVA_SOURCES / "RestAppender.java", rest_classpath(), heap="256m")
 
 
+@pytest.mark.slow
 def test_two_icefloe_and_two_java_processes_append_25_times(
     cat: RestCatalog, ns: str, props: dict[str, str], rest_appender: list[str], tmp_path: Path
 ) -> None:

@@ -129,6 +129,7 @@ def as_pyiceberg_reads(model: dict[int, dict[str, Any]]) -> pa.Table:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partitioning", list(PARTITIONINGS))
 def test_java_and_pyiceberg_read_icefloe_s3_tables(
     spark: Any, s3: S3Server, java_s3: tuple[SqlCatalog, str], partitioning: str

@@ -100,6 +100,7 @@ def _check_rows(oracle: Oracle, catalog: Any, name: str, expected: Any, context:
     assert_same_rows(catalog.load_table(name).scan().to_arrow(), expected, context=f"icefloe {context}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("version", "partitioned"), [(2, False), (2, True), (3, False), (3, True)])
 def test_conversion_keeps_rows_and_leaves_no_equality_deletes(
     spark: Any, oracle: Oracle, catalog: Any, version: int, partitioned: bool

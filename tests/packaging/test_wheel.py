@@ -48,7 +48,7 @@ def oracle_jar_for(line: str) -> str:
     return ""
 
 
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.slow]
 
 
 def _bin(name: str) -> str:

@@ -30,7 +30,7 @@ from support.kill_harness import Killable, hooked_env, install_sitecustomize, re
 from support.oracle import Oracle
 from support.session import new_table_name
 
-pytestmark = [pytest.mark.spark, pytest.mark.interop]
+pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.slow]
 
 RUNS = int(os.environ.get("ICEFLOE_KILL_RUNS", "20"))
 COMMITS = 50

@@ -151,6 +151,7 @@ class Driver(Killable):
         return out
 
 
+@pytest.mark.slow
 def test_killed_and_restarted_20_times_every_row_once(
     catalog: Any, oracle: Oracle, warehouse: Path, tmp_path: Path
 ) -> None:

@@ -79,6 +79,7 @@ def _apply_merge(model: Model, rows: list[tuple[int, str, float]], add: bool) ->
             model[k] = (region, amount)
 
 
+@pytest.mark.slow
 def test_random_upserts_merges_and_deletes_match_a_dict_model(
     spark: Any, oracle: Oracle, catalog: Any, table_name: str
 ) -> None:
