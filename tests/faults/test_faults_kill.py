@@ -31,6 +31,7 @@ from typing import Any
 
 import icefloe
 import pytest
+import support.workers
 from icefloe import _io
 from support.fault_ops import OPS, create, ids_of
 from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
@@ -38,59 +39,9 @@ from support.oracle import Oracle, _jiter
 
 pytestmark = pytest.mark.interop
 
-FAULT_POINTS = r"""
-import os, signal
-point = os.environ.get("ICEFLOE_FAULT_POINT")
-if point:
-    from icefloe import _io, _native
-    from icefloe.catalog.filesystem import FilesystemCatalog
-    from icefloe.catalog.sql import SqlCatalog
-
-    def die(reached):
-        with open(os.environ["ICEFLOE_KILL_EVENTS"], "a") as f:
-            f.write(f"reached {reached}\n")
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    def hook(owner, name, on_return):
-        original = getattr(owner, name)
-
-        def hooked(*args, **kwargs):
-            out = original(*args, **kwargs)
-            on_return(args, out)
-            return out
-
-        setattr(owner, name, hooked)
-
-    def data(args, out):
-        if point == "data":
-            die("data")
-
-    def produced(args, out):
-        if point == "manifests":
-            _metadata, written = out
-            lists = [p for p in written if p.rsplit("/", 1)[-1].startswith("snap-")]
-            assert len(lists) == 1, written
-            _native.delete_files(lists)
-            die("manifests")
-        if point == "manifest_list":
-            die("manifest_list")
-
-    def metadata_file(args, out):
-        if point == "metadata_file" and str(args[0]).endswith(".metadata.json"):
-            die("metadata_file")
-
-    def pointer(args, out):
-        if point == "pointer":
-            die("pointer")
-
-    for name in ("write_data_files", "delete_rows"):
-        hook(_native, name, data)
-    for name in ("merge_append", "fast_append", "overwrite_files", "replace_partitions", "row_delta"):
-        hook(_native, name, produced)
-    hook(_io, "write_new", metadata_file)
-    for catalog in (FilesystemCatalog, SqlCatalog):
-        hook(catalog, "_commit_table", pointer)
-"""
+# The kill tests' sitecustomize: hooks icefloe's boundary functions and SIGKILLs the writer at
+# ICEFLOE_FAULT_POINT (copied into the writer's PYTHONPATH, never imported by the tests).
+FAULT_POINTS = Path(support.workers.__file__).parent / "fault_points_site.py"
 
 
 PHASES = ["data", "manifests", "manifest_list", "metadata_file", "pointer"]
@@ -102,7 +53,7 @@ def files_under(root: Path) -> set[str]:
 
 def kill_at(point: str, props: dict[str, str], name: str, op: str, tmp_path: Path) -> None:
     """Runs `op` on table `name` in a writer that is SIGKILLed at `point`."""
-    site = install_sitecustomize(tmp_path, FAULT_POINTS)
+    site = install_sitecustomize(tmp_path, FAULT_POINTS.read_text())
     events = tmp_path / f"events-{uuid.uuid4().hex[:8]}"
     writer = Killable(
         None,

@@ -248,50 +248,7 @@ def _data_files_on_disk(warehouse: Path, name: str) -> list[tuple[str, int]]:
     return sorted((str(p), p.stat().st_size) for p in root.rglob("*.parquet"))
 
 
-WRITER = r"""
-import json, os, sys, time
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-
-from support.start_gate import ready_then_wait
-
-props, ident, role, steps, ready, go = json.loads(sys.argv[1])
-table = icefloe.load_catalog(**props).load_table(ident)
-schema = pa.schema(
-    [pa.field("id", pa.int64()), pa.field("region", pa.string()), pa.field("amount", pa.float64())]
-)
-ready_then_wait(ready, go)
-out = []
-if role == "writer":  # appends 10 rows per step and deletes some of the earlier ones
-    for i in range(steps):
-        ids = list(range(100_000 + i * 10, 100_000 + i * 10 + 10))
-        regions = ["eu" if j % 2 else "us" for j in ids]
-        rows = pa.table({"id": ids, "region": regions, "amount": [1.0] * 10}, schema=schema)
-        table.refresh().append(rows)
-        out.append(["append", ids])
-        if i % 2 == 1:
-            gone = [100_000 + (i - 1) * 10 + 3, 5 + i]
-            while True:
-                try:
-                    table.refresh().delete(f"id IN ({gone[0]}, {gone[1]})")
-                    out.append(["delete", gone])
-                    break
-                except CommitConflictError:
-                    continue
-else:  # compacts until the writer is done
-    done = sys.argv[2]
-    while True:
-        last = os.path.exists(done)
-        try:
-            r = table.refresh().maintenance.rewrite_data_files(min_input_files=2)
-            out.append(["compacted", r.rewritten_data_files_count])
-        except CommitConflictError as e:
-            out.append(["conflict", str(e)[:200]])
-        if last:
-            break
-print(json.dumps(out), flush=True)
-"""
+WORKER = "support.workers.compaction_race"  # a writer, or a compactor racing it
 
 
 def test_writer_and_compaction_in_real_processes_lose_and_resurrect_nothing(
@@ -305,10 +262,7 @@ def test_writer_and_compaction_in_real_processes_lose_and_resurrect_nothing(
     initial = {r[0] for r in oracle.rows(name, columns=["id"])}
     props = {"name": "local", "type": "filesystem", "warehouse": str(warehouse)}
     go, done = tmp_path / "go", tmp_path / "done"
-    script = tmp_path / "worker.py"
-    script.write_text(WRITER)
     env_args = {
-        "cwd": str(Path(__file__).parent),
         "stdout": subprocess.PIPE,
         "stderr": subprocess.PIPE,
         "text": True,
@@ -316,13 +270,14 @@ def test_writer_and_compaction_in_real_processes_lose_and_resurrect_nothing(
     }
     readies = [ready_path(go, 0), ready_path(go, 1)]
     writer = subprocess.Popen(
-        [sys.executable, str(script), json.dumps([props, name, "writer", 16, str(readies[0]), str(go)])],
+        [sys.executable, "-m", WORKER, json.dumps([props, name, "writer", 16, str(readies[0]), str(go)])],
         **env_args,
     )
     compactor = subprocess.Popen(
         [
             sys.executable,
-            str(script),
+            "-m",
+            WORKER,
             json.dumps([props, name, "compact", 0, str(readies[1]), str(go)]),
             str(done),
         ],
