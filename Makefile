@@ -11,15 +11,15 @@ ORACLE_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).ja
 SPARK4_VERSION := 4.1.4
 VENV4 := .venv4
 ORACLE4_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.1_2.13-$(ICEBERG_VERSION).jar
-# PySpark 4.0's runtime: 1.11.0 is the newest Iceberg release built for Spark 4.0 (tests/test_wheel.py
+# PySpark 4.0's runtime: 1.11.0 is the newest Iceberg release built for Spark 4.0 (tests/packaging/test_wheel.py
 # reads icefloe's table with it in its PySpark 4.0 venv). No Iceberg runtime exists for Spark 4.2/4.3.
 ICEBERG40_VERSION := 1.11.0
 ORACLE40_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBERG40_VERSION).jar
-# The Spark-facing and interop tests, and the PySpark-4-only ones (test_spark4_*).
-# (test_spark4_datasource reads Java's tables of test_interop_java_writes through the source.)
-SPARK4_TESTS := tests/test_spark4_*.py tests/test_spark_register.py tests/test_scan_spark.py \
-	tests/test_row_level_spark.py tests/test_spark_worker.py tests/test_interop_icefloe_writes.py \
-	tests/test_spark_uuid.py
+# The Spark-facing and interop tests, and the PySpark-4-only ones (tests/spark4/).
+# (test_spark4_datasource reads Java's tables of tests/support/java_tables.py through the source.)
+SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test_scan_spark.py \
+	tests/spark/test_row_level_spark.py tests/spark/test_spark_worker.py \
+	tests/interop/test_interop_icefloe_writes.py tests/spark/test_spark_uuid.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
@@ -110,6 +110,10 @@ test-spark4: release oracle servers venv4  ## the Spark-facing and interop tests
 
 test: test-rust test-python test-spark4  ## everything CI runs
 
+.PHONY: test-fast
+test-fast: release oracle servers  ## the quick inner loop: the pytest suite without the tests marked slow (PySpark 3.5)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
 golden: venv oracle  ## regenerate tests/data/golden with Iceberg Java (new ids: only on purpose)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) tests/data/generate_golden.py
 
@@ -153,7 +157,7 @@ docs: $(DOCS_TOOLS)  ## build the user documentation into site/ (mkdocs --strict
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -q -d site
 
 # In make test: the docs build first (a broken build fails CI; pytest's summary stays the last
-# line), and the wheel test (tests/test_wheel.py) needs zig, auditwheel and twine.
+# line), and the wheel test (tests/packaging/test_wheel.py) needs zig, auditwheel and twine.
 test-docs: docs
 test-python: $(DIST_TOOLS) test-docs
 

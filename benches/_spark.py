@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from oracle import oracle_session_conf, side_jar
+from support.oracle import oracle_session_conf, side_jar
 
 
 def oracle_jars(*patterns: str) -> list[str]:

@@ -29,6 +29,9 @@ SRC = ROOT / "benches" / "java" / "PlanningBench.java"
 DAY0 = 19000
 CASES = ["no filter", "id = one value", "one-day ts range"]
 
+sys.path.insert(0, str(ROOT / "tests"))
+from support.java import java_command  # noqa: E402
+
 
 def classpath() -> str:
     import pyspark
@@ -40,12 +43,7 @@ def classpath() -> str:
 
 
 def java(*args: str) -> str:
-    out = CACHE / "java"
-    cls = out / "PlanningBench.class"
-    if not cls.exists() or cls.stat().st_mtime < SRC.stat().st_mtime:
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", classpath(), "-d", str(out), str(SRC)], check=True)
-    cmd = ["java", "-Xmx4g", "-cp", f"{out}:{classpath()}", "PlanningBench", *args]
+    cmd = [*java_command(SRC, classpath(), heap="4g", cache=CACHE / "java"), *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 

@@ -1,5 +1,5 @@
 """Object-store benchmarks: the read and write benchmarks again with the tables on the test
-suite's S3 server (moto_server on localhost, tests/servers/s3.py), icefloe against Iceberg Java
+suite's S3 server (moto_server on localhost, tests/support/servers/s3.py), icefloe against Iceberg Java
 with `S3FileIO`, both through one catalog: Java's JdbcCatalog on a sqlite file (Spark catalog
 `s3j`) and icefloe's SqlCatalog (`uri=sqlite:///...`, same name) on that file.
 
@@ -56,7 +56,8 @@ from _spark import bench_session, create_orders_table, oracle_jars
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from servers.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server, run_s3  # noqa: E402
+from support.java import java_command  # noqa: E402
+from support.servers.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server, run_s3  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_ROWS", "5000000"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "5"))
@@ -222,18 +223,13 @@ def commit_eq_delete(catalog_props: dict[str, str], column: str, keys: Iterator[
     """One equality-delete file of `keys` on `column` of TABLE, committed by Iceberg Java
     (benches/java/CatalogEqDeleteWriter.java, compiled once into .cache/bench_s3/java)."""
     src = ROOT / "benches" / "java" / "CatalogEqDeleteWriter.java"
-    out = CACHE / "java"
-    cls = out / "CatalogEqDeleteWriter.class"
-    cp = java_classpath()
-    if not cls.exists() or cls.stat().st_mtime < src.stat().st_mtime:
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(out), str(src)], check=True)
+    java = java_command(src, java_classpath(), cache=CACHE / "java")
     props, keys_file = CACHE / "eq-catalog.properties", CACHE / "eq-keys.txt"
     props.write_text("".join(f"{k}={v}\n" for k, v in catalog_props.items()))
     keys_file.write_text("".join(f"{k}\n" for k in keys))
     try:
-        cmd = ["java", "-Xmx2g", "-cp", f"{out}:{cp}", "CatalogEqDeleteWriter", CATALOG, str(props)]
-        proc = subprocess.run([*cmd, TABLE, column, str(keys_file)], capture_output=True, text=True)
+        cmd = [*java, CATALOG, str(props), TABLE, column, str(keys_file)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr[-3000:]
     finally:
         props.unlink()

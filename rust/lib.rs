@@ -11,6 +11,7 @@ pub mod expr;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod fuzz;
 #[cfg(test)]
+#[path = "fuzz_corpus_tests.rs"]
 mod fuzz_corpus_tests;
 pub mod inspect;
 pub mod io;

@@ -6,7 +6,7 @@
 - ``spark``: local[2], UI off, two shuffle partitions, UTC, Arrow enabled, the oracle jar from
   ``ICEFLOE_ORACLE_JAR`` (the Makefile's ``test-python`` sets it; a missing jar is an error,
   never a skip).
-- ``oracle``: ``tests.oracle.Oracle`` on that session.
+- ``oracle``: ``support.oracle.Oracle`` on that session.
 - ``table_name``: a fresh ``db.t_<hex>`` identifier per test (the warehouse is shared).
 - ``catalog``: ``icefloe.load_catalog("local", type="filesystem", warehouse=<warehouse>)``.
 - ``postgres``: a real Postgres server for the run (its URI); tests make their own databases.
@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,13 @@ os.environ["TZ"] = "UTC"
 if hasattr(time, "tzset"):
     time.tzset()
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# `support` (the tests' helper package) is importable: pyproject's pytest `pythonpath` holds tests/.
+from support.oracle import Oracle, oracle_session_conf
+from support.session import NAMESPACE, PYSPARK_MAJOR, extra_jars, new_table_name, oracle_jar
 
-from oracle import Oracle, oracle_session_conf, side_jar
-
-NAMESPACE = "db"
+# Fixtures several test files share, defined in the support package: Java's tables of every
+# type (support.java_tables) and the catalogs on the S3 server (support.s3_catalogs).
+pytest_plugins = ["support.java_tables", "support.s3_catalogs"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,53 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # PySpark-4-only test files (the data source API): `make test` runs them in its PySpark 4 pass.
-PYSPARK_MAJOR = int(__import__("pyspark").__version__.split(".")[0])
-collect_ignore_glob = ["test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
-
-
-def oracle_jar() -> str:
-    jar = os.environ.get("ICEFLOE_ORACLE_JAR")
-    if not jar:
-        pytest.fail(
-            "ICEFLOE_ORACLE_JAR is not set: it must name the iceberg-spark-runtime-3.5_2.12 jar "
-            "(run the suite with `make test-python`, which fetches it with `make oracle` and sets it)",
-            pytrace=False,
-        )
-    path = Path(jar)
-    if not path.is_file():
-        pytest.fail(f"ICEFLOE_ORACLE_JAR={jar} does not exist (run `make oracle`)", pytrace=False)
-    return str(path.resolve())
-
-
-def extra_jars(runtime_jar: str) -> list[str]:
-    """The jars `make oracle` puts next to the runtime: S3FileIO's AWS SDK bundle and the
-    JDBC drivers of Java's JdbcCatalog (sqlite, Postgres). Missing ones fail, never skip."""
-    found = []
-    for pattern in ("iceberg-aws-bundle-*.jar", "sqlite-jdbc-*.jar", "postgresql-*.jar"):
-        jar = side_jar(runtime_jar, pattern)
-        if jar is None:
-            pytest.fail(f"{pattern} is missing next to {runtime_jar} (run `make oracle`)", pytrace=False)
-        found.append(jar)
-    return found
-
-
-def java_core_helper(class_name: str) -> list[str]:
-    """The `java` command running tests/java/<class_name>.java, a small program on Iceberg
-    Java's core API (compiled once into .cache/java against the oracle jar and Spark's jars)."""
-    import subprocess
-
-    import pyspark
-
-    src = Path(__file__).parent / "java" / f"{class_name}.java"
-    out = Path(__file__).resolve().parent.parent / ".cache" / "java" / Path(oracle_jar()).stem
-    classpath = f"{oracle_jar()}:{Path(pyspark.__file__).parent / 'jars'}/*"
-    cls = out / f"{class_name}.class"
-    if not cls.exists() or cls.stat().st_mtime < src.stat().st_mtime:
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["javac", "-nowarn", "-cp", classpath, "-d", str(out), str(src)], check=True, capture_output=True
-        )
-    return ["java", "-Xmx2g", "-cp", f"{out}:{classpath}", class_name]
+collect_ignore_glob = ["spark4/test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
 
 
 @pytest.fixture(scope="session")
@@ -132,10 +87,6 @@ def oracle(spark: Any, warehouse: Path) -> Oracle:
     return Oracle(spark, str(warehouse))
 
 
-def new_table_name(prefix: str = "t") -> str:
-    return f"{NAMESPACE}.{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 @pytest.fixture
 def table_name() -> str:
     """A fresh ``db.t_<hex>`` identifier (no table is created)."""
@@ -145,7 +96,7 @@ def table_name() -> str:
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real S3-compatible server (moto, its own process) with the bucket `icefloe-tests`."""
-    from servers.s3 import BUCKET, run_s3
+    from support.servers.s3 import BUCKET, run_s3
 
     for server in run_s3(tmp_path_factory.mktemp("s3")):
         server.create_bucket(BUCKET)
@@ -158,7 +109,7 @@ def postgres() -> Iterator[str]:
     own database with `servers.postgres.new_database`."""
     import tempfile
 
-    from servers.postgres import run_postgres
+    from support.servers.postgres import run_postgres
 
     # Not under tmp_path_factory: its folders are private to root, and the server runs as `postgres`.
     with tempfile.TemporaryDirectory() as root:
@@ -179,8 +130,8 @@ def rest_uri(s3: Any) -> Iterator[str]:
     the warehouse on the `s3` server) for the whole run; its URI. Tests use fresh namespaces."""
     import tempfile
 
-    from servers.rest import run_rest
-    from servers.s3 import BUCKET
+    from support.servers.rest import run_rest
+    from support.servers.s3 import BUCKET
 
     with tempfile.TemporaryDirectory() as d:
         yield from run_rest(Path(d), s3, f"s3://{BUCKET}/rest")

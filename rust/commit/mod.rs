@@ -36,4 +36,5 @@ pub use summary::SnapshotSummaryBuilder;
 pub use validation::{snapshots_since, validate, ConflictScope, Validation};
 
 #[cfg(test)]
+#[path = "row_filter_tests.rs"]
 mod row_filter_tests;

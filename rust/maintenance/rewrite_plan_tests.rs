@@ -1,6 +1,6 @@
 //! Tests of the rewrite planner against Java's rules (`SizeBasedFileRewritePlanner`,
 //! `BinPackRewriteFilePlanner`); the end-to-end parity with Java's procedure is in
-//! tests/test_maintenance_rewrite.py.
+//! tests/maintenance/test_maintenance_rewrite.py.
 
 use std::collections::BTreeMap;
 

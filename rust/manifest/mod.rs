@@ -21,6 +21,7 @@ mod manifest_writer;
 mod schema_json;
 
 #[cfg(test)]
+#[path = "golden_tests.rs"]
 mod golden_tests;
 
 pub use data_file::{DataContentType, DataFile, FileFormat};

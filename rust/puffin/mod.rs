@@ -9,6 +9,7 @@ pub mod file;
 pub mod writer;
 
 #[cfg(test)]
+#[path = "deletion_vector_tests.rs"]
 mod deletion_vector_tests;
 
 pub use deletion_vector::{load_deletion_vector, read_deletion_vector, DeletionVector, DV_MAGIC};

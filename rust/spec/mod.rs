@@ -2,6 +2,7 @@
 //! sort orders, snapshots and refs, table metadata (+ its versioned JSON wire form).
 
 #[cfg(test)]
+#[path = "golden_tests.rs"]
 mod golden_tests;
 pub mod location_provider;
 pub mod metrics_truncate;

@@ -1,7 +1,7 @@
 //! Partition transforms on whole Arrow arrays (the write path's hot loop): identity,
 //! bucket[N], truncate[W], year/month/day/hour, void. Same results as the single-value
 //! [`Transform::apply`] (checked in the tests below and against Iceberg Java in
-//! `tests/test_transforms_oracle.py`), without a `Literal` per row.
+//! `tests/expressions/test_transforms_oracle.py`), without a `Literal` per row.
 //!
 //! Input arrays carry the Arrow type `schema_to_arrow` gives the source's Iceberg type
 //! (Int32, Int64, Decimal128, Date32, Time64(µs), Timestamp(µs|ns, tz), Utf8, Binary,

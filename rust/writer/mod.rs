@@ -29,6 +29,7 @@ pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
 pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;
 #[cfg(test)]
+#[path = "partitioned_tests.rs"]
 mod partitioned_tests;
 #[cfg(test)]
 pub(crate) mod test_tables;

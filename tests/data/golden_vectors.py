@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from golden_common import GOLDEN, HERE, JAR, note, write_json
+
+sys.path.insert(0, str(HERE.parent))  # tests/: its support package
+from support.java import compile_java
 
 
 def _h(s: str) -> str:
@@ -135,13 +139,7 @@ def transform_vectors() -> list[tuple[str, str, str]]:
 
 
 def run_vectors(workdir: Path) -> None:
-    classes = workdir / "classes"
-    classes.mkdir()
-    subprocess.run(
-        ["javac", "-nowarn", "-cp", str(JAR), "-d", str(classes), str(HERE / "GoldenVectors.java")],
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
+    classes = compile_java(HERE / "GoldenVectors.java", str(JAR), cache=workdir / "classes")
     requests: list[tuple[str, str, str]] = [("ser", t, v) for t, v in SER_VECTORS]
     requests += [("hash", t, v) for t, v in HASH_VECTORS]
     requests += transform_vectors()

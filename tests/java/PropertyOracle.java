@@ -5,7 +5,7 @@
 // args: transform <in file> <out file>   lines "type \t transform \t value" -> one result a line
 //       serve                             one JSON request a line on stdin, one JSON answer a
 //                                         line on stdout (see `serve` below); used by
-//                                         tests/java_oracle.py
+//                                         tests/support/java_oracle.py
 //
 // Values travel in one text form ("codec"): null is \N; boolean true/false; int, long, date,
 // time and timestamps as their integer storage; float and double as the hex of their IEEE

@@ -5,7 +5,7 @@
 // args: <catalog properties file (key=value lines)> <table ident> <ready file> <go file>
 //       <data files file: "path<TAB>size<TAB>records" lines, one commit each>
 // Once the table is loaded it writes the ready file (atomically), then waits for the go file
-// (the protocol of tests/start_gate.py).
+// (the protocol of tests/support/start_gate.py).
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;

@@ -1,6 +1,6 @@
 // Format v3 types through Iceberg Java's core API (Spark 3.5 has no nanosecond timestamps):
 // creates, appends to and reads a table with `timestamp_ns`, `timestamptz_ns`, `unknown` and
-// (optionally) `variant` columns. Test helper for tests/test_v3_types.py.
+// (optionally) `variant` columns. Test helper for tests/table/test_v3_types.py.
 //
 // args: create <warehouse uri> <table ident> <with variant: 0|1>
 //       append <warehouse uri> <table ident> <rows file: "id\tts_nanos\ttstz_nanos", \N = null>

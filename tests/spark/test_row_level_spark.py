@@ -1,0 +1,365 @@
+"""Row-level changes on Spark (icefloe.spark.merge / update / upsert) against Iceberg Java's
+Spark SQL `MERGE INTO` / `UPDATE` on twin tables: same rows read by both engines, the same
+snapshot summaries; bad input refused with nothing committed and no file left."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from icefloe.exceptions import ValidationError
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+KEYS = (
+    "operation",
+    "added-records",
+    "deleted-records",
+    "added-position-deletes",
+    "added-position-delete-files",
+    "total-records",
+    "total-position-deletes",
+    "total-data-files",
+    "total-delete-files",
+)
+
+
+def _twins(spark: Any, oracle: Oracle, mode: str, partitioning: str = "") -> tuple[str, str]:
+    props = (
+        f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
+        f"'write.merge.mode'='{mode}'"
+    )
+    java, ours = new_table_name("m_java"), new_table_name("m_ours")
+    src = spark.sql(
+        "SELECT id, CASE WHEN id % 2 = 0 THEN 'eu' ELSE 'us' END AS region, CAST(id AS DOUBLE) AS amount "
+        "FROM range(0, 300)"
+    )
+    for name in (java, ours):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, region STRING, amount DOUBLE) USING iceberg "
+            f"{partitioning} TBLPROPERTIES ({props})"
+        )
+        src.coalesce(1).sortWithinPartitions("id").writeTo(oracle.qualified(name)).append()
+    return java, ours
+
+
+def _summary(oracle: Oracle, name: str) -> dict[str, Any]:
+    s = oracle.snapshots(name)[-1]
+    return {"operation": s["operation"], **{k: s["summary"].get(k) for k in KEYS[1:]}}
+
+
+def _assert_same_summary(oracle: Oracle, ours: str, java: str, mode: str) -> None:
+    """The last snapshots' summaries agree; the number of new data files follows each
+    engine's Spark task layout, not the change, and copy-on-write rewrites whole files
+    (each engine its own), so only the totals of rows compare there."""
+    s_ours, s_java = _summary(oracle, ours), _summary(oracle, java)
+    keys = (
+        [k for k in KEYS if k != "total-data-files"]
+        if mode == "merge-on-read"
+        else ["operation", "total-records"]
+    )
+    for k in keys:
+        assert s_ours[k] == s_java[k], (k, s_ours, s_java)
+
+
+def _source(spark: Any) -> Any:
+    # updates of 0..39 (negative amount for 0..4: deleted), inserts of 1000..1019
+    rows = [(i, "eu" if i % 2 else "us", -1.0 if i < 5 else i * 10.0) for i in range(40)]
+    rows += [(1000 + i, "eu", float(i)) for i in range(20)]
+    return spark.createDataFrame(rows, "id bigint, region string, amount double")
+
+
+def _arrow(df: Any) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([("id", pa.int64()), ("region", pa.string()), ("amount", pa.float64())])
+    return pa.Table.from_pylist([r.asDict() for r in df.collect()], schema=schema)
+
+
+@pytest.mark.parametrize(
+    ("engine", "mode", "partitioning"),
+    [
+        ("spark", "merge-on-read", ""),
+        ("spark", "merge-on-read", "PARTITIONED BY (bucket(4, id))"),
+        ("spark", "copy-on-write", ""),
+        ("in-process", "merge-on-read", "PARTITIONED BY (bucket(4, id))"),
+        ("in-process", "copy-on-write", ""),
+    ],
+)
+def test_merge_twins_java_merge_into(
+    spark: Any, oracle: Oracle, catalog: Any, engine: str, mode: str, partitioning: str
+) -> None:
+    import icefloe.spark
+
+    java, ours = _twins(spark, oracle, mode, partitioning)
+    _source(spark).createOrReplaceTempView("merge_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING merge_src s ON t.id = s.id "
+        "WHEN MATCHED AND s.amount < 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET amount = s.amount + t.amount, region = s.region "
+        "WHEN NOT MATCHED THEN INSERT * "
+        "WHEN NOT MATCHED BY SOURCE AND t.id >= 290 THEN DELETE"
+    )
+    if engine == "spark":
+        metrics: Any = (
+            icefloe.spark.merge(_source(spark), catalog.load_table(ours), "target.id = source.id")
+            .when_matched_delete("source.amount < 0")
+            .when_matched_update({"amount": "source.amount + target.amount", "region": "source.region"})
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete("target.id >= 290")
+            .execute()
+        )
+    else:  # in process: the same clauses over an Arrow source
+        import pyarrow.compute as pc
+
+        source = _arrow(_source(spark))
+        metrics = (
+            catalog.load_table(ours)
+            .merge(source, "target.id = source.id")
+            .when_matched_delete("source.amount < 0")
+            .when_matched_update(
+                {"amount": pc.field("source.amount") + pc.field("target.amount"), "region": "source.region"}
+            )
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete("target.id >= 290")
+            .execute()
+        )
+    assert (metrics.rows_updated, metrics.rows_deleted, metrics.rows_inserted) == (35, 15, 20)
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+    _assert_same_summary(oracle, ours, java, mode)
+
+
+def test_merge_refuses_a_target_row_matched_twice_and_bad_sets(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    import icefloe.spark
+
+    _java, ours = _twins(spark, oracle, "merge-on-read")
+    table = catalog.load_table(ours)
+    before = table.current_snapshot()
+    data_dir = os.path.join(table.location(), "data")
+    files = {os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs}
+    dup = spark.createDataFrame([(7, "eu", 1.0), (7, "us", 2.0)], "id bigint, region string, amount double")
+    with pytest.raises(ValidationError, match=r"'id': 7.*2 source rows"):
+        icefloe.spark.merge(dup, table, "target.id = source.id").when_matched_update_all().execute()
+    with pytest.raises(ValidationError, match="'nope'"):
+        icefloe.spark.merge(dup, table, "target.id = source.id").when_matched_update({"nope": "1"})
+    one = spark.createDataFrame([(7, "eu", 1.0)], "id bigint, region string, amount double")
+    with pytest.raises(ValidationError, match="'amount'"):
+        icefloe.spark.merge(one, table, "target.id = source.id").when_matched_update(
+            {"amount": "'not a number'"}
+        ).execute()
+    with pytest.raises(ValidationError, match="'amount'"):
+        icefloe.spark.update(spark, table, "id = 7", {"amount": "'x'"})
+    assert catalog.load_table(ours).current_snapshot() == before
+    assert {os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs} == files
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_spark_update_twins_java_update(spark: Any, oracle: Oracle, catalog: Any, mode: str) -> None:
+    import icefloe.spark
+
+    java, ours = _twins(spark, oracle, mode)
+    oracle.sql(
+        f"UPDATE {oracle.qualified(java)} SET amount = amount * 2, region = 'ap' WHERE id >= 100 AND id < 150"
+    )
+    icefloe.spark.update(
+        spark, catalog.load_table(ours), "id >= 100 and id < 150", {"amount": "amount * 2", "region": "'ap'"}
+    )
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context="update")
+    s_ours, s_java = _summary(oracle, ours), _summary(oracle, java)
+    keys = KEYS if mode == "merge-on-read" else ("operation", "total-records")
+    for k in keys:
+        assert s_ours[k] == s_java[k], (k, s_ours, s_java)
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_spark_upsert_with_a_delete_column_matches_a_model(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str
+) -> None:
+    import random
+
+    import icefloe.spark
+
+    name = new_table_name("m_upsert")
+    oracle.sql(
+        f"CREATE TABLE {oracle.qualified(name)} (id BIGINT NOT NULL, amount DOUBLE) USING iceberg "
+        f"TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='{mode}')"
+    )
+    oracle.sql(f"ALTER TABLE {oracle.qualified(name)} SET IDENTIFIER FIELDS id")
+    rng = random.Random(5)
+    model: dict[int, float] = {}
+    for step in range(12):
+        batch = []
+        for j in range(rng.randrange(1, 30)):
+            k = rng.randrange(0, 50)
+            op = "D" if rng.random() < 0.2 else "U"
+            batch.append((k, float(step * 100 + j), op))
+        for k, amount, op in batch:  # the last row of a key wins
+            if op == "D":
+                model.pop(k, None)
+            else:
+                model[k] = amount
+        df = spark.createDataFrame(batch, "id bigint, amount double, op string").coalesce(1)
+        icefloe.spark.upsert(df, catalog.load_table(name), delete_column="op")
+    got = {r["id"]: r["amount"] for r in oracle.df(name).collect()}
+    assert got == model
+    ours = {r["id"]: r["amount"] for r in catalog.load_table(name).scan().to_arrow().to_pylist()}
+    assert ours == model
+
+
+@pytest.mark.parametrize(
+    ("mode", "on_java", "on_ours"),
+    [
+        ("merge-on-read", "t.id = s.id", "target.id = source.id"),
+        ("copy-on-write", "t.id = s.id", "target.id = source.id"),
+        (
+            "merge-on-read",
+            "s.id = t.id AND t.region = 'eu'",
+            "source.id = target.id AND target.region = 'eu'",
+        ),
+        (
+            "merge-on-read",
+            "t.id = s.id AND t.region = s.region",
+            "target.id = source.id AND target.region = source.region",
+        ),
+        # A source conjunct: unmatched source rows are found by row id, not by key.
+        (
+            "copy-on-write",
+            "t.id = s.id AND s.amount < 1250",
+            "target.id = source.id AND source.amount < 1250",
+        ),
+    ],
+)
+def test_merge_reads_only_target_rows_the_source_keys_can_match(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str, on_java: str, on_ours: str
+) -> None:
+    """The target read of a merge without a `not matched by source` clause keeps only rows
+    whose join keys the source holds (a null key matches nothing, an int source key matches
+    a long target key by value) and skips files outside the source keys' bounds: the result
+    stays Java's MERGE INTO's, on a table with null keys and duplicate-free sources."""
+    import icefloe.spark
+    from icefloe.spark.read import read_rows
+
+    java, ours = _twins(spark, oracle, mode, "PARTITIONED BY (truncate(100, id))")
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(f"INSERT INTO {q} VALUES (NULL, 'eu', 1.0), (NULL, 'us', 2.0)")
+        # Position deletes on the file the merge touches: a copy-on-write rewrite keeps them.
+        oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        oracle.sql(f"DELETE FROM {q} WHERE id IN (115, 150)")
+    # Updates of 110..129 (int keys against the table's long ones), inserts of 400..404 and
+    # two rows with a null key (never matched: inserted, as Java's MERGE does).
+    rows = [(i, "eu" if i % 2 == 0 else "us", i * 10.0) for i in range(110, 130)]
+    rows += [(400 + i, "eu", float(i)) for i in range(5)] + [(None, "eu", 5.0), (None, "us", 6.0)]
+    source = spark.createDataFrame(rows, "id int, region string, amount double")
+    source.createOrReplaceTempView("prune_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING prune_src s ON {on_java} "
+        "WHEN MATCHED THEN UPDATE SET amount = s.amount + t.amount "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    table = catalog.load_table(ours)
+    builder = (
+        icefloe.spark.merge(source, table, on_ours)
+        .when_matched_update({"amount": "source.amount + target.amount"})
+        .when_not_matched_insert_all()
+    )
+    # What the target read is given: the source's keys and their bounds as a row filter,
+    # which prunes the files of ids 0..99 and 200..299 and leaves 20 (or 10: eu) rows.
+    row_filter, semi = builder._target_pruning(source)
+    assert semi is not None and semi.key_columns[0] == "id"
+    planned = {t.file_path for t in table.scan(row_filter=row_filter).plan_files()}
+    assert planned and planned < {t.file_path for t in table.scan().plan_files()}
+    target_rows = read_rows(spark, table, row_filter=row_filter, semi_join=semi).collect()
+    eu_only = "'eu'" in on_ours
+    target_ids = [i for i in range(110, 130) if i != 115 and (i % 2 == 0 or not eu_only)]
+    assert sorted(r["id"] for r in target_rows) == target_ids
+    metrics = builder.execute()
+    matched = [i for i in target_ids if "amount" not in on_ours or i * 10.0 < 1250]
+    assert (metrics.rows_updated, metrics.rows_inserted) == (len(matched), 27 - len(matched))
+    if mode == "copy-on-write":  # the other live rows of the one file of ids 100..199
+        assert (metrics.rows_copied, metrics.data_files_removed) == (98 - len(matched), 1)
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode}, {on_ours})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+
+
+@pytest.mark.parametrize(
+    ("mode", "on_java", "on_ours"),
+    [
+        ("merge-on-read", "t.id = s.id", "target.id = source.id"),
+        (
+            "merge-on-read",
+            "t.id = s.id AND t.region = s.region",
+            "target.id = source.id AND target.region = source.region",
+        ),
+        (
+            "copy-on-write",
+            "t.id = s.id AND t.region = 'eu'",
+            "target.id = source.id AND target.region = 'eu'",
+        ),
+    ],
+)
+def test_update_all_insert_all_merge_on_unique_keys_joins_no_rows(
+    spark: Any, oracle: Oracle, catalog: Any, monkeypatch: Any, mode: str, on_java: str, on_ours: str
+) -> None:
+    """`UPDATE SET * / INSERT *` on unique source keys runs without a join (the new rows are
+    the source's, the removed ones the target rows its keys match) and still equals Java's
+    MERGE INTO: a key two target rows hold updates both, null keys match nothing, int source
+    keys match long target keys, a target-only conjunct narrows the match."""
+    import icefloe.spark
+    from icefloe.spark.merge import MergeBuilder
+
+    java, ours = _twins(spark, oracle, mode, "PARTITIONED BY (bucket(4, id))")
+    extra = [(None, "eu", 1.0), (120, "eu", 7.0), (121, "us", 8.0)]
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(f"INSERT INTO {q} VALUES (NULL, 'eu', 1.0), (120, 'eu', 7.0), (121, 'us', 8.0)")
+        oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        oracle.sql(f"DELETE FROM {q} WHERE id IN (115, 150)")
+    rows = [(i, "eu" if i % 2 == 0 else "us", i * 10.0) for i in range(110, 130)]
+    rows += [(117, "eu", 3.0)] if "s.region" in on_java else []  # unique (id, region), not id
+    rows += [(400 + i, "eu", float(i)) for i in range(5)] + [(None, "eu", 5.0), (None, "us", 6.0)]
+    source = spark.createDataFrame(rows, "id int, region string, amount double")
+    source.createOrReplaceTempView("keyed_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING keyed_src s ON {on_java} "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+
+    def no_join(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the keyed update_all / insert_all merge joined rows")
+
+    monkeypatch.setattr(MergeBuilder, "_join_broadcasting_source", no_join)
+    metrics = (
+        icefloe.spark.merge(source, catalog.load_table(ours), on_ours)
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    # The model: which live target rows each source row's keys match.
+    target = [(i, "eu" if i % 2 == 0 else "us") for i in range(300) if i not in (115, 150)]
+    target += [(i, r) for i, r, _a in extra]
+
+    def matches(t: tuple[Any, str], s: tuple[Any, str, float]) -> bool:
+        if t[0] is None or s[0] is None or t[0] != s[0]:
+            return False
+        if "s.region" in on_java:
+            return t[1] == s[1]
+        return "'eu'" not in on_java or t[1] == "eu"
+
+    updated = sum(1 for t in target for s in rows if matches(t, s))
+    inserted = sum(1 for s in rows if not any(matches(t, s) for t in target))
+    assert (metrics.rows_updated, metrics.rows_inserted, metrics.rows_deleted) == (updated, inserted, 0)
+    assert updated > 10 and inserted >= 7
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode}, {on_ours})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+    _assert_same_summary(oracle, ours, java, mode)

@@ -1,0 +1,248 @@
+# ruff: noqa: E501
+"""`format("icefloe")` on PySpark 4 (collected only there, see conftest): batch reads and
+writes against Iceberg Java on the same Spark session and warehouse.
+
+Reads of Java's tables through the data source must equal Java's own reads (snapshots,
+branches, tags, time travel, incremental ranges, pushed filters, merge-on-read deletes);
+writes through the data source must read back in Java as the rows written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import icefloe.spark
+import pytest
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+
+@pytest.fixture(scope="module")
+def icefloe_source(spark: Any, warehouse: Path) -> Any:
+    """The data source registered with the session catalog `local` (icefloe's filesystem
+    catalog on the oracle's warehouse)."""
+    spark.conf.set("icefloe.catalog.local.type", "filesystem")
+    spark.conf.set("icefloe.catalog.local.warehouse", str(warehouse))
+    icefloe.spark.register(spark)
+    icefloe.spark.register(spark)  # idempotent
+    return spark
+
+
+def _read(spark: Any, name: str, **options: Any) -> Any:
+    reader = spark.read.format("icefloe")
+    for k, v in options.items():
+        reader = reader.option(k.replace("_", "-"), str(v))
+    return reader.load(f"local.{name}")
+
+
+# ------------------------------------------------------------------------------------------------
+# reads
+# ------------------------------------------------------------------------------------------------
+
+
+def test_read_every_snapshot_matches_java(icefloe_source: Any, oracle: Oracle, all_types_table: str) -> None:
+    spark = icefloe_source
+    for snap in oracle.snapshot_ids(all_types_table):
+        assert_same_rows(
+            _read(spark, all_types_table, snapshot_id=snap),
+            oracle.df(all_types_table, snap),
+            context=str(snap),
+        )
+    assert_same_rows(_read(spark, all_types_table), oracle.df(all_types_table))
+    # The schema is the table's (the read snapshot's for time travel), as Java's.
+    first = oracle.snapshot_ids(all_types_table)[0]
+    assert (
+        _read(spark, all_types_table, snapshot_id=first).columns == oracle.df(all_types_table, first).columns
+    )
+
+
+def test_read_options_branch_tag_time_and_incremental(icefloe_source: Any, oracle: Oracle) -> None:
+    spark = icefloe_source
+    name = new_table_name("ds_opts")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, s string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    for i in range(3):
+        oracle.sql(f"INSERT INTO {q} VALUES ({i}, 'v{i}'), ({i + 10}, 'w{i}')")
+    snaps = oracle.snapshots(name)
+    s0, s1, s2 = (s["snapshot_id"] for s in snaps)
+    oracle.sql(f"ALTER TABLE {q} CREATE TAG first AS OF VERSION {s0}")
+    oracle.sql(f"ALTER TABLE {q} CREATE BRANCH dev AS OF VERSION {s1}")
+    oracle.sql(f"INSERT INTO {q}.branch_dev VALUES (99, 'dev')")
+
+    assert_same_rows(_read(spark, name, tag="first"), oracle.df(name, s0))
+    assert_same_rows(_read(spark, name, branch="dev"), spark.sql(f"SELECT * FROM {q}.branch_dev"))
+    ts1 = oracle.java_table(name).snapshot(s1).timestampMillis()
+    assert_same_rows(_read(spark, name, as_of_timestamp=ts1), oracle.df(name, s1))
+    java_incremental = (
+        spark.read.format("iceberg")
+        .option("start-snapshot-id", str(s0))
+        .option("end-snapshot-id", str(s2))
+        .load(q)
+    )
+    assert_same_rows(_read(spark, name, start_snapshot_id=s0, end_snapshot_id=s2), java_incremental)
+    java_from = spark.read.format("iceberg").option("start-snapshot-id", str(s1)).load(q)
+    assert_same_rows(_read(spark, name, start_snapshot_id=s1), java_from)
+
+    with pytest.raises(Exception, match="give only one"):
+        _read(spark, name, snapshot_id=s0, tag="first").collect()
+    with pytest.raises(Exception, match="12345"):
+        _read(spark, name, snapshot_id=12345).collect()
+
+
+def test_selected_fields_option(icefloe_source: Any, oracle: Oracle, all_types_table: str) -> None:
+    df = _read(icefloe_source, all_types_table, selected_fields="id, name")
+    assert df.columns == ["id", "name"]
+    assert_same_rows(df, oracle.df(all_types_table, columns=["id", "name"]))
+
+
+def test_merge_on_read_deletes_match_java(icefloe_source: Any, oracle: Oracle, mor_table: str) -> None:
+    for snap in oracle.snapshot_ids(mor_table):
+        assert_same_rows(_read(icefloe_source, mor_table, snapshot_id=snap), oracle.df(mor_table, snap))
+
+
+FILTERS = [
+    "category = 'a'",
+    "id > 3",
+    "id >= 2 AND id < 5",
+    "category IN ('a', 'b')",
+    "category IS NULL",
+    "category IS NOT NULL",
+    "value IS NULL",
+    "value > 1.5",
+    "dt >= DATE'2024-01-01'",
+    "category LIKE 'é%'",
+    "category LIKE '%x=1%'",
+    "NOT (id = 3)",
+    "id = 1 OR category = 'b'",
+]
+
+
+@pytest.mark.parametrize("where", FILTERS)
+def test_pushed_filters_match_java(
+    icefloe_source: Any, oracle: Oracle, partitioned_table: str, where: str
+) -> None:
+    df = _read(icefloe_source, partitioned_table).where(where)
+    assert_same_rows(df, oracle.df(partitioned_table, where=where), context=where)
+
+
+def test_filters_prune_files(icefloe_source: Any, oracle: Oracle, partitioned_table: str) -> None:
+    """A pushed partition filter reaches planning: fewer files, so fewer input partitions
+    (split-size 1 byte: one partition per file)."""
+    everything = _read(icefloe_source, partitioned_table, split_size=1)
+    only_b = everything.where("category = 'b'")
+    files = oracle.data_files(partitioned_table)
+    assert everything.rdd.getNumPartitions() == len(files)
+    b_files = [f for f in files if f["partition"]["category"] == "b"]
+    assert only_b.rdd.getNumPartitions() == len(b_files) == 1
+    assert [r.id for r in only_b.collect()] == [5]
+
+
+def test_missing_catalog_is_a_clear_error(icefloe_source: Any) -> None:
+    with pytest.raises(Exception, match="no properties for catalog 'nosuch'"):
+        icefloe_source.read.format("icefloe").option("catalog", "nosuch").load("db.t").collect()
+    with pytest.raises(Exception, match="needs a table name"):
+        icefloe_source.read.format("icefloe").load().collect()
+
+
+# ------------------------------------------------------------------------------------------------
+# writes
+# ------------------------------------------------------------------------------------------------
+
+
+def _java_table(oracle: Oracle, partitioned: bool = True) -> str:
+    name = new_table_name("ds_write")
+    part = "PARTITIONED BY (category)" if partitioned else ""
+    oracle.sql(
+        f"CREATE TABLE {oracle.qualified(name)} (id bigint NOT NULL, category string, value double) USING iceberg {part} "
+        "TBLPROPERTIES ('format-version'='2')"
+    )
+    return name
+
+
+def _rows(spark: Any, rows: list[tuple[Any, ...]]) -> Any:
+    return spark.createDataFrame(rows, "id bigint, category string, value double")
+
+
+def _java_rows(oracle: Oracle, name: str) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in oracle.df(name).collect()), key=str)
+
+
+def test_append_and_overwrites_read_by_java(icefloe_source: Any, oracle: Oracle) -> None:
+    spark = icefloe_source
+    name = _java_table(oracle)
+    first = [(1, "a", 1.0), (2, "a", 2.0), (3, "b", 3.0), (4, None, None)]
+    _rows(spark, first).repartition(2).write.format("icefloe").mode("append").option(
+        "snapshot-property.app", "ds-test"
+    ).save(f"local.{name}")
+    assert _java_rows(oracle, name) == sorted(first, key=str)
+    snap = oracle.snapshots(name)[-1]
+    assert snap["operation"] == "append"
+    assert snap["summary"]["app"] == "ds-test"
+
+    # Dynamic overwrite: only partition 'a' is replaced.
+    _rows(spark, [(10, "a", 10.0)]).write.format("icefloe").mode("overwrite").option(
+        "overwrite-mode", "dynamic"
+    ).save(f"local.{name}")
+    expected = [(10, "a", 10.0), (3, "b", 3.0), (4, None, None)]
+    assert _java_rows(oracle, name) == sorted(expected, key=str)
+
+    # Filter overwrite: rows with id >= 4 go, the new rows come.
+    _rows(spark, [(20, "c", 20.0)]).write.format("icefloe").mode("overwrite").option(
+        "overwrite-filter", "id >= 4"
+    ).save(f"local.{name}")
+    expected = [(3, "b", 3.0), (20, "c", 20.0)]
+    assert _java_rows(oracle, name) == sorted(expected, key=str)
+
+    # Plain overwrite replaces every row.
+    _rows(spark, [(30, "d", 30.0)]).write.format("icefloe").mode("overwrite").save(f"local.{name}")
+    assert _java_rows(oracle, name) == [(30, "d", 30.0)]
+    ops = [s["operation"] for s in oracle.snapshots(name)]
+    assert ops == ["append", "overwrite", "overwrite", "overwrite"]
+
+
+def test_a_failed_write_commits_nothing_and_leaves_no_file(
+    icefloe_source: Any, oracle: Oracle, catalog: Any
+) -> None:
+    from pyspark.sql import functions as F
+
+    spark = icefloe_source
+    name = _java_table(oracle, partitioned=False)
+    _rows(spark, [(1, "a", 1.0)]).write.format("icefloe").mode("append").save(f"local.{name}")
+    table = catalog.load_table(name)
+    data_dir = Path(table.location().removeprefix("file:")) / "data"
+    before = sorted(p.name for p in data_dir.rglob("*.parquet"))
+    snaps = oracle.snapshot_ids(name)
+
+    # Four tasks; the one holding id 3999 fails after the others wrote their files.
+    bad = spark.range(0, 4000, 1, 4).select(
+        F.when(F.col("id") == 3999, F.raise_error(F.lit("boom")))
+        .otherwise(F.col("id"))
+        .cast("bigint")
+        .alias("id"),
+        F.lit("x").alias("category"),
+        F.lit(1.0).alias("value"),
+    )
+    with pytest.raises(Exception, match="boom"):
+        bad.write.format("icefloe").mode("append").save(f"local.{name}")
+    assert oracle.snapshot_ids(name) == snaps
+    assert sorted(p.name for p in data_dir.rglob("*.parquet")) == before
+
+
+def test_bad_writes_are_clear_errors(icefloe_source: Any, oracle: Oracle) -> None:
+    spark = icefloe_source
+    name = _java_table(oracle)
+    wrong = spark.createDataFrame([("x",)], "id string")
+    with pytest.raises(Exception, match="id"):
+        wrong.write.format("icefloe").mode("append").save(f"local.{name}")
+    with pytest.raises(Exception, match="overwrite-mode"):
+        _rows(spark, [(1, "a", 1.0)]).write.format("icefloe").mode("append").option(
+            "overwrite-mode", "dynamic"
+        ).save(f"local.{name}")
+    with pytest.raises(Exception, match="'static' or 'dynamic'"):
+        _rows(spark, [(1, "a", 1.0)]).write.format("icefloe").mode("overwrite").option(
+            "overwrite-mode", "bogus"
+        ).save(f"local.{name}")
+    assert oracle.snapshot_ids(name) == []

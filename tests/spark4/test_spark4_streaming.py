@@ -1,0 +1,179 @@
+"""`spark.readStream.format("icefloe")` on PySpark 4 (collected only there): micro-batches
+bounded by files and rows, restart from a checkpoint, Iceberg's skip options, and the same
+micro-batches as Iceberg Java's own streaming source on the same table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import icefloe.spark
+import pyarrow as pa
+import pytest
+from support.oracle import Oracle
+from support.session import new_table_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+
+@pytest.fixture(scope="module")
+def source(spark: Any, warehouse: Path) -> Any:
+    spark.conf.set("icefloe.catalog.local.type", "filesystem")
+    spark.conf.set("icefloe.catalog.local.warehouse", str(warehouse))
+    icefloe.spark.register(spark)
+    return spark
+
+
+class Batches:
+    """What a foreachBatch sink saw: per batch id, the ids (small streams) or aggregates."""
+
+    def __init__(self, ids: bool = True) -> None:
+        self.ids = ids
+        self.seen: list[tuple[int, Any]] = []
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        if self.ids:
+            self.seen.append((batch_id, sorted(r[0] for r in df.select("id").collect())))
+        else:
+            big = F.col("id").cast("decimal(38,0)")
+            row = df.agg(F.count("*"), F.sum(big), F.sum(big * big)).collect()[0]
+            self.seen.append((batch_id, (row[0], row[1] or 0, row[2] or 0)))
+
+
+def _stream(
+    spark: Any, name: str, sink: Batches, checkpoint: Path, fmt: str = "icefloe", **options: Any
+) -> Any:
+    reader = spark.readStream.format(fmt)
+    for k, v in options.items():
+        reader = reader.option(k.replace("_", "-"), str(v))
+    table = f"local.{name}" if fmt == "icefloe" else f"oracle.{name}"
+    return (
+        reader.load(table)
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(checkpoint))
+        .start()
+    )
+
+
+def _run(query: Any) -> None:
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+
+def _java_table(oracle: Oracle, appends: list[list[int]], files_per_append: int = 1) -> str:
+    name = new_table_name("stream")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, s string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    for ids in appends:
+        df = oracle.spark.createDataFrame([(i, f"s{i}") for i in ids], "id bigint, s string")
+        df.repartition(files_per_append).writeTo(q).append()
+    return name
+
+
+def test_batches_match_java_streaming_source(source: Any, oracle: Oracle, tmp_path: Path) -> None:
+    """Bounded by files: icefloe's micro-batches hold the same rows as Java's with the same
+    limit (Java's `streaming-max-files-per-micro-batch`), batch for batch."""
+    name = _java_table(
+        oracle, [list(range(0, 40)), list(range(100, 130)), list(range(200, 205))], files_per_append=3
+    )
+    ours, java = Batches(), Batches()
+    _run(_stream(source, name, ours, tmp_path / "ours", max_files_per_trigger=2))
+    _run(
+        _stream(
+            source, name, java, tmp_path / "java", fmt="iceberg", **{"streaming-max-files-per-micro-batch": 2}
+        )
+    )
+    assert [ids for _, ids in ours.seen if ids] == [ids for _, ids in java.seen if ids]
+    assert sorted(i for _, ids in ours.seen for i in ids) == sorted(r.id for r in oracle.df(name).collect())
+    # At most 2 files per batch.
+    files = len(oracle.data_files(name))
+    assert files > 6
+    assert len([b for b in ours.seen if b[1]]) >= -(-files // 2)
+
+
+def test_record_limit_and_restart_from_checkpoint(
+    source: Any, oracle: Oracle, catalog: Any, tmp_path: Path
+) -> None:
+    name = _java_table(oracle, [list(range(0, 10)), list(range(10, 20))], files_per_append=2)
+    sink = Batches()
+    checkpoint = tmp_path / "ck"
+    _run(_stream(source, name, sink, checkpoint, max_records_per_trigger=6))
+    assert all(len(ids) <= 6 for _, ids in sink.seen)
+    assert sorted(i for _, ids in sink.seen for i in ids) == list(range(20))
+
+    # New commits while the query is down: the restarted query reads exactly those.
+    table = catalog.load_table(name)
+    table.append(pa.table({"id": pa.array([20, 21, 22], pa.int64()), "s": ["a", "b", "c"]}))
+    table.append(pa.table({"id": pa.array([23], pa.int64()), "s": ["d"]}))
+    before = len(sink.seen)
+    _run(_stream(source, name, sink, checkpoint, max_records_per_trigger=6))
+    assert sorted(i for _, ids in sink.seen[before:] for i in ids) == [20, 21, 22, 23]
+    ids = [b for b, _ in sink.seen]
+    assert ids == sorted(set(ids)), "batch ids continue after the restart"
+
+
+def test_overwrite_and_delete_snapshots_need_the_skip_options(
+    source: Any, oracle: Oracle, tmp_path: Path
+) -> None:
+    name = _java_table(oracle, [[1, 2, 3]])
+    q = oracle.qualified(name)
+    oracle.sql(f"DELETE FROM {q} WHERE id = 1")  # copy-on-write: an overwrite snapshot
+    oracle.sql(f"INSERT INTO {q} VALUES (4, 's4')")
+    assert [s["operation"] for s in oracle.snapshots(name)] == ["append", "overwrite", "append"]
+
+    with pytest.raises(Exception, match="streaming-skip-overwrite-snapshots"):
+        _run(_stream(source, name, Batches(), tmp_path / "a"))
+    sink = Batches()
+    _run(_stream(source, name, sink, tmp_path / "b", streaming_skip_overwrite_snapshots="true"))
+    assert sorted(i for _, ids in sink.seen for i in ids) == [1, 2, 3, 4]  # as Java's source: appends only
+
+    oracle.sql(f"DELETE FROM {q}")  # every file dropped: a delete snapshot
+    oracle.sql(f"INSERT INTO {q} VALUES (5, 's5')")
+    with pytest.raises(Exception, match="streaming-skip-delete-snapshots"):
+        _run(_stream(source, name, Batches(), tmp_path / "c", streaming_skip_overwrite_snapshots="true"))
+    sink = Batches()
+    _run(
+        _stream(
+            source, name, sink, tmp_path / "d",
+            streaming_skip_overwrite_snapshots="true", streaming_skip_delete_snapshots="true",
+        )
+    )  # fmt: skip
+    assert sorted(i for _, ids in sink.seen for i in ids) == [1, 2, 3, 4, 5]
+
+
+def test_stream_from_timestamp(source: Any, oracle: Oracle, tmp_path: Path) -> None:
+    name = _java_table(oracle, [[1], [2], [3]])
+    snaps = oracle.snapshots(name)
+    second = oracle.java_table(name).snapshot(snaps[1]["snapshot_id"]).timestampMillis()
+    sink = Batches()
+    _run(_stream(source, name, sink, tmp_path / "ck", stream_from_timestamp=second))
+    assert sorted(i for _, ids in sink.seen for i in ids) == [2, 3]
+
+
+def test_ten_million_rows_in_one_commit_stream_in_bounded_batches(
+    source: Any, catalog: Any, tmp_path: Path
+) -> None:
+    name = new_table_name("stream_big")
+    rows = 10_000_000
+    table = catalog.create_table(
+        name,
+        pa.schema([pa.field("id", pa.int64())]),
+        properties={"write.target-file-size-bytes": str(2 << 20)},
+    )
+    ids = pa.array(range(rows), pa.int64())
+    table.append(pa.table({"id": ids}))
+    files = len(table.scan().plan_files())
+    assert files >= 10, files
+    limit = 1_500_000
+    sink = Batches(ids=False)
+    _run(_stream(source, name, sink, tmp_path / "ck", max_records_per_trigger=limit))
+    counts = [agg[0] for _, agg in sink.seen if agg[0]]
+    assert sum(counts) == rows
+    assert max(counts) <= limit, counts
+    assert len(counts) >= rows // limit
+    assert sum(agg[1] for _, agg in sink.seen) == rows * (rows - 1) // 2
+    assert sum(agg[2] for _, agg in sink.seen) == (rows - 1) * rows * (2 * rows - 1) // 6

@@ -1,0 +1,92 @@
+"""The catalog factory: the properties (for ``icefloe.load_catalog(**props)``, in this process or
+in a worker) and the catalog of one kind, on fresh storage under a test's ``tmp_path``.
+
+Kinds: ``filesystem`` (Iceberg's HadoopCatalog layout), ``sql`` / ``sqlite`` (the SQL catalog on
+a sqlite file), ``postgres`` (the SQL catalog on a fresh database of the run's Postgres server)
+and ``rest`` (the REST client against the run's Apache Iceberg RESTCatalogServer, its
+warehouse on the S3 test server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import pyarrow as pa
+import pytest
+from icefloe.catalog import Catalog
+
+from support.servers.postgres import new_database
+
+KINDS = ("filesystem", "sqlite", "postgres", "rest")
+
+
+def catalog_props(
+    kind: str,
+    tmp_path: Path,
+    *,
+    postgres: str = "",
+    rest_uri: str = "",
+    s3: Any = None,
+    warehouse: str | None = None,
+) -> dict[str, str]:
+    """The properties of a catalog of `kind` on fresh storage: its warehouse `warehouse` (by
+    default `tmp_path/wh`), a sqlite file in `tmp_path`, a new database of the Postgres server
+    `postgres` (its URI), or the REST server `rest_uri`. With `s3` (an S3Server) the catalog's
+    FileIO gets that server's properties (a REST catalog always does)."""
+    wh = warehouse if warehouse is not None else str(tmp_path / "wh")
+    extra = s3.properties() if s3 is not None else {}
+    if kind == "filesystem":
+        return {"name": "fs", "type": "filesystem", "warehouse": wh, **extra}
+    if kind in ("sql", "sqlite"):
+        uri = f"sqlite:///{tmp_path}/catalog.db"
+        return {"name": "sql", "type": "sql", "uri": uri, "warehouse": wh, **extra}
+    if kind == "postgres":
+        if not postgres:
+            raise ValueError(
+                "a postgres catalog needs the URI of the Postgres server (the `postgres` fixture)"
+            )
+        return {"name": "sql", "type": "sql", "uri": new_database(postgres), "warehouse": wh, **extra}
+    if kind == "rest":
+        if not rest_uri or s3 is None:
+            raise ValueError("a rest catalog needs the `rest_uri` and `s3` fixtures")
+        return {"name": "rest", "type": "rest", "uri": rest_uri, **extra}
+    raise ValueError(f"unknown catalog kind {kind!r}: expected one of {KINDS} (or 'sql' for sqlite)")
+
+
+def catalog_props_for(
+    request: pytest.FixtureRequest, kind: str, tmp_path: Path, s3: Any = None, warehouse: str | None = None
+) -> dict[str, str]:
+    """`catalog_props` with the servers `kind` needs taken from the run's fixtures (`postgres`,
+    and `s3` and `rest_uri` for a REST catalog), started on first use."""
+    postgres = request.getfixturevalue("postgres") if kind == "postgres" else ""
+    rest_uri = ""
+    if kind == "rest":
+        s3 = s3 if s3 is not None else request.getfixturevalue("s3")
+        rest_uri = request.getfixturevalue("rest_uri")
+    return catalog_props(kind, tmp_path, postgres=postgres, rest_uri=rest_uri, s3=s3, warehouse=warehouse)
+
+
+def new_catalog(
+    request: pytest.FixtureRequest,
+    kind: str,
+    tmp_path: Path,
+    namespace: str | None = None,
+    s3: Any = None,
+    warehouse: str | None = None,
+) -> tuple[dict[str, str], Catalog]:
+    """A catalog of `kind` (see `catalog_props_for`) and its properties, with `namespace`
+    created when given."""
+    props = catalog_props_for(request, kind, tmp_path, s3=s3, warehouse=warehouse)
+    catalog = icefloe.load_catalog(**props)
+    if namespace is not None:
+        catalog.create_namespace(namespace)
+    return props, catalog
+
+
+# A two-column table (id, name) the REST catalog tests write.
+ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+
+
+def rows(ids: range) -> pa.Table:
+    return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)

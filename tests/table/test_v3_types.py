@@ -1,0 +1,199 @@
+"""Format v3 types against Iceberg Java's core API (Spark 3.5 has no nanosecond timestamps, so
+Java writes and reads these tables through `tests/java/V3TypesTable.java`):
+
+- `timestamp_ns` / `timestamptz_ns`: the same rows both ways, partitions (`day`, `bucket`)
+  and column bounds written by icefloe equal to Java's for the same rows, nanosecond filters;
+- `unknown`: read as an Arrow `null` column in both engines, never stored;
+- `variant` (Arrow cannot carry it yet): the table loads, the other columns read, and reading
+  or writing the column is an error naming it, never other values.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from icefloe import LongType, NestedField, Schema
+from icefloe.exceptions import NotSupportedError
+from icefloe.partitioning import PartitionField, PartitionSpec
+from icefloe.transforms import BucketTransform, DayTransform
+from icefloe.types import TimestampNanoType, TimestamptzNanoType, UnknownType, UnsupportedType
+from support.java import java_core_helper
+from support.session import new_table_name
+
+DAY = 86_400 * 10**9
+
+# (id, ts nanos, tstz nanos): sub-microsecond digits, before 1970, nulls, several days.
+ROWS: list[tuple[int, int | None, int | None]] = [
+    (1, 1_000_000_001, 5),
+    (2, -1, None),
+    (3, 3 * DAY + 7, 7),
+    (4, None, -999),
+    (5, -DAY - 1, 1_700_000_000_123_456_789),
+    (6, 1_700_000_000_123_456_789, -(10**18) - 3),
+    (7, 3 * DAY + 999, 1_700_000_000_123_456_000),
+    (8, 1_000_000_000, 1_000_000_001),
+] + [(100 + i, i * 7_919_000_013 - 40 * DAY, i * 1_000_003) for i in range(40)]
+
+
+def java(*args: str) -> str:
+    proc = subprocess.run([*java_core_helper("V3TypesTable"), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def java_append(warehouse: Path, name: str, rows: list[tuple[int, int | None, int | None]]) -> None:
+    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+        for row in rows:
+            f.write("\t".join("\\N" if v is None else str(v) for v in row) + "\n")
+    try:
+        java("append", f"file://{warehouse}", name, f.name)
+    finally:
+        os.unlink(f.name)
+
+
+def java_rows(warehouse: Path, name: str) -> list[tuple[Any, ...]]:
+    """Rows as Java's `IcebergGenerics` reads them: (id, ts nanos, tstz nanos, u)."""
+    out = []
+    for line in java("read", f"file://{warehouse}", name).splitlines():
+        vals = [None if v == "\\N" else int(v) for v in line.split("\t")]
+        out.append(tuple(vals))
+    return sorted(out, key=lambda r: r[0])
+
+
+def icefloe_rows(table: Any, **scan: Any) -> list[tuple[Any, ...]]:
+    t = table.scan(**scan).to_arrow()
+    cols = [c for c in ("id", "ts", "tstz", "u") if c in t.column_names]
+    data = [
+        t.column(c).cast(pa.int64()).to_pylist() if c in ("ts", "tstz") else t.column(c).to_pylist()
+        for c in cols
+    ]
+    return sorted(zip(*data), key=lambda r: r[0])
+
+
+def expected(rows: list[tuple[int, int | None, int | None]]) -> list[tuple[Any, ...]]:
+    return sorted(((i, ts, tz, None) for i, ts, tz in rows), key=lambda r: r[0])
+
+
+def arrow_rows(rows: list[tuple[int, int | None, int | None]]) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "ts": pa.array([r[1] for r in rows], pa.timestamp("ns")),
+            "tstz": pa.array([r[2] for r in rows], pa.timestamp("ns", tz="UTC")),
+        }
+    )
+
+
+def file_metrics(table: Any) -> dict[Any, dict[str, Any]]:
+    """Data files by partition: counts and bounds, as a comparable dict."""
+    out = {}
+    for f in table.inspect.data_files().to_pylist():
+        key = tuple(sorted(f["partition"].items()))
+        assert key not in out, f"two files in partition {key}"
+        out[key] = {
+            k: f[k]
+            for k in ("record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")
+        }
+    return out
+
+
+def test_nanosecond_and_unknown_columns_match_java_both_ways(
+    spark: Any, catalog: Any, warehouse: Path
+) -> None:
+    java_name = new_table_name("ns_java")
+    java("create", f"file://{warehouse}", java_name, "0")
+    java_append(warehouse, java_name, ROWS)
+    theirs = catalog.load_table(java_name)
+
+    # Java's schema and spec as icefloe reads them.
+    assert [f.field_type for f in theirs.schema().fields] == [
+        LongType(),
+        TimestampNanoType(),
+        TimestamptzNanoType(),
+        UnknownType(),
+    ]
+    assert [(f.name, str(f.transform)) for f in theirs.spec().fields] == [
+        ("ts_day", "day"),
+        ("tstz_bucket", "bucket[3]"),
+    ]
+
+    # icefloe reads Java's rows: nanosecond Arrow types, `unknown` as a null column.
+    got = theirs.scan().to_arrow()
+    assert got.schema.field("ts").type == pa.timestamp("ns")
+    assert got.schema.field("tstz").type == pa.timestamp("ns", tz="UTC")
+    assert got.schema.field("u").type == pa.null()
+    assert icefloe_rows(theirs) == expected(ROWS) == java_rows(warehouse, java_name)
+
+    # On Spark (3.5 has no nanosecond type): `unknown` reads as NullType, a nanosecond column
+    # is refused by name, never truncated.
+    import icefloe.spark
+
+    rows = icefloe.spark.read(spark, theirs, selected_fields=("id", "u")).collect()
+    assert sorted((r["id"], r["u"]) for r in rows) == [(r[0], None) for r in expected(ROWS)]
+    with pytest.raises(NotSupportedError, match="column 'ts' has Iceberg type timestamp_ns"):
+        icefloe.spark.read(spark, theirs)
+
+    # Nanosecond filters prune and select at nanosecond precision.
+    cut = 1_000_000_001
+    assert icefloe_rows(theirs, row_filter="ts >= '1970-01-01T00:00:01.000000001'") == expected(
+        [r for r in ROWS if r[1] is not None and r[1] >= cut]
+    )
+    assert icefloe_rows(theirs, row_filter="tstz < '1970-01-01T00:00:00.000000006+00:00'") == expected(
+        [r for r in ROWS if r[2] is not None and r[2] < 6]
+    )
+
+    # The twin written by icefloe: same partitions, same counts and bounds per file as Java's.
+    ours_name = new_table_name("ns_ours")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "ts", TimestampNanoType(), required=False),
+        NestedField(3, "tstz", TimestamptzNanoType(), required=False),
+        NestedField(4, "u", UnknownType(), required=False),
+    )
+    spec = PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
+        PartitionField(source_id=3, field_id=1001, transform=BucketTransform(3), name="tstz_bucket"),
+    )
+    ours = catalog.create_table(ours_name, schema, partition_spec=spec, properties={"format-version": "3"})
+    ours.append(arrow_rows(ROWS))
+    assert file_metrics(catalog.load_table(ours_name)) == file_metrics(theirs)
+    assert java_rows(warehouse, ours_name) == expected(ROWS)
+
+    # A merge-on-read delete (a deletion vector) by icefloe, then an append by Java on top.
+    ours.delete("id IN (3, 6, 107)")
+    more = [(900, 5 * DAY + 1, 2), (901, None, None)]
+    java_append(warehouse, ours_name, more)
+    live = [r for r in ROWS if r[0] not in (3, 6, 107)] + more
+    assert java_rows(warehouse, ours_name) == expected(live)
+    assert icefloe_rows(catalog.load_table(ours_name)) == expected(live)
+
+
+def test_variant_column_loads_and_is_refused_by_name(catalog: Any, warehouse: Path) -> None:
+    name = new_table_name("variant")
+    java("create", f"file://{warehouse}", name, "1")
+    java_append(warehouse, name, ROWS[:8])
+    table = catalog.load_table(name)
+    assert table.schema().find_field("v").field_type == UnsupportedType("variant")
+
+    # The other columns read as Java wrote them.
+    assert icefloe_rows(table, selected_fields=("id", "ts", "tstz", "u")) == expected(ROWS[:8])
+
+    # Reading the variant column, or the whole row, names it.
+    for scan in ({}, {"selected_fields": ("id", "v")}):
+        with pytest.raises(NotSupportedError, match=r"column 'v' \(field id 5\) has type 'variant'"):
+            table.scan(**scan).to_arrow()
+
+    # Writing is refused before anything is written or committed.
+    before = table.current_snapshot().snapshot_id
+    data_dir = Path(table.location().removeprefix("file:").removeprefix("//")) / "data"
+    files_before = sorted(p for p in data_dir.rglob("*") if p.is_file())
+    with pytest.raises(NotSupportedError, match=r"'v'.*variant"):
+        table.append(arrow_rows([(50, 1, 1)]))
+    assert catalog.load_table(name).current_snapshot().snapshot_id == before
+    assert sorted(p for p in data_dir.rglob("*") if p.is_file()) == files_before

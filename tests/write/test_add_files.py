@@ -1,0 +1,300 @@
+"""`table.add_files`: existing Parquet files registered as data files (migrations).
+
+Twins: the same Parquet files added by icefloe to one table and by Iceberg Java's
+`add_files` procedure (and by PyIceberg's `add_files`) to another with the same schema and
+spec; the data files must carry the same partition tuples, record counts and metrics, and
+Java must read icefloe's table with the files' rows. Refusals leave the table unchanged and
+the files in place."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from icefloe.exceptions import InvalidDataError, NotFoundError, ValidationError
+from icefloe.partitioning import PartitionField, PartitionSpec
+from support.oracle import assert_same_rows
+
+UTC = dt.timezone.utc
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("v", pa.float64()),
+        pa.field("d", pa.date32()),
+        pa.field("ts", pa.timestamp("us", tz="UTC")),
+        pa.field("name", pa.string()),
+    ]
+)
+KIND = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform="identity", name="kind"))
+JAVA_COLUMNS = "id BIGINT NOT NULL, kind STRING, v DOUBLE, d DATE, ts TIMESTAMP, name STRING"
+
+
+def rows(ids: list[int], kind: str | None) -> pa.Table:
+    base = dt.datetime(2026, 1, 1, tzinfo=UTC)
+    return pa.table(
+        {
+            "id": ids,
+            "kind": [kind] * len(ids),
+            "v": [None if i % 3 == 0 else i * 1.5 for i in ids],
+            "d": [dt.date(2026, 1, 1) + dt.timedelta(days=i) for i in ids],
+            "ts": [base + dt.timedelta(hours=i) for i in ids],
+            "name": [f"name-{i:04d}-" + "x" * (i % 20) for i in ids],
+        },
+        schema=SCHEMA,
+    )
+
+
+def write(path: Path, data: pa.Table, **kw: Any) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(data, path, row_group_size=kw.pop("row_group_size", 3), **kw)
+    return str(path)
+
+
+def row_group_starts(path: Path) -> list[int]:
+    meta = pq.ParquetFile(path).metadata
+    starts = []
+    for i in range(meta.num_row_groups):
+        col = meta.row_group(i).column(0)
+        offsets = [col.data_page_offset]
+        if col.dictionary_page_offset is not None:
+            offsets.append(col.dictionary_page_offset)
+        starts.append(min(offsets))
+    return starts
+
+
+def data_files(table: icefloe.Table) -> dict[str, Any]:
+    return {
+        Path(t.file_path.removeprefix("file:")).name: t.file
+        for t in table.scan(include_column_stats=True).plan_files()
+    }
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+def test_add_files_matches_java_add_files_procedure(
+    catalog: icefloe.Catalog, oracle: Any, table_name: str, tmp_path: Path
+) -> None:
+    # Hive-style folders for Java's procedure (it takes partition values from the paths);
+    # the files hold the partition column too, which icefloe reads.
+    src = tmp_path / "src"
+    files = [
+        write(src / "kind=a" / "part-0.parquet", rows(list(range(0, 7)), "a")),
+        write(src / "kind=a" / "part-1.parquet", rows(list(range(7, 9)), "a")),
+        write(src / "kind=b" / "part-0.parquet", rows(list(range(9, 14)), "b")),
+    ]
+    ours = catalog.create_table(table_name, schema=SCHEMA, partition_spec=KIND)
+    twin = table_name + "_java"
+    oracle.sql(f"CREATE TABLE {oracle.qualified(twin)} ({JAVA_COLUMNS}) USING iceberg PARTITIONED BY (kind)")
+    oracle.sql(
+        f"CALL {oracle.catalog}.system.add_files(table => '{twin}', source_table => '`parquet`.`{src}`')"
+    )
+    snap = ours.add_files(files, snapshot_properties={"migrated-by": "test"})
+    assert snap is not None and str(snap.summary.operation) == "append"
+    assert snap.summary["added-data-files"] == "3" and snap.summary["added-records"] == "14"
+    assert snap.summary["migrated-by"] == "test"
+
+    # Java reads icefloe's table with the files' rows.
+    expected = pa.concat_tables([pq.read_table(f) for f in files])
+    assert_same_rows(oracle.df(table_name), expected, context="Java reads the table after add_files")
+    assert_same_rows(ours.scan().to_arrow(), expected, context="icefloe reads the table after add_files")
+
+    # The same partitions, counts and metrics as Java's add_files computed from the same footers.
+    mine = {Path(f["file_path"]).relative_to(src).as_posix(): f for f in oracle.data_files(table_name)}
+    java = {
+        Path(f["file_path"].removeprefix("file:")).relative_to(src).as_posix(): f
+        for f in oracle.data_files(twin)
+    }
+    assert (
+        sorted(mine)
+        == sorted(java)
+        == ["kind=a/part-0.parquet", "kind=a/part-1.parquet", "kind=b/part-0.parquet"]
+    )
+    for name, j in java.items():
+        m = mine[name]
+        for col in (
+            "partition",
+            "record_count",
+            "file_size_in_bytes",
+            "column_sizes",
+            "value_counts",
+            "null_value_counts",
+            "lower_bounds",
+            "upper_bounds",
+            "spec_id",
+        ):
+            assert m[col] == j[col], f"{name}: {col} differs: icefloe {m[col]!r}, Java {j[col]!r}"
+        # Java's add_files leaves split offsets out; icefloe keeps each row group's start (as
+        # its writer and PyIceberg's add_files do), which the footer gives.
+        assert j["split_offsets"] is None
+        assert m["split_offsets"] == row_group_starts(src / name)
+        # Java has no NaN counts for imported files (it does not read the data); icefloe
+        # reads float columns and counts them, as for the files it writes.
+        assert m["nan_value_counts"] == {3: 0}
+    # Both set the table's name mapping for the files without field ids.
+    ours_mapping = json.loads(catalog.load_table(table_name).properties["schema.name-mapping.default"])
+    java_mapping = json.loads(oracle.java_table(twin).properties().get("schema.name-mapping.default"))
+    assert ours_mapping == java_mapping
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> tuple[icefloe.Catalog, Any]:
+    from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
+
+    uri = f"sqlite:///{tmp_path / 'catalog.db'}"
+    ice = icefloe.load_catalog("shared", uri=uri, warehouse=str(tmp_path / "wh"))
+    ice.create_namespace("db")
+    return ice, PyIcebergSqlCatalog("shared", uri=uri, warehouse=f"file://{tmp_path / 'wh'}")
+
+
+def test_add_files_matches_pyiceberg_add_files(tables: tuple[icefloe.Catalog, Any], tmp_path: Path) -> None:
+    ice, py = tables
+    files = [
+        write(tmp_path / "in" / "a.parquet", rows(list(range(0, 5)), "a")),
+        write(tmp_path / "in" / "b.parquet", rows(list(range(5, 12)), "b"), row_group_size=100),
+        write(tmp_path / "in" / "n.parquet", rows([12, 13], None)),  # a null partition value
+    ]
+    ours = ice.create_table("db.ours", schema=SCHEMA, partition_spec=KIND)
+    ice.create_table("db.theirs", schema=SCHEMA, partition_spec=KIND)
+    ours.add_files(files)
+    py.load_table("db.theirs").add_files(files)
+    theirs = ice.load_table("db.theirs")
+    a, b = data_files(ours), data_files(theirs)
+    assert sorted(a) == sorted(b) == ["a.parquet", "b.parquet", "n.parquet"]
+    for name in a:
+        x, y = a[name], b[name]
+        assert x.partition == y.partition, name
+        assert x.record_count == y.record_count
+        assert x.file_size_in_bytes == y.file_size_in_bytes
+        assert x.value_counts == y.value_counts, name
+        assert x.null_value_counts == y.null_value_counts, name
+        assert x.lower_bounds == y.lower_bounds, name
+        assert x.upper_bounds == y.upper_bounds, name
+        assert x.column_sizes == y.column_sizes, name
+    assert a["n.parquet"].partition == [None]
+    assert all(len(f.value_counts) == len(SCHEMA) and f.lower_bounds for f in a.values())
+    assert ours.properties["schema.name-mapping.default"]
+    # PyIceberg reads icefloe's table, and the other way round, with the same rows.
+    expected = pa.concat_tables([pq.read_table(f) for f in files])
+    assert_same_rows(py.load_table("db.ours").scan().to_arrow(), expected, context="PyIceberg reads ours")
+    assert_same_rows(ice.load_table("db.theirs").scan().to_arrow(), expected, context="icefloe reads theirs")
+
+
+def test_add_files_computes_transformed_partitions_from_the_data(tmp_path: Path) -> None:
+    cat = icefloe.load_catalog("local", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    spec = PartitionSpec(
+        PartitionField(source_id=5, field_id=1000, transform="day", name="ts_day"),
+        PartitionField(source_id=2, field_id=1001, transform="truncate[1]", name="kind_t"),
+    )
+    t = cat.create_table("db.t", schema=SCHEMA, partition_spec=spec)
+    day = rows([0, 1, 2], "apple")  # ts within 2026-01-01, kind 'apple' -> 'a'
+    t.add_files([write(tmp_path / "in" / "day.parquet", day)])
+    (f,) = data_files(t).values()
+    assert f.partition == [(dt.date(2026, 1, 1) - dt.date(1970, 1, 1)).days, "a"]
+    # The same partition tuple as icefloe's writer gives the same rows.
+    t2 = cat.create_table("db.t2", schema=SCHEMA, partition_spec=spec)
+    t2.append(day)
+    (g,) = data_files(t2).values()
+    assert g.partition == f.partition
+
+
+def test_add_files_refusals_leave_nothing_behind(tmp_path: Path) -> None:
+    cat = icefloe.load_catalog("local", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema=SCHEMA, partition_spec=KIND)
+    good = write(tmp_path / "in" / "good.parquet", rows([1, 2], "a"))
+    t.add_files([good])
+    before = cat.load_table("db.t").metadata_location
+
+    def refused(exc: type[Exception], match: str, paths: list[str], **kw: Any) -> None:
+        with pytest.raises(exc, match=match):
+            t.add_files(paths, **kw)
+        assert cat.load_table("db.t").metadata_location == before
+        for p in paths:
+            assert not Path(p).exists() or Path(p).stat().st_size > 0
+
+    two = write(tmp_path / "in" / "two.parquet", pa.concat_tables([rows([3], "a"), rows([4], "b")]))
+    refused(ValidationError, r"two\.parquet holds rows of more than one partition", [two])
+    assert Path(two).exists()
+
+    foreign = rows([5], "a").cast(
+        pa.schema(
+            [f.with_metadata({b"PARQUET:field_id": str(100 + i).encode()}) for i, f in enumerate(SCHEMA)]
+        )
+    )
+    other = write(tmp_path / "in" / "foreign.parquet", foreign)
+    refused(ValidationError, r"foreign\.parquet carries Parquet field ids of another schema", [other])
+
+    swapped = rows([6], "a").cast(
+        pa.schema([f.with_metadata({b"PARQUET:field_id": str(6 - i).encode()}) for i, f in enumerate(SCHEMA)])
+    )
+    refused(
+        ValidationError, "field ids of another schema", [write(tmp_path / "in" / "swapped.parquet", swapped)]
+    )
+
+    no_id = write(tmp_path / "in" / "noid.parquet", rows([7], "a").drop_columns(["id"]))
+    refused(ValidationError, r"noid\.parquet.*missing required column 'id'", [no_id])
+    bad_type = write(
+        tmp_path / "in" / "badtype.parquet",
+        rows([8], "a").set_column(0, pa.field("id", pa.string(), nullable=False), pa.array(["x"])),
+    )
+    refused(ValidationError, r"badtype\.parquet.*incompatible type for column 'id'", [bad_type])
+    no_kind = write(tmp_path / "in" / "nokind.parquet", rows([9], "a").drop_columns(["kind"]))
+    refused(ValidationError, r"nokind\.parquet has no column 'kind'", [no_kind])
+    empty = write(tmp_path / "in" / "empty.parquet", SCHEMA.empty_table())
+    refused(ValidationError, r"empty\.parquet holds no rows", [empty])
+
+    not_parquet = tmp_path / "in" / "notes.parquet"
+    not_parquet.write_text("this is not parquet")
+    refused(InvalidDataError, r"notes\.parquet", [str(not_parquet)])
+    refused(NotFoundError, r"missing\.parquet", [str(tmp_path / "in" / "missing.parquet")])
+    refused(ValidationError, "File paths must be unique", [str(not_parquet), str(not_parquet)])
+    refused(ValidationError, "already referenced by table.*good.parquet", [good])
+
+    with pytest.raises(ValidationError, match="found one string"):
+        t.add_files(good)  # type: ignore[arg-type]
+    # One bad file among good ones: nothing of the batch is committed.
+    fresh = write(tmp_path / "in" / "fresh.parquet", rows([10], "b"))
+    refused(ValidationError, "more than one partition", [fresh, two])
+    # PyIceberg's check_duplicate_files=False registers a referenced file again.
+    t.add_files([good], check_duplicate_files=False)
+    assert cat.load_table("db.t").scan().count() == 4
+
+
+def test_add_files_of_a_file_with_the_tables_own_field_ids(tmp_path: Path) -> None:
+    """A data file icefloe wrote for a table of the same schema carries the same field ids:
+    it is accepted by id, and gets exactly the metrics the writer gave it."""
+    cat = icefloe.load_catalog("local", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    src = cat.create_table("db.src", schema=SCHEMA, partition_spec=KIND)
+    data = rows(list(range(20)), "a")
+    data = data.set_column(2, "v", pa.array([float("nan") if i == 4 else i * 1.5 for i in range(20)]))
+    src.append(data)
+    (written,) = data_files(src).values()
+    dst = cat.create_table("db.dst", schema=SCHEMA, partition_spec=KIND)
+    dst.add_files([written.file_path])
+    (added,) = data_files(dst).values()
+    for attr in (
+        "partition",
+        "record_count",
+        "file_size_in_bytes",
+        "column_sizes",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+        "split_offsets",
+    ):
+        assert getattr(added, attr) == getattr(written, attr), attr
+    assert added.nan_value_counts[3] == 1
+    assert len(added.value_counts) == len(SCHEMA) and len(added.upper_bounds) == len(SCHEMA)
+    assert "schema.name-mapping.default" in dst.properties  # set as PyIceberg does
+    assert_same_rows(dst.scan().to_arrow(), src.scan().to_arrow(), context="the added file's rows")

@@ -1,0 +1,228 @@
+"""Writes to branches (`branch="audit"` on every write): the snapshot lands on the branch
+only, built on the branch's head; Java reads our branches and writes to them, we read and
+write on top of Java's; `main` never moves. A write to a tag is an error that writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from icefloe.exceptions import ValidationError
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+SCHEMA = pa.schema([("id", pa.int64()), ("data", pa.string())])
+
+
+def _rows(lo: int, hi: int, tag: str = "r") -> pa.Table:
+    return pa.table({"id": list(range(lo, hi)), "data": [f"{tag}{i}" for i in range(lo, hi)]}, schema=SCHEMA)
+
+
+def _java_branch(oracle: Oracle, name: str, branch: str) -> Any:
+    return oracle.spark.sql(f"SELECT * FROM {oracle.qualified(name)} VERSION AS OF '{branch}'")
+
+
+def _same_on(oracle: Oracle, catalog: Any, name: str, branch: str) -> None:
+    table = catalog.load_table(name)
+    ours = table.scan().use_ref(branch).to_arrow()
+    assert_same_rows(ours, _java_branch(oracle, name, branch), context=f"{name}@{branch}")
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_every_write_on_a_branch_leaves_main_alone(oracle: Oracle, catalog: Any, mode: str) -> None:
+    name = new_table_name("branch_w")
+    catalog.create_table(
+        name,
+        SCHEMA,
+        properties={
+            "write.delete.mode": mode,
+            "write.update.mode": mode,
+            "write.merge.mode": mode,
+        },
+    )
+    table = catalog.load_table(name)
+    table.append(_rows(0, 20))
+    main_head = table.current_snapshot().snapshot_id
+    with table.manage_snapshots() as ms:
+        ms.create_branch(main_head, "audit")
+
+    table.append(_rows(20, 30, "b"), branch="audit")
+    table.delete("id < 5", branch="audit")
+    table.overwrite(_rows(100, 103, "o"), overwrite_filter="id >= 25", branch="audit")
+    table.update("id = 7", {"data": "seven"}, branch="audit")
+    table.upsert(_rows(8, 10, "u"), join_cols=["id"], branch="audit")
+
+    fresh = catalog.load_table(name)
+    assert fresh.current_snapshot().snapshot_id == main_head, "main must not move"
+    assert table.current_snapshot().snapshot_id == main_head, "the table object follows main"
+    assert fresh.refs()["audit"].snapshot_id != main_head
+    # The branch's history is a chain on top of main's head.
+    md = json.loads(fresh.metadata.to_json())
+    parents = {s["snapshot-id"]: s.get("parent-snapshot-id") for s in md["snapshots"]}
+    chain, sid = [], fresh.refs()["audit"].snapshot_id
+    while sid is not None:
+        chain.append(sid)
+        sid = parents.get(sid)
+    assert chain[-1] == main_head and len(chain) == 6
+    assert [e["snapshot-id"] for e in md["snapshot-log"]] == [main_head]
+
+    expected = {i: f"r{i}" for i in range(5, 20)} | {i: f"b{i}" for i in range(20, 25)}
+    expected |= {100: "o100", 101: "o101", 102: "o102", 7: "seven", 8: "u8", 9: "u9"}
+    ours = fresh.scan().use_ref("audit").to_arrow()
+    assert dict(zip(ours["id"].to_pylist(), ours["data"].to_pylist())) == expected
+    assert len(ours) == len(expected)
+    _same_on(oracle, catalog, name, "audit")
+    assert_same_rows(fresh.scan().to_arrow(), oracle.df(name), context="main")
+
+    # Java writes on our branch, we write on top of Java's commit, both read the same.
+    oracle.sql(f"INSERT INTO {oracle.qualified(name)}.branch_audit VALUES (500, 'java')")
+    catalog.load_table(name).append(_rows(600, 601, "i"), branch="audit")
+    _same_on(oracle, catalog, name, "audit")
+    assert catalog.load_table(name).current_snapshot().snapshot_id == main_head
+
+
+def test_first_write_to_a_missing_branch_forks_from_main_as_java_does(oracle: Oracle, catalog: Any) -> None:
+    ours, java = new_table_name("branch_new_ours"), new_table_name("branch_new_java")
+    for name in (ours, java):
+        catalog.create_table(name, SCHEMA)
+        catalog.load_table(name).append(_rows(0, 3))
+    catalog.load_table(ours).append(_rows(10, 12, "n"), branch="fresh")
+    oracle.java_table(java).newFastAppend().toBranch("fresh").commit()
+    for name in (ours, java):
+        table = catalog.load_table(name)
+        head = table.snapshot_by_name("fresh")
+        assert head is not None and head.parent_snapshot_id == table.current_snapshot().snapshot_id, name
+        _same_on(oracle, catalog, name, "fresh")
+    ids = catalog.load_table(ours).scan().use_ref("fresh").to_arrow()["id"].to_pylist()
+    assert sorted(ids) == [0, 1, 2, 10, 11]
+
+
+def test_a_tag_cannot_be_written(catalog: Any) -> None:
+    name = new_table_name("branch_tag")
+    catalog.create_table(name, SCHEMA)
+    table = catalog.load_table(name)
+    table.append(_rows(0, 3))
+    with table.manage_snapshots() as ms:
+        ms.create_tag(table.current_snapshot().snapshot_id, "v1")
+    before = catalog.load_table(name).metadata_location
+    data_dir = catalog.load_table(name).location()
+    files_before = {os.path.join(d, f) for d, _, fs in os.walk(data_dir.removeprefix("file://")) for f in fs}
+    with pytest.raises(ValidationError, match="is a tag"):
+        table.append(_rows(3, 5), branch="v1")
+    with pytest.raises(ValidationError, match="is a tag"):
+        table.delete("id = 1", branch="v1")
+    assert catalog.load_table(name).metadata_location == before
+    files_after = {os.path.join(d, f) for d, _, fs in os.walk(data_dir.removeprefix("file://")) for f in fs}
+    assert files_after == files_before, "a refused write leaves nothing behind"
+
+
+def _history(catalog: Any, name: str) -> list[dict[str, Any]]:
+    """Snapshots in commit order with ids replaced by positions: operation, the summary
+    keys write-audit-publish sets, parent; plus which one is current."""
+    md = json.loads(catalog.load_table(name).metadata.to_json())
+    pos = {s["snapshot-id"]: i for i, s in enumerate(md["snapshots"])}
+    out = []
+    for s in md["snapshots"]:
+        summary = s["summary"]
+        out.append(
+            {
+                "operation": summary["operation"],
+                "parent": pos.get(s.get("parent-snapshot-id")),
+                "added-records": summary.get("added-records"),
+                "wap.id": summary.get("wap.id"),
+                "published-wap-id": summary.get("published-wap-id"),
+                "source": pos.get(int(summary["source-snapshot-id"]))
+                if "source-snapshot-id" in summary
+                else None,
+                "current": s["snapshot-id"] == md.get("current-snapshot-id"),
+            }
+        )
+    return out
+
+
+def test_write_audit_publish_equals_javas(oracle: Oracle, catalog: Any) -> None:
+    ours, java = new_table_name("wap_ours"), new_table_name("wap_java")
+    for name in (ours, java):
+        catalog.create_table(name, SCHEMA, properties={"write.wap.enabled": "true"})
+        catalog.load_table(name).append(_rows(0, 3))
+
+    # Stage w1 on the current snapshot and publish it (a fast-forward); stage w2, let main
+    # move on, publish w2 (re-applied as a new append).
+    table = catalog.load_table(ours)
+    table.append(_rows(10, 12, "w"), snapshot_properties={"wap.id": "w1"})
+    assert catalog.load_table(ours).current_snapshot().snapshot_id == table.snapshots()[0].snapshot_id
+    staged1 = catalog.load_table(ours).snapshots()[-1].snapshot_id
+    table.manage_snapshots().cherrypick_snapshot(staged1).commit()
+    table.append(_rows(20, 22, "x"), snapshot_properties={"wap.id": "w2"})
+    staged2 = catalog.load_table(ours).snapshots()[-1].snapshot_id
+    table.append(_rows(30, 31, "m"))
+    table.manage_snapshots().cherrypick_snapshot(staged2).commit()
+
+    q = oracle.qualified(java)
+    spark = oracle.spark
+    try:
+        spark.conf.set("spark.wap.id", "w1")
+        oracle.sql(f"INSERT INTO {q} VALUES (10, 'w10'), (11, 'w11')")
+        j1 = oracle.java_table(java).snapshots()
+        staged1_java = list(j1)[-1].snapshotId()
+        oracle.sql(f"CALL oracle.system.cherrypick_snapshot('{java}', {staged1_java})")
+        spark.conf.set("spark.wap.id", "w2")
+        oracle.sql(f"INSERT INTO {q} VALUES (20, 'x20'), (21, 'x21')")
+        staged2_java = list(oracle.java_table(java).snapshots())[-1].snapshotId()
+    finally:
+        spark.conf.unset("spark.wap.id")
+    oracle.sql(f"INSERT INTO {q} VALUES (30, 'm30')")
+    oracle.sql(f"CALL oracle.system.cherrypick_snapshot('{java}', {staged2_java})")
+
+    assert _history(catalog, ours) == _history(catalog, java)
+    for name in (ours, java):
+        assert_same_rows(catalog.load_table(name).scan().to_arrow(), oracle.df(name), context=name)
+    assert sorted(catalog.load_table(ours).scan().to_arrow()["id"].to_pylist()) == [
+        0,
+        1,
+        2,
+        10,
+        11,
+        20,
+        21,
+        30,
+    ]
+
+    # A WAP id publishes once; an ancestor cannot be picked.
+    before = catalog.load_table(ours).metadata_location
+    with pytest.raises(ValidationError, match="published already"):
+        catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged2).commit()
+    with pytest.raises(ValidationError, match="already an ancestor"):
+        catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged1).commit()
+    assert catalog.load_table(ours).metadata_location == before
+
+
+def test_spark_writes_on_a_branch(oracle: Oracle, catalog: Any) -> None:
+    import icefloe.spark
+
+    spark = oracle.spark
+    name = new_table_name("branch_spark")
+    catalog.create_table(name, SCHEMA, properties={"write.delete.mode": "merge-on-read"})
+    table = catalog.load_table(name)
+    table.append(_rows(0, 10))
+    main_head = table.current_snapshot().snapshot_id
+    df = spark.createDataFrame(_rows(10, 20, "s").to_pandas())
+    icefloe.spark.append(df, table, branch="dev")
+    icefloe.spark.delete(spark, table, f"id IN ({', '.join(str(i) for i in range(0, 20, 2))})", branch="dev")
+    icefloe.spark.update(spark, table, "id = 3", {"data": "'three'"}, branch="dev")
+    icefloe.spark.merge(
+        spark.createDataFrame(_rows(5, 6, "m").to_pandas()), table, "target.id = source.id", branch="dev"
+    ).when_matched_update_all().execute()
+    fresh = catalog.load_table(name)
+    assert fresh.current_snapshot().snapshot_id == main_head
+    got = fresh.scan().use_ref("dev").to_arrow()
+    expected = {i: f"r{i}" for i in range(1, 10, 2)} | {i: f"s{i}" for i in range(11, 20, 2)}
+    expected |= {3: "three", 5: "m5"}
+    assert dict(zip(got["id"].to_pylist(), got["data"].to_pylist())) == expected and len(got) == len(expected)
+    _same_on(oracle, catalog, name, "dev")
+    assert sorted(fresh.scan().to_arrow()["id"].to_pylist()) == list(range(10))

@@ -1,0 +1,251 @@
+"""A MERGE's `on` condition, target side: the split into conjuncts, the conjuncts over the
+target alone as a row filter, the conflict-detection filter built from them (and from the
+source's keys in process); in-process MERGE with target-only conjuncts against Iceberg
+Java's `MERGE INTO`; and on Spark, a stale merge that conflicts only with concurrent files
+its target-only conjuncts may match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema
+from icefloe._merge_condition import (
+    CONFLICT_KEYS_MAX,
+    conflict_filter_json,
+    split_conjuncts,
+    target_filter,
+    target_only_filter,
+)
+from icefloe.exceptions import CommitConflictError, NotSupportedError
+from icefloe.expressions import And, EqualTo, GreaterThan, In
+from icefloe.types import DoubleType, LongType, StringType
+from support.oracle import Oracle, assert_same_rows
+from support.session import new_table_name
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "region", StringType()),
+    NestedField(3, "amount", DoubleType()),
+)
+ARROW = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("region", pa.string()),
+        pa.field("amount", pa.float64()),
+    ]
+)
+MOR = {"format-version": "2", "write.merge.mode": "merge-on-read", "write.delete.mode": "merge-on-read"}
+
+
+@pytest.mark.parametrize(
+    ("condition", "parts"),
+    [
+        ("target.id = source.id", ["target.id = source.id"]),
+        (
+            "target.region = 'a AND b' and target.id = source.id",
+            ["target.region = 'a AND b'", "target.id = source.id"],
+        ),
+        (
+            "(target.id BETWEEN 1 AND 5) AND target.id = source.id",
+            ["target.id BETWEEN 1 AND 5", "target.id = source.id"],
+        ),
+        ("target.id between 1 and 5 and x = 1", ["target.id between 1 and 5", "x = 1"]),
+        ("((a = 1 AND b = 2)) AND (c = 3)", ["a = 1", "b = 2", "c = 3"]),
+        ("(a = 1) OR (b = 2 AND c = 3)", ["(a = 1) OR (b = 2 AND c = 3)"]),
+        ("band = 1 AND android = 2", ["band = 1", "android = 2"]),
+        ("`x and y` = 1 AND target.s = 'it''s and'", ["`x and y` = 1", "target.s = 'it''s and'"]),
+        ("f(a AND b) AND c", ["f(a AND b)", "c"]),
+    ],
+)
+def test_split_conjuncts(condition: str, parts: list[str]) -> None:
+    assert split_conjuncts(condition) == parts
+
+
+def test_target_only_conjuncts_become_a_filter_over_the_table() -> None:
+    def f(text: str) -> Any:
+        return target_only_filter(text, SCHEMA, "target", "source")
+
+    assert f("target.region = 'eu'") == EqualTo("region", "eu")
+    assert f("TARGET.Region = 'eu'") == EqualTo("region", "eu"), "names resolve as Spark does"
+    assert f("t.amount > 1.5") is None, "another alias is not the target"
+    assert target_only_filter("t.amount > 1.5", SCHEMA, "t", "s") == GreaterThan("amount", 1.5)
+    for other in (
+        "target.id = source.id",  # both sides
+        "source.amount > 0",  # the source's
+        "target.nope = 1",  # not a column
+        "target.id = 'x'",  # does not bind
+        "upper(target.region) = 'EU'",  # outside the parser's subset
+        "id = 1",  # no alias
+    ):
+        assert f(other) is None, other
+    assert target_filter(
+        "target.region = 'eu' AND target.id = source.id AND target.amount > 1.5", SCHEMA, "target", "source"
+    ) == And(EqualTo("region", "eu"), GreaterThan("amount", 1.5))
+
+
+def test_conflict_filter_is_target_conjuncts_and_source_keys() -> None:
+    on = "target.region = 'eu' AND target.id = source.id"
+
+    def cf(kinds: set[str], keys: list[Any]) -> Any:
+        return json.loads(conflict_filter_json(on, SCHEMA, "target", "source", kinds, [("id", keys)]))
+
+    assert cf({"matched"}, [3, 1, None, 3]) == json.loads(
+        And(EqualTo("region", "eu"), In("id", [3, 1])).to_json()
+    )
+    # Too many keys: the target-only conjuncts alone.
+    assert cf({"matched"}, list(range(CONFLICT_KEYS_MAX + 1))) == json.loads(
+        EqualTo("region", "eu").to_json()
+    )
+    # A clause on the rows the source does not match: the whole table.
+    assert cf({"matched", "not_matched_by_source"}, [1]) == {"type": "true"}
+    assert json.loads(
+        conflict_filter_json("target.id = source.id", SCHEMA, "target", "source", {"matched"})
+    ) == {"type": "true"}
+
+
+# ---- in process, against Java's MERGE INTO ----
+def _rows(ids: list[int], region: str) -> list[tuple[int, str, float]]:
+    return [(i, region, float(i)) for i in ids]
+
+
+BEFORE = _rows(list(range(0, 10)), "eu") + _rows(list(range(5, 15)), "us")  # ids 5..9 in both
+SOURCE = [(1, "eu", -1.0), (7, "us", 70.0), (12, "eu", 120.0), (40, "eu", 40.0), (3, "eu", 30.0)]
+
+
+def test_in_process_merge_without_an_equality_is_refused(tmp_path: Path) -> None:
+    cat = icefloe.load_catalog("fs", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema=SCHEMA, properties=MOR)
+    t.append(pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in BEFORE], schema=ARROW))
+    source = pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in SOURCE], schema=ARROW)
+    with pytest.raises(NotSupportedError, match="at least one equality"):
+        t.merge(source, "target.region = 'eu'").when_matched_delete().execute()
+    with pytest.raises(NotSupportedError, match=r"source\.amount > 0"):
+        t.merge(source, "target.id = source.id AND source.amount > 0").when_matched_delete().execute()
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+@pytest.mark.parametrize(
+    ("engine", "by_source"), [("in-process", False), ("in-process", True), ("spark", True)]
+)
+def test_merge_with_target_only_conjuncts_matches_java(
+    spark: Any, oracle: Oracle, catalog: Any, engine: str, by_source: bool
+) -> None:
+    """`target.region = 'eu' AND target.id = source.id`: us rows never match (a source key
+    found only in us is inserted); a `not matched by source` clause sees them."""
+    import icefloe.spark
+
+    java, ours = new_table_name("mc_java"), new_table_name("mc_ours")
+    src = spark.createDataFrame(BEFORE, "id bigint, region string, amount double")
+    for name in (java, ours):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, region STRING, amount DOUBLE) USING iceberg "
+            "PARTITIONED BY (region) TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')"
+        )
+        src.coalesce(1).writeTo(oracle.qualified(name)).append()
+    spark.createDataFrame(SOURCE, "id bigint, region string, amount double").createOrReplaceTempView("mc_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING mc_src s ON t.region = 'eu' AND t.id = s.id "
+        "WHEN MATCHED AND s.amount < 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET amount = s.amount + t.amount "
+        "WHEN NOT MATCHED THEN INSERT * "
+        + ("WHEN NOT MATCHED BY SOURCE AND t.id >= 8 THEN DELETE" if by_source else "")
+    )
+    on = "target.region = 'eu' AND target.id = source.id"
+    table = catalog.load_table(ours)
+    if engine == "spark":
+        m: Any = icefloe.spark.merge(spark.table("mc_src"), table, on)
+        m = m.when_matched_delete("source.amount < 0").when_matched_update(
+            {"amount": "source.amount + target.amount"}
+        )
+    else:
+        source = pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in SOURCE], schema=ARROW)
+        m = table.merge(source, on)
+        m = m.when_matched_delete("source.amount < 0").when_matched_update(
+            {"amount": pc.field("source.amount") + pc.field("target.amount")}
+        )
+    m = m.when_not_matched_insert_all()
+    if by_source:
+        m = m.when_not_matched_by_source_delete("target.id >= 8")
+    metrics = m.execute()
+    # Matched (eu rows only): 1 deleted, 3 and 7 updated; not matched: 12 (us has it, eu
+    # does not) and 40 inserted; not matched by source with id >= 8: eu 8, 9 and us 8..14.
+    by_source_deleted = 2 + 7 if by_source else 0
+    assert (metrics.rows_updated, metrics.rows_inserted, metrics.rows_deleted) == (
+        2,
+        2,
+        1 + by_source_deleted,
+    )
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({engine})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({engine})")
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+def test_spark_merge_conflicts_only_with_files_its_target_conjuncts_may_match(
+    spark: Any, catalog: Any
+) -> None:
+    import icefloe.spark
+
+    name = new_table_name("mc_conflict")
+    spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "region"))
+    t = catalog.create_table(name, schema=SCHEMA, partition_spec=spec, properties=MOR)
+    t.append(pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in BEFORE], schema=ARROW))
+    source = spark.createDataFrame([(1, "eu", 10.0)], "id bigint, region string, amount double")
+    on = "target.region = 'eu' AND target.id = source.id"
+
+    def us_row(i: int, region: str) -> pa.Table:
+        return pa.Table.from_pylist([{"id": i, "region": region, "amount": 0.0}], schema=ARROW)
+
+    # A concurrent append to us: no conflict, the merge commits on top of it.
+    stale = catalog.load_table(name)
+    catalog.load_table(name).append(us_row(200, "us"))
+    metrics = icefloe.spark.merge(source, stale, on).when_matched_update_all().execute()
+    assert metrics.rows_updated == 1
+    got = {
+        r["id"]: r["amount"]
+        for r in catalog.load_table(name).scan().to_arrow().to_pylist()
+        if r["region"] == "eu"
+    }
+    assert got[1] == 10.0
+    assert 200 in {r["id"] for r in catalog.load_table(name).scan().to_arrow().to_pylist()}
+    # A concurrent append to eu: the merge might have matched its rows, so it conflicts.
+    stale = catalog.load_table(name)
+    catalog.load_table(name).append(us_row(201, "eu"))
+    before = catalog.load_table(name).current_snapshot()
+    with pytest.raises(CommitConflictError):
+        icefloe.spark.merge(source, stale, on).when_matched_update_all().execute()
+    assert catalog.load_table(name).current_snapshot() == before
+
+
+def test_in_process_merge_into_an_empty_table_or_matching_nothing(tmp_path: Path) -> None:
+    """With no target row to join (an empty table, or no source key in it) the merge
+    inserts; the empty target side used to be an untyped column pyarrow cannot join."""
+    cat = icefloe.load_catalog("fs", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema=SCHEMA, properties=MOR)
+    source = pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in SOURCE], schema=ARROW)
+    m = (
+        t.merge(source, "target.id = source.id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    assert (m.rows_updated, m.rows_inserted) == (0, 5)
+    more = pa.Table.from_pylist([{"id": 1000, "region": "eu", "amount": 1.0}], schema=ARROW)
+    m = (
+        t.merge(more, "target.id = source.id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    assert (m.rows_updated, m.rows_inserted) == (0, 1)
+    assert sorted(t.scan().to_arrow().column("id").to_pylist()) == [1, 3, 7, 12, 40, 1000]
