@@ -33,6 +33,12 @@ Documented differences (Java is the outlier or the semantics differ on purpose):
   when it filters Iceberg rows. A row with a null in a column that a comparison (anything but
   is-null / not-null) names is therefore not compared; nulls are still compared through
   is-null / not-null, and in the metrics and projection tests.
+- Java 1.12 orders UUIDs as two signed longs (`UUID.compareTo`, its `Comparators` have no
+  UUID order of their own), so `ff..ff < 00..00` in its evaluators and metrics; icefloe orders
+  them as unsigned bytes, which is the order of Parquet's UUID statistics, of the spec's
+  big-endian byte form, and of Spark, which reads a UUID as its lowercase string. The
+  expression tests draw UUIDs whose two orders agree; `test_uuid_order_differs_from_java`
+  pins the difference.
 """
 
 from __future__ import annotations
@@ -174,8 +180,15 @@ TEXT = st.one_of(
 )
 
 
-def values(ty: str, finite: bool = False) -> st.SearchStrategy[Any]:
-    """Non-null values of `ty`; `finite`: no NaN or infinity (predicate literals)."""
+def _same_order_uuid(b: bytes) -> bytes:
+    """A UUID whose order is the same unsigned (icefloe, Parquet, Spark's strings) and as
+    two signed longs (Java 1.12's `UUID.compareTo`): bytes 0 and 8 below 0x80."""
+    return bytes([b[0] & 0x7F, *b[1:8], b[8] & 0x7F, *b[9:]])
+
+
+def values(ty: str, finite: bool = False, ordered: bool = False) -> st.SearchStrategy[Any]:
+    """Non-null values of `ty`; `finite`: no NaN or infinity (predicate literals); `ordered`:
+    values that are compared (see `_same_order_uuid`)."""
     if ty == "boolean":
         return st.booleans()
     if ty == "int":
@@ -206,12 +219,13 @@ def values(ty: str, finite: bool = False) -> st.SearchStrategy[Any]:
     if ty == "fixed[4]":
         return st.one_of(st.sampled_from([bytes(4), b"\xff" * 4]), st.binary(min_size=4, max_size=4))
     if ty == "uuid":
-        return st.one_of(st.sampled_from([bytes(16), b"\xff" * 16]), st.uuids().map(lambda u: u.bytes))
+        uuids = st.one_of(st.sampled_from([bytes(16), b"\xff" * 16]), st.uuids().map(lambda u: u.bytes))
+        return uuids.map(_same_order_uuid) if ordered else uuids
     return _decimals(ty)
 
 
-def nullable(ty: str) -> st.SearchStrategy[Any]:
-    return st.one_of(st.none(), values(ty))
+def nullable(ty: str, ordered: bool = False) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), values(ty, ordered=ordered))
 
 
 def _f32(v: float) -> float:
@@ -310,7 +324,7 @@ def _literal_values(ty: str) -> st.SearchStrategy[Any]:
     # A timestamp_ns literal is a long of microseconds on both sides (Java's LongLiteral.to).
     if ty.endswith("_ns"):
         return _instants(NS[0] // 1000, NS[1] // 1000, unit=1)
-    return values(ty, finite=True)
+    return values(ty, finite=True, ordered=True)
 
 
 def _ice_literal(ty: str, v: Any) -> Any:
@@ -405,7 +419,7 @@ def filter_cases(draw: st.DrawFn, types: list[str]) -> tuple[dict[str, Any], lis
     """An expression and rows; the columns it does not name are null (cheap to shrink)."""
     expr = draw(expressions(types))
     used = _terms(expr)
-    cols = [nullable(t) if _name(t) in used else st.none() for t in TYPES]
+    cols = [nullable(t, ordered=True) if _name(t) in used else st.none() for t in TYPES]
     return expr, draw(st.lists(st.tuples(*cols), max_size=40))
 
 
@@ -463,7 +477,8 @@ def metrics_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]
                 if draw(present) and (key != "nan_counts" or ty in ("float", "double")):
                     f[key][fid] = n
             if records - nulls - nans > 0 and draw(present):
-                bound = values(ty).filter(lambda v: not (isinstance(v, float) and math.isnan(v)))
+                not_nan = lambda v: not (isinstance(v, float) and math.isnan(v))  # noqa: E731
+                bound = values(ty, ordered=True).filter(not_nan)
                 lo, hi = sorted([draw(bound), draw(bound)], key=lambda v, t=ty: _order(t, v))
                 f["lower"][fid], f["upper"][fid] = codec(ty, lo), codec(ty, hi)
         files.append(f)
@@ -534,7 +549,7 @@ def projection_cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], l
     }
     sources = sorted({ty for ty, _ in fields}, key=TYPES.index)
     expr = draw(expressions(sources))
-    cols = [nullable(t) if t in sources else st.none() for t in TYPES]
+    cols = [nullable(t, ordered=True) if t in sources else st.none() for t in TYPES]
     return spec, expr, draw(st.lists(st.tuples(*cols), min_size=1, max_size=30))
 
 
@@ -592,3 +607,22 @@ def test_partition_projection_matches_java(java: JavaOracle, case: tuple[Any, An
             if o != j[key] and not any(j["partition"][i] is None for i in compared)
         ]
         assert not bad, f"{key} {ice_json(expr)} through {spec['fields']}: icefloe differs on {bad[:5]}"
+
+
+def test_uuid_order_differs_from_java(java: JavaOracle) -> None:
+    """icefloe compares UUIDs as unsigned bytes (Spark's string order); Java 1.12's row
+    Evaluator as two signed longs. If Java changes, this test says so."""
+    low, high = "1e2feb89-0000-4000-8000-000000000000", "cd613e30-0000-4000-8000-000000000000"
+    assert low < high  # Spark's order: a UUID is read as its string
+    row = tuple(bytes.fromhex(low.replace("-", "")) if t == "uuid" else None for t in TYPES)
+    expr = {"type": "lt", "term": _name("uuid"), "ty": "uuid", "value": bytes.fromhex(high.replace("-", ""))}
+    ours = [bool(m) for m in _native.filter_mask(ice_json(expr), SCHEMA_JSON, _batch([row])).to_pylist()]
+    theirs = java.ask(
+        {
+            "cmd": "eval",
+            "schema": SCHEMA,
+            "expr": java_json(expr),
+            "rows": [[codec(t, v) for t, v in zip(TYPES, row)]],
+        }
+    )
+    assert ours == [True] and theirs == [False], (ours, theirs)
