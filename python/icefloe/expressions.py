@@ -7,7 +7,8 @@ never true, so `NotEqualTo("x", 1)`, `NotIn` and `NotStartsWith` do not select n
 (`NotNaN` does: a null is not NaN, as in Iceberg Java and Spark's `NOT isnan(x)`).
 Float and double columns compare in Iceberg Java's and Spark's total order, where NaN is
 greater than every number: `GreaterThan("x", 0.0)` selects NaN values. NaN literals are
-refused (use IsNaN / NotNaN), as Iceberg Java does.
+refused (use IsNaN / NotNaN), as Iceberg Java does; infinite ones are accepted, as there
+(`LessThan("x", math.inf)`; a filter string cannot spell them).
 
 Row filters may also be strings, parsed in Rust (`icefloe._native.parse_filter`):
 `"id > 5 AND ts >= '2024-01-01' AND name LIKE 'a%' AND kind IN ('x','y')"` becomes the
