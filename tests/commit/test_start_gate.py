@@ -14,27 +14,14 @@ from typing import Any
 import pytest
 from support.start_gate import ready_path, ready_then_wait, release, worker_env
 
-# A worker: sleeps `delay` s (a slow import or table load), then is ready and waits for go.
-# Prints when it was ready, when it passed the gate (CLOCK_MONOTONIC, the same for every
-# process) and whether the go file existed before it was ready.
-WORKER = r"""
-import json, os, sys, time
-from support.start_gate import ready_then_wait
-
-ready, go, delay, fail = json.loads(sys.argv[1])
-time.sleep(delay)
-if fail:
-    raise RuntimeError("the table could not be loaded: " + fail)
-saw_go = os.path.exists(go)
-ready_at = time.monotonic()
-ready_then_wait(ready, go)
-print(json.dumps([ready_at, time.monotonic(), saw_go]), flush=True)
-"""
+# The worker (support/workers/gate_worker.py) sleeps `delay` s, then is ready and waits for go,
+# printing when it was ready, when it passed the gate and whether go existed before it was ready.
+WORKER = "support.workers.gate_worker"
 
 
 def _spawn(ready: Path, go: Path, delay: float, fail: str = "") -> Any:
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps([str(ready), str(go), delay, fail])],
+        [sys.executable, "-m", WORKER, json.dumps([str(ready), str(go), delay, fail])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
