@@ -10,30 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = """
-import sys
-import time
-import pyarrow as pa
-from icefloe import load_catalog
+from support.start_gate import worker_env
 
-cat = load_catalog("p", type="filesystem", warehouse=sys.argv[1])
-cat.create_namespace("db")
-t = cat.create_table("db.t", pa.schema([("id", pa.int64())]))
-for i in range(8):
-    t.append(pa.table({"id": pa.array([i] * 10, pa.int64())}))
-r = t.maintenance.rewrite_data_files(min_input_files=2)
-assert r.rewritten_data_files_count == 8, r
-t = cat.load_table("db.t")
-e = t.maintenance.expire_snapshots(retain_last=1, older_than=int(time.time() * 1000) + 60_000)
-assert e.deleted_data_files_count == 8, e
-print("done", e.deleted_files_count)
-"""
+SCRIPT = "support.workers.progress_script"  # a rewrite and an expire of 8 data files
 
 
 def _run(tmp_path: Path, terminal: bool) -> tuple[str, str]:
-    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    env = worker_env(TERM="xterm", COLUMNS="120")
     env.pop("ICEFLOE_PROGRESS", None)
-    args = [sys.executable, "-c", SCRIPT, str(tmp_path / ("tty" if terminal else "pipe"))]
+    args = [sys.executable, "-m", SCRIPT, str(tmp_path / ("tty" if terminal else "pipe"))]
     if not terminal:
         proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr
