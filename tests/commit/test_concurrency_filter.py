@@ -32,41 +32,14 @@ SCHEMA = pa.schema(
 )
 SPEC = PartitionSpec(PartitionField(3, 1000, "identity", "region"))
 
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-from support.start_gate import ready_then_wait
-
-props, ident, writer, mode, region, seq, row_filter, ready, wait_for = json.loads(sys.argv[1])
-catalog = icefloe.load_catalog(**props)
-table = catalog.load_table(ident)  # the version the operation starts from
-schema = pa.schema([pa.field("writer", pa.int32(), nullable=False),
-                    pa.field("seq", pa.int32(), nullable=False),
-                    pa.field("region", pa.string(), nullable=False)])
-k = 3 if mode == "overwrite" else 1
-data = pa.table({"writer": pa.array([writer] * k, pa.int32()),
-                 "seq": pa.array([seq + i for i in range(k)], pa.int32()),
-                 "region": pa.array([region] * k)}, schema=schema)
-ready_then_wait(ready, wait_for)
-try:
-    if mode == "append":
-        table.append(data)
-    else:
-        table.overwrite(data, row_filter)
-    snap = table.current_snapshot()
-    out = {"result": "ok", "snapshot": snap.snapshot_id, "parent": snap.parent_snapshot_id}
-except CommitConflictError as e:
-    out = {"result": "conflict", "message": str(e)}
-print(json.dumps(out), flush=True)
-"""
+# The writer process: support/workers/filter_writer.py (an append or an overwrite by filter).
+WORKER = "support.workers.filter_writer"
 
 
 def spawn(props: dict[str, str], ident: str, args: list[Any], ready: Path, wait_for: Path) -> Any:
     """A worker that loads the table, writes `ready`, then waits for `wait_for` (start_gate)."""
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps([props, ident, *args, str(ready), str(wait_for)])],
+        [sys.executable, "-m", WORKER, json.dumps([props, ident, *args, str(ready), str(wait_for)])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
