@@ -24,37 +24,9 @@ SCHEMA = pa.schema(
     [pa.field("writer", pa.int32(), nullable=False), pa.field("seq", pa.int32(), nullable=False)]
 )
 
-# Each worker: load the catalog and table, say it is ready, wait for the start signal, append.
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-from support.start_gate import ready_then_wait
-
-props, ident, writer, appends, ready, go, mode = json.loads(sys.argv[1])
-catalog = icefloe.load_catalog(**props)
-table = catalog.load_table(ident)
-schema = pa.schema(
-    [pa.field("writer", pa.int32(), nullable=False), pa.field("seq", pa.int32(), nullable=False)]
-)
-ready_then_wait(ready, go)
-results = []
-for i in range(appends):
-    data = pa.table(
-        {"writer": pa.array([writer], pa.int32()), "seq": pa.array([i], pa.int32())}, schema=schema
-    )
-    if mode == "retry":
-        table.append(data)
-        results.append("ok")
-    else:  # "once": commit from the base loaded before the start signal, no retries
-        try:
-            table.append(data)
-            results.append("ok")
-        except CommitConflictError as e:
-            results.append("conflict: " + str(e))
-print(json.dumps(results))
-"""
+# Each worker (support/workers/append_writer.py): load the catalog and table, say it is ready,
+# wait for the start signal, append.
+WORKER = "support.workers.append_writer"
 
 
 def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_path: Path) -> list[Any]:
@@ -64,7 +36,7 @@ def run_workers(props: dict[str, str], ident: str, appends: int, mode: str, tmp_
         subprocess.Popen(
             [
                 sys.executable,
-                "-c",
+                "-m",
                 WORKER,
                 json.dumps([props, ident, w, appends, str(readies[w]), str(go), mode]),
             ],
