@@ -34,37 +34,8 @@ PROPS = {
     "commit.retry.max-wait-ms": "100",
 }
 
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-from support.start_gate import ready_then_wait
-
-props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
-table = icefloe.load_catalog(**props).load_table(ident)
-schema = pa.schema([
-    pa.field("id", pa.int64(), nullable=False),
-    pa.field("region", pa.string()),
-    pa.field("amount", pa.float64()),
-])
-if go:
-    ready_then_wait(ready, go)
-try:
-    if mode == "merge":  # from the version loaded above, whatever was committed since
-        rows = pa.table({k: [r[i] for r in arg["rows"]] for i, k in enumerate(schema.names)}, schema=schema)
-        m = table.merge(rows, arg["on"]).when_matched_update_all().when_not_matched_insert_all().execute()
-        out = ["ok", m.rows_updated, m.rows_inserted]
-    elif mode == "append":
-        table.append(pa.table({k: [r[i] for r in arg] for i, k in enumerate(schema.names)}, schema=schema))
-        out = ["ok"]
-    else:
-        table.delete(arg)
-        out = ["ok"]
-except CommitConflictError as e:
-    out = ["conflict", str(e)]
-print(json.dumps(out), flush=True)
-"""
+# The process: support/workers/merge_racer.py (a MERGE, an append or a delete).
+WORKER = "support.workers.merge_racer"
 
 BEFORE = [(i, "eu", float(i)) for i in range(10)] + [(100 + i, "us", float(i)) for i in range(10)]
 # The MERGE: updates eu rows 1 and 2, inserts eu row 50.
@@ -84,7 +55,7 @@ CASES = {
 def _worker(props: dict[str, str], ident: str, mode: str, arg: Any, ready: str, go: str) -> Any:
     """With `go`: loads the table, writes `ready`, waits for `go` (start_gate), then runs."""
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps([props, ident, mode, arg, ready, go])],
+        [sys.executable, "-m", WORKER, json.dumps([props, ident, mode, arg, ready, go])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
