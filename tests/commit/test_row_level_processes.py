@@ -34,46 +34,8 @@ MOR = {
     "commit.retry.max-wait-ms": "200",
 }
 
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-from support.start_gate import ready_then_wait
-
-props, ident, mode, arg, ready, go = json.loads(sys.argv[1])
-table = icefloe.load_catalog(**props).load_table(ident)
-schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("tag", pa.string())])
-ready_then_wait(ready, go)
-out = []
-if mode == "delete":
-    try:
-        snap = table.delete(arg)
-        out.append("ok")
-    except CommitConflictError as e:
-        out.append("conflict: " + str(e))
-elif mode == "overwrite":
-    try:
-        table.overwrite(pa.table({"id": pa.array([1000], pa.int64()), "tag": ["new"]}, schema=schema))
-        out.append("ok")
-    except CommitConflictError as e:
-        out.append("conflict: " + str(e))
-elif mode == "mixed":  # (worker number, steps): upserts of its own keys and deletes of them
-    w, steps = arg
-    for i in range(steps):
-        keys = [w * 100 + (i * 7 + j) % 50 for j in range(3)]
-        try:
-            if i % 3 == 2:
-                table.refresh().delete(f"id >= {w * 100 + i % 50} and id < {w * 100 + i % 50 + 5}")
-                out.append(["delete", w * 100 + i % 50, w * 100 + i % 50 + 5])
-            else:
-                rows = pa.table({"id": pa.array(keys, pa.int64()), "tag": [f"{w}-{i}"] * 3}, schema=schema)
-                table.upsert(rows)
-                out.append(["upsert", keys, f"{w}-{i}"])
-        except CommitConflictError as e:
-            out.append(["conflict", str(e)])
-print(json.dumps(out), flush=True)
-"""
+# The process: support/workers/row_level_racer.py (deletes, an overwrite, or mixed upserts).
+WORKER = "support.workers.row_level_racer"
 
 
 def run_all(props: dict[str, str], ident: str, jobs: list[tuple[str, Any]], tmp_path: Path) -> list[Any]:
@@ -81,7 +43,7 @@ def run_all(props: dict[str, str], ident: str, jobs: list[tuple[str, Any]], tmp_
     readies = [ready_path(go, i) for i in range(len(jobs))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps([props, ident, mode, arg, str(ready), str(go)])],
+            [sys.executable, "-m", WORKER, json.dumps([props, ident, mode, arg, str(ready), str(go)])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
