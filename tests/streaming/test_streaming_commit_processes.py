@@ -22,32 +22,8 @@ ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])
 BATCHES = 8
 ROWS = 5
 
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from icefloe import _pending_write
-from icefloe._streaming_commit import commit_batch
-from support.start_gate import ready_then_wait
-
-props, ident, role, ready, go = json.loads(sys.argv[1])
-schema = pa.schema([pa.field("id", pa.int64()), pa.field("tag", pa.string())])
-table = icefloe.load_catalog(**props).load_table(ident)
-ready_then_wait(ready, go)
-out = []
-for b in range(8):
-    if role == "plain":
-        table.refresh().append(pa.table({"id": [-1 - b], "tag": ["plain"]}, schema=schema))
-        out.append("plain")
-        continue
-    ids = list(range(b * 5, b * 5 + 5))
-    write_id = _pending_write.new_write_id()
-    rows = pa.table({"id": ids, "tag": [f"b{b}"] * 5}, schema=schema)
-    files = _pending_write.write_local(table, rows.to_reader(), write_id)
-    snap = commit_batch(table, "q-zombies", b, files, write_id)
-    out.append(None if snap is None else snap.snapshot_id)
-print(json.dumps(out), flush=True)
-"""
+# Each process: support/workers/zombie_driver.py (a zombie driver of one query, or plain appends).
+WORKER = "support.workers.zombie_driver"
 
 RETRIES = {
     "commit.retry.num-retries": "50",
@@ -67,7 +43,7 @@ def test_zombie_drivers_commit_each_batch_once(kind: str, tmp_path: Path) -> Non
     readies = [ready_path(go, i) for i in range(len(roles))]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps([props, "db.t", role, str(ready), str(go)])],
+            [sys.executable, "-m", WORKER, json.dumps([props, "db.t", role, str(ready), str(go)])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
