@@ -277,34 +277,8 @@ def test_new_data_and_equality_deletes_committed_meanwhile_are_kept_and_still_ap
     assert sorted(r[2] for r in oracle.rows(name, where="id IN (2, 20)")) == [9, 9]
 
 
-UPSERTER = r"""
-import json, os, sys, time
-import pyarrow as pa
-import icefloe
-from icefloe.exceptions import CommitConflictError
-
-from support.start_gate import ready_then_wait
-
-props, ident, steps, ready, go = json.loads(sys.argv[1])
-table = icefloe.load_catalog(**props).load_table(ident)
-ready_then_wait(ready, go)
-schema = pa.schema([pa.field("id", pa.int64()), pa.field("region", pa.string()), pa.field("v", pa.int32())])
-out = []
-for step in range(1, steps + 1):
-    ids = [(step * 7 + j * 3) % 40 for j in range(4)]
-    ids = sorted(set(ids))
-    regions = ["eu" if i % 2 else "us" for i in ids]
-    rows = pa.table({"id": ids, "region": regions, "v": [100 + step] * len(ids)}, schema=schema)
-    while True:
-        try:
-            table.refresh().upsert(rows, join_cols=["id"])
-            break
-        except CommitConflictError:
-            continue
-    out.append([ids, 100 + step])
-    time.sleep(0.05)  # let conversions interleave
-print(json.dumps(out), flush=True)
-"""
+# The upserting process: support/workers/upserter.py.
+UPSERTER = "support.workers.upserter"
 
 
 def test_upserts_in_a_second_process_during_conversions_lose_and_resurrect_nothing(
@@ -316,11 +290,10 @@ def test_upserts_in_a_second_process_during_conversions_lose_and_resurrect_nothi
         "'commit.retry.min-wait-ms'='5', 'commit.retry.max-wait-ms'='200')"
     )
     model = {r[0]: r[2] for r in oracle.rows(name)}
-    script, go = tmp_path / "upserter.py", tmp_path / "go"
-    script.write_text(UPSERTER)
+    go = tmp_path / "go"
     props = {"name": "local", "type": "filesystem", "warehouse": str(warehouse)}
     proc = subprocess.Popen(
-        [sys.executable, str(script), json.dumps([props, name, 12, str(ready_path(go, 0)), str(go)])],
+        [sys.executable, "-m", UPSERTER, json.dumps([props, name, 12, str(ready_path(go, 0)), str(go)])],
         cwd=str(Path(__file__).parent),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
