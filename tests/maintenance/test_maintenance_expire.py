@@ -335,59 +335,14 @@ def test_format_v3_deletion_vectors(
 
 # ---- concurrency: a writer appending and deleting while another process expires ------------
 
-WRITER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-from support.start_gate import ready_then_wait
-
-props, ident, n, ready, go, done = json.loads(sys.argv[1])
-table = icefloe.load_catalog(**props).load_table(ident)
-schema = table.schema().as_arrow()
-ready_then_wait(ready, go)
-log = []
-for i in range(n):
-    seq, k = pa.array([i] * 5, pa.int64()), pa.array(range(5), pa.int64())
-    rows = pa.table({"seq": seq, "k": k}, schema=schema)
-    table.append(rows)
-    log.append(["append", i])
-    if i >= 2:
-        try:
-            if i % 4 == 0:  # copy-on-write: the rows of seq i-2 rewritten away
-                table.overwrite(rows.slice(0, 0), f"seq = {i - 2}")
-            else:  # merge-on-read: whole files dropped or position deletes
-                table.delete(f"seq = {i - 2} OR (seq = {i - 1} AND k = 0)")
-            log.append(["delete", i - 2, i % 4 != 0])
-        except icefloe.exceptions.CommitConflictError as e:
-            log.append(["conflict", i - 2, str(e)])
-open(done, "w").write("done")
-print(json.dumps(log), flush=True)
-"""
-
-EXPIRER = r"""
-import json, os, sys, time
-import icefloe
-from support.start_gate import ready_then_wait
-
-props, ident, ready, go, done = json.loads(sys.argv[1])
-catalog = icefloe.load_catalog(**props)
-catalog.load_table(ident)
-ready_then_wait(ready, go)
-runs, expired, deleted = 0, 0, 0
-while not os.path.exists(done):
-    table = catalog.load_table(ident)
-    r = table.maintenance.expire_snapshots(older_than=time.time_ns() // 1_000_000, retain_last=1)
-    assert not r.failed_deletes, r.failed_deletes
-    runs += 1
-    expired += len(r.expired_snapshot_ids)
-    deleted += len(r.deleted_files)
-print(json.dumps([runs, expired, deleted]), flush=True)
-"""
+# The two processes: support/workers/expire_writer.py and support/workers/expirer.py.
+WRITER = "support.workers.expire_writer"
+EXPIRER = "support.workers.expirer"
 
 
-def _spawn(script: str, args: list[Any]) -> Any:
+def _spawn(module: str, args: list[Any]) -> Any:
     return subprocess.Popen(
-        [sys.executable, "-c", script, json.dumps(args)],
+        [sys.executable, "-m", module, json.dumps(args)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
