@@ -64,23 +64,9 @@ PROPS = {
     "commit.retry.max-wait-ms": "100",
 }
 
-# The second process: appends the Arrow IPC file named on each stdin line to the table.
-WORKER = r"""
-import json, sys
-import pyarrow as pa
-import icefloe
-props = json.loads(sys.argv[1])
-catalog = icefloe.load_catalog(**props)
-for line in sys.stdin:
-    ident, path = json.loads(line)
-    try:
-        with pa.memory_map(path) as f:
-            data = pa.ipc.open_file(f).read_all()
-        catalog.load_table(ident).append(data)
-        print(json.dumps("ok"), flush=True)
-    except Exception as e:  # reported to the machine, which fails the test with it
-        print(json.dumps(f"{type(e).__name__}: {e}"), flush=True)
-"""
+# The second process (support/workers/model_appender.py): appends the Arrow IPC file named on
+# each stdin line to the table.
+WORKER = "support.workers.model_appender"
 
 Row = dict[str, Any]
 Pred = Callable[[Row], Optional[bool]]
@@ -464,7 +450,7 @@ class Worker:
     def __init__(self, props: dict[str, str]) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, json.dumps(props)],
+            [sys.executable, "-m", WORKER, json.dumps(props)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
