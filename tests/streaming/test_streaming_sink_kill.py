@@ -26,9 +26,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
-from support.kill_harness import Killable
+from support.kill_harness import TESTS, Killable
 from support.oracle import Oracle
 from support.session import new_table_name
+from support.start_gate import worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -37,65 +38,23 @@ FILES = 60
 ROWS_PER_FILE = 200
 HOLD_S = 1.0  # the harness's pause between a batch's commit and Spark's commit log
 
-PRODUCER = r"""
-import json, os, sys, time
-import pyarrow as pa, pyarrow.parquet as pq
-src, files, rows, interval = json.loads(sys.argv[1])
-schema = pa.schema([pa.field("id", pa.int64()), pa.field("val", pa.string())])
-for k in range(files):
-    ids = list(range(k * rows, (k + 1) * rows))
-    tmp = os.path.join(src, f".tmp-{k:04d}.parquet")  # Spark's file source skips dot files
-    pq.write_table(pa.table({"id": ids, "val": [f"v{i}" for i in ids]}, schema=schema), tmp)
-    os.rename(tmp, os.path.join(src, f"part-{k:04d}.parquet"))
-    time.sleep(interval)
-print("produced", files, flush=True)
-"""
+# The two programs: support/workers/file_producer.py (Parquet files dropped into the source
+# folder) and support/workers/sink_driver.py (the streaming query into the icefloe table).
+PRODUCER = "support.workers.file_producer"
+DRIVER = "support.workers.sink_driver"
 
-DRIVER = r"""
-import json, os, sys, time
-warehouse, ident, src, checkpoint, hold, drain = json.loads(sys.argv[1])
-os.environ["PYSPARK_PYTHON"] = sys.executable
-from pyspark.sql import SparkSession
-import icefloe, icefloe.spark
 
-spark = (
-    SparkSession.builder.master("local[2]")
-    .config("spark.ui.enabled", "false")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.sql.shuffle.partitions", "2")
-    .config("spark.sql.session.timeZone", "UTC")
-    # Spark's own file-source log (checkpoint/sources/0) is compacted every 10 entries; a
-    # SIGKILL around a compaction left it unreadable ("9.compact doesn't exist") in a run
-    # here. That is the source's checkpoint, not the sink: keep it uncompacted.
-    .config("spark.sql.streaming.fileSource.log.compactInterval", "1000000")
-    .getOrCreate()
-)
-spark.sparkContext.setLogLevel("ERROR")
-table = icefloe.load_catalog("local", type="filesystem", warehouse=warehouse).load_table(ident)
-writer = icefloe.spark.batch_writer(table)
-
-def each(df, batch_id):
-    print("start", batch_id, flush=True)
-    writer(df, batch_id)
-    print("done", batch_id, batch_id in writer.skipped, flush=True)
-    time.sleep(hold)
-
-stream = spark.readStream.schema("id bigint, val string").option("maxFilesPerTrigger", 3).parquet(src)
-w = stream.writeStream.foreachBatch(each).option("checkpointLocation", checkpoint)
-if drain:
-    w = w.trigger(availableNow=True)
-q = w.start()
-print("started", q.id, flush=True)
-q.awaitTermination()
-print("finished", flush=True)
-"""
+def driver_env() -> dict[str, str]:
+    """This process's environment with tests/ first on PYTHONPATH (for `-m`), output unbuffered."""
+    path = os.pathsep.join(p for p in [str(TESTS), os.environ.get("PYTHONPATH", "")] if p)
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
 
 
 class Driver(Killable):
     """One run of the streaming driver, its stdout lines on a queue."""
 
     def __init__(self, args: list[Any], log: Path) -> None:
-        super().__init__(DRIVER, args, log, pipe_stdout=True)
+        super().__init__(None, args, log, env=driver_env(), pipe_stdout=True, module=DRIVER)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         self.pump = threading.Thread(target=self._pump, daemon=True)
@@ -162,8 +121,9 @@ def test_killed_and_restarted_20_times_every_row_once(
     src, checkpoint = tmp_path / "src", tmp_path / "checkpoint"
     src.mkdir()
     producer = subprocess.Popen(
-        [sys.executable, "-c", PRODUCER, json.dumps([str(src), FILES, ROWS_PER_FILE, 2.0])],
+        [sys.executable, "-m", PRODUCER, json.dumps([str(src), FILES, ROWS_PER_FILE, 2.0])],
         stdout=subprocess.DEVNULL,
+        env=worker_env(),
     )
     query_ids: set[str] = set()
     replays_due: list[int] = []  # batches committed, then killed before Spark marked them done

@@ -1,0 +1,30 @@
+"""The source of the streaming sink kill test (`python -m support.workers.file_producer
+'[src, files, rows, interval]'`, tests/streaming/test_streaming_sink_kill.py): drops `files`
+Parquet files of `rows` rows each (ids counting up, val `v<id>`) into `src`, one every `interval`
+seconds, each written under a dot name (which Spark's file source skips) and renamed whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def main() -> None:
+    src, files, rows, interval = json.loads(sys.argv[1])
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("val", pa.string())])
+    for k in range(files):
+        ids = list(range(k * rows, (k + 1) * rows))
+        tmp = os.path.join(src, f".tmp-{k:04d}.parquet")  # Spark's file source skips dot files
+        pq.write_table(pa.table({"id": ids, "val": [f"v{i}" for i in ids]}, schema=schema), tmp)
+        os.rename(tmp, os.path.join(src, f"part-{k:04d}.parquet"))
+        time.sleep(interval)
+    print("produced", files, flush=True)
+
+
+if __name__ == "__main__":
+    main()
