@@ -25,10 +25,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+import support.workers
 from icefloe._streaming_commit import BATCH_ID_KEY
 from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
 from support.oracle import Oracle
 from support.session import new_table_name
+from support.start_gate import worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.slow]
 
@@ -37,68 +39,11 @@ COMMITS = 50
 ROWS_PER_COMMIT = 200
 HOLD_S = 1.0
 
-SITECUSTOMIZE = r"""
-import os, time
-events = os.environ.get("ICEFLOE_KILL_EVENTS")
-if events:
-    try:
-        from icefloe.spark import _source_write
-        from icefloe._streaming_commit import last_committed_batch
-    except Exception:
-        _source_write = None
-    if _source_write is not None and not getattr(_source_write.StreamWriter, "_harness", False):
-        original = _source_write.StreamWriter.commit
-
-        def commit(self, messages, batchId):
-            last = last_committed_batch(self.opts.load_table(), self.query_id, self.branch)
-            skipped = last is not None and batchId <= last
-            original(self, messages, batchId)
-            with open(events, "a") as f:
-                f.write(f"done {batchId} {skipped}\n")
-            time.sleep(float(os.environ.get("ICEFLOE_KILL_HOLD", "0")))
-
-        _source_write.StreamWriter.commit = commit
-        _source_write.StreamWriter._harness = True
-"""
-
-PRODUCER = r"""
-import json, sys, time
-import pyarrow as pa
-import icefloe
-warehouse, ident, commits, rows, interval = json.loads(sys.argv[1])
-table = icefloe.load_catalog("local", type="filesystem", warehouse=warehouse).load_table(ident)
-for k in range(commits):
-    ids = list(range(k * rows, (k + 1) * rows))
-    table.append(pa.table({"id": pa.array(ids, pa.int64()), "val": [f"v{i}" for i in ids]}))
-    time.sleep(interval)
-"""
-
-DRIVER = r"""
-import json, os, sys
-warehouse, src, dst, checkpoint, drain = json.loads(sys.argv[1])
-os.environ["PYSPARK_PYTHON"] = sys.executable
-from pyspark.sql import SparkSession
-import icefloe.spark
-spark = (
-    SparkSession.builder.master("local[2]")
-    .config("spark.ui.enabled", "false")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.sql.shuffle.partitions", "2")
-    .config("icefloe.catalog.local.warehouse", warehouse)
-    .getOrCreate()
-)
-spark.sparkContext.setLogLevel("ERROR")
-icefloe.spark.register(spark)
-stream = spark.readStream.format("icefloe").option("max-files-per-trigger", 3).load(f"local.{src}")
-q = stream.writeStream.format("icefloe").option("checkpointLocation", checkpoint).start(f"local.{dst}")
-print("started", flush=True)
-if drain:
-    q.processAllAvailable()
-    q.stop()
-    print("finished", flush=True)
-else:
-    q.awaitTermination()
-"""
+# The driver's sitecustomize (support/workers/stream_commit_site.py, copied: it logs each of the
+# sink's commits and holds it open), the source's appender and the streaming driver.
+SITECUSTOMIZE = Path(support.workers.__file__).parent / "stream_commit_site.py"
+PRODUCER = "support.workers.table_producer"
+DRIVER = "support.workers.source_sink_driver"
 
 
 class Run(Killable):
@@ -107,7 +52,8 @@ class Run(Killable):
     def __init__(self, args: list[Any], events: Path, hold: float, log: Path, site: Path) -> None:
         self.events = events
         self.offset = events.stat().st_size if events.exists() else 0
-        super().__init__(DRIVER, args, log, hooked_env(site, events, ICEFLOE_KILL_HOLD=str(hold)))
+        env = hooked_env(site, events, ICEFLOE_KILL_HOLD=str(hold))
+        super().__init__(None, args, log, env, module=DRIVER)
 
     def done(self) -> list[tuple[int, bool]]:
         """(batch id, skipped) of each commit this run finished so far."""
@@ -134,11 +80,12 @@ def test_source_to_sink_killed_20_times_every_row_once(
     src, dst = new_table_name("kill_src"), new_table_name("kill_dst")
     catalog.create_table(src, schema=schema)
     catalog.create_table(dst, schema=schema)
-    site = install_sitecustomize(tmp_path, SITECUSTOMIZE)
+    site = install_sitecustomize(tmp_path, SITECUSTOMIZE.read_text())
     events, checkpoint = tmp_path / "events.log", tmp_path / "checkpoint"
     producer = subprocess.Popen(
         # Paced so that commits keep arriving while the 20 runs come and go (~15 s each).
-        [sys.executable, "-c", PRODUCER, json.dumps([str(warehouse), src, COMMITS, ROWS_PER_COMMIT, 6.0])]
+        [sys.executable, "-m", PRODUCER, json.dumps([str(warehouse), src, COMMITS, ROWS_PER_COMMIT, 6.0])],
+        env=worker_env(),
     )
     replays_due: list[int] = []
     replays_seen: list[int] = []
