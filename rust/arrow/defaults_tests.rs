@@ -1,4 +1,3 @@
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Decimal128Type, Int32Type, TimestampMicrosecondType};
 use arrow_array::Array;

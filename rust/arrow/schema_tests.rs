@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn nested_schema() -> Schema {

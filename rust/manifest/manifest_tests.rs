@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::manifest::{DataContentType, FileFormat, ManifestListWriter, ManifestWriter, UNASSIGNED_SEQ};
 use crate::spec::{Literal, NestedField, PrimitiveType, Type};

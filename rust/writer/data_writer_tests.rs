@@ -1,4 +1,3 @@
-
 use arrow_array::{
     Float32Array, Int32Array, Int64Array, LargeStringArray, StringArray, TimestampMillisecondArray,
 };

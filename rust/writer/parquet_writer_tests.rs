@@ -1,4 +1,3 @@
-
 use arrow_array::builder::{Int32Builder, MapBuilder, StringBuilder};
 use arrow_array::*;
 use arrow_buffer::{NullBuffer, OffsetBuffer};
