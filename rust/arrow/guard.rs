@@ -96,10 +96,27 @@ pub(crate) fn check_footer(md: &ParquetMetaData, path: &str) -> Result<()> {
             invalid_data("Parquet footer: the row groups hold more than 2^63 rows").with_context("file", path)
         })?;
         for c in rg.columns() {
+            let column = c.column_path();
             if c.num_values() < 0 {
+                return bad(format!("the value count of column '{column}' in row group {i}"), c.num_values());
+            }
+            // parquet-rs's `byte_range()` asserts these (a panic on a negative value).
+            if c.data_page_offset() < 0 {
                 return bad(
-                    format!("the value count of column '{}' in row group {i}", c.column_path()),
-                    c.num_values(),
+                    format!("the data page offset of column '{column}' in row group {i}"),
+                    c.data_page_offset(),
+                );
+            }
+            if let Some(offset) = c.dictionary_page_offset().filter(|o| *o < 0) {
+                return bad(
+                    format!("the dictionary page offset of column '{column}' in row group {i}"),
+                    offset,
+                );
+            }
+            if c.compressed_size() < 0 {
+                return bad(
+                    format!("the compressed size of column '{column}' in row group {i}"),
+                    c.compressed_size(),
                 );
             }
         }
