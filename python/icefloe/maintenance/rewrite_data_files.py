@@ -74,6 +74,7 @@ class _Group:
     max_output_file_size: int
     files: list[dict[str, Any]]  # the rewritten DataFiles (JSON objects)
     combined: list[str]  # per output file: a JSON list of FileScanTasks
+    combined_bytes: list[int]  # per output file: the bytes its tasks read
     added: list[str] = field(default_factory=list)  # descriptors of the new files
 
     @staticmethod
@@ -87,6 +88,7 @@ class _Group:
             max_output_file_size=int(g["max_output_file_size"]),
             files=[t["file"] for t in g["tasks"]],
             combined=[json.dumps(c) for c in g["combined"]],
+            combined_bytes=[sum(int(t.get("length", 0)) for t in c) for c in g["combined"]],
         )
 
 
@@ -149,6 +151,7 @@ def rewrite_data_files(
     if sort:  # one writer per group, so the whole group goes through one sorter
         for g in groups:
             g.combined = [json.dumps([t for c in g.combined for t in json.loads(c)])]
+            g.combined_bytes = [sum(g.combined_bytes)]
     props = _pending_write.snapshot_props(snapshot_properties)
     commit = _Committer(table, planned_at, use_starting_sequence_number, remove_dangling_deletes, props)
     batches = _batches(groups, partial_progress_max_commits) if partial_progress else [groups]
@@ -200,6 +203,7 @@ def _rewrite(
 ) -> None:
     """Writes the new files of `groups` (sets each group's `added`)."""
     work = [(g.index, c, g.max_output_file_size) for g in groups for c in g.combined]
+    weights = [b for g in groups for b in g.combined_bytes]
     read_json = _read_schema_json(table)
     mapping = table.properties.get("schema.name-mapping.default")
     by_index = {g.index: g for g in groups}
@@ -223,7 +227,8 @@ def _rewrite(
                 by_index[index].added.extend(files)
                 advance(1)
         return
-    for index, descriptor in _rewrite_on_spark(spark, table, work, write_id, sort, read_json, mapping):
+    written = _rewrite_on_spark(spark, table, work, weights, write_id, sort, read_json, mapping)
+    for index, descriptor in written:
         by_index[index].added.append(descriptor)
 
 
@@ -244,6 +249,7 @@ def _rewrite_on_spark(
     spark: SparkSession,
     table: Table,
     work: list[tuple[int, str, int]],
+    weights: list[int],
     write_id: str,
     sort: bool,
     read_json: str,
@@ -284,7 +290,6 @@ def _rewrite_on_spark(
 
     # One Spark task per slot, each writing its share of the output files in turn (packed by
     # input bytes): a task per output file pays PySpark's per-task cost once per file.
-    weights = [sum(int(t.get("length", 0)) for t in json.loads(tasks)) for _, tasks, _ in work]
     df = packed_rows_frame(spark, work, weights, "group int, tasks string, size long")
     try:
         with _progress.spark_job(
