@@ -106,3 +106,18 @@ fn a_negative_row_count_in_a_footer_is_refused() {
     assert!(msg.contains(loc), "{msg}");
     let _ = crate::io::delete_file(loc);
 }
+
+/// A position-delete file whose page header declares a huge list after a few bytes (found
+/// by `make fuzz`): parquet-rs 60.1's Thrift skip ignored the end of its input and looped
+/// once per element, for minutes. The reader icefloe hands it fails at the end instead
+/// (`io::input::EndIsError`), so the read is an error at once.
+#[test]
+fn a_page_header_past_its_chunk_end_is_an_error() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/parquet_read/page_header_thrift_skip_loop");
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let msg = err.to_string();
+    assert!(msg.contains("a Parquet page header runs past the end of its column chunk"), "{msg}");
+    assert!(msg.contains("memory://fuzz/data/pos-deletes.parquet"), "{msg}");
+}

@@ -93,10 +93,10 @@ impl ChunkReader for InputFile {
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         match self {
-            InputFile::Local(f) => Ok(Box::new(f.get_read(start)?)),
+            InputFile::Local(f) => Ok(Box::new(EndIsError(f.get_read(start)?))),
             InputFile::Remote(r) => {
                 let b = r.bytes_from(start, None).map_err(|e| ParquetError::External(Box::new(e)))?;
-                Ok(Box::new(Cursor::new(b)))
+                Ok(Box::new(EndIsError(Cursor::new(b))))
             }
         }
     }
@@ -108,6 +108,28 @@ impl ChunkReader for InputFile {
                 r.bytes_from(start, Some(length as u64)).map_err(|e| ParquetError::External(Box::new(e)))
             }
         }
+    }
+}
+
+/// A `Read` that fails, instead of returning 0, when asked for bytes past its end.
+///
+/// parquet-rs reads page headers from [`ChunkReader::get_read`]'s reader, and its Thrift
+/// decoder skips unknown fields with `io::copy`, ignoring how many bytes were copied: a
+/// malformed header that declares a list of 2^31 doubles would loop once per element after
+/// the input ran out (found by the `parquet_read` fuzz target). A header never legitimately
+/// reads to the end of its input, so an end there is an error, which stops the decode.
+struct EndIsError<R>(R);
+
+impl<R: Read> Read for EndIsError<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "a Parquet page header runs past the end of its column chunk",
+            ));
+        }
+        Ok(n)
     }
 }
 
