@@ -264,7 +264,10 @@ def plan_rewrite_data_files(
     delete_file_threshold: int | None = None,
     delete_ratio_threshold: float | None = None,
     max_file_group_size_bytes: int | None = None,
+    max_file_group_input_files: int | None = None,
     rewrite_all: bool = False,
+    max_files_to_rewrite: int | None = None,
+    rewrite_job_order: str | None = None,
 ) -> tuple[int | None, list[str]]:
     """Plans a compaction of the current snapshot by Java's bin-pack rules: (snapshot id,
     groups as JSON objects with `partition`, `input_size`, `expected_output_files`,

@@ -9,10 +9,16 @@
 //!    `delete-file-threshold` delete files, or with a known deleted-row ratio of at least
 //!    `delete-ratio-threshold` (file-scoped deletes only).
 //! 4. Bin-pack each partition's selected files into groups of at most
-//!    `max-file-group-size-bytes` (one open bin, in plan order).
+//!    `max-file-group-size-bytes` and `max-file-group-input-files` (one open bin, in plan
+//!    order).
 //! 5. Keep a group with at least `min-input-files` files (and more than one), or more than
 //!    one file and more bytes than the target, or more bytes than the max file size, or any
 //!    file selected for its deletes. `rewrite-all` keeps every file and group.
+//!
+//! 6. With `max-files-to-rewrite`, groups are taken in plan order until that many files are
+//!    chosen; the group that crosses the limit keeps only its first files.
+//! 7. Groups are ordered by `rewrite-job-order` (`bytes-asc`, `bytes-desc`, `files-asc`,
+//!    `files-desc`, or `none`: plan order), a stable sort as Java's.
 //!
 //! Each group also carries the number of output files Java expects, the split size its
 //! readers pack to, and the size at which its writers roll (`writeMaxFileSize`).
@@ -55,8 +61,52 @@ pub struct RewriteOptions {
     pub delete_ratio_threshold: Option<f64>,
     /// `max-file-group-size-bytes` (default 100 GiB).
     pub max_file_group_size_bytes: Option<i64>,
+    /// `max-file-group-input-files` (default: no limit).
+    pub max_file_group_input_files: Option<i64>,
     /// `rewrite-all`.
     pub rewrite_all: bool,
+    /// `max-files-to-rewrite` (default: no limit).
+    pub max_files_to_rewrite: Option<i64>,
+    /// `rewrite-job-order` (default `none`).
+    pub rewrite_job_order: Option<String>,
+}
+
+/// Java's `RewriteJobOrder`: the order file groups are rewritten and committed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RewriteJobOrder {
+    BytesAsc,
+    BytesDesc,
+    FilesAsc,
+    FilesDesc,
+    #[default]
+    None,
+}
+
+impl RewriteJobOrder {
+    /// Java's option values (`RewriteJobOrder.fromName`, case-insensitive).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "bytes-asc" => Ok(Self::BytesAsc),
+            "bytes-desc" => Ok(Self::BytesDesc),
+            "files-asc" => Ok(Self::FilesAsc),
+            "files-desc" => Ok(Self::FilesDesc),
+            "none" => Ok(Self::None),
+            _ => Err(validation(format!(
+                "'rewrite-job-order' expected one of bytes-asc, bytes-desc, files-asc, files-desc, none, found '{name}'"
+            ))),
+        }
+    }
+
+    /// Orders `groups` (a stable sort: equal groups keep plan order).
+    pub fn sort(self, groups: &mut [RewriteGroup]) {
+        match self {
+            Self::BytesAsc => groups.sort_by_key(|g| g.input_size),
+            Self::BytesDesc => groups.sort_by_key(|g| std::cmp::Reverse(g.input_size)),
+            Self::FilesAsc => groups.sort_by_key(|g| g.tasks.len()),
+            Self::FilesDesc => groups.sort_by_key(|g| std::cmp::Reverse(g.tasks.len())),
+            Self::None => {}
+        }
+    }
 }
 
 /// The thresholds after defaults and checks (Java's `init`).
@@ -69,7 +119,10 @@ pub struct Thresholds {
     pub delete_file_threshold: usize,
     pub delete_ratio_threshold: f64,
     pub max_group_size: i64,
+    pub max_group_files: usize,
     pub rewrite_all: bool,
+    pub max_files_to_rewrite: Option<usize>,
+    pub job_order: RewriteJobOrder,
 }
 
 impl RewriteOptions {
@@ -111,6 +164,22 @@ impl RewriteOptions {
             max_group_size > 0,
             format!("'max-file-group-size-bytes' is set to {max_group_size} but must be > 0"),
         )?;
+        let max_group_files = match self.max_file_group_input_files {
+            None => usize::MAX,
+            Some(n) => usize::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+                validation(format!("'max-file-group-input-files' is set to {n} but must be > 0"))
+            })?,
+        };
+        let max_files_to_rewrite = match self.max_files_to_rewrite {
+            None => None,
+            Some(n) => Some(usize::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+                validation(format!("'max-files-to-rewrite' is set to {n} but must be a positive integer"))
+            })?),
+        };
+        let job_order = match &self.rewrite_job_order {
+            Some(name) => RewriteJobOrder::parse(name)?,
+            None => RewriteJobOrder::None,
+        };
         Ok(Thresholds {
             target,
             min,
@@ -119,7 +188,10 @@ impl RewriteOptions {
             delete_file_threshold: self.delete_file_threshold.unwrap_or(usize::MAX),
             delete_ratio_threshold: ratio,
             max_group_size,
+            max_group_files,
             rewrite_all: self.rewrite_all,
+            max_files_to_rewrite,
+            job_order,
         })
     }
 }
@@ -271,14 +343,22 @@ pub fn plan_rewrite(
         by_partition.entry(key).or_default().push(t);
     }
     let mut groups = Vec::new();
+    let mut files_left = th.max_files_to_rewrite.unwrap_or(usize::MAX);
     for key in order {
         let tasks = by_partition.remove(&key).unwrap_or_default();
         let selected: Vec<FileScanTask> =
             if th.rewrite_all { tasks } else { tasks.into_iter().filter(|t| th.selected(t)).collect() };
-        for g in pack(selected, th.max_group_size, |t| t.length) {
+        for mut g in pack(selected, th.max_group_size, th.max_group_files, |t| t.length) {
             if !th.rewrite_all && !th.keep_group(&g) {
                 continue;
             }
+            // Java's `max-files-to-rewrite`: kept groups in plan order until the limit, the
+            // last one cut to its first files (the cut group is not judged again).
+            if files_left == 0 {
+                break;
+            }
+            g.truncate(files_left);
+            files_left -= g.len();
             let input_size: i64 = g.iter().map(|t| t.length).sum();
             groups.push(RewriteGroup {
                 partition: key.clone(),
@@ -290,18 +370,24 @@ pub fn plan_rewrite(
             });
         }
     }
+    th.job_order.sort(&mut groups);
     Ok(RewritePlan { snapshot_id: planned.snapshot_id, groups })
 }
 
-/// Java's `BinPacking.ListPacker(maxGroupSize, 1, false).pack`: one open bin, in order; an
-/// item that does not fit closes it.
-pub(crate) fn pack<T>(items: Vec<T>, target: i64, weight_of: impl Fn(&T) -> i64) -> Vec<Vec<T>> {
+/// Java's `BinPacking.ListPacker(maxGroupSize, 1, false, maxItems).pack`: one open bin, in
+/// order; an item that does not fit, by weight or by count, closes it.
+pub(crate) fn pack<T>(
+    items: Vec<T>,
+    target: i64,
+    max_items: usize,
+    weight_of: impl Fn(&T) -> i64,
+) -> Vec<Vec<T>> {
     let mut out = Vec::new();
     let mut current: Vec<T> = Vec::new();
     let mut weight = 0i64;
     for t in items {
         let w = weight_of(&t);
-        if !current.is_empty() && weight.saturating_add(w) > target {
+        if !current.is_empty() && (weight.saturating_add(w) > target || current.len() >= max_items) {
             out.push(std::mem::take(&mut current));
             weight = 0;
         }

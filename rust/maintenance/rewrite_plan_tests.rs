@@ -74,9 +74,12 @@ fn files_inside_the_size_range_are_not_selected_unless_deleted_enough() {
 
 #[test]
 fn pack_keeps_one_open_bin() {
-    let groups = pack(vec![task(4), task(4), task(4), task(9), task(1)], 10, |t| t.length);
+    let groups = pack(vec![task(4), task(4), task(4), task(9), task(1)], 10, usize::MAX, |t| t.length);
     let sizes: Vec<Vec<i64>> = groups.iter().map(|g| g.iter().map(|t| t.length).collect()).collect();
     assert_eq!(sizes, vec![vec![4, 4], vec![4], vec![9, 1]]);
+    // Java's `maxItemsPerBin` (`max-file-group-input-files`) closes a bin at that count too.
+    let groups = pack(vec![task(1), task(1), task(1), task(1), task(1)], 10, 2, |t| t.length);
+    assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 2, 1]);
 }
 
 #[test]
@@ -92,6 +95,72 @@ fn options_are_checked() {
     assert!(bad.thresholds(&md).is_err());
     let bad = RewriteOptions { delete_ratio_threshold: Some(1.5), ..Default::default() };
     assert!(bad.thresholds(&md).is_err());
+    let bad = RewriteOptions { max_file_group_input_files: Some(-3), ..Default::default() };
+    let msg = bad.thresholds(&md).unwrap_err().to_string();
+    assert!(msg.contains("'max-file-group-input-files' is set to -3 but must be > 0"), "{msg}");
+    let bad = RewriteOptions { max_files_to_rewrite: Some(0), ..Default::default() };
+    let msg = bad.thresholds(&md).unwrap_err().to_string();
+    assert!(msg.contains("'max-files-to-rewrite' is set to 0 but must be a positive integer"), "{msg}");
+    let bad = RewriteOptions { rewrite_job_order: Some("largest-first".into()), ..Default::default() };
+    let msg = bad.thresholds(&md).unwrap_err().to_string();
+    assert!(msg.contains("found 'largest-first'"), "{msg}");
+}
+
+/// Partitions eu (6 files), us (5) and ap (7), each a kept group, in that plan order.
+fn three_partition_table(dir: &std::path::Path) -> TableMetadata {
+    let mut md = table(dir);
+    let mut n = 0;
+    for (region, files) in [("eu", 6), ("us", 5), ("ap", 7)] {
+        for i in 0..files {
+            n += 1;
+            let mut f =
+                DataFile::new_data(format!("{}/data/{region}{i}.parquet", dir.display()), 10, 1000 + i);
+            f.partition = vec![Some(Literal::String(region.into()))];
+            let (next, _) = merge_append(&md, vec![f], &BTreeMap::new(), n).unwrap();
+            md = next.with_metadata_location(format!("{}/metadata/v{n}.json", dir.display()));
+        }
+    }
+    md
+}
+
+fn shape(plan: &super::RewritePlan) -> Vec<(String, usize)> {
+    plan.groups.iter().map(|g| (g.partition.clone(), g.tasks.len())).collect()
+}
+
+#[test]
+fn max_files_to_rewrite_takes_groups_in_plan_order_and_cuts_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = three_partition_table(dir.path());
+    let all = plan_rewrite(&md, None, &RewriteOptions::default()).unwrap();
+    let order: Vec<String> = all.groups.iter().map(|g| g.partition.clone()).collect();
+    assert_eq!(all.groups.iter().map(|g| g.tasks.len()).sum::<usize>(), 18);
+    let opts = RewriteOptions { max_files_to_rewrite: Some(8), ..Default::default() };
+    let cut = plan_rewrite(&md, None, &opts).unwrap();
+    let first = all.groups[0].tasks.len();
+    assert_eq!(shape(&cut), vec![(order[0].clone(), first), (order[1].clone(), 8 - first)]);
+    // The cut group keeps its first files, and its sizes follow them.
+    let kept: Vec<&str> = cut.groups[1].tasks.iter().map(|t| t.file.file_path.as_str()).collect();
+    let planned: Vec<&str> = all.groups[1].tasks.iter().map(|t| t.file.file_path.as_str()).collect();
+    assert_eq!(kept, planned[..8 - first]);
+    assert_eq!(cut.groups[1].input_size, cut.groups[1].tasks.iter().map(|t| t.length).sum::<i64>());
+    let opts = RewriteOptions { max_files_to_rewrite: Some(100), ..Default::default() };
+    assert_eq!(shape(&plan_rewrite(&md, None, &opts).unwrap()), shape(&all));
+}
+
+#[test]
+fn rewrite_job_order_sorts_the_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = three_partition_table(dir.path());
+    let plan = |order: &str| {
+        let opts = RewriteOptions { rewrite_job_order: Some(order.into()), ..Default::default() };
+        shape(&plan_rewrite(&md, None, &opts).unwrap()).into_iter().map(|(_, n)| n).collect::<Vec<_>>()
+    };
+    assert_eq!(plan("files-desc"), vec![7, 6, 5]);
+    assert_eq!(plan("FILES-ASC"), vec![5, 6, 7]);
+    assert_eq!(plan("bytes-asc"), vec![5, 6, 7]);
+    assert_eq!(plan("bytes-desc"), vec![7, 6, 5]);
+    let none = shape(&plan_rewrite(&md, None, &RewriteOptions::default()).unwrap());
+    assert_eq!(plan("none"), none.into_iter().map(|(_, n)| n).collect::<Vec<_>>());
 }
 
 #[test]

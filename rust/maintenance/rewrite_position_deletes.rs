@@ -215,7 +215,12 @@ pub fn plan_rewrite_position_deletes(
         } else {
             files.into_iter().filter(|f| f.length() < th.min || f.length() > th.max).collect()
         };
-        for g in crate::maintenance::rewrite_plan::pack(selected, th.max_group_size, LiveDeleteFile::length) {
+        for g in crate::maintenance::rewrite_plan::pack(
+            selected,
+            th.max_group_size,
+            th.max_group_files,
+            LiveDeleteFile::length,
+        ) {
             let input_size: i64 = g.iter().map(LiveDeleteFile::length).sum();
             let keep = (g.len() > 1 && g.len() >= th.min_input_files)
                 || (g.len() > 1 && input_size > th.target)

@@ -23,7 +23,7 @@ use crate::scan::{BoundFilter, ScanFilterRef};
     metadata, *, filter_json=None, case_sensitive=true, target_file_size_bytes=None,
     min_file_size_bytes=None, max_file_size_bytes=None, min_input_files=None,
     delete_file_threshold=None, delete_ratio_threshold=None, max_file_group_size_bytes=None,
-    rewrite_all=false
+    max_file_group_input_files=None, rewrite_all=false, max_files_to_rewrite=None, rewrite_job_order=None
 ))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one by one
 fn plan_rewrite_data_files(
@@ -38,7 +38,10 @@ fn plan_rewrite_data_files(
     delete_file_threshold: Option<usize>,
     delete_ratio_threshold: Option<f64>,
     max_file_group_size_bytes: Option<i64>,
+    max_file_group_input_files: Option<i64>,
     rewrite_all: bool,
+    max_files_to_rewrite: Option<i64>,
+    rewrite_job_order: Option<String>,
 ) -> PyResult<(Option<i64>, Vec<String>)> {
     let md = metadata.inner.clone();
     let options = RewriteOptions {
@@ -49,7 +52,10 @@ fn plan_rewrite_data_files(
         delete_file_threshold,
         delete_ratio_threshold,
         max_file_group_size_bytes,
+        max_file_group_input_files,
         rewrite_all,
+        max_files_to_rewrite,
+        rewrite_job_order,
     };
     py.detach(move || -> crate::Result<(Option<i64>, Vec<String>)> {
         let filter: Option<ScanFilterRef> = match filter_json {

@@ -90,21 +90,24 @@ def _java_then_ours(
     java_options: dict[str, str],
     our_options: dict[str, Any],
     via_spark: bool,
+    where: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], Any]:
     """Runs Java's procedure at S, rolls back to S, runs ours: (java changes, our changes,
-    our result)."""
+    our result); `where` is the filter both are given."""
     start = oracle.current_snapshot_id(name)
     assert start is not None
     before = _files(oracle, name, start)
     opts = ", ".join(f"'{k}', '{v}'" for k, v in java_options.items())
     call = f"CALL oracle.system.rewrite_data_files(table => '{name}'"
+    if where is not None:
+        call += f', where => "{where}"'
     call += f", options => map({opts}))" if opts else ")"
     oracle.sql(call)
     java = _changes(before, _files(oracle, name))
     oracle.sql(f"CALL oracle.system.rollback_to_snapshot('{name}', {start})")
     table = catalog.load_table(name)
     assert table.current_snapshot().snapshot_id == start
-    result = table.maintenance.rewrite_data_files(spark=spark if via_spark else None, **our_options)
+    result = table.maintenance.rewrite_data_files(where, spark=spark if via_spark else None, **our_options)
     ours = _changes(before, _files(oracle, name))
     return java, ours, result
 
@@ -149,6 +152,60 @@ def test_rewrite_matches_javas_procedure(
     snap = oracle.snapshots(name)[-1]
     assert snap["operation"] == "replace"
     assert snap["summary"]["deleted-data-files"] == str(len(java["removed_data"]))
+
+
+def test_max_file_group_input_files_splits_groups_like_java(spark: Any, oracle: Oracle, catalog: Any) -> None:
+    """`max-file-group-input-files` 3 on eu's 8 files: groups of 3, 3 and 2, each written
+    as its own file (1 file without the option), in both engines."""
+    name = _small_files_table(spark, oracle)
+    expected = oracle.canonical(name, oracle.current_snapshot_id(name))
+    java, ours, result = _java_then_ours(
+        spark,
+        oracle,
+        catalog,
+        name,
+        {"max-file-group-input-files": "3", "min-input-files": "2", "remove-dangling-deletes": "true"},
+        {"max_file_group_input_files": 3, "min_input_files": 2},
+        True,
+        where="region = 'eu'",
+    )
+    assert len(java["removed_data"]) == 8, java
+    assert sum(java["added_per_partition"].values()) == 3, java
+    assert ours["removed_data"] == java["removed_data"]
+    assert ours["removed_deletes"] == java["removed_deletes"]
+    assert ours["added_per_partition"] == java["added_per_partition"]
+    assert result.added_data_files_count == 3
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading icefloe's compaction")
+
+
+def test_max_files_to_rewrite_rewrites_as_many_files_as_java(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """`max-files-to-rewrite` 5 on eu's group of 8: both engines rewrite 5 of them into one
+    file. Which 5 is not compared: Java takes the group's first files in the order its
+    planner's worker pool returned the manifests (a `ParallelIterable`, so it changes from
+    run to run); icefloe takes the first 5 in its plan order, the same every time."""
+    name = _small_files_table(spark, oracle)
+    start = oracle.current_snapshot_id(name)
+    expected = oracle.canonical(name, start)
+    java, ours, result = _java_then_ours(
+        spark,
+        oracle,
+        catalog,
+        name,
+        {"max-files-to-rewrite": "5", "rewrite-job-order": "files-desc", "remove-dangling-deletes": "true"},
+        {"max_files_to_rewrite": 5, "rewrite_job_order": "files-desc"},
+        False,
+        where="region = 'eu'",
+    )
+    assert len(java["removed_data"]) == len(ours["removed_data"]) == 5, (java, ours)
+    assert ours["added_per_partition"] == java["added_per_partition"]
+    assert result.rewritten_data_files_count == 5
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading icefloe's compaction")
+    # The choice is icefloe's plan order: the same 5 files again from the same snapshot.
+    oracle.sql(f"CALL oracle.system.rollback_to_snapshot('{name}', {start})")
+    catalog.load_table(name).maintenance.rewrite_data_files("region = 'eu'", max_files_to_rewrite=5)
+    assert _changes(_files(oracle, name, start), _files(oracle, name))["removed_data"] == ours["removed_data"]
 
 
 def test_rewrite_applies_equality_deletes_like_java(spark: Any, oracle: Oracle, catalog: Any) -> None:
@@ -239,6 +296,10 @@ def test_bad_options_are_refused_before_anything_is_written(
         table.maintenance.rewrite_data_files(strategy="zorder")
     with pytest.raises(ValidationError, match="sort order"):
         table.maintenance.rewrite_data_files(strategy="sort")
+    with pytest.raises(ValidationError, match="'max-files-to-rewrite' is set to -1"):
+        table.maintenance.rewrite_data_files(max_files_to_rewrite=-1)
+    with pytest.raises(ValidationError, match="'rewrite-job-order' expected one of"):
+        table.maintenance.rewrite_data_files(rewrite_job_order="biggest")
     assert set(_data_files_on_disk(warehouse, name)) == before
     assert catalog.load_table(name).current_snapshot().snapshot_id == snap
 

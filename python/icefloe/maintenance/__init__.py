@@ -106,9 +106,10 @@ class Maintenance:
         `replace` snapshot (see `icefloe.maintenance.rewrite_data_files`). On Spark
         executors when `spark` is given, else in this process. `options`:
         `min_file_size_bytes`, `max_file_size_bytes`, `delete_ratio_threshold`,
-        `max_file_group_size_bytes`, `rewrite_all`, `remove_dangling_deletes`,
+        `max_file_group_size_bytes`, `max_file_group_input_files`, `rewrite_all`, `remove_dangling_deletes`,
         `use_starting_sequence_number`, `partial_progress_max_commits`,
-        `snapshot_properties`, `case_sensitive`."""
+        `max_files_to_rewrite`, `rewrite_job_order` (`bytes-asc`, `bytes-desc`, `files-asc`,
+        `files-desc`, `none`), `snapshot_properties`, `case_sensitive`."""
         from icefloe.maintenance.rewrite_data_files import rewrite_data_files
 
         return rewrite_data_files(

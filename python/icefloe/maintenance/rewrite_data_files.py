@@ -107,10 +107,13 @@ def rewrite_data_files(
     max_file_size_bytes: int | None = None,
     delete_ratio_threshold: float | None = None,
     max_file_group_size_bytes: int | None = None,
+    max_file_group_input_files: int | None = None,
     rewrite_all: bool = False,
     remove_dangling_deletes: bool = True,
     use_starting_sequence_number: bool = True,
     partial_progress_max_commits: int = 10,
+    max_files_to_rewrite: int | None = None,
+    rewrite_job_order: str | None = None,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
 ) -> RewriteDataFilesResult:
@@ -143,7 +146,10 @@ def rewrite_data_files(
         delete_file_threshold=delete_file_threshold,
         delete_ratio_threshold=delete_ratio_threshold,
         max_file_group_size_bytes=max_file_group_size_bytes,
+        max_file_group_input_files=max_file_group_input_files,
         rewrite_all=rewrite_all,
+        max_files_to_rewrite=max_files_to_rewrite,
+        rewrite_job_order=rewrite_job_order,
     )
     groups = [_Group.parse(i, t) for i, t in enumerate(texts)]
     if not groups:
@@ -258,24 +264,23 @@ def _rewrite_on_spark(
     """The output files written on the executors (read, deletes applied, and write), one
     after the other within a task, one task per slot."""
     from icefloe._io import IoConfig
+    from icefloe.spark._session import packed_row_task_id, packed_rows_frame
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import _executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
+    n_rows = len(work)
 
     def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker(io_config)
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
         md = native.TableMetadata.from_json(metadata_json)
         for batch in batches:
-            for index, tasks, size in zip(*(batch.column(i).to_pylist() for i in range(3))):
+            for row, index, tasks, size in zip(*(batch.column(i).to_pylist() for i in range(4))):
                 reader = _task_reader(native, tasks, read_json, mapping)
+                task_id = packed_row_task_id(row, n_rows)
                 files = native.write_data_files(
                     md, reader, write_id, task_id, sort=sort, target_file_size_bytes=size
                 )
@@ -286,11 +291,10 @@ def _rewrite_on_spark(
                     }
                 )
 
-    from icefloe.spark._session import packed_rows_frame
-
     # One Spark task per slot, each writing its share of the output files in turn (packed by
     # input bytes): a task per output file pays PySpark's per-task cost once per file.
-    df = packed_rows_frame(spark, work, weights, "group int, tasks string, size long")
+    rows_in = [(row, *w) for row, w in enumerate(work)]
+    df = packed_rows_frame(spark, rows_in, weights, "row int, group int, tasks string, size long")
     try:
         with _progress.spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"

@@ -143,25 +143,23 @@ def _rewrite_on_spark(
 ) -> list[tuple[list[str], int, int]]:
     """One Spark task per group: read its positions and write the new files on an executor."""
     from icefloe._io import IoConfig
+    from icefloe.spark._session import packed_row_task_id, packed_rows_frame
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import _executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
+    n_groups = len(texts)
 
     def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker(io_config)
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
         md = native.TableMetadata.from_json(metadata_json)
         for batch in batches:
             for index, text in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
                 [(files, kept, dropped)] = native.rewrite_position_delete_groups(
-                    md, [text], write_id, task_id
+                    md, [text], write_id, packed_row_task_id(index, n_groups)
                 )
                 yield pa.RecordBatch.from_pydict(
                     {
@@ -173,8 +171,6 @@ def _rewrite_on_spark(
                 )
 
     work = list(enumerate(texts))
-    from icefloe.spark._session import packed_rows_frame
-
     # One task per slot, its groups one after the other (weighed by their plan's size).
     df = packed_rows_frame(spark, work, [len(t) for t in texts], "group int, text string")
     try:

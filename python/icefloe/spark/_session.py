@@ -56,7 +56,8 @@ def packed_rows_frame(
     """A DataFrame of `rows` with one partition per task slot (`default_parallelism`), the
     rows packed by `weights` (e.g. input bytes) so the partitions carry near-equal work.
 
-    For work where each row is a whole task (a compaction's output file): a PySpark task
+    For work where each row is a whole task (a compaction's output file; its writer takes
+    its task id from `packed_row_task_id`): a PySpark task
     has a fixed cost (here, on `local[2]`, ~0.3 s between two tasks of one Python worker:
     scheduling, the RDD's and the Arrow UDF's worker round trips), so one task per slot
     running its rows one after the other beats one task per row. Over Spark Connect the
@@ -70,3 +71,16 @@ def packed_rows_frame(
     packed = [[rows[i] for i in g] for g in groups]
     rdd = spark.sparkContext.parallelize(packed, numSlices=len(packed)).flatMap(lambda group: group)
     return spark.createDataFrame(rdd, schema)
+
+
+def packed_row_task_id(row: int, rows: int) -> int:
+    """The writer task id for row `row` of the `rows` of a `packed_rows_frame` job, called on
+    the executor. Writers name files by task id and a count that starts again at every
+    writer, so one Spark task writing several rows (the point of packing) must give each its
+    own id; the attempt number keeps a retried or speculative attempt off its predecessor's
+    names."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    return attempt * rows + row
