@@ -126,9 +126,11 @@ def write_data_files(
     sort: bool = False,
     sort_buffer_bytes: int | None = None,
     target_file_size_bytes: int | None = None,
+    spec_id: int | None = None,
 ) -> list[str]:
     """Writes the batches as Parquet data files under the table's data location
-    (`write.data.path`, default `<location>/data`), split by the default spec's partition
+    (`write.data.path`, default `<location>/data`), split by the default spec's (or
+    `spec_id`'s) partition
     transforms (computed on Arrow arrays), rolling at `write.target-file-size-bytes`, file
     names `<task_id:05>-<write_id>-<n:05>.parquet` (every file of one write carries
     write_id). `mode`: "fanout" (default; any input order, at most `max_open_files` open
@@ -268,10 +270,11 @@ def plan_rewrite_data_files(
     rewrite_all: bool = False,
     max_files_to_rewrite: int | None = None,
     rewrite_job_order: str | None = None,
+    output_spec_id: int | None = None,
 ) -> tuple[int | None, list[str]]:
     """Plans a compaction of the current snapshot by Java's bin-pack rules: (snapshot id,
     groups as JSON objects with `partition`, `input_size`, `expected_output_files`,
-    `split_size`, `max_output_file_size`, `tasks` and `combined`)."""
+    `split_size`, `max_output_file_size`, `output_spec_id`, `tasks` and `combined`)."""
 
 def rewrite_files(
     metadata: TableMetadata,

@@ -69,6 +69,8 @@ pub struct RewriteOptions {
     pub max_files_to_rewrite: Option<i64>,
     /// `rewrite-job-order` (default `none`).
     pub rewrite_job_order: Option<String>,
+    /// `output-spec-id` (default: the table's default spec).
+    pub output_spec_id: Option<i32>,
 }
 
 /// Java's `RewriteJobOrder`: the order file groups are rewritten and committed in.
@@ -123,6 +125,7 @@ pub struct Thresholds {
     pub rewrite_all: bool,
     pub max_files_to_rewrite: Option<usize>,
     pub job_order: RewriteJobOrder,
+    pub output_spec_id: i32,
 }
 
 impl RewriteOptions {
@@ -176,6 +179,11 @@ impl RewriteOptions {
                 validation(format!("'max-files-to-rewrite' is set to {n} but must be a positive integer"))
             })?),
         };
+        let output_spec_id = self.output_spec_id.unwrap_or(table.default_spec_id());
+        check(
+            table.spec_by_id(output_spec_id).is_some(),
+            format!("Cannot use output spec id {output_spec_id} because the table does not contain a reference to this spec-id."),
+        )?;
         let job_order = match &self.rewrite_job_order {
             Some(name) => RewriteJobOrder::parse(name)?,
             None => RewriteJobOrder::None,
@@ -192,6 +200,7 @@ impl RewriteOptions {
             rewrite_all: self.rewrite_all,
             max_files_to_rewrite,
             job_order,
+            output_spec_id,
         })
     }
 }
@@ -284,6 +293,8 @@ pub struct RewriteGroup {
     pub expected_output_files: i64,
     pub split_size: i64,
     pub max_output_file_size: i64,
+    /// The spec the new files are partitioned by (`output-spec-id`).
+    pub output_spec_id: i32,
 }
 
 impl RewriteGroup {
@@ -365,6 +376,7 @@ pub fn plan_rewrite(
                 expected_output_files: th.expected_output_files(input_size),
                 split_size: th.input_split_size(input_size),
                 max_output_file_size: th.write_max_file_size(),
+                output_spec_id: th.output_spec_id,
                 input_size,
                 tasks: g,
             });

@@ -98,6 +98,11 @@ fn options_are_checked() {
     let bad = RewriteOptions { max_file_group_input_files: Some(-3), ..Default::default() };
     let msg = bad.thresholds(&md).unwrap_err().to_string();
     assert!(msg.contains("'max-file-group-input-files' is set to -3 but must be > 0"), "{msg}");
+    let bad = RewriteOptions { output_spec_id: Some(7), ..Default::default() };
+    let msg = bad.thresholds(&md).unwrap_err().to_string();
+    assert!(msg.contains("Cannot use output spec id 7"), "{msg}");
+    let ok = RewriteOptions { output_spec_id: Some(md.default_spec_id()), ..Default::default() };
+    assert_eq!(ok.thresholds(&md).unwrap().output_spec_id, md.default_spec_id());
     let bad = RewriteOptions { max_files_to_rewrite: Some(0), ..Default::default() };
     let msg = bad.thresholds(&md).unwrap_err().to_string();
     assert!(msg.contains("'max-files-to-rewrite' is set to 0 but must be a positive integer"), "{msg}");

@@ -23,7 +23,7 @@ use crate::scan::{BoundFilter, ScanFilterRef};
     metadata, *, filter_json=None, case_sensitive=true, target_file_size_bytes=None,
     min_file_size_bytes=None, max_file_size_bytes=None, min_input_files=None,
     delete_file_threshold=None, delete_ratio_threshold=None, max_file_group_size_bytes=None,
-    max_file_group_input_files=None, rewrite_all=false, max_files_to_rewrite=None, rewrite_job_order=None
+    max_file_group_input_files=None, rewrite_all=false, max_files_to_rewrite=None, rewrite_job_order=None, output_spec_id=None
 ))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one by one
 fn plan_rewrite_data_files(
@@ -42,6 +42,7 @@ fn plan_rewrite_data_files(
     rewrite_all: bool,
     max_files_to_rewrite: Option<i64>,
     rewrite_job_order: Option<String>,
+    output_spec_id: Option<i32>,
 ) -> PyResult<(Option<i64>, Vec<String>)> {
     let md = metadata.inner.clone();
     let options = RewriteOptions {
@@ -56,6 +57,7 @@ fn plan_rewrite_data_files(
         rewrite_all,
         max_files_to_rewrite,
         rewrite_job_order,
+        output_spec_id,
     };
     py.detach(move || -> crate::Result<(Option<i64>, Vec<String>)> {
         let filter: Option<ScanFilterRef> = match filter_json {
@@ -78,6 +80,7 @@ fn plan_rewrite_data_files(
                     "expected_output_files": g.expected_output_files,
                     "split_size": g.split_size,
                     "max_output_file_size": g.max_output_file_size,
+                    "output_spec_id": g.output_spec_id,
                     "tasks": g.tasks,
                     "combined": packed.iter().map(|c| &c.tasks).collect::<Vec<_>>(),
                 }))

@@ -21,7 +21,7 @@ fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchem
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=false, sort_buffer_bytes=None, target_file_size_bytes=None))]
+#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=false, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_data_files(
     py: Python<'_>,
@@ -34,6 +34,7 @@ fn write_data_files(
     sort: bool,
     sort_buffer_bytes: Option<usize>,
     target_file_size_bytes: Option<u64>,
+    spec_id: Option<i32>,
 ) -> PyResult<Vec<String>> {
     let opts = WriteOptions {
         mode: mode.map(WriterMode::parse).transpose().py()?.unwrap_or_default(),
@@ -41,6 +42,7 @@ fn write_data_files(
         sort,
         sort_buffer_bytes,
         target_file_size_bytes,
+        spec_id,
     };
     let md = metadata.inner.clone();
     let reader = batches.0;

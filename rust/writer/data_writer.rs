@@ -70,6 +70,9 @@ pub struct WriteOptions {
     /// Roll files at this size instead of the table's `write.target-file-size-bytes` (a
     /// rewrite writes to its group's max output file size, as Java's rewrite runners do).
     pub target_file_size_bytes: Option<u64>,
+    /// Partition the files by this spec of the table instead of the default spec (a
+    /// rewrite's `output-spec-id`).
+    pub spec_id: Option<i32>,
 }
 
 /// Writes `batches` into data files of `table` (current schema, default spec, properties).
@@ -98,9 +101,16 @@ pub fn write_data_files_opts(
         Some(Ok(b)) => write_schema(table, b.schema().as_ref())?,
         _ => table.current_schema().clone(),
     };
+    let spec = match options.spec_id {
+        None => table.default_spec(),
+        Some(id) => table.spec_by_id(id).ok_or_else(|| {
+            let ids: Vec<i32> = table.partition_specs().iter().map(|s| s.spec_id()).collect();
+            validation(format!("expected a partition spec id of the table {ids:?} to write with, found {id}"))
+        })?,
+    };
     let task = WriteTask::new(
         &schema,
-        table.default_spec(),
+        spec,
         table.default_sort_order(),
         table.location(),
         table.properties(),

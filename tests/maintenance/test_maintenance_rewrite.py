@@ -208,6 +208,44 @@ def test_max_files_to_rewrite_rewrites_as_many_files_as_java(
     assert _changes(_files(oracle, name, start), _files(oracle, name))["removed_data"] == ours["removed_data"]
 
 
+def test_output_spec_id_writes_the_files_in_an_older_spec_like_java(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """After `ADD PARTITION FIELD bucket(2, id)` (spec 1) and more appends, `output-spec-id`
+    0 with `rewrite-all`: every file is rewritten into spec 0 (partitioned by region only),
+    in both engines, and each reads the other's result as the rows before."""
+    name = _small_files_table(spark, oracle)
+    oracle.sql(f"ALTER TABLE {oracle.qualified(name)} ADD PARTITION FIELD bucket(2, id)")
+    for region in ("eu", "us"):
+        spark.sql(
+            f"SELECT id, '{region}' AS region, CAST(id AS DOUBLE) AS amount FROM range(1000, 1010)"
+        ).coalesce(1).writeTo(oracle.qualified(name)).append()
+    start = oracle.current_snapshot_id(name)
+    expected = oracle.canonical(name, start)
+    before = _files(oracle, name, start)
+    assert {f["spec_id"] for f in before.values() if f["content"] == 0} == {0, 1}
+    java, ours, result = _java_then_ours(
+        spark,
+        oracle,
+        catalog,
+        name,
+        {"output-spec-id": "0", "rewrite-all": "true", "remove-dangling-deletes": "true"},
+        {"output_spec_id": 0, "rewrite_all": True},
+        True,
+    )
+    assert (
+        ours["removed_data"]
+        == java["removed_data"]
+        == sorted(p for p, f in before.items() if f["content"] == 0)
+    )
+    assert set(ours["added_per_partition"]) == set(java["added_per_partition"])
+    after = _files(oracle, name)
+    assert {f["spec_id"] for p, f in after.items() if p not in before} == {0}
+    assert result.rewritten_data_files_count == len(java["removed_data"])
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading icefloe's compaction")
+    assert_same_rows(catalog.load_table(name).scan().to_arrow(), expected, context="icefloe reading it")
+
+
 def test_rewrite_applies_equality_deletes_like_java(spark: Any, oracle: Oracle, catalog: Any) -> None:
     """Equality deletes (icefloe's merge-on-read upsert) are applied by both rewrites."""
     name = _small_files_table(spark, oracle)
@@ -300,6 +338,8 @@ def test_bad_options_are_refused_before_anything_is_written(
         table.maintenance.rewrite_data_files(max_files_to_rewrite=-1)
     with pytest.raises(ValidationError, match="'rewrite-job-order' expected one of"):
         table.maintenance.rewrite_data_files(rewrite_job_order="biggest")
+    with pytest.raises(ValidationError, match="Cannot use output spec id 9"):
+        table.maintenance.rewrite_data_files(output_spec_id=9)
     assert set(_data_files_on_disk(warehouse, name)) == before
     assert catalog.load_table(name).current_snapshot().snapshot_id == snap
 

@@ -72,6 +72,7 @@ class _Group:
     input_size: int
     expected_output_files: int
     max_output_file_size: int
+    output_spec_id: int
     files: list[dict[str, Any]]  # the rewritten DataFiles (JSON objects)
     combined: list[str]  # per output file: a JSON list of FileScanTasks
     combined_bytes: list[int]  # per output file: the bytes its tasks read
@@ -86,6 +87,7 @@ class _Group:
             input_size=int(g["input_size"]),
             expected_output_files=int(g["expected_output_files"]),
             max_output_file_size=int(g["max_output_file_size"]),
+            output_spec_id=int(g["output_spec_id"]),
             files=[t["file"] for t in g["tasks"]],
             combined=[json.dumps(c) for c in g["combined"]],
             combined_bytes=[sum(int(t.get("length", 0)) for t in c) for c in g["combined"]],
@@ -114,6 +116,7 @@ def rewrite_data_files(
     partial_progress_max_commits: int = 10,
     max_files_to_rewrite: int | None = None,
     rewrite_job_order: str | None = None,
+    output_spec_id: int | None = None,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
 ) -> RewriteDataFilesResult:
@@ -150,6 +153,7 @@ def rewrite_data_files(
         rewrite_all=rewrite_all,
         max_files_to_rewrite=max_files_to_rewrite,
         rewrite_job_order=rewrite_job_order,
+        output_spec_id=output_spec_id,
     )
     groups = [_Group.parse(i, t) for i, t in enumerate(texts)]
     if not groups:
@@ -208,7 +212,7 @@ def _rewrite(
     table: Table, groups: list[_Group], write_id: str, sort: bool, spark: SparkSession | None
 ) -> None:
     """Writes the new files of `groups` (sets each group's `added`)."""
-    work = [(g.index, c, g.max_output_file_size) for g in groups for c in g.combined]
+    work = [(g.index, c, g.max_output_file_size, g.output_spec_id) for g in groups for c in g.combined]
     weights = [b for g in groups for b in g.combined_bytes]
     read_json = _read_schema_json(table)
     mapping = table.properties.get("schema.name-mapping.default")
@@ -217,10 +221,16 @@ def _rewrite(
         md = table.metadata
 
         def one(i: int) -> tuple[int, list[str]]:
-            index, tasks, size = work[i]
+            index, tasks, size, spec_id = work[i]
             reader = _task_reader(_native, tasks, read_json, mapping)
             files = _native.write_data_files(
-                md, reader, write_id, _DRIVER_TASK_BASE + i, sort=sort, target_file_size_bytes=size
+                md,
+                reader,
+                write_id,
+                _DRIVER_TASK_BASE + i,
+                sort=sort,
+                target_file_size_bytes=size,
+                spec_id=spec_id,
             )
             return index, files
 
@@ -254,7 +264,7 @@ def _task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | No
 def _rewrite_on_spark(
     spark: SparkSession,
     table: Table,
-    work: list[tuple[int, str, int]],
+    work: list[tuple[int, str, int, int]],
     weights: list[int],
     write_id: str,
     sort: bool,
@@ -278,11 +288,11 @@ def _rewrite_on_spark(
         prepare_worker(io_config)
         md = native.TableMetadata.from_json(metadata_json)
         for batch in batches:
-            for row, index, tasks, size in zip(*(batch.column(i).to_pylist() for i in range(4))):
+            for row, index, tasks, size, spec_id in zip(*(batch.column(i).to_pylist() for i in range(5))):
                 reader = _task_reader(native, tasks, read_json, mapping)
                 task_id = packed_row_task_id(row, n_rows)
                 files = native.write_data_files(
-                    md, reader, write_id, task_id, sort=sort, target_file_size_bytes=size
+                    md, reader, write_id, task_id, sort=sort, target_file_size_bytes=size, spec_id=spec_id
                 )
                 yield pa.RecordBatch.from_pydict(
                     {
@@ -294,7 +304,7 @@ def _rewrite_on_spark(
     # One Spark task per slot, each writing its share of the output files in turn (packed by
     # input bytes): a task per output file pays PySpark's per-task cost once per file.
     rows_in = [(row, *w) for row, w in enumerate(work)]
-    df = packed_rows_frame(spark, rows_in, weights, "row int, group int, tasks string, size long")
+    df = packed_rows_frame(spark, rows_in, weights, "row int, group int, tasks string, size long, spec int")
     try:
         with _progress.spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"
