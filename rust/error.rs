@@ -66,6 +66,16 @@ impl Error {
         self
     }
 
+    /// Names the role of `path` (`key`, e.g. "position delete file"): the context entry
+    /// `file: path` a lower layer added takes the key instead of the path being named twice.
+    pub fn with_file_role(mut self, key: &'static str, path: &str) -> Self {
+        match self.context.iter_mut().find(|(k, v)| *k == "file" && v == path) {
+            Some(entry) => entry.0 = key,
+            None => self.context.push((key, path.to_string())),
+        }
+        self
+    }
+
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));
         self

@@ -119,5 +119,6 @@ fn a_page_header_past_its_chunk_end_is_an_error() {
     let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
     let msg = err.to_string();
     assert!(msg.contains("a Parquet page header runs past the end of its column chunk"), "{msg}");
-    assert!(msg.contains("memory://fuzz/data/pos-deletes.parquet"), "{msg}");
+    assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
+    assert_eq!(msg.matches("pos-deletes.parquet").count(), 1, "the file is named once: {msg}");
 }

@@ -158,11 +158,11 @@ fn widen(t: &Type) -> Type {
 
 /// The key field `id` as a delete file declares it (its Parquet schema carries table field ids).
 fn field_in_delete_file(path: &str, id: i32) -> Result<NestedField> {
-    let file = InputFile::open(path, None).map_err(|e| e.with_context("equality delete file", path))?;
+    let file = InputFile::open(path, None).map_err(|e| e.with_file_role("equality delete file", path))?;
     let builder = super::guard::open_parquet(file, ArrowReaderOptions::new(), path)
-        .map_err(|e| e.with_context("equality delete file", path))?;
+        .map_err(|e| e.with_file_role("equality delete file", path))?;
     let schema =
-        schema_from_arrow(builder.schema()).map_err(|e| e.with_context("equality delete file", path))?;
+        schema_from_arrow(builder.schema()).map_err(|e| e.with_file_role("equality delete file", path))?;
     schema.field_by_id(id).map(|f| f.as_ref().clone()).ok_or_else(|| {
         invalid_data(format!("equality delete file has no column with field id {id} (an equality id)"))
             .with_context("equality delete file", path)
@@ -266,7 +266,7 @@ impl EqualityDeleteSet {
     pub fn extend(&mut self, files: &[(&str, i64)]) -> Result<()> {
         let schema = Schema::new(0, self.fields.clone(), vec![])?;
         for (path, seq) in files {
-            let wrap = |e: Error| e.with_context("equality delete file", *path);
+            let wrap = |e: Error| e.with_file_role("equality delete file", path);
             for batch in read_parquet(path, &schema, 65536).map_err(wrap)? {
                 let batch = batch.map_err(wrap)?;
                 self.insert(batch.columns(), *seq).map_err(wrap)?;

@@ -67,7 +67,7 @@ fn delete_schema() -> Result<Schema> {
 
 /// Reads a whole position-delete file, streaming, into a per-data-file index.
 pub fn load_position_deletes(path: &str) -> Result<PositionDeleteIndex> {
-    let wrap = |e: crate::error::Error| e.with_context("position delete file", path);
+    let wrap = |e: crate::error::Error| e.with_file_role("position delete file", path);
     let schema = delete_schema()?;
     let reader = read_parquet(path, &schema, 65536).map_err(wrap)?;
     let mut index = PositionDeleteIndex::default();
