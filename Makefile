@@ -181,9 +181,9 @@ fmt:  ## format Rust and Python
 FUZZ_TARGETS ?= table_metadata manifest manifest_list single_value filter scan_task puffin parquet_read delete_file
 FUZZ_RUNS ?= 10000000
 FUZZ_SECONDS ?= 1800
-# Targets that reach a known abort in a dependency (fuzz/upstream/README.md) run in
+# Targets that once reached an abort in a dependency (fuzz/upstream/README.md) run in
 # libFuzzer's fork mode, which saves every crash to fuzz/artifacts/<target>/ and goes on:
-# compare each with fuzz/upstream before calling it known.
+# compare each with fuzz/upstream and fuzz/regressions before calling it known.
 FUZZ_FORK_TARGETS ?= parquet_read
 fuzz:  ## cargo fuzz every decoder target (FUZZ_RUNS / FUZZ_SECONDS per target; not in make test)
 	@cargo +nightly fuzz --version >/dev/null 2>&1 || cargo +nightly install cargo-fuzz

@@ -122,3 +122,20 @@ fn a_page_header_past_its_chunk_end_is_an_error() {
     assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
     assert_eq!(msg.matches("pos-deletes.parquet").count(), 1, "the file is named once: {msg}");
 }
+
+/// A plain string page whose skip runs past the page's end (found by `make fuzz`):
+/// parquet-rs 60.1 then computes `buf.len() - offset` unchecked, and in a build without
+/// overflow checks asks for ~2^62 bytes and aborts the process. Cargo.toml builds parquet
+/// with overflow checks in release too (as every test build has them), so the subtraction
+/// panics and the reader's guard turns it into this error.
+#[test]
+fn a_string_skip_past_its_page_is_an_error() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/parquet_read/byte_array_plain_skip_past_page_end");
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let msg = err.to_string();
+    assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{msg}");
+    assert!(msg.contains("the Parquet decoder failed on malformed data"), "{msg}");
+    assert!(msg.contains("memory://fuzz/data/data.parquet"), "{msg}");
+}
