@@ -75,14 +75,18 @@ fn parquet_seeds_read_the_rows_their_deletes_leave() {
     assert_eq!(rows("residual_projected"), 0);
 }
 
+/// The error `parquet_read` gives on `fuzz/regressions/parquet_read/<name>` (which must not read).
+fn parquet_read_error(name: &str) -> crate::Error {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/parquet_read").join(name);
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read")
+}
+
 /// parquet-rs 60.1 panics on this file (a definition-level skip past its buffer, found by
 /// `make fuzz`): icefloe answers with an invalid-data error naming the file.
 #[test]
 fn a_parquet_decoder_panic_is_an_error_naming_the_file() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/parquet_read/parquet_def_level_skip_panic");
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let err = parquet_read_error("parquet_def_level_skip_panic");
     let msg = err.to_string();
     assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{msg}");
     assert!(msg.contains("the Parquet decoder failed on malformed data"), "{msg}");
@@ -113,10 +117,7 @@ fn a_negative_row_count_in_a_footer_is_refused() {
 /// (`io::input::EndIsError`), so the read is an error at once.
 #[test]
 fn a_page_header_past_its_chunk_end_is_an_error() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/parquet_read/page_header_thrift_skip_loop");
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let err = parquet_read_error("page_header_thrift_skip_loop");
     let msg = err.to_string();
     assert!(msg.contains("a Parquet page header runs past the end of its column chunk"), "{msg}");
     assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
@@ -130,10 +131,7 @@ fn a_page_header_past_its_chunk_end_is_an_error() {
 /// panics and the reader's guard turns it into this error.
 #[test]
 fn a_string_skip_past_its_page_is_an_error() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/parquet_read/byte_array_plain_skip_past_page_end");
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let err = crate::fuzz::parquet_read_rows(&data).expect_err("the malformed file must not read");
+    let err = parquet_read_error("byte_array_plain_skip_past_page_end");
     let msg = err.to_string();
     assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{msg}");
     assert!(msg.contains("the Parquet decoder failed on malformed data"), "{msg}");
