@@ -311,6 +311,7 @@ def plan_rewrite_position_delete_files(
     max_file_size_bytes: int | None = None,
     min_input_files: int | None = None,
     max_file_group_size_bytes: int | None = None,
+    max_file_group_input_files: int | None = None,
     rewrite_all: bool = False,
 ) -> tuple[int | None, list[str]]:
     """Plans a rewrite of the current snapshot's position delete files by Java's bin-pack

@@ -47,6 +47,7 @@ pub struct DeleteRewriteOptions {
     pub max_file_size_bytes: Option<i64>,
     pub min_input_files: Option<usize>,
     pub max_file_group_size_bytes: Option<i64>,
+    pub max_file_group_input_files: Option<i64>,
     pub rewrite_all: bool,
 }
 
@@ -69,6 +70,7 @@ impl DeleteRewriteOptions {
             max_file_size_bytes: self.max_file_size_bytes,
             min_input_files: self.min_input_files,
             max_file_group_size_bytes: self.max_file_group_size_bytes,
+            max_file_group_input_files: self.max_file_group_input_files,
             rewrite_all: self.rewrite_all,
             ..Default::default()
         }

@@ -73,9 +73,22 @@ fn rewrites_a_partitions_small_delete_files_dropping_dangling_positions() {
     let max_seq = fx.live_deletes().iter().map(|f| f.data_sequence_number).max().unwrap();
     assert_eq!(group.max_data_sequence_number, max_seq);
 
-    // Four files are below min-input-files: nothing to do.
-    let four = DeleteRewriteOptions { min_input_files: Some(6), ..Default::default() };
-    assert!(plan_rewrite_position_deletes(&fx.md, None, &four).unwrap().groups.is_empty());
+    // Five files are below min-input-files: nothing to do.
+    let six = DeleteRewriteOptions { min_input_files: Some(6), ..Default::default() };
+    assert!(plan_rewrite_position_deletes(&fx.md, None, &six).unwrap().groups.is_empty());
+    // At most two files per group: 2 + 2 + 1, the last alone and too few.
+    let two = DeleteRewriteOptions {
+        max_file_group_input_files: Some(2),
+        min_input_files: Some(2),
+        ..Default::default()
+    };
+    let sizes: Vec<usize> = plan_rewrite_position_deletes(&fx.md, None, &two)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.files.len())
+        .collect();
+    assert_eq!(sizes, vec![2, 2]);
 
     let live = live_data_files(&fx.md).unwrap();
     let md = Arc::new(fx.md.clone());
@@ -127,4 +140,7 @@ fn bad_options_are_refused_like_java() {
     assert!(err.to_string().contains("must be > 'min-file-size-bytes'"), "{err}");
     let zero = DeleteRewriteOptions { min_input_files: Some(0), ..Default::default() };
     assert!(plan_rewrite_position_deletes(&fx.md, None, &zero).is_err());
+    let no_files = DeleteRewriteOptions { max_file_group_input_files: Some(0), ..Default::default() };
+    let err = plan_rewrite_position_deletes(&fx.md, None, &no_files).unwrap_err();
+    assert!(err.to_string().contains("'max-file-group-input-files' is set to 0"), "{err}");
 }

@@ -25,7 +25,7 @@ use crate::scan::{BoundFilter, ScanFilterRef};
 #[pyo3(signature = (
     metadata, *, filter_json=None, case_sensitive=true, target_file_size_bytes=None,
     min_file_size_bytes=None, max_file_size_bytes=None, min_input_files=None,
-    max_file_group_size_bytes=None, rewrite_all=false
+    max_file_group_size_bytes=None, max_file_group_input_files=None, rewrite_all=false
 ))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one by one
 fn plan_rewrite_position_delete_files(
@@ -38,6 +38,7 @@ fn plan_rewrite_position_delete_files(
     max_file_size_bytes: Option<i64>,
     min_input_files: Option<usize>,
     max_file_group_size_bytes: Option<i64>,
+    max_file_group_input_files: Option<i64>,
     rewrite_all: bool,
 ) -> PyResult<(Option<i64>, Vec<String>)> {
     let md = metadata.inner.clone();
@@ -47,6 +48,7 @@ fn plan_rewrite_position_delete_files(
         max_file_size_bytes,
         min_input_files,
         max_file_group_size_bytes,
+        max_file_group_input_files,
         rewrite_all,
     };
     py.detach(move || -> crate::Result<(Option<i64>, Vec<String>)> {

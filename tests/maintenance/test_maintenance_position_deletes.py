@@ -157,6 +157,34 @@ def test_options_filter_and_executors_match_java(spark: Any, oracle: Oracle, cat
         table.maintenance.rewrite_position_delete_files(target_file_size_bytes=10, min_file_size_bytes=20)
 
 
+def test_max_file_group_input_files_matches_java(spark: Any, oracle: Oracle, catalog: Any) -> None:
+    """At most 4 files per group, at least 3 to keep one: eu's six delete files pack as 4 + 2
+    and us's five as 4 + 1, so both engines rewrite 4 of each (ap's one file stays). Which 4
+    follows each engine's listing order, so counts and partitions are compared."""
+    name = _table(spark, oracle)
+    start = oracle.current_snapshot_id(name)
+    expected = oracle.canonical(name, start)
+    before = _deletes(oracle, name)
+    region = {v["path"]: v["region"] for v in before.values()}
+    opts = "map('max-file-group-input-files', '4', 'min-input-files', '3')"
+    java_row = oracle.sql(
+        f"CALL oracle.system.rewrite_position_delete_files(table => '{name}', options => {opts})"
+    )[0]
+    java = _changes(before, _deletes(oracle, name))
+    oracle.sql(f"CALL oracle.system.rollback_to_snapshot('{name}', {start})")
+    result = catalog.load_table(name).maintenance.rewrite_position_delete_files(
+        min_input_files=3, max_file_group_input_files=4
+    )
+    ours = _changes(before, _deletes(oracle, name))
+    assert result.rewritten_delete_files_count == java_row["rewritten_delete_files_count"] == 8
+    assert result.added_delete_files_count == java_row["added_delete_files_count"]
+    assert sorted(region[p] for p in ours["removed"]) == sorted(region[p] for p in java["removed"])
+    assert sorted(region[p] for p in ours["removed"]) == ["eu"] * 4 + ["us"] * 4
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading icefloe's rewrite")
+    with pytest.raises(ValidationError, match="max-file-group-input-files"):
+        catalog.load_table(name).maintenance.rewrite_position_delete_files(max_file_group_input_files=0)
+
+
 def test_a_stale_rewrite_conflicts_and_leaves_nothing(
     spark: Any, oracle: Oracle, catalog: Any, warehouse: Path
 ) -> None:

@@ -166,7 +166,7 @@ class Maintenance:
         rules, dropping positions of data files no longer live, as one `replace` snapshot
         (see `icefloe.maintenance.rewrite_position_delete_files`). `options`:
         `min_file_size_bytes`, `max_file_size_bytes`, `max_file_group_size_bytes`,
-        `snapshot_properties`, `case_sensitive`."""
+        `max_file_group_input_files`, `snapshot_properties`, `case_sensitive`."""
         from icefloe.maintenance.rewrite_position_delete_files import rewrite_position_delete_files
 
         return rewrite_position_delete_files(

@@ -72,6 +72,7 @@ def rewrite_position_delete_files(
     min_file_size_bytes: int | None = None,
     max_file_size_bytes: int | None = None,
     max_file_group_size_bytes: int | None = None,
+    max_file_group_input_files: int | None = None,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
 ) -> RewritePositionDeleteFilesResult:
@@ -89,6 +90,7 @@ def rewrite_position_delete_files(
         max_file_size_bytes=max_file_size_bytes,
         min_input_files=min_input_files,
         max_file_group_size_bytes=max_file_group_size_bytes,
+        max_file_group_input_files=max_file_group_input_files,
         rewrite_all=rewrite_all,
     )
     if not texts:
