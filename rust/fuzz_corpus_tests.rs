@@ -137,3 +137,16 @@ fn a_string_skip_past_its_page_is_an_error() {
     assert!(msg.contains("the Parquet decoder failed on malformed data"), "{msg}");
     assert!(msg.contains("memory://fuzz/data/data.parquet"), "{msg}");
 }
+
+/// A footer giving a schema group 2^31 children (found by `make fuzz`): parquet-rs 60.1
+/// reserves a slot per declared child before reading any (16 GB for this 9 KB file), which
+/// aborts the process where the allocation fails. The footer's counts are checked first
+/// (`arrow::footer_schema`).
+#[test]
+fn a_schema_group_with_more_children_than_elements_is_refused() {
+    let err = parquet_read_error("schema_group_children_capacity");
+    let msg = err.to_string();
+    assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{msg}");
+    assert!(msg.contains("expected at most 0 children (the elements after it), found 2147483545"), "{msg}");
+    assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
+}

@@ -58,7 +58,8 @@ pub(crate) fn guarded<T>(path: &str, what: &str, f: impl FnOnce() -> Result<T>) 
     }
 }
 
-/// A Parquet reader builder for `file`: its footer decoded under `guarded` and its counts
+/// A Parquet reader builder for `file`: its schema's counts checked before parquet-rs
+/// decodes the footer (`footer_schema`), the footer decoded under `guarded` and its counts
 /// checked (`check_footer`) before any page is read. Every reader of outside Parquet files
 /// opens them here.
 pub(crate) fn open_parquet(
@@ -67,6 +68,7 @@ pub(crate) fn open_parquet(
     path: &str,
 ) -> Result<ParquetRecordBatchReaderBuilder<InputFile>> {
     let builder = guarded(path, "cannot open Parquet file", || {
+        super::footer_schema::check_schema_counts(&file, path)?;
         ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
             .map_err(|e| parquet_err(e, "cannot open Parquet file", path))
     })?;

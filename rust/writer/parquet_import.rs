@@ -43,6 +43,7 @@ pub fn parquet_file_has_field_ids(location: &str) -> Result<bool> {
 fn read_footer(location: &str) -> Result<(InputFile, ParquetMetaData)> {
     let file = InputFile::open(location, None)?;
     let meta = crate::arrow::guard::guarded(location, "cannot read the Parquet footer", || {
+        crate::arrow::footer_schema::check_schema_counts(&file, location)?;
         ParquetMetaDataReader::new().parse_and_finish(&file).map_err(|e| {
             invalid_data("cannot read the Parquet footer (is it a Parquet file?)")
                 .with_context("file", location)
