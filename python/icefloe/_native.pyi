@@ -597,12 +597,14 @@ def find_orphan_files(
     prefix_mismatch_mode: str = "error",
     equal_schemes: dict[str, str] | None = None,
     equal_authorities: dict[str, str] | None = None,
-) -> list[tuple[str, int]]:
+) -> list[tuple[str, int, bool]]:
     """Files under `location` (default: the table's) older than `older_than_ms` that the table
-    does not reference: [(location, size)], sorted (Java's DeleteOrphanFiles rules)."""
+    does not reference: [(location, size, checksum)], sorted (Java's DeleteOrphanFiles rules;
+    `checksum`: a hidden `.<name>.crc` was listed beside it)."""
 
-def delete_files_reporting(paths: list[str]) -> list[tuple[str, str]]:
-    """Deletes the files; [(location, error)] of those that could not be deleted."""
+def delete_files_reporting(paths: list[str], checksums: bool = True) -> list[tuple[str, str]]:
+    """Deletes the files (locally with their `.<name>.crc` unless `checksums` is false);
+    [(location, error)] of those that could not be deleted."""
 
 # ---- convert_equality_deletes (rust/python/convert_deletes.rs) ----
 def plan_equality_delete_conversion(

@@ -90,15 +90,26 @@ def chunk_size(total: int) -> int:
     return max(100, total // 100) if enabled() and total >= _MIN_TOTAL else max(1, total)
 
 
-def delete_files(locations: Sequence[str], description: str) -> list[tuple[str, str]]:
+def delete_files(
+    locations: Sequence[str], description: str, checksums: Sequence[bool] | None = None
+) -> list[tuple[str, str]]:
     """Deletes `locations` through the Rust FileIO (concurrently), showing progress; returns
-    (location, error) of those that could not be deleted."""
+    (location, error) of those that could not be deleted. Local files go with the Hadoop
+    `.<name>.crc` beside them: probed for each file, or, given `checksums` (one flag per
+    location, from a listing that saw the hidden names), only where one was seen."""
     from icefloe import _native
 
     failures: list[tuple[str, str]] = []
+    flags = checksums if checksums is not None else [True] * len(locations)
+    if len(flags) != len(locations):
+        raise ValueError(f"expected {len(locations)} checksum flags, found {len(flags)}")
+    pairs = list(zip(locations, flags))
     with progress(description, len(locations)) as advance:
-        for part in chunked(locations, advance, chunk_size(len(locations))):
-            failures.extend(_native.delete_files_reporting(list(part)))
+        for part in chunked(pairs, advance, chunk_size(len(pairs))):
+            for flag in (True, False):
+                paths = [loc for loc, f in part if bool(f) == flag]
+                if paths:
+                    failures.extend(_native.delete_files_reporting(paths, checksums=flag))
     return failures
 
 

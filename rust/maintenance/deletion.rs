@@ -27,10 +27,17 @@ pub struct DeleteFailure {
 }
 
 /// Deletes every file of `paths` on up to `threads` threads; a file already gone counts as
-/// deleted. Locally, Hadoop's `.<name>.crc` checksum beside a file (Iceberg Java's local
-/// writes leave one) goes with it, so no hidden leftovers accumulate.
-pub fn delete_all(paths: &[String], threads: usize) -> Vec<DeleteFailure> {
-    let results = parallel_map(paths, threads, |p| io::delete_file(p).map(|_| remove_crc_sibling(p)));
+/// deleted. Locally, with `checksums`, Hadoop's `.<name>.crc` checksum beside a file (Iceberg
+/// Java's local writes leave one) goes with it, so no hidden leftovers accumulate; without,
+/// the caller knows there is none (orphan removal saw the folder's hidden names).
+pub fn delete_all(paths: &[String], threads: usize, checksums: bool) -> Vec<DeleteFailure> {
+    let results = parallel_map(paths, threads, |p| {
+        io::delete_file(p).map(|_| {
+            if checksums {
+                remove_crc_sibling(p)
+            }
+        })
+    });
     paths
         .iter()
         .zip(results)
@@ -71,7 +78,7 @@ mod tests {
             format!("{d}/sub"),
             "hdfs://nn/x".to_string(),
         ];
-        let failures = delete_all(&paths, 3);
+        let failures = delete_all(&paths, 3, true);
         let failed: Vec<&str> = failures.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(failed, vec![format!("{d}/sub").as_str(), "hdfs://nn/x"]);
         let left: Vec<String> = std::fs::read_dir(&d)
@@ -79,5 +86,19 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(left, vec!["sub".to_string()]);
+    }
+
+    #[test]
+    fn without_checksums_only_the_files_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        std::fs::write(format!("{d}/a.parquet"), b"a").unwrap();
+        std::fs::write(format!("{d}/.a.parquet.crc"), b"c").unwrap();
+        assert!(delete_all(&[format!("{d}/a.parquet")], 2, false).is_empty());
+        let left: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, vec![".a.parquet.crc".to_string()]);
     }
 }

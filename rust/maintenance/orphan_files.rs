@@ -20,6 +20,7 @@
 //! if another matches exactly; here an exact match always keeps the file.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Mutex;
 
 use super::expire_snapshots::check_gc_enabled;
 use super::reachability::{live_files, threads_for, ReachableSet};
@@ -71,6 +72,10 @@ pub struct OrphanFile {
     /// `<scheme>://<authority>/<key>`.
     pub location: String,
     pub size: u64,
+    /// The listing saw a hidden `.<name>.crc` (Hadoop's checksum, which Iceberg Java's local
+    /// writes leave) named like this file: delete it with the file. Most files have none, and
+    /// probing for it costs a path lookup per file (about a tenth of deleting 50,000 orphans).
+    pub checksum: bool,
 }
 
 /// Splits `a,b` keys and trims, as Java's `flattenMap`.
@@ -202,22 +207,40 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
         let actual = FileUri::parse(listed, &schemes, &authorities);
         by_path.get(&actual.path).is_some_and(|valid| exact(&actual, valid))
     };
-    let listed =
-        io::walk_skipping(&listing_root(&location)?, &hidden_filter(md), &referenced_exactly, threads)?;
+    // Hidden names are never listed, but the checksums among them are noted (by file name:
+    // at worst a file is probed for a checksum another folder holds).
+    let hidden = hidden_filter(md);
+    let checksums: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
+    let keep = |name: &str| {
+        let kept = hidden(name);
+        if !kept {
+            if let Some(of) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".crc")) {
+                checksums.lock().unwrap_or_else(|e| e.into_inner()).insert(of.to_string());
+            }
+        }
+        kept
+    };
+    let listed = io::walk_skipping(&listing_root(&location)?, &keep, &referenced_exactly, threads)?;
+    let checksums = checksums.into_inner().unwrap_or_else(|e| e.into_inner());
+    let orphan = |f: io::FileMeta| {
+        let name = f.location.rsplit('/').next().unwrap_or("");
+        let checksum = checksums.contains(name);
+        OrphanFile { location: f.location, size: f.size, checksum }
+    };
 
     let mut orphans = Vec::new();
     let mut conflicts = BTreeSet::new();
     for f in listed.into_iter().filter(|f| f.last_modified_ms < opts.older_than_ms) {
         let actual = FileUri::parse(&f.location, &schemes, &authorities);
         let Some(valid) = by_path.get(&actual.path) else {
-            orphans.push(OrphanFile { location: f.location, size: f.size });
+            orphans.push(orphan(f));
             continue;
         };
         if exact(&actual, valid) {
             continue;
         }
         match opts.prefix_mismatch_mode {
-            PrefixMismatchMode::Delete => orphans.push(OrphanFile { location: f.location, size: f.size }),
+            PrefixMismatchMode::Delete => orphans.push(orphan(f)),
             PrefixMismatchMode::Ignore => {}
             PrefixMismatchMode::Error => {
                 for v in valid {

@@ -87,6 +87,8 @@ fn finds_unreferenced_old_visible_files() {
     // f1 is still referenced by the first snapshot; v0 fell out of the metadata log.
     assert_eq!(names(&got, &d), vec!["data/orphan.parquet", "metadata/v0.metadata.json"]);
     assert_eq!(got[0].size, 5);
+    // orphan.parquet's hidden checksum was seen (it goes with the file); v0's has none.
+    assert_eq!(got.iter().map(|f| f.checksum).collect::<Vec<_>>(), vec![true, false]);
     // Without the age limit the new file is one too.
     let got = find_orphan_files(&md, &opts(now_ms() + HOUR)).unwrap();
     assert_eq!(names(&got, &d), vec!["data/new.parquet", "data/orphan.parquet", "metadata/v0.metadata.json"]);

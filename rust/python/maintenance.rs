@@ -56,7 +56,8 @@ fn expired_snapshot_files(
 }
 
 /// The orphan files of `metadata` under `location` (default: the table location) last
-/// modified before `older_than_ms`: `[(location, size)]`, sorted. ValidationError when
+/// modified before `older_than_ms`: `[(location, size, checksum)]`, sorted (`checksum`: the
+/// listing saw a hidden `.<name>.crc` that goes with the file). ValidationError when
 /// `prefix_mismatch_mode` is `error` and references under another scheme or authority
 /// were found (nothing to delete then).
 #[pyfunction]
@@ -69,7 +70,7 @@ fn find_orphan_files(
     prefix_mismatch_mode: &str,
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
-) -> PyResult<Vec<(String, u64)>> {
+) -> PyResult<Vec<(String, u64, bool)>> {
     let opts = OrphanOptions {
         location,
         older_than_ms,
@@ -79,16 +80,21 @@ fn find_orphan_files(
     };
     let md = metadata.inner.clone();
     let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
-    Ok(found.into_iter().map(|f| (f.location, f.size)).collect())
+    Ok(found.into_iter().map(|f| (f.location, f.size, f.checksum)).collect())
 }
 
-/// Deletes the files (many in flight; missing ones count as deleted). Returns
+/// Deletes the files (many in flight; missing ones count as deleted), locally with the
+/// `.<name>.crc` checksum beside each unless `checksums` is false. Returns
 /// `[(location, error message)]` of those that could not be deleted; never raises for one.
 #[pyfunction]
-fn delete_files_reporting(py: Python<'_>, paths: Vec<String>) -> Vec<(String, String)> {
+#[pyo3(signature = (paths, checksums=true))]
+fn delete_files_reporting(py: Python<'_>, paths: Vec<String>, checksums: bool) -> Vec<(String, String)> {
     py.detach(move || {
         let threads = paths.first().map_or(1, |p| maintenance::delete_threads_for(p));
-        maintenance::delete_all(&paths, threads).into_iter().map(|f| (f.path, f.error.to_string())).collect()
+        maintenance::delete_all(&paths, threads, checksums)
+            .into_iter()
+            .map(|f| (f.path, f.error.to_string()))
+            .collect()
     })
 }
 

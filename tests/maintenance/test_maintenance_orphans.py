@@ -129,8 +129,10 @@ def run_twins(
     if setup:
         setup()
     before = visible_files(p.root)
+    crc_before = checksum_files(p.root)
     ours = catalog.load_table(p.name).maintenance.remove_orphan_files(older_than=older_than, **args)
     deleted_ours = before - visible_files(p.root)
+    crc_deleted_ours = crc_before - checksum_files(p.root)
     found_ours = {relative(x, p.root) for x in ours.orphan_file_locations}
     assert all(x.startswith("file:/") for x in ours.orphan_file_locations)
     assert ours.orphan_files_count == len(found_ours)
@@ -142,15 +144,30 @@ def run_twins(
     if setup:
         setup()
     before_java = visible_files(p.root)
+    crc_before_java = checksum_files(p.root)
     found_java = {relative(x, p.root) for x in java_call(p, oracle, older_than, **args)}
     deleted_java = before_java - visible_files(p.root)
+    crc_deleted_java = crc_before_java - checksum_files(p.root)
     if reads:
         check_reads(p, oracle, catalog)
 
     assert found_ours == found_java
     assert deleted_ours == deleted_java
     assert deleted_ours == (set() if args.get("dry_run") else found_ours)
+    # Hadoop's `.<name>.crc` beside a deleted file goes with it, as Java's delete takes it.
+    assert crc_deleted_ours == (set() if args.get("dry_run") else checksums_of(found_ours) & crc_before)
+    assert crc_deleted_ours == crc_deleted_java
     return found_ours
+
+
+def checksum_files(root: Path) -> set[str]:
+    """The hidden Hadoop checksums under `root` (relative)."""
+    return {os.path.relpath(c, root) for c in root.rglob(".*.crc")}
+
+
+def checksums_of(files: set[str]) -> set[str]:
+    """Where the checksums of `files` (relative) would be."""
+    return {os.path.join(os.path.dirname(f), f".{os.path.basename(f)}.crc") for f in files}
 
 
 def test_table_location(planted: Planted, oracle: Oracle, catalog: Any) -> None:
@@ -167,6 +184,10 @@ def test_table_location(planted: Planted, oracle: Oracle, catalog: Any) -> None:
     assert any(f.startswith("metadata/snap-") for f in found)
     assert any(f.endswith(".metadata.json") for f in found)
     assert not any(Path(f).name.startswith((".", "_")) for f in found)
+    # Java wrote the expired snapshots' files with checksums beside them (run_twins checked
+    # that both engines delete them with their files).
+    planted.restore()
+    assert checksums_of(found) & checksum_files(planted.root)
 
 
 def test_dry_run_and_location(planted: Planted, oracle: Oracle, catalog: Any) -> None:

@@ -98,12 +98,12 @@ def remove_orphan_files(
     found = _native.find_orphan_files(
         table.metadata, older_ms, location, prefix_mismatch_mode, schemes, authorities
     )
-    locations = tuple(loc for loc, _ in found)
-    size = sum(s for _, s in found)
+    locations = tuple(loc for loc, _, _ in found)
+    size = sum(s for _, s, _ in found)
     if dry_run or not found:
         return RemoveOrphanFilesResult(locations, size, dry_run)
     label = f"remove_orphan_files {_progress.table_label(table)}: deleting orphans"
-    failures = _progress.delete_files(list(locations), label)
+    failures = _progress.delete_files(list(locations), label, [crc for _, _, crc in found])
     if failures:
         logger.warning(
             "icefloe: %d orphan file(s) of %s could not be deleted, e.g. %s",
