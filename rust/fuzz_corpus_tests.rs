@@ -150,3 +150,30 @@ fn a_schema_group_with_more_children_than_elements_is_refused() {
     assert!(msg.contains("expected at most 0 children (the elements after it), found 2147483545"), "{msg}");
     assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
 }
+
+/// A page header declaring a list of 2^31 booleans (found by `make fuzz`): parquet-rs 60.1
+/// skips it one element per iteration without reading a byte (35 s under AddressSanitizer;
+/// a header of many such lists would take hours). Each element takes a byte in the
+/// encoding, so the list is longer than the bytes left: refused before parquet-rs decodes
+/// the header (`io::input::page_header`).
+#[test]
+fn a_page_header_list_longer_than_its_bytes_is_an_error() {
+    let err = parquet_read_error("page_header_bool_list_skip_loop");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("a Parquet page header runs past the end of its column chunk (the page header at byte"),
+        "{msg}"
+    );
+    assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
+}
+
+/// A footer whose unknown column-chunk field is a list of 2^31 booleans (found by `make
+/// fuzz`): parquet-rs 60.1 skips it one element per iteration without reading a byte.
+/// Refused before parquet-rs decodes the footer (`arrow::footer_schema`).
+#[test]
+fn a_footer_list_longer_than_its_bytes_is_an_error() {
+    let err = parquet_read_error("footer_bool_list_skip_loop");
+    let msg = err.to_string();
+    assert!(msg.contains("Parquet footer: expected Thrift within its 800 bytes, found a field or list running past its end"), "{msg}");
+    assert!(msg.contains("(position delete file: memory://fuzz/data/pos-deletes.parquet)"), "{msg}");
+}

@@ -7,31 +7,14 @@
 //! kept in `fuzz/regressions/parquet_read`). No group can have more children than schema
 //! elements follow it, so that bound is checked here first.
 //!
-//! This walks the Thrift compact encoding of `FileMetaData` just far enough to read each
-//! `SchemaElement`'s `num_children` (field 5). It is written by hand because parquet-rs
-//! keeps its Thrift decoder private and the `thrift` crate allocates the lengths it reads.
-//! It allocates nothing from the input and never fails on malformed Thrift: it stops and
-//! leaves the error to parquet-rs, whose messages callers already see.
+//! This walks the Thrift of `FileMetaData` (`io::thrift_compact`) just far enough to read
+//! each `SchemaElement`'s `num_children` (field 5). It never fails on malformed Thrift: it
+//! stops and leaves the error to parquet-rs, whose messages callers already see.
 
 use parquet::file::reader::ChunkReader;
 
 use crate::error::{invalid_data, Result};
-
-const MAX_DEPTH: u32 = 64;
-
-// Thrift compact protocol type ids.
-const BOOL_TRUE: u8 = 1;
-const BOOL_FALSE: u8 = 2;
-const BYTE: u8 = 3;
-const I16: u8 = 4;
-const I32: u8 = 5;
-const I64: u8 = 6;
-const DOUBLE: u8 = 7;
-const BINARY: u8 = 8;
-const LIST: u8 = 9;
-const SET: u8 = 10;
-const MAP: u8 = 11;
-const STRUCT: u8 = 12;
+use crate::io::thrift_compact::{Compact, Stop, I32, LIST, STRUCT};
 
 /// Refuses a footer whose schema gives a group more children than elements follow it.
 /// Anything else (no footer, an encrypted one, malformed Thrift) is left to parquet-rs.
@@ -51,6 +34,16 @@ pub(crate) fn check_schema_counts<R: ChunkReader>(file: &R, path: &str) -> Resul
         return Ok(());
     }
     let Ok(footer) = file.get_bytes(len - 8 - size, size as usize) else { return Ok(()) };
+    // parquet-rs 60.1 skips a field it does not know one declared element at a time, and a
+    // boolean element without reading its byte: a declared list of 2^31 booleans loops 2^31
+    // times (found by the `parquet_read` fuzz target). Every element takes a byte, so such
+    // a list runs past the footer's end, which a walk by the footer's own types sees.
+    if Compact::new(&footer).skip(STRUCT) == Err(Stop::Short) {
+        return Err(invalid_data(format!(
+            "Parquet footer: expected Thrift within its {size} bytes, found a field or list running past its end"
+        ))
+        .with_context("file", path));
+    }
     match schema_children(&footer) {
         Some(children) => check_children(&children, path),
         None => Ok(()),
@@ -75,189 +68,47 @@ fn check_children(children: &[Option<i32>], path: &str) -> Result<()> {
 /// `num_children` of every schema element, or None where the bytes are not the Thrift
 /// this expects.
 fn schema_children(footer: &[u8]) -> Option<Vec<Option<i32>>> {
-    let mut r = Compact { bytes: footer, pos: 0 };
+    let mut r = Compact::new(footer);
     let mut last = 0i16;
     loop {
-        let (ty, id) = r.field(&mut last)?;
+        let (ty, id) = r.field(&mut last).ok()?;
         if ty == 0 {
             return None; // no schema
         }
         if id == 2 && ty == LIST {
-            let (elem, count) = r.list()?;
-            if elem != STRUCT || count > r.remaining() {
+            let (elem, count) = r.list().ok()?;
+            if elem != STRUCT {
                 return None;
             }
-            let mut out = Vec::with_capacity(count);
+            let mut out = Vec::with_capacity(count); // at most the bytes left
             for _ in 0..count {
-                out.push(r.schema_element()?);
+                out.push(schema_element(&mut r)?);
             }
             return Some(out);
         }
-        r.skip(ty, 0)?;
+        r.skip(ty).ok()?;
     }
 }
 
-struct Compact<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Compact<'_> {
-    fn remaining(&self) -> usize {
-        self.bytes.len().saturating_sub(self.pos)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        let b = *self.bytes.get(self.pos)?;
-        self.pos += 1;
-        Some(b)
-    }
-
-    fn varint(&mut self) -> Option<u64> {
-        let mut out = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            out |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Some(out);
-            }
+fn schema_element(r: &mut Compact<'_>) -> Option<Option<i32>> {
+    let mut last = 0i16;
+    let mut children = None;
+    loop {
+        match r.field(&mut last).ok()? {
+            (0, _) => return Some(children),
+            (I32, 5) => children = Some(r.i32().ok()?),
+            (ty, _) => r.skip(ty).ok()?,
         }
-        None
-    }
-
-    fn zigzag(&mut self) -> Option<i64> {
-        let v = self.varint()?;
-        Some((v >> 1) as i64 ^ -((v & 1) as i64))
-    }
-
-    /// A field header: (type, id); type 0 is the struct's end.
-    fn field(&mut self, last: &mut i16) -> Option<(u8, i16)> {
-        let b = self.byte()?;
-        if b == 0 {
-            return Some((0, 0));
-        }
-        let delta = i16::from(b >> 4);
-        let id = if delta == 0 { i16::try_from(self.zigzag()?).ok()? } else { last.checked_add(delta)? };
-        *last = id;
-        Some((b & 0x0f, id))
-    }
-
-    /// A list or set header: (element type, count).
-    fn list(&mut self) -> Option<(u8, usize)> {
-        let b = self.byte()?;
-        let count = match b >> 4 {
-            15 => usize::try_from(self.varint()?).ok()?,
-            n => usize::from(n),
-        };
-        Some((b & 0x0f, count))
-    }
-
-    fn schema_element(&mut self) -> Option<Option<i32>> {
-        let mut last = 0i16;
-        let mut children = None;
-        loop {
-            let (ty, id) = self.field(&mut last)?;
-            match (ty, id) {
-                (0, _) => return Some(children),
-                (I32, 5) => children = Some(i32::try_from(self.zigzag()?).ok()?),
-                _ => self.skip(ty, 0)?,
-            }
-        }
-    }
-
-    /// Skips a value of type `ty` (a field's: booleans carry their value in the type).
-    fn skip(&mut self, ty: u8, depth: u32) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        match ty {
-            BOOL_TRUE | BOOL_FALSE => {}
-            BYTE => {
-                self.byte()?;
-            }
-            I16 | I32 | I64 => {
-                self.varint()?;
-            }
-            DOUBLE => self.advance(8)?,
-            BINARY => {
-                let n = usize::try_from(self.varint()?).ok()?;
-                self.advance(n)?;
-            }
-            LIST | SET => {
-                let (elem, count) = self.list()?;
-                self.skip_elements(elem, count, depth)?;
-            }
-            MAP => {
-                let count = usize::try_from(self.varint()?).ok()?;
-                if count > 0 {
-                    let kinds = self.byte()?;
-                    for _ in 0..count {
-                        self.skip_element(kinds >> 4, depth)?;
-                        self.skip_element(kinds & 0x0f, depth)?;
-                    }
-                }
-            }
-            STRUCT => {
-                let mut last = 0i16;
-                loop {
-                    let (ty, _) = self.field(&mut last)?;
-                    if ty == 0 {
-                        break;
-                    }
-                    self.skip(ty, depth + 1)?;
-                }
-            }
-            _ => return None,
-        }
-        Some(())
-    }
-
-    fn skip_elements(&mut self, elem: u8, count: usize, depth: u32) -> Option<()> {
-        if count > self.remaining() {
-            return None; // every element takes at least a byte
-        }
-        for _ in 0..count {
-            self.skip_element(elem, depth)?;
-        }
-        Some(())
-    }
-
-    /// An element of a list, set or map: a boolean is a byte of its own there.
-    fn skip_element(&mut self, ty: u8, depth: u32) -> Option<()> {
-        if self.remaining() == 0 {
-            return None;
-        }
-        match ty {
-            BOOL_TRUE | BOOL_FALSE => self.byte().map(|_| ()),
-            _ => self.skip(ty, depth + 1),
-        }
-    }
-
-    fn advance(&mut self, n: usize) -> Option<()> {
-        if n > self.remaining() {
-            return None;
-        }
-        self.pos += n;
-        Some(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::thrift_compact::tests::{varint, zigzag as zz};
 
     /// FileMetaData { 1: version, 2: schema [root with `root_children`, then `leaves` leaves] }.
     fn footer(root_children: i32, leaves: usize) -> Vec<u8> {
-        let zz = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
-        let varint = |mut v: u64, out: &mut Vec<u8>| loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        };
         let mut out = vec![0x15]; // field 1, i32
         varint(zz(2), &mut out);
         let n = 1 + leaves;

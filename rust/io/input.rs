@@ -91,14 +91,14 @@ impl Length for InputFile {
 impl ChunkReader for InputFile {
     type T = Box<dyn Read + Send>;
 
+    /// parquet-rs reads each page header from a reader asked for here, and the footer's
+    /// last 8 bytes; the pages themselves it takes by `get_bytes`.
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        match self {
-            InputFile::Local(f) => Ok(Box::new(EndIsError(f.get_read(start)?))),
-            InputFile::Remote(r) => {
-                let b = r.bytes_from(start, None).map_err(|e| ParquetError::External(Box::new(e)))?;
-                Ok(Box::new(EndIsError(Cursor::new(b))))
-            }
+        if self.len().checked_sub(start) == Some(FOOTER_BYTES) {
+            let b = self.get_bytes(start, FOOTER_BYTES as usize)?;
+            return Ok(Box::new(EndIsError(Cursor::new(b))));
         }
+        Ok(Box::new(PageHeaderRead { file: self.clone(), start, header: None }))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
@@ -108,6 +108,81 @@ impl ChunkReader for InputFile {
                 r.bytes_from(start, Some(length as u64)).map_err(|e| ParquetError::External(Box::new(e)))
             }
         }
+    }
+}
+
+/// A footer's length and magic.
+const FOOTER_BYTES: u64 = 8;
+/// The bytes first read for a local page header (parquet-rs's own reader buffered 8 KB).
+const PAGE_HEADER_WINDOW: u64 = 8 * 1024;
+/// A page header longer than this is refused (writers keep page statistics to a few KB).
+const MAX_PAGE_HEADER_BYTES: usize = 16 * 1024 * 1024;
+
+/// The reader of a page header: the header's bytes are fetched and walked at the first
+/// read (`page_header`), not when the reader is made: parquet-rs also asks for a reader at
+/// the start of a page whose header it had read before, and then reads nothing from it.
+struct PageHeaderRead {
+    file: InputFile,
+    start: u64,
+    header: Option<EndIsError<Cursor<Bytes>>>,
+}
+
+impl Read for PageHeaderRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let header = match &mut self.header {
+            Some(h) => h,
+            None => self.header.insert(EndIsError(Cursor::new(page_header_bytes(&self.file, self.start)?))),
+        };
+        header.read(buf)
+    }
+}
+
+/// The bytes from `start` that hold the page header there, checked (`page_header`).
+fn page_header_bytes(file: &InputFile, start: u64) -> std::io::Result<Bytes> {
+    match file {
+        InputFile::Local(f) => {
+            let available = f.len().saturating_sub(start);
+            let mut window = PAGE_HEADER_WINDOW;
+            loop {
+                let b = f.get_bytes(start, window.min(available) as usize).map_err(std::io::Error::other)?;
+                if page_header(&b, start, window >= available)? {
+                    return Ok(b);
+                }
+                window = window.saturating_mul(16);
+            }
+        }
+        InputFile::Remote(r) => {
+            let b = r.bytes_from(start, None).map_err(std::io::Error::other)?;
+            page_header(&b, start, true)?;
+            Ok(b)
+        }
+    }
+}
+
+/// Whether `bytes` (from byte `start` of the file; `whole`: all there is) hold a complete
+/// page header; an error where they cannot. parquet-rs 60.1's Thrift decoder skips a
+/// declared list of booleans one element per iteration without reading a byte, so a
+/// malformed header declaring 2^31 of them costs seconds, and a header holding many such
+/// lists hours (found by the `parquet_read` fuzz target). Every element takes a byte in the
+/// encoding, so such a list is longer than the bytes left, and refused here.
+fn page_header(bytes: &[u8], start: u64, whole: bool) -> std::io::Result<bool> {
+    let header_error = |what: &str| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{what} (the page header at byte {start})"),
+        ))
+    };
+    match super::thrift_compact::page_header_len(bytes) {
+        Ok(_) => Ok(true),
+        // Not Thrift the walk knows: parquet-rs's own decoder reports it.
+        Err(super::thrift_compact::Stop::Bad) => Ok(true),
+        Err(super::thrift_compact::Stop::Short) if whole => {
+            header_error("a Parquet page header runs past the end of its column chunk")
+        }
+        Err(super::thrift_compact::Stop::Short) if bytes.len() >= MAX_PAGE_HEADER_BYTES => {
+            header_error("a Parquet page header expected within 16 MB is longer")
+        }
+        Err(super::thrift_compact::Stop::Short) => Ok(false),
     }
 }
 

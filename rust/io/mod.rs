@@ -12,6 +12,7 @@ mod location;
 mod output;
 pub(crate) mod runtime;
 mod store;
+pub(crate) mod thrift_compact;
 mod walk;
 
 use futures_util::{StreamExt, TryStreamExt};
