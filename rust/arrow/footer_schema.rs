@@ -11,42 +11,60 @@
 //! each `SchemaElement`'s `num_children` (field 5). It never fails on malformed Thrift: it
 //! stops and leaves the error to parquet-rs, whose messages callers already see.
 
+use bytes::Bytes;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::reader::ChunkReader;
 
 use crate::error::{invalid_data, Result};
-use crate::io::thrift_compact::{Compact, Stop, I32, LIST, STRUCT};
+use crate::io::thrift_compact::{Compact, Stop, Walk, I32, LIST, STRUCT};
 
-/// Refuses a footer whose schema gives a group more children than elements follow it.
-/// Anything else (no footer, an encrypted one, malformed Thrift) is left to parquet-rs.
-pub(crate) fn check_schema_counts<R: ChunkReader>(file: &R, path: &str) -> Result<()> {
+/// The footer of `file`, checked, then decoded by parquet-rs from the same bytes (one read
+/// of the footer). A file without a plain `PAR1` footer, or whose stated footer length does
+/// not fit, is left to parquet-rs's own reader and its errors (`what` names the operation in
+/// them).
+pub(crate) fn read_metadata<R: ChunkReader>(file: &R, path: &str, what: &str) -> Result<ParquetMetaData> {
+    let decode_err = |e| super::reader::parquet_err(e, what, path);
+    match footer_bytes(file) {
+        Some(footer) => {
+            check_footer_thrift(&footer, path)?;
+            ParquetMetaDataReader::decode_metadata(&footer).map_err(decode_err)
+        }
+        None => ParquetMetaDataReader::new().parse_and_finish(file).map_err(decode_err),
+    }
+}
+
+/// The footer's Thrift bytes, where the tail is a plain `PAR1` footer whose length fits.
+fn footer_bytes<R: ChunkReader>(file: &R) -> Option<Bytes> {
     let len = file.len();
     if len < 12 {
-        return Ok(());
+        return None;
     }
-    let Ok(tail) = file.get_bytes(len - 8, 8) else { return Ok(()) };
-    let (Some(size), Some(magic)) = (tail.get(..4), tail.get(4..8)) else { return Ok(()) };
-    if magic != b"PAR1" {
-        return Ok(());
+    let tail = file.get_bytes(len - 8, 8).ok()?;
+    if tail.get(4..8)? != b"PAR1" {
+        return None;
     }
-    let Ok(size) = <[u8; 4]>::try_from(size) else { return Ok(()) };
-    let size = u64::from(u32::from_le_bytes(size));
+    let size = u64::from(u32::from_le_bytes(<[u8; 4]>::try_from(tail.get(..4)?).ok()?));
     if size + 8 > len {
-        return Ok(());
+        return None;
     }
-    let Ok(footer) = file.get_bytes(len - 8 - size, size as usize) else { return Ok(()) };
-    // parquet-rs 60.1 skips a field it does not know one declared element at a time, and a
-    // boolean element without reading its byte: a declared list of 2^31 booleans loops 2^31
-    // times (found by the `parquet_read` fuzz target). Every element takes a byte, so such
-    // a list runs past the footer's end, which a walk by the footer's own types sees.
-    if Compact::new(&footer).skip(STRUCT) == Err(Stop::Short) {
-        return Err(invalid_data(format!(
-            "Parquet footer: expected Thrift within its {size} bytes, found a field or list running past its end"
+    file.get_bytes(len - 8 - size, size as usize).ok()
+}
+
+/// Refuses a footer whose Thrift runs past its end, or whose schema gives a group more
+/// children than elements follow it. Thrift the walk does not know is left to parquet-rs.
+fn check_footer_thrift(footer: &[u8], path: &str) -> Result<()> {
+    match schema_children(footer) {
+        Ok(Some(children)) => check_children(&children, path),
+        Ok(None) | Err(Stop::Bad) => Ok(()),
+        // parquet-rs 60.1 skips a field it does not know one declared element at a time,
+        // and a boolean element without reading its byte: a declared list of 2^31 booleans
+        // loops 2^31 times (found by the `parquet_read` fuzz target). Every element takes a
+        // byte, so such a list runs past the footer's end, which this walk sees.
+        Err(Stop::Short) => Err(invalid_data(format!(
+            "Parquet footer: expected Thrift within its {} bytes, found a field or list running past its end",
+            footer.len()
         ))
-        .with_context("file", path));
-    }
-    match schema_children(&footer) {
-        Some(children) => check_children(&children, path),
-        None => Ok(()),
+        .with_context("file", path)),
     }
 }
 
@@ -65,39 +83,42 @@ fn check_children(children: &[Option<i32>], path: &str) -> Result<()> {
     Ok(())
 }
 
-/// `num_children` of every schema element, or None where the bytes are not the Thrift
-/// this expects.
-fn schema_children(footer: &[u8]) -> Option<Vec<Option<i32>>> {
+/// One walk over the whole `FileMetaData` by its fields' declared types: the
+/// `num_children` of every schema element (None without a schema list of structs).
+fn schema_children(footer: &[u8]) -> Walk<Option<Vec<Option<i32>>>> {
     let mut r = Compact::new(footer);
     let mut last = 0i16;
+    let mut children = None;
     loop {
-        let (ty, id) = r.field(&mut last).ok()?;
+        let (ty, id) = r.field(&mut last)?;
         if ty == 0 {
-            return None; // no schema
+            return Ok(children);
         }
         if id == 2 && ty == LIST {
-            let (elem, count) = r.list().ok()?;
+            let (elem, count) = r.list()?;
             if elem != STRUCT {
-                return None;
+                r.skip_elements(elem, count, 0)?;
+                continue;
             }
             let mut out = Vec::with_capacity(count); // at most the bytes left
             for _ in 0..count {
                 out.push(schema_element(&mut r)?);
             }
-            return Some(out);
+            children = Some(out);
+        } else {
+            r.skip(ty)?;
         }
-        r.skip(ty).ok()?;
     }
 }
 
-fn schema_element(r: &mut Compact<'_>) -> Option<Option<i32>> {
+fn schema_element(r: &mut Compact<'_>) -> Walk<Option<i32>> {
     let mut last = 0i16;
     let mut children = None;
     loop {
-        match r.field(&mut last).ok()? {
-            (0, _) => return Some(children),
-            (I32, 5) => children = Some(r.i32().ok()?),
-            (ty, _) => r.skip(ty).ok()?,
+        match r.field(&mut last)? {
+            (0, _) => return Ok(children),
+            (I32, 5) => children = Some(r.i32()?),
+            (ty, _) => r.skip(ty)?,
         }
     }
 }
@@ -129,9 +150,9 @@ mod tests {
 
     #[test]
     fn reads_the_children_counts_and_refuses_too_many() {
-        assert_eq!(schema_children(&footer(2, 2)), Some(vec![Some(2), None, None]));
+        assert_eq!(schema_children(&footer(2, 2)), Ok(Some(vec![Some(2), None, None])));
         assert!(check_children(&[Some(2), None, None], "f").is_ok());
-        let err = check_children(&schema_children(&footer(i32::MAX, 2)).unwrap(), "f").unwrap_err();
+        let err = check_footer_thrift(&footer(i32::MAX, 2), "f").unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("schema element 0 expected at most 2 children") && msg.contains("2147483647"),
@@ -141,18 +162,17 @@ mod tests {
     }
 
     #[test]
-    fn malformed_thrift_is_left_to_parquet_rs() {
+    fn a_cut_footer_is_refused_and_unknown_thrift_left_to_parquet_rs() {
         let whole = footer(2, 2);
+        assert!(check_footer_thrift(&whole, "f").is_ok());
         for cut in 0..whole.len() - 1 {
-            // Never a panic; a cut footer either reads or gives up.
-            let _ = schema_children(&whole[..cut]);
+            let err = check_footer_thrift(&whole[..cut], "f").unwrap_err();
+            assert!(err.to_string().contains("running past its end"), "cut at {cut}: {err}");
         }
-        assert_eq!(
-            schema_children(&[0x19, 0xfc, 0xff, 0xff, 0xff, 0x0f]),
-            None,
-            "a list longer than its bytes"
-        );
+        let long = [0x19, 0xfc, 0xff, 0xff, 0xff, 0x0f]; // a list longer than its bytes
+        assert_eq!(schema_children(&long), Err(Stop::Short));
         let deep: Vec<u8> = std::iter::repeat_n(0x1c, 200).collect(); // structs in structs
-        assert_eq!(schema_children(&deep), None);
+        assert_eq!(schema_children(&deep), Err(Stop::Bad));
+        assert!(check_footer_thrift(&deep, "f").is_ok());
     }
 }

@@ -10,7 +10,11 @@ use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
 
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use std::sync::Arc;
+
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::file::metadata::ParquetMetaData;
 
 use super::reader::parquet_err;
@@ -58,8 +62,8 @@ pub(crate) fn guarded<T>(path: &str, what: &str, f: impl FnOnce() -> Result<T>) 
     }
 }
 
-/// A Parquet reader builder for `file`: its schema's counts checked before parquet-rs
-/// decodes the footer (`footer_schema`), the footer decoded under `guarded` and its counts
+/// A Parquet reader builder for `file`: its footer read once, its Thrift checked before
+/// parquet-rs decodes it (`footer_schema`), decoded under `guarded`, and its counts
 /// checked (`check_footer`) before any page is read. Every reader of outside Parquet files
 /// opens them here.
 pub(crate) fn open_parquet(
@@ -67,10 +71,12 @@ pub(crate) fn open_parquet(
     opts: ArrowReaderOptions,
     path: &str,
 ) -> Result<ParquetRecordBatchReaderBuilder<InputFile>> {
-    let builder = guarded(path, "cannot open Parquet file", || {
-        super::footer_schema::check_schema_counts(&file, path)?;
-        ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts)
-            .map_err(|e| parquet_err(e, "cannot open Parquet file", path))
+    const WHAT: &str = "cannot open Parquet file";
+    let builder = guarded(path, WHAT, || {
+        let metadata = super::footer_schema::read_metadata(&file, path, WHAT)?;
+        let metadata =
+            ArrowReaderMetadata::try_new(Arc::new(metadata), opts).map_err(|e| parquet_err(e, WHAT, path))?;
+        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata))
     })?;
     check_footer(builder.metadata(), path)?;
     Ok(builder)

@@ -145,9 +145,7 @@ impl<'a> Compact<'a> {
             }
             LIST | SET => {
                 let (elem, count) = self.list()?;
-                for _ in 0..count {
-                    self.skip_element(elem, depth)?;
-                }
+                self.skip_elements(elem, count, depth)?;
             }
             MAP => {
                 let count = usize::try_from(self.varint()?).map_err(|_| Stop::Bad)?;
@@ -173,6 +171,14 @@ impl<'a> Compact<'a> {
                 }
             }
             _ => return Err(Stop::Bad),
+        }
+        Ok(())
+    }
+
+    /// The `count` elements of type `elem` of a list whose header was read.
+    pub(crate) fn skip_elements(&mut self, elem: u8, count: usize, depth: u32) -> Walk<()> {
+        for _ in 0..count {
+            self.skip_element(elem, depth)?;
         }
         Ok(())
     }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::Length;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
@@ -42,13 +42,9 @@ pub fn parquet_file_has_field_ids(location: &str) -> Result<bool> {
 
 fn read_footer(location: &str) -> Result<(InputFile, ParquetMetaData)> {
     let file = InputFile::open(location, None)?;
-    let meta = crate::arrow::guard::guarded(location, "cannot read the Parquet footer", || {
-        crate::arrow::footer_schema::check_schema_counts(&file, location)?;
-        ParquetMetaDataReader::new().parse_and_finish(&file).map_err(|e| {
-            invalid_data("cannot read the Parquet footer (is it a Parquet file?)")
-                .with_context("file", location)
-                .with_source(e)
-        })
+    const WHAT: &str = "cannot read the Parquet footer (is it a Parquet file?)";
+    let meta = crate::arrow::guard::guarded(location, WHAT, || {
+        crate::arrow::footer_schema::read_metadata(&file, location, WHAT)
     })?;
     crate::arrow::guard::check_footer(&meta, location)?;
     Ok((file, meta))
