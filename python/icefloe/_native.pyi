@@ -136,9 +136,11 @@ def write_data_files(
     write_id). `mode`: "fanout" (default; any input order, at most `max_open_files` open
     files, default `write.fanout.max-open-files` or 1000, least recently used closed first)
     or "clustered" (input grouped by partition; a partition that comes back raises
-    ValidationError). `sort`: sort each file's rows by the table's default sort order
-    (buffering up to `sort_buffer_bytes` of Arrow memory per partition, default
-    min(256 MiB, target file size); every file is sorted as a whole).
+    ValidationError). `sort`: sort each partition's rows by the table's default sort order
+    (buffering up to `sort_buffer_bytes` of Arrow memory over all partitions, default
+    256 MiB, then spilling the largest buffer as a sorted run to local disk and merging
+    the runs at the end): each file is sorted and a partition's files hold disjoint key
+    ranges one after the other.
     Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
     and raises (ValidationError for a null in a required field, naming the column)."""
 

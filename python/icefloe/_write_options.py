@@ -3,8 +3,8 @@
 They reach the Rust writer (`_native.write_data_files`) as keyword arguments:
 `mode` ("fanout": unsorted input, one open file per partition, bounded by
 `max_open_files`; "clustered": input sorted by partition, one open file; default fanout),
-`max_open_files`, `sort` (sort rows within each file by the table's sort order) and
-`sort_buffer_bytes`.
+`max_open_files`, `sort` (sort each partition's rows by the table's sort order, spilling
+sorted runs past `sort_buffer_bytes` and merging them) and `sort_buffer_bytes`.
 """
 
 from __future__ import annotations

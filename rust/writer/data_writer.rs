@@ -15,7 +15,8 @@ use arrow_schema::SchemaRef;
 pub use super::input_schema::{check_arrow_schema, conform_batch};
 use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
-use super::partitioned::{FileSettings, PartitionedWriter, Sorter};
+use super::partitioned::{FileSettings, PartitionedWriter};
+use super::sorter::Sorter;
 use crate::arrow::schema_to_arrow;
 use crate::arrow::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::error::{validation, Error, ErrorKind, Result};
@@ -28,7 +29,8 @@ pub use crate::spec::location_provider::{WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_P
 /// Fanout writer bound (icefloe's own property; Java's fanout writer has no bound).
 pub const WRITE_FANOUT_MAX_OPEN_FILES: &str = "write.fanout.max-open-files";
 pub const DEFAULT_MAX_OPEN_FILES: usize = 1000;
-/// Arrow memory buffered per partition before sorting and writing a file, when sorting.
+/// Arrow memory a sorting write task buffers (over all its partitions) before it spills the
+/// largest partition's rows as a sorted run.
 pub const DEFAULT_SORT_BUFFER_BYTES: usize = 256 * 1024 * 1024;
 
 /// How rows reach the files of their partitions.
@@ -64,8 +66,8 @@ pub struct WriteOptions {
     pub max_open_files: Option<usize>,
     /// Sort rows within each file by the table's default sort order.
     pub sort: bool,
-    /// When sorting: Arrow bytes buffered per partition before a file is written (default
-    /// the smaller of 256 MiB and the target file size).
+    /// When sorting: Arrow bytes buffered over all partitions before the largest is spilled
+    /// as a sorted run to merge at the end (default 256 MiB).
     pub sort_buffer_bytes: Option<usize>,
     /// Roll files at this size instead of the table's `write.target-file-size-bytes` (a
     /// rewrite writes to its group's max output file size, as Java's rewrite runners do).
@@ -234,10 +236,7 @@ impl WriteTask {
             return Err(validation("max_open_files must be positive, found 0"));
         }
         let sorter = if options.sort {
-            let cap = options.sort_buffer_bytes.unwrap_or_else(|| {
-                DEFAULT_SORT_BUFFER_BYTES
-                    .min(usize::try_from(props.target_file_size_bytes).unwrap_or(usize::MAX))
-            });
+            let cap = options.sort_buffer_bytes.unwrap_or(DEFAULT_SORT_BUFFER_BYTES);
             Sorter::try_new(schema, order, cap)?
         } else {
             None

@@ -16,6 +16,7 @@ pub mod partitioned;
 pub mod partitioner;
 pub mod position_delete_writer;
 pub mod rolling;
+mod sorter;
 
 pub use data_writer::{
     write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,
@@ -28,6 +29,7 @@ pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
 pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;
+pub use sorter::SPILL_DIR_ENV;
 #[cfg(test)]
 #[path = "partitioned_tests.rs"]
 mod partitioned_tests;

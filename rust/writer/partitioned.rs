@@ -7,81 +7,29 @@
 //! - clustered: input grouped by partition; one open file; a key that comes back after
 //!   its file was closed is an error (as in Java), since it would silently make small files.
 //!
-//! With a sort order, each partition's rows are buffered (up to `sort_buffer_bytes` of
-//! Arrow memory), sorted, and written as one file, so every file is sorted as a whole.
+//! With a sort order, each partition's rows go through a [`Sorter`] (`sorter.rs`): buffered
+//! up to `sort_buffer_bytes` of Arrow memory over all partitions (then the largest buffer is
+//! spilled as a sorted run), and written in sort order when the partition closes, so its
+//! files are each sorted and hold disjoint key ranges one after the other.
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use arrow::compute::{lexsort_to_indices, SortColumn, SortOptions};
 use arrow_array::RecordBatch;
-use arrow_select::concat::concat_batches;
 use arrow_select::take::take_record_batch;
 
 use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
 use super::partitioner::{FxBuild, Grouping, Partitioner};
 use super::rolling::RollingDataWriter;
+use super::sorter::{SortBuffer, Sorter, SpillDir};
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::DataFile;
-use crate::spec::{
-    apply_transform_array, LocationProvider, NullOrder, PartitionSpec, PrimitiveType, Schema, SortDirection,
-    SortOrder,
-};
+use crate::spec::{LocationProvider, PartitionSpec, Schema, SortOrder};
 
 type PathGen = Box<dyn FnMut() -> String>;
-
-/// Sorting rows within files by a sort order: (column, source type, transform, options).
-#[derive(Debug, Clone)]
-pub(crate) struct Sorter {
-    order_id: i32,
-    keys: Vec<(usize, PrimitiveType, crate::spec::Transform, SortOptions)>,
-    buffer_bytes: usize,
-}
-
-impl Sorter {
-    /// `None` when the order is unsorted. Sort keys must be top-level primitive columns.
-    pub(crate) fn try_new(schema: &Schema, order: &SortOrder, buffer_bytes: usize) -> Result<Option<Self>> {
-        if order.is_unsorted() {
-            return Ok(None);
-        }
-        let mut keys = Vec::new();
-        for f in &order.fields {
-            let col = schema.fields().iter().position(|c| c.id == f.source_id).ok_or_else(|| {
-                crate::error::not_supported(format!(
-                    "sort order {} uses field id {} which is not a top-level column",
-                    order.order_id, f.source_id
-                ))
-            })?;
-            let ty = schema.fields()[col].field_type.as_primitive().cloned().ok_or_else(|| {
-                validation(format!("sort order {} sorts by a non-primitive column", order.order_id))
-            })?;
-            let opts = SortOptions {
-                descending: f.direction == SortDirection::Descending,
-                nulls_first: f.null_order == NullOrder::NullsFirst,
-            };
-            keys.push((col, ty, f.transform.clone(), opts));
-        }
-        Ok(Some(Sorter { order_id: order.order_id, keys, buffer_bytes: buffer_bytes.max(1) }))
-    }
-
-    fn sort(&self, batch: &RecordBatch) -> Result<RecordBatch> {
-        let columns = self
-            .keys
-            .iter()
-            .map(|(col, ty, t, opts)| {
-                Ok(SortColumn {
-                    values: apply_transform_array(t, ty, batch.column(*col).as_ref())?,
-                    options: Some(*opts),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let idx = lexsort_to_indices(&columns, None).map_err(|e| internal("cannot sort rows", e))?;
-        take_record_batch(batch, &idx).map_err(|e| internal("cannot sort rows", e))
-    }
-}
 
 fn internal(msg: &'static str, e: arrow_schema::ArrowError) -> Error {
     Error::new(ErrorKind::Internal, msg).with_source(e)
@@ -91,8 +39,7 @@ struct Open {
     writer: RollingDataWriter<PathGen>,
     seq: u64,
     last_used: u64,
-    buffered: Vec<RecordBatch>,
-    buffered_bytes: usize,
+    buffer: SortBuffer,
 }
 
 /// Settings shared by every file of one write task.
@@ -115,6 +62,9 @@ pub(crate) struct PartitionedWriter {
     clustered: bool,
     max_open: usize,
     sorter: Option<Sorter>,
+    /// Sorting: Arrow bytes buffered over all open partitions, and where runs spill.
+    buffered: usize,
+    spill: SpillDir,
     counter: Rc<Cell<u32>>,
     open: HashMap<Box<[u8]>, Open, FxBuild>,
     /// Clustered mode: keys whose file was closed (they must not come back).
@@ -137,6 +87,8 @@ impl PartitionedWriter {
             clustered,
             max_open: max_open.max(1),
             sorter,
+            buffered: 0,
+            spill: SpillDir::default(),
             counter: Rc::new(Cell::new(0)),
             open: HashMap::default(),
             closed: HashSet::default(),
@@ -206,29 +158,26 @@ impl PartitionedWriter {
             }
             let writer = self.new_writer(grouping, g)?;
             let seq = self.tick;
-            self.open.insert(
-                key.into(),
-                Open { writer, seq, last_used: seq, buffered: vec![], buffered_bytes: 0 },
-            );
+            self.open.insert(key.into(), Open { writer, seq, last_used: seq, buffer: SortBuffer::default() });
         }
         let tick = self.tick;
-        let sorter = self.sorter.clone();
         let open = self
             .open
             .get_mut(key)
             .ok_or_else(|| Error::new(ErrorKind::Internal, "partition writer vanished"))?;
         open.last_used = tick;
-        match &sorter {
-            None => open.writer.write(&rows),
-            Some(s) => {
-                open.buffered_bytes += rows.get_array_memory_size();
-                open.buffered.push(rows);
-                if open.buffered_bytes >= s.buffer_bytes {
-                    flush_sorted(open, s)?;
-                }
-                Ok(())
+        let Some(sorter) = &self.sorter else { return open.writer.write(&rows) };
+        self.buffered += open.buffer.push(rows);
+        while self.buffered >= sorter.buffer_bytes {
+            // Spill the largest buffer: fewest runs for the memory freed.
+            let Some(largest) = self.open.values_mut().max_by_key(|o| o.buffer.bytes) else { break };
+            if largest.buffer.bytes == 0 {
+                break;
             }
+            self.buffered = self.buffered.saturating_sub(largest.buffer.bytes);
+            sorter.spill(&mut largest.buffer, &mut self.spill)?;
         }
+        Ok(())
     }
 
     fn new_writer(&self, grouping: &Grouping, g: usize) -> Result<RollingDataWriter<PathGen>> {
@@ -261,7 +210,9 @@ impl PartitionedWriter {
     fn close_one(&mut self, key: &[u8]) -> Result<()> {
         let Some(mut open) = self.open.remove(key) else { return Ok(()) };
         if let Some(s) = &self.sorter {
-            if let Err(e) = flush_sorted(&mut open, s) {
+            self.buffered = self.buffered.saturating_sub(open.buffer.bytes);
+            let writer = &mut open.writer;
+            if let Err(e) = s.drain(&mut open.buffer, &mut self.spill, &mut |b| writer.write(b)) {
                 let _ = open.writer.abort();
                 return Err(e);
             }
@@ -303,19 +254,4 @@ impl PartitionedWriter {
             let _ = crate::io::delete_file(&f.file_path);
         }
     }
-}
-
-/// Sorts a partition's buffered rows and writes them as one whole file.
-fn flush_sorted(open: &mut Open, sorter: &Sorter) -> Result<()> {
-    if open.buffered.is_empty() {
-        return Ok(());
-    }
-    let batches = std::mem::take(&mut open.buffered);
-    open.buffered_bytes = 0;
-    let all = concat_batches(&batches[0].schema(), &batches).map_err(|e| internal("cannot sort rows", e))?;
-    drop(batches);
-    let sorted = sorter.sort(&all)?;
-    drop(all);
-    open.writer.write(&sorted)?;
-    open.writer.finish_file()
 }

@@ -248,13 +248,30 @@ fn sorts_within_files_by_the_table_sort_order() {
         let ids = b[0].column(0).as_primitive::<Int64Type>().values().to_vec();
         assert!(ids.windows(2).all(|w| w[0] >= w[1]), "{} not sorted desc: {ids:?}", f.file_path);
     }
-    // A small sort buffer: still every file sorted as a whole, just more files.
-    let opts = WriteOptions { sort: true, sort_buffer_bytes: Some(1), ..Default::default() };
-    let files = write_data_files_opts(&md, (0..3).map(|k| Ok(batch(k * 400, 400))), "w2", 0, &opts).unwrap();
-    assert!(files.len() >= 3 * 9);
+    // A small sort buffer (runs spilled and merged) and a small target size: each partition's
+    // files are sorted as a whole, and one after the other they hold disjoint key ranges.
+    let opts = WriteOptions {
+        sort: true,
+        sort_buffer_bytes: Some(1),
+        target_file_size_bytes: Some(2048),
+        ..Default::default()
+    };
+    let files =
+        write_data_files_opts(&md, (0..3).map(|k| Ok(batch(k * 20_000, 20_000))), "w2", 0, &opts).unwrap();
+    assert_eq!(check_rows_match_partitions(&md, &files), 60_000);
+    let mut by_partition: BTreeMap<String, Vec<Vec<i64>>> = BTreeMap::new();
     for f in &files {
-        let ids = read(f)[0].column(0).as_primitive::<Int64Type>().values().to_vec();
-        assert!(ids.windows(2).all(|w| w[0] >= w[1]));
+        let ids: Vec<i64> =
+            read(f).iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+        by_partition.entry(format!("{:?}", f.partition)).or_default().push(ids);
+    }
+    assert!(by_partition.values().all(|fs| fs.len() > 1), "small targets roll several files per partition");
+    for (partition, fs) in &by_partition {
+        let all: Vec<i64> = fs.iter().flatten().copied().collect();
+        assert!(
+            all.windows(2).all(|w| w[0] >= w[1]),
+            "partition {partition}: files not in one descending run"
+        );
     }
 }
 

@@ -431,6 +431,77 @@ def test_sort_strategy_writes_files_sorted_by_the_tables_sort_order(
         assert amounts == sorted(amounts, reverse=True), path
 
 
+def _file_ranges(paths: list[str], column: str) -> list[tuple[float, float]]:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    out = []
+    for path in paths:
+        values = pq.read_table(path.removeprefix("file:"), columns=[column]).column(column)
+        assert values.null_count == 0, path
+        bounds = pc.min_max(values)
+        out.append((bounds["min"].as_py(), bounds["max"].as_py()))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("via_spark", [False, True], ids=["in-process", "spark"])
+def test_sort_strategy_splits_each_group_into_disjoint_key_ranges_like_java(
+    spark: Any, oracle: Oracle, catalog: Any, via_spark: bool
+) -> None:
+    """Java's sort rewrite range-partitions a group across its output files; so does ours (one
+    sort of the whole group, spilled and merged, rolling at the target size): within a
+    partition no two new files overlap in the sort key, in both engines."""
+    name = new_table_name("sortcompact")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id BIGINT, region STRING, amount DOUBLE) USING iceberg PARTITIONED BY (region) "
+        f"TBLPROPERTIES ({MOR.format(v=2)})"
+    )
+    for k in range(4):
+        spark.sql(
+            f"SELECT id, IF(id % 2 = 0, 'eu', 'us') AS region, "
+            f"CAST(pmod(hash(id), 100000) AS DOUBLE) AS amount FROM range({k * 20000}, {(k + 1) * 20000})"
+        ).coalesce(1).writeTo(q).append()
+    oracle.sql(f"ALTER TABLE {q} WRITE ORDERED BY amount")
+    expected = oracle.canonical(name)
+    start = oracle.current_snapshot_id(name)
+    before = _files(oracle, name, start)
+    group_bytes = sum(f["file_size_in_bytes"] for f in before.values()) // 2
+    target = group_bytes // 3
+
+    def added() -> dict[str, list[str]]:
+        after = _files(oracle, name)
+        out: dict[str, list[str]] = {}
+        for p in set(after) - set(before):
+            out.setdefault(json.dumps(after[p]["partition"], sort_keys=True), []).append(p)
+        return out
+
+    oracle.sql(
+        f"CALL oracle.system.rewrite_data_files(table => '{name}', strategy => 'sort', "
+        f"options => map('rewrite-all', 'true', 'target-file-size-bytes', '{target}'))"
+    )
+    java = added()
+    oracle.sql(f"CALL oracle.system.rollback_to_snapshot('{name}', {start})")
+    table = catalog.load_table(name)
+    result = table.maintenance.rewrite_data_files(
+        strategy="sort", rewrite_all=True, target_file_size_bytes=target, spark=spark if via_spark else None
+    )
+    ours = added()
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading the sorted compaction")
+    assert result.rewritten_data_files_count == len(before)
+    assert sorted(java) == sorted(ours) and len(ours) == 2, (java.keys(), ours.keys())
+    for partition in ours:
+        for engine, files in (("java", java[partition]), ("icefloe", ours[partition])):
+            ranges = _file_ranges(files, "amount")
+            assert len(ranges) > 1, f"{engine} {partition}: one file, the test would prove nothing"
+            overlaps = [(a, b) for a, b in zip(ranges, ranges[1:]) if b[0] < a[1]]
+            assert not overlaps, f"{engine} {partition}: files overlap in amount: {overlaps}"
+        # Java range-partitions the group into ceil(group bytes / target) tasks whose writers
+        # roll by their own estimate (smaller files); ours rolls at the target as it writes.
+        sizes = [Path(p.removeprefix("file:").removeprefix("//")).stat().st_size for p in ours[partition]]
+        assert max(sizes) <= target * 1.25, (target, sizes)
+
+
 def test_partial_progress_commits_the_groups_that_do_not_conflict(
     spark: Any, oracle: Oracle, catalog: Any
 ) -> None:

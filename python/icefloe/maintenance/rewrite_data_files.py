@@ -21,8 +21,9 @@ Differences from Java, on purpose: `remove_dangling_deletes` (default True here,
 Java) is done in the same `replace` snapshot rather than a second one; the delete files
 "older than every live data file" are judged with the new files included (Java's minimum
 omits them, which can drop an equality delete committed during the rewrite that still
-applies to the rewritten rows); the `sort` strategy sorts each output file by the sort order
-rather than range-partitioning the group across files.
+applies to the rewritten rows); the `sort` strategy sorts a whole group in one task (the
+writer spills sorted runs and merges them) and rolls files at the target size, where Java
+range-partitions the group over many tasks: both give files with disjoint key ranges.
 """
 
 from __future__ import annotations
