@@ -175,9 +175,20 @@ def write_equality_deletes(
     keys: pa.RecordBatchReader,
     write_id: str,
     task_id: int,
+    spec_ids: list[int] | None = None,
 ) -> list[str]:
     """Equality-delete files on `equality_ids` from key rows (the columns of
-    `equality_delete_schema`), partitioned by the table's default spec."""
+    `equality_delete_schema`), partitioned by the table's default spec or, with `spec_ids`,
+    one copy per spec, each partitioned by it (`-s<spec id>` after the write id in the file
+    names of all but the first)."""
+
+def equality_delete_specs(
+    metadata: TableMetadata, snapshot_id: int | None, equality_ids: list[int]
+) -> list[int] | None:
+    """The partition specs equality deletes on these field ids must be written under to
+    reach every live row of `snapshot_id`: the default spec and every spec with live data
+    files (or only an unpartitioned one of them). None when a live spec is partitioned by a
+    column outside the keys: its rows can only be rewritten (copy-on-write)."""
 
 def equality_delete_schema(metadata: TableMetadata, equality_ids: list[int]) -> pa.Schema:
     """The Arrow schema of equality-delete rows on these field ids; ValidationError naming

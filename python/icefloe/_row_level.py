@@ -18,6 +18,7 @@ read agree row for row, and rows an older delete already removed are never delet
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
     from icefloe.table import ArrowData, Table
+
+logger = logging.getLogger("icefloe")
 
 FILE_PATH_FIELD_ID = 2147483646
 ROW_POS_FIELD_ID = 2147483645
@@ -309,16 +312,23 @@ def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
     return out
 
 
-def _keys_in_other_specs(table: Table, data: pa.Table, names: list[str]) -> bool:
-    """Whether live data files of a partition spec other than the current (partitioned) one
-    may hold these keys. Equality deletes are written under the current spec, and a
-    partitioned equality delete applies only to data files of its own spec and partition,
-    so they would not reach those rows: such an upsert is done copy-on-write instead."""
+def equality_delete_specs(table: Table, names: list[str]) -> list[int] | None:
+    """The specs an upsert's equality deletes on `names` go under (the default spec and each
+    spec with live files, see `_native.equality_delete_specs`), or None when rows of an older
+    spec partitioned by a non-key column can only be reached copy-on-write (logged)."""
+    schema = table.schema()
+    ids = [schema.find_field(n).field_id for n in names]
     md = table.metadata
-    if md.current_snapshot_id is None or len(md.specs_json()) < 2 or not table.spec().fields:
-        return False
-    condition = _key_filter(data.select(names), names)
-    return any(t.file.spec_id != md.default_spec_id for t in table.scan(row_filter=condition).plan_files())
+    specs = _native.equality_delete_specs(md, md.current_snapshot_id, ids)
+    if specs is None:
+        logger.warning(
+            "icefloe: %s has live files of a partition spec whose source columns are not all among "
+            "the upsert keys %s; equality deletes cannot reach their rows, so this upsert rewrites "
+            "them (copy-on-write). rewrite_data_files(rewrite_all=True) moves them to the current spec",
+            table,
+            names,
+        )
+    return specs
 
 
 def upsert(
@@ -342,7 +352,13 @@ def upsert(
         return UpsertResult(0, 0, 0)
     data = _last_per_key(data, names)
     md = table.metadata
-    if write_mode(table, "merge") == "copy-on-write" or _keys_in_other_specs(table, data, names):
+    specs = None
+    if write_mode(table, "merge") != "copy-on-write":
+        # Refuses keys that miss a partition source column of the current spec, as Flink.
+        schema = table.schema()
+        _native.equality_delete_schema(md, [schema.find_field(n).field_id for n in names])
+        specs = equality_delete_specs(table, names)
+    if specs is None:
         keys = data.select(names)
         condition = _key_filter(keys, names)
         matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0
@@ -360,7 +376,7 @@ def upsert(
     )
     try:
         write.delete_files = _native.write_equality_deletes(
-            md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE
+            md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE, spec_ids=specs
         )
         write.data_files = _pending_write.write_local(table, data.to_reader(), write.write_id)
     except BaseException:

@@ -127,8 +127,10 @@ fn write_position_deletes(
     Ok((descriptors(&res.delete_files)?, res.deleted_rows, descriptors(&res.replaced_deletes)?))
 }
 
-/// Equality-delete files on `equality_ids` from a stream of key rows.
+/// Equality-delete files on `equality_ids` from a stream of key rows, partitioned by the
+/// default spec or, with `spec_ids`, one copy per spec (see `equality_delete_specs`).
 #[pyfunction]
+#[pyo3(signature = (metadata, equality_ids, keys, write_id, task_id, spec_ids=None))]
 fn write_equality_deletes(
     py: Python<'_>,
     metadata: &PyTableMetadata,
@@ -136,15 +138,38 @@ fn write_equality_deletes(
     keys: PyArrowType<RecordBatchStreamReader>,
     write_id: &str,
     task_id: u32,
+    spec_ids: Option<Vec<i32>>,
 ) -> PyResult<Vec<String>> {
     let md = metadata.inner.clone();
     let reader = keys.0;
+    let specs = spec_ids.unwrap_or_else(|| vec![md.default_spec_id()]);
     let files = py
         .detach(move || {
-            crate::writer::write_equality_deletes(&md, &equality_ids, arrow_stream(reader), write_id, task_id)
+            crate::writer::write_equality_deletes_in(
+                &md,
+                &equality_ids,
+                arrow_stream(reader),
+                write_id,
+                task_id,
+                &specs,
+            )
         })
         .py()?;
     descriptors(&files)
+}
+
+/// The specs equality deletes on `equality_ids` must be written under to reach every live
+/// row of `snapshot_id`, or None when some live spec's rows cannot be reached by key.
+#[pyfunction]
+#[pyo3(signature = (metadata, snapshot_id, equality_ids))]
+fn equality_delete_specs(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    snapshot_id: Option<i64>,
+    equality_ids: Vec<i32>,
+) -> PyResult<Option<Vec<i32>>> {
+    let md = metadata.inner.clone();
+    py.detach(move || crate::writer::equality_delete_specs(&md, snapshot_id, &equality_ids)).py()
 }
 
 /// The Arrow schema of equality-delete rows on `equality_ids` (refuses what Iceberg does).
@@ -271,5 +296,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_position_deletes, m)?)?;
     m.add_function(wrap_pyfunction!(write_equality_deletes, m)?)?;
     m.add_function(wrap_pyfunction!(equality_delete_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(equality_delete_specs, m)?)?;
     Ok(())
 }

@@ -23,7 +23,9 @@ pub use data_writer::{
 };
 pub use delete_task::{convert_equality_deletes, delete_rows, write_position_deletes, DeleteTaskResult};
 pub use dv_writer::DeletionVectorWriter;
-pub use equality_delete_writer::{equality_delete_schema, write_equality_deletes};
+pub use equality_delete_writer::{
+    equality_delete_schema, equality_delete_specs, write_equality_deletes, write_equality_deletes_in,
+};
 pub use input_schema::{check_arrow_schema, conform_batch};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};

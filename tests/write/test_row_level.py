@@ -271,9 +271,10 @@ def test_equality_deletes_past_the_memory_budget_fail_the_read_with_a_clear_erro
 
 
 def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> None:
-    """A partitioned equality delete applies only to data files of its own spec, so keys
-    that files of an older spec may hold are upserted copy-on-write; other keys still get
-    equality deletes. (Found by tests/table/test_table_model_stateful.py: the old row survived.)"""
+    """A partitioned equality delete applies only to data files of its own spec, so the keys
+    are written once per spec with live files, each copy partitioned by its spec (found by
+    tests/table/test_table_model_stateful.py: the old row survived); an old spec partitioned
+    by a non-key column is rewritten copy-on-write instead."""
     from icefloe import BucketTransform, TruncateTransform
 
     spec = PartitionSpec(PartitionField(1, 1000, TruncateTransform(10), "id_trunc"))
@@ -285,12 +286,26 @@ def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> Non
     got = {r["id"]: r["amount"] for r in t.scan().to_arrow().to_pylist()}
     assert got == {0: 50.0, 1: 1.0, 2: 2.0, 3: 3.0, 5: 50.0}
     assert t.scan().to_arrow().num_rows == 5
-    assert all(not x.delete_files for x in t.scan().plan_files())  # copy-on-write
-    t.upsert(rows([5, 40], amount=7.0))  # only the new spec's files may hold these keys
     s = t.current_snapshot().summary.additional_properties
-    assert s["added-equality-deletes"] == "2"
+    assert s["added-equality-deletes"] == "4", "two keys, once under each live spec"
+    assert "deleted-data-files" not in s
+    specs = {d.spec_id for x in t.scan().plan_files() for d in x.delete_files}
+    assert specs == {0}, "the old spec's file gets the old spec's copy"
+    t.upsert(rows([5, 40], amount=7.0))
     got = {r["id"]: r["amount"] for r in t.scan().to_arrow().to_pylist()}
     assert got == {0: 50.0, 1: 1.0, 2: 2.0, 3: 3.0, 5: 7.0, 40: 7.0}
+
+    # Old spec by a non-key column: equality deletes cannot reach those rows by key.
+    by_region = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "region"))
+    r = cat.create_table("db.by_region", schema=SCHEMA, partition_spec=by_region, properties=MOR)
+    r.append(rows(range(4)))
+    with r.update_spec() as u:
+        u.remove_field("region")
+        u.add_field("id", BucketTransform(4), "id_bucket")
+    r.upsert(rows([1, 9], amount=60.0))
+    got = {x["id"]: x["amount"] for x in r.scan().to_arrow().to_pylist()}
+    assert got == {0: 0.0, 1: 60.0, 2: 2.0, 3: 3.0, 9: 60.0}
+    assert all(not x.delete_files for x in r.scan().plan_files()), "copy-on-write"
 
 
 def test_upsert_copy_on_write_counts_updates_and_inserts(cat: Catalog) -> None:

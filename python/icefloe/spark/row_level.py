@@ -223,7 +223,12 @@ def upsert(
     data_columns = [f.name for f in table.schema().fields]
     inserts = last.where(~F.col("__icefloe_delete")).select([F.col(f"`{c}`") for c in data_columns])
 
-    if write_mode(table, "merge") != "merge-on-read":
+    specs = None
+    if write_mode(table, "merge") == "merge-on-read":
+        # Refuses keys that miss a partition source column of the current spec, as Flink.
+        _native.equality_delete_schema(table.metadata, [table.schema().find_field(n).field_id for n in names])
+        specs = _row_level.equality_delete_specs(table, names)
+    if specs is None:  # copy-on-write, or rows of an older spec no equality delete reaches
         from icefloe.spark.merge import merge
 
         keys = last.select(*[F.col(f"`{c}`") for c in data_columns], "__icefloe_delete")
@@ -260,7 +265,7 @@ def upsert(
             return
         keys = pa.Table.from_batches(parts).cast(key_schema)
         meta = native.TableMetadata.from_json(metadata_json)
-        files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id)
+        files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id, spec_ids=specs)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(files, pa.string())})
 
     try:
