@@ -603,6 +603,19 @@ def expired_snapshot_files(
     [(kind, location, size)], kinds data / position_deletes / equality_deletes / manifest /
     manifest_list / statistics, content files first."""
 
+def remove_orphan_files_overlapped(
+    metadata: TableMetadata,
+    older_than_ms: int,
+    location: str | None = None,
+    prefix_mismatch_mode: str = "error",
+    equal_schemes: dict[str, str] | None = None,
+    equal_authorities: dict[str, str] | None = None,
+) -> tuple[list[tuple[str, int, bool]], list[tuple[str, str]]] | None:
+    """Finds and deletes a local table's orphans at once, each folder's orphans deleted
+    while the listing goes on: (the orphans as `find_orphan_files` gives them, [(location,
+    error)] of those not deleted). None where that is not safe (a reference under another
+    scheme or authority than the listed folder's) or not local: find first, delete after."""
+
 def find_orphan_files(
     metadata: TableMetadata,
     older_than_ms: int,

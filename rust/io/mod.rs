@@ -23,7 +23,7 @@ pub use input::InputFile;
 pub use location::{Location, Scheme};
 pub use output::OutputFile;
 pub use store::{is_secret, redacted, register, registered_properties};
-pub use walk::{walk, walk_skipping, FileMeta};
+pub use walk::{walk, walk_skipping, walk_skipping_each, FileMeta};
 
 use crate::error::{Error, ErrorKind, Result};
 

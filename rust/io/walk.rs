@@ -36,9 +36,27 @@ pub fn walk_skipping(
     skip: &(dyn Fn(&str) -> bool + Sync),
     threads: usize,
 ) -> Result<Vec<FileMeta>> {
+    let out = std::sync::Mutex::new(Vec::new());
+    walk_skipping_each(location, keep, skip, threads, &|files| {
+        out.lock().unwrap_or_else(|e| e.into_inner()).extend(files)
+    })?;
+    Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// [`walk_skipping`], handing the files to `each` as they are found: locally a folder's
+/// files right after its listing, on the thread that listed it (every name of the folder,
+/// hidden ones included, has been through `keep` by then), so work on them overlaps the
+/// rest of the listing; an object store's files in one call at the end.
+pub fn walk_skipping_each(
+    location: &str,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+    skip: &(dyn Fn(&str) -> bool + Sync),
+    threads: usize,
+    each: &(dyn Fn(Vec<FileMeta>) + Sync),
+) -> Result<()> {
     let base = location.trim_end_matches('/');
     match remote(base)? {
-        None => walk_local(base, keep, skip, threads),
+        None => walk_local(base, keep, skip, threads, each),
         Some(r) => {
             let root = Location::parse(base)?.root();
             let prefix = if r.path.as_ref().is_empty() { None } else { Some(&r.path) };
@@ -58,27 +76,38 @@ pub fn walk_skipping(
                     });
                 }
             }
-            Ok(out)
+            each(out);
+            Ok(())
         }
     }
 }
 
 type Filter<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
-fn walk_local(base: &str, keep: Filter<'_>, skip: Filter<'_>, threads: usize) -> Result<Vec<FileMeta>> {
-    let mut out = Vec::new();
+fn walk_local(
+    base: &str,
+    keep: Filter<'_>,
+    skip: Filter<'_>,
+    threads: usize,
+    each: &(dyn Fn(Vec<FileMeta>) + Sync),
+) -> Result<()> {
     let mut level = vec![base.to_string()];
     while !level.is_empty() {
-        let listed = crate::scan::parallel_map(&level, threads, |dir| list_local(dir, keep, skip));
+        let listed = crate::scan::parallel_map(&level, threads, |dir| {
+            list_local(dir, keep, skip).map(|(dirs, files)| {
+                if !files.is_empty() {
+                    each(files);
+                }
+                dirs
+            })
+        });
         let mut next = Vec::new();
         for got in listed {
-            let (dirs, files) = got?;
-            next.extend(dirs);
-            out.extend(files);
+            next.extend(got?);
         }
         level = next;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One local folder: its kept sub-folders (locations) and kept, not skipped files. The

@@ -45,6 +45,20 @@ pub fn delete_all(paths: &[String], threads: usize, checksums: bool) -> Vec<Dele
         .collect()
 }
 
+/// Deletes `paths` one after the other on this thread, each with its `.<name>.crc` checksum
+/// where `checksums` says one was seen; returns the failures.
+pub(crate) fn delete_each(paths: &[String], checksums: &[bool]) -> Vec<DeleteFailure> {
+    let mut failures = Vec::new();
+    for (p, crc) in paths.iter().zip(checksums.iter().chain(std::iter::repeat(&false))) {
+        match io::delete_file(p) {
+            Ok(_) if *crc => remove_crc_sibling(p),
+            Ok(_) => {}
+            Err(error) => failures.push(DeleteFailure { path: p.clone(), error }),
+        }
+    }
+    failures
+}
+
 fn remove_crc_sibling(location: &str) {
     let Ok(loc) = io::Location::parse(location) else { return };
     if !loc.scheme.is_local() {

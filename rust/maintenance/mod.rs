@@ -31,5 +31,8 @@ pub use deletion::{delete_all, delete_threads_for, DeleteFailure};
 pub use expire_snapshots::{
     expire, expired_files, select_expired, ExpireOptions, ExpireSelection, ExpiredFile, ExpiredFileKind,
 };
-pub use orphan_files::{find_orphan_files, OrphanFile, OrphanOptions, PrefixMismatchMode};
+pub use orphan_files::{
+    find_orphan_files, remove_orphan_files_overlapped, OrphanFile, OrphanOptions, OrphanRemoval,
+    PrefixMismatchMode,
+};
 pub use reachability::threads_for;

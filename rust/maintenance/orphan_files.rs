@@ -20,8 +20,9 @@
 //! if another matches exactly; here an exact match always keeps the file.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
+use super::deletion::{delete_each, DeleteFailure};
 use super::expire_snapshots::check_gc_enabled;
 use super::reachability::{live_files, threads_for, ReachableSet};
 use crate::error::{validation, Result};
@@ -178,65 +179,112 @@ fn listing_root(location: &str) -> Result<String> {
     Ok(location.trim_end_matches('/').to_string())
 }
 
-/// The orphan files of `md` (sorted), or a ValidationError naming the conflicting schemes
-/// and authorities when `prefix_mismatch_mode` is `error` and some were found.
-pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec<OrphanFile>> {
-    check_gc_enabled(md, "remove orphan files")?;
-    let location = opts.location.clone().unwrap_or_else(|| md.location().to_string());
-    let threads = threads_for(&location);
-    let mut schemes =
-        HashMap::from([("s3a".to_string(), "s3".to_string()), ("s3n".to_string(), "s3".to_string())]);
-    flatten(&opts.equal_schemes, &mut schemes);
-    let mut authorities = HashMap::new();
-    flatten(&opts.equal_authorities, &mut authorities);
+/// Takes a folder's listed files and the hidden checksum names seen so far.
+type FolderSink<'a> = dyn Fn(Vec<io::FileMeta>, &Mutex<HashSet<String>>) + Sync + 'a;
 
-    let referenced = referenced_locations(md, threads_for(md.location()))?;
-    let mut by_path: HashMap<String, Vec<FileUri>> = HashMap::with_capacity(referenced.len());
-    for r in &referenced {
-        let uri = FileUri::parse(r, &schemes, &authorities);
-        by_path.entry(uri.path.clone()).or_default().push(uri);
+/// What an orphan search compares listed files with: the table's references by path, the
+/// scheme and authority maps, and the folder to list.
+struct Search {
+    location: String,
+    root: String,
+    schemes: HashMap<String, String>,
+    authorities: HashMap<String, String>,
+    by_path: HashMap<String, Vec<FileUri>>,
+    hidden: Box<dyn Fn(&str) -> bool + Sync>,
+}
+
+impl Search {
+    fn new(md: &TableMetadata, opts: &OrphanOptions) -> Result<Search> {
+        check_gc_enabled(md, "remove orphan files")?;
+        let location = opts.location.clone().unwrap_or_else(|| md.location().to_string());
+        let root = listing_root(&location)?;
+        let mut schemes =
+            HashMap::from([("s3a".to_string(), "s3".to_string()), ("s3n".to_string(), "s3".to_string())]);
+        flatten(&opts.equal_schemes, &mut schemes);
+        let mut authorities = HashMap::new();
+        flatten(&opts.equal_authorities, &mut authorities);
+        let referenced = referenced_locations(md, threads_for(md.location()))?;
+        let mut by_path: HashMap<String, Vec<FileUri>> = HashMap::with_capacity(referenced.len());
+        for r in &referenced {
+            let uri = FileUri::parse(r, &schemes, &authorities);
+            by_path.entry(uri.path.clone()).or_default().push(uri);
+        }
+        let hidden = Box::new(hidden_filter(md));
+        Ok(Search { location, root, schemes, authorities, by_path, hidden })
     }
-    // A listed file referenced under a matching scheme and authority is kept whatever its
-    // age: the listing leaves it out before paying for its metadata.
-    let exact = |actual: &FileUri, valid: &[FileUri]| {
+
+    fn exact(actual: &FileUri, valid: &[FileUri]) -> bool {
         valid.iter().any(|v| {
             component_matches(&v.scheme, &actual.scheme) && component_matches(&v.authority, &actual.authority)
         })
-    };
-    let referenced_exactly = |listed: &str| {
-        let actual = FileUri::parse(listed, &schemes, &authorities);
-        by_path.get(&actual.path).is_some_and(|valid| exact(&actual, valid))
-    };
-    // Hidden names are never listed, but the checksums among them are noted (by file name:
-    // at worst a file is probed for a checksum another folder holds).
-    let hidden = hidden_filter(md);
-    let checksums: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
-    let keep = |name: &str| {
-        let kept = hidden(name);
-        if !kept {
-            if let Some(of) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".crc")) {
-                checksums.lock().unwrap_or_else(|e| e.into_inner()).insert(of.to_string());
+    }
+
+    /// A listed file referenced under a matching scheme and authority: kept whatever its
+    /// age, so the listing leaves it out before paying for its metadata.
+    fn referenced_exactly(&self, listed: &str) -> bool {
+        let actual = FileUri::parse(listed, &self.schemes, &self.authorities);
+        self.by_path.get(&actual.path).is_some_and(|valid| Search::exact(&actual, valid))
+    }
+
+    /// No listed file can be a conflict: every reference matches the listed folder's scheme
+    /// and authority (listed files all carry the folder's).
+    fn conflict_free(&self) -> bool {
+        let root = FileUri::parse(&self.root, &self.schemes, &self.authorities);
+        self.by_path.values().flatten().all(|v| {
+            component_matches(&v.scheme, &root.scheme) && component_matches(&v.authority, &root.authority)
+        })
+    }
+
+    /// Lists the folder, handing each folder's files (those not referenced exactly) to
+    /// `each` with the names of the hidden checksums seen so far (every one of that folder's
+    /// included). Hidden names are never listed, but the checksums among them are noted (by
+    /// file name: at worst a file is probed for a checksum another folder holds).
+    fn walk(&self, threads: usize, each: &FolderSink<'_>) -> Result<HashSet<String>> {
+        let checksums: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
+        let keep = |name: &str| {
+            let kept = (self.hidden)(name);
+            if !kept {
+                if let Some(of) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".crc")) {
+                    checksums.lock().unwrap_or_else(|e| e.into_inner()).insert(of.to_string());
+                }
             }
-        }
-        kept
-    };
-    let listed = io::walk_skipping(&listing_root(&location)?, &keep, &referenced_exactly, threads)?;
-    let checksums = checksums.into_inner().unwrap_or_else(|e| e.into_inner());
+            kept
+        };
+        let skip = |listed: &str| self.referenced_exactly(listed);
+        io::walk_skipping_each(&self.root, &keep, &skip, threads, &|files| each(files, &checksums))?;
+        Ok(checksums.into_inner().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+fn orphan(f: io::FileMeta, checksums: &Mutex<HashSet<String>>) -> OrphanFile {
+    let name = f.location.rsplit('/').next().unwrap_or("");
+    let checksum = checksums.lock().unwrap_or_else(|e| e.into_inner()).contains(name);
+    OrphanFile { location: f.location, size: f.size, checksum }
+}
+
+/// The orphan files of `md` (sorted), or a ValidationError naming the conflicting schemes
+/// and authorities when `prefix_mismatch_mode` is `error` and some were found.
+pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec<OrphanFile>> {
+    let search = Search::new(md, opts)?;
+    let listed: Mutex<Vec<io::FileMeta>> = Mutex::new(Vec::new());
+    let checksums = search.walk(threads_for(&search.location), &|files, _| {
+        listed.lock().unwrap_or_else(|e| e.into_inner()).extend(files)
+    })?;
+    let listed = listed.into_inner().unwrap_or_else(|e| e.into_inner());
     let orphan = |f: io::FileMeta| {
         let name = f.location.rsplit('/').next().unwrap_or("");
         let checksum = checksums.contains(name);
         OrphanFile { location: f.location, size: f.size, checksum }
     };
-
     let mut orphans = Vec::new();
     let mut conflicts = BTreeSet::new();
     for f in listed.into_iter().filter(|f| f.last_modified_ms < opts.older_than_ms) {
-        let actual = FileUri::parse(&f.location, &schemes, &authorities);
-        let Some(valid) = by_path.get(&actual.path) else {
+        let actual = FileUri::parse(&f.location, &search.schemes, &search.authorities);
+        let Some(valid) = search.by_path.get(&actual.path) else {
             orphans.push(orphan(f));
             continue;
         };
-        if exact(&actual, valid) {
+        if Search::exact(&actual, valid) {
             continue;
         }
         match opts.prefix_mismatch_mode {
@@ -268,11 +316,87 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
              sure they differ (deleted files cannot be recovered); nothing was deleted",
             shown.join(", ")
         ))
-        .with_context("location", location));
+        .with_context("location", search.location));
     }
     orphans.sort();
     Ok(orphans)
 }
+
+/// What [`remove_orphan_files_overlapped`] did.
+#[derive(Debug)]
+pub struct OrphanRemoval {
+    /// Sorted.
+    pub orphans: Vec<OrphanFile>,
+    pub failures: Vec<DeleteFailure>,
+}
+
+/// Finds and deletes the orphans of a local table at once: each folder's orphans go to
+/// `delete_threads` deleting threads as soon as the folder is listed, so the deletes overlap
+/// the rest of the listing (the listing and the unlinks each keep about one core busy).
+/// Only where no listed file can be a scheme/authority conflict (every reference matches the
+/// listed folder's scheme and authority), since in `error` mode one conflict anywhere means
+/// nothing may be deleted; `None` otherwise, and for object stores: then find first
+/// ([`find_orphan_files`]) and delete after. If the listing fails part way, the orphans of
+/// the folders listed before were deleted (they are orphans by the same rules) and the
+/// error says how many.
+pub fn remove_orphan_files_overlapped(
+    md: &TableMetadata,
+    opts: &OrphanOptions,
+    delete_threads: usize,
+) -> Result<Option<OrphanRemoval>> {
+    let search = Search::new(md, opts)?;
+    if !io::Location::parse(&search.location)?.scheme.is_local() || !search.conflict_free() {
+        return Ok(None);
+    }
+    let (tx, rx) = mpsc::channel::<Vec<OrphanFile>>();
+    let rx = Mutex::new(rx);
+    let found: Mutex<Vec<OrphanFile>> = Mutex::new(Vec::new());
+    let failures: Mutex<Vec<DeleteFailure>> = Mutex::new(Vec::new());
+    let walked = std::thread::scope(|scope| {
+        for _ in 0..delete_threads.max(1) {
+            scope.spawn(|| loop {
+                let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let Ok(batch) = next else { break };
+                let paths: Vec<String> = batch.iter().map(|o| o.location.clone()).collect();
+                let with_crc: Vec<bool> = batch.iter().map(|o| o.checksum).collect();
+                let failed = delete_each(&paths, &with_crc);
+                if !failed.is_empty() {
+                    failures.lock().unwrap_or_else(|e| e.into_inner()).extend(failed);
+                }
+            });
+        }
+        let tx = Mutex::new(tx);
+        let result = search.walk(threads_for(&search.location), &|files, checksums| {
+            let orphans: Vec<OrphanFile> = files
+                .into_iter()
+                .filter(|f| f.last_modified_ms < opts.older_than_ms)
+                .map(|f| orphan(f, checksums))
+                .collect();
+            if orphans.is_empty() {
+                return;
+            }
+            found.lock().unwrap_or_else(|e| e.into_inner()).extend(orphans.iter().cloned());
+            // Batches of a few files, so every deleting thread gets work from one folder.
+            let sender = tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            for part in orphans.chunks(ORPHANS_PER_BATCH) {
+                let _ = sender.send(part.to_vec());
+            }
+        });
+        drop(tx); // the deleting threads finish the queue and stop
+        result
+    });
+    let mut orphans = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    orphans.sort();
+    if let Err(e) = walked {
+        return Err(e.with_context("orphans_deleted_before_the_error", orphans.len().to_string()));
+    }
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Some(OrphanRemoval { orphans, failures }))
+}
+
+/// Orphans handed to a deleting thread at a time.
+const ORPHANS_PER_BATCH: usize = 64;
 
 #[cfg(test)]
 #[path = "orphan_files_tests.rs"]

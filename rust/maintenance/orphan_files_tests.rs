@@ -149,3 +149,38 @@ fn locations_split_as_hadoop_paths() {
     assert!(component_matches(&Some("S3".into()), &Some("s3".into())));
     assert!(!component_matches(&Some("s3".into()), &None));
 }
+
+#[test]
+fn overlapped_removal_deletes_what_the_search_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let md = table(&d, &[]);
+    for k in 0..40 {
+        touch(&format!("{d}/data/p{}/orphan-{k}.parquet", k % 4), 3 * HOUR);
+    }
+    touch(&format!("{d}/data/p1/.orphan-1.parquet.crc"), 3 * HOUR);
+    touch(&format!("{d}/data/p2/new.parquet"), 0);
+    let expected = find_orphan_files(&md, &opts(now_ms() - HOUR)).unwrap();
+    assert_eq!(expected.len(), 41, "40 orphans and v0.metadata.json");
+    let done =
+        remove_orphan_files_overlapped(&md, &opts(now_ms() - HOUR), 3).unwrap().expect("local, no conflict");
+    assert_eq!(done.orphans, expected);
+    assert!(done.failures.is_empty());
+    let left: Vec<String> =
+        io::walk(&d, &|_: &str| true, 1).unwrap().into_iter().map(|f| f.location).collect();
+    assert!(!left.iter().any(|l| l.contains("orphan-") || l.ends_with("v0.metadata.json")), "{left:?}");
+    assert!(left.iter().any(|l| l.ends_with("data/p2/new.parquet")), "young files stay");
+    assert!(left.iter().any(|l| l.ends_with("data/f2")) && left.iter().any(|l| l.ends_with("data/f1")));
+    // Nothing left to find.
+    assert!(find_orphan_files(&md, &opts(now_ms() - HOUR)).unwrap().is_empty());
+
+    // A reference under another scheme or authority could make a listed file a conflict:
+    // not overlapped (the caller finds first), and nothing deleted.
+    let other = tempfile::tempdir().unwrap();
+    let o = other.path().display().to_string();
+    let md = table(&o, &[&format!("hdfs://nn{o}/data/f9")]);
+    touch(&format!("{o}/data/f9"), 3 * HOUR);
+    touch(&format!("{o}/data/orphan.parquet"), 3 * HOUR);
+    assert!(remove_orphan_files_overlapped(&md, &opts(now_ms()), 2).unwrap().is_none());
+    assert!(std::path::Path::new(&format!("{o}/data/orphan.parquet")).exists());
+}

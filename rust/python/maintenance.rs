@@ -83,6 +83,46 @@ fn find_orphan_files(
     Ok(found.into_iter().map(|f| (f.location, f.size, f.checksum)).collect())
 }
 
+/// Finds and deletes the orphans of a local table at once, the deletes overlapping the
+/// listing (see `maintenance::remove_orphan_files_overlapped`): `(orphans as
+/// find_orphan_files gives them, [(location, error)] of those not deleted)`, or None when
+/// that is not safe (a possible scheme/authority conflict) or not local: then find first
+/// and delete after.
+#[pyfunction]
+#[pyo3(signature = (metadata, older_than_ms, location=None, prefix_mismatch_mode="error", equal_schemes=None, equal_authorities=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn remove_orphan_files_overlapped(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    older_than_ms: i64,
+    location: Option<String>,
+    prefix_mismatch_mode: &str,
+    equal_schemes: Option<HashMap<String, String>>,
+    equal_authorities: Option<HashMap<String, String>>,
+) -> PyResult<Option<(Vec<(String, u64, bool)>, Vec<(String, String)>)>> {
+    let opts = OrphanOptions {
+        location,
+        older_than_ms,
+        // Checked although without conflicts it cannot matter: a bad value is refused alike.
+        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
+        equal_schemes: equal_schemes.unwrap_or_default(),
+        equal_authorities: equal_authorities.unwrap_or_default(),
+    };
+    let md = metadata.inner.clone();
+    let done = py
+        .detach(move || {
+            let loc = opts.location.clone().unwrap_or_else(|| md.location().to_string());
+            maintenance::remove_orphan_files_overlapped(&md, &opts, maintenance::delete_threads_for(&loc))
+        })
+        .py()?;
+    Ok(done.map(|r| {
+        (
+            r.orphans.into_iter().map(|f| (f.location, f.size, f.checksum)).collect(),
+            r.failures.into_iter().map(|f| (f.path, f.error.to_string())).collect(),
+        )
+    }))
+}
+
 /// Deletes the files (many in flight; missing ones count as deleted), locally with the
 /// `.<name>.crc` checksum beside each unless `checksums` is false. Returns
 /// `[(location, error message)]` of those that could not be deleted; never raises for one.
@@ -102,6 +142,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expire_snapshots_apply, m)?)?;
     m.add_function(wrap_pyfunction!(expired_snapshot_files, m)?)?;
     m.add_function(wrap_pyfunction!(find_orphan_files, m)?)?;
+    m.add_function(wrap_pyfunction!(remove_orphan_files_overlapped, m)?)?;
     m.add_function(wrap_pyfunction!(delete_files_reporting, m)?)?;
     Ok(())
 }

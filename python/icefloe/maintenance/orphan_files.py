@@ -11,6 +11,10 @@ another scheme or authority fails the run (`prefix_mismatch_mode="error"`, nothi
 deleted), is kept (`"ignore"`) or deleted (`"delete"`), after mapping `equal_schemes` /
 `equal_authorities` (`s3a` and `s3n` equal `s3` by default).
 
+Without a progress bar (no terminal), a local table's orphans are deleted folder by folder
+while the listing goes on, where no scheme/authority conflict can arise; with a bar, or on
+an object store, all orphans are found first and then deleted.
+
 As Java's procedure does, an `older_than` less than 24 hours ago is refused: a file that
 young may belong to a write still in flight. `allow_recent=True` lifts that (Java's action
 API has no such check); use it only when nothing writes to the table.
@@ -95,6 +99,15 @@ def remove_orphan_files(
     authorities = _string_map(equal_authorities, "equal_authorities")
     # What the table references now, not when this object was loaded.
     table.refresh()
+    if not dry_run and not _progress.enabled():
+        # No bar to draw: delete each folder's orphans while the listing goes on, where no
+        # scheme/authority conflict can arise (None otherwise: find first, delete after).
+        done = _native.remove_orphan_files_overlapped(
+            table.metadata, older_ms, location, prefix_mismatch_mode, schemes, authorities
+        )
+        if done is not None:
+            found, failures = done
+            return _result(table, found, failures)
     found = _native.find_orphan_files(
         table.metadata, older_ms, location, prefix_mismatch_mode, schemes, authorities
     )
@@ -104,6 +117,14 @@ def remove_orphan_files(
         return RemoveOrphanFilesResult(locations, size, dry_run)
     label = f"remove_orphan_files {_progress.table_label(table)}: deleting orphans"
     failures = _progress.delete_files(list(locations), label, [crc for _, _, crc in found])
+    return _result(table, found, failures)
+
+
+def _result(
+    table: Table, found: list[tuple[str, int, bool]], failures: list[tuple[str, str]]
+) -> RemoveOrphanFilesResult:
+    locations = tuple(loc for loc, _, _ in found)
+    size = sum(s for _, s, _ in found)
     if failures:
         logger.warning(
             "icefloe: %d orphan file(s) of %s could not be deleted, e.g. %s",
