@@ -312,13 +312,16 @@ def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
     return out
 
 
-def equality_delete_specs(table: Table, names: list[str]) -> list[int] | None:
-    """The specs an upsert's equality deletes on `names` go under (the default spec and each
-    spec with live files, see `_native.equality_delete_specs`), or None when rows of an older
-    spec partitioned by a non-key column can only be reached copy-on-write (logged)."""
+def equality_delete_plan(table: Table, names: list[str]) -> tuple[list[int], pa.Schema, list[int] | None]:
+    """How a merge-on-read upsert writes its equality deletes on `names`: the field ids, the
+    key rows' schema (ValidationError, as Flink, when the keys miss a partition source column
+    of the current spec), and the specs the keys go under (the default spec and each spec
+    with live files, see `_native.equality_delete_specs`), or None when rows of an older spec
+    partitioned by a non-key column can only be reached copy-on-write (logged)."""
     schema = table.schema()
     ids = [schema.find_field(n).field_id for n in names]
     md = table.metadata
+    key_schema = _native.equality_delete_schema(md, ids)
     specs = _native.equality_delete_specs(md, md.current_snapshot_id, ids)
     if specs is None:
         logger.warning(
@@ -328,7 +331,7 @@ def equality_delete_specs(table: Table, names: list[str]) -> list[int] | None:
             table,
             names,
         )
-    return specs
+    return ids, key_schema, specs
 
 
 def upsert(
@@ -354,19 +357,13 @@ def upsert(
     md = table.metadata
     specs = None
     if write_mode(table, "merge") != "copy-on-write":
-        # Refuses keys that miss a partition source column of the current spec, as Flink.
-        schema = table.schema()
-        _native.equality_delete_schema(md, [schema.find_field(n).field_id for n in names])
-        specs = equality_delete_specs(table, names)
+        ids, key_schema, specs = equality_delete_plan(table, names)
     if specs is None:
         keys = data.select(names)
         condition = _key_filter(keys, names)
         matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0
         table.overwrite(data, overwrite_filter=condition, snapshot_properties=snapshot_properties)
         return UpsertResult(data.num_rows, matched, data.num_rows - matched)
-    schema = table.schema()
-    ids = [schema.find_field(n).field_id for n in names]
-    key_schema = _native.equality_delete_schema(md, ids)
     keys = data.select(key_schema.names)
     write = RowDeltaWrite(
         table,

@@ -225,9 +225,7 @@ def upsert(
 
     specs = None
     if write_mode(table, "merge") == "merge-on-read":
-        # Refuses keys that miss a partition source column of the current spec, as Flink.
-        _native.equality_delete_schema(table.metadata, [table.schema().find_field(n).field_id for n in names])
-        specs = _row_level.equality_delete_specs(table, names)
+        ids, key_schema, specs = _row_level.equality_delete_plan(table, names)
     if specs is None:  # copy-on-write, or rows of an older spec no equality delete reaches
         from icefloe.spark.merge import merge
 
@@ -241,9 +239,6 @@ def upsert(
         return table.current_snapshot()
 
     md = table.metadata
-    schema = table.schema()
-    ids = [schema.find_field(n).field_id for n in names]
-    key_schema = _native.equality_delete_schema(md, ids)
     metadata_json = md.to_json()
     write = RowDeltaWrite(
         table,
