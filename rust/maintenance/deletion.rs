@@ -31,13 +31,7 @@ pub struct DeleteFailure {
 /// Java's local writes leave one) goes with it, so no hidden leftovers accumulate; without,
 /// the caller knows there is none (orphan removal saw the folder's hidden names).
 pub fn delete_all(paths: &[String], threads: usize, checksums: bool) -> Vec<DeleteFailure> {
-    let results = parallel_map(paths, threads, |p| {
-        io::delete_file(p).map(|_| {
-            if checksums {
-                remove_crc_sibling(p)
-            }
-        })
-    });
+    let results = parallel_map(paths, threads, |p| delete_one(p, checksums));
     paths
         .iter()
         .zip(results)
@@ -45,18 +39,14 @@ pub fn delete_all(paths: &[String], threads: usize, checksums: bool) -> Vec<Dele
         .collect()
 }
 
-/// Deletes `paths` one after the other on this thread, each with its `.<name>.crc` checksum
-/// where `checksums` says one was seen; returns the failures.
-pub(crate) fn delete_each(paths: &[String], checksums: &[bool]) -> Vec<DeleteFailure> {
-    let mut failures = Vec::new();
-    for (p, crc) in paths.iter().zip(checksums.iter().chain(std::iter::repeat(&false))) {
-        match io::delete_file(p) {
-            Ok(_) if *crc => remove_crc_sibling(p),
-            Ok(_) => {}
-            Err(error) => failures.push(DeleteFailure { path: p.clone(), error }),
-        }
+/// Deletes one file, and locally its `.<name>.crc` checksum with it when `checksum` says
+/// there may be one (best effort: the file's own delete decides the result).
+pub(crate) fn delete_one(path: &str, checksum: bool) -> crate::error::Result<()> {
+    io::delete_file(path)?;
+    if checksum {
+        remove_crc_sibling(path);
     }
-    failures
+    Ok(())
 }
 
 fn remove_crc_sibling(location: &str) {

@@ -22,7 +22,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{mpsc, Mutex};
 
-use super::deletion::{delete_each, DeleteFailure};
+use super::deletion::{delete_one, DeleteFailure};
 use super::expire_snapshots::check_gc_enabled;
 use super::reachability::{live_files, threads_for, ReachableSet};
 use crate::error::{validation, Result};
@@ -256,9 +256,9 @@ impl Search {
     }
 }
 
-fn orphan(f: io::FileMeta, checksums: &Mutex<HashSet<String>>) -> OrphanFile {
+fn orphan(f: io::FileMeta, checksums: &HashSet<String>) -> OrphanFile {
     let name = f.location.rsplit('/').next().unwrap_or("");
-    let checksum = checksums.lock().unwrap_or_else(|e| e.into_inner()).contains(name);
+    let checksum = checksums.contains(name);
     OrphanFile { location: f.location, size: f.size, checksum }
 }
 
@@ -271,24 +271,19 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
         listed.lock().unwrap_or_else(|e| e.into_inner()).extend(files)
     })?;
     let listed = listed.into_inner().unwrap_or_else(|e| e.into_inner());
-    let orphan = |f: io::FileMeta| {
-        let name = f.location.rsplit('/').next().unwrap_or("");
-        let checksum = checksums.contains(name);
-        OrphanFile { location: f.location, size: f.size, checksum }
-    };
     let mut orphans = Vec::new();
     let mut conflicts = BTreeSet::new();
     for f in listed.into_iter().filter(|f| f.last_modified_ms < opts.older_than_ms) {
         let actual = FileUri::parse(&f.location, &search.schemes, &search.authorities);
         let Some(valid) = search.by_path.get(&actual.path) else {
-            orphans.push(orphan(f));
+            orphans.push(orphan(f, &checksums));
             continue;
         };
         if Search::exact(&actual, valid) {
             continue;
         }
         match opts.prefix_mismatch_mode {
-            PrefixMismatchMode::Delete => orphans.push(orphan(f)),
+            PrefixMismatchMode::Delete => orphans.push(orphan(f, &checksums)),
             PrefixMismatchMode::Ignore => {}
             PrefixMismatchMode::Error => {
                 for v in valid {
@@ -357,29 +352,32 @@ pub fn remove_orphan_files_overlapped(
             scope.spawn(|| loop {
                 let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                 let Ok(batch) = next else { break };
-                let paths: Vec<String> = batch.iter().map(|o| o.location.clone()).collect();
-                let with_crc: Vec<bool> = batch.iter().map(|o| o.checksum).collect();
-                let failed = delete_each(&paths, &with_crc);
+                let failed: Vec<DeleteFailure> = batch
+                    .iter()
+                    .filter_map(|o| {
+                        let error = delete_one(&o.location, o.checksum).err()?;
+                        Some(DeleteFailure { path: o.location.clone(), error })
+                    })
+                    .collect();
                 if !failed.is_empty() {
                     failures.lock().unwrap_or_else(|e| e.into_inner()).extend(failed);
                 }
+                found.lock().unwrap_or_else(|e| e.into_inner()).extend(batch);
             });
         }
-        let tx = Mutex::new(tx);
         let result = search.walk(threads_for(&search.location), &|files, checksums| {
-            let orphans: Vec<OrphanFile> = files
-                .into_iter()
-                .filter(|f| f.last_modified_ms < opts.older_than_ms)
-                .map(|f| orphan(f, checksums))
-                .collect();
-            if orphans.is_empty() {
-                return;
-            }
-            found.lock().unwrap_or_else(|e| e.into_inner()).extend(orphans.iter().cloned());
+            let mut orphans: Vec<OrphanFile> = {
+                let checksums = checksums.lock().unwrap_or_else(|e| e.into_inner());
+                files
+                    .into_iter()
+                    .filter(|f| f.last_modified_ms < opts.older_than_ms)
+                    .map(|f| orphan(f, &checksums))
+                    .collect()
+            };
             // Batches of a few files, so every deleting thread gets work from one folder.
-            let sender = tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            for part in orphans.chunks(ORPHANS_PER_BATCH) {
-                let _ = sender.send(part.to_vec());
+            while !orphans.is_empty() {
+                let rest = orphans.split_off(ORPHANS_PER_BATCH.min(orphans.len()));
+                let _ = tx.send(std::mem::replace(&mut orphans, rest));
             }
         });
         drop(tx); // the deleting threads finish the queue and stop

@@ -55,6 +55,23 @@ fn expired_snapshot_files(
     Ok(files.into_iter().map(|f| (f.kind.as_str(), f.path, f.size)).collect())
 }
 
+/// The options of an orphan search from the bindings' arguments.
+fn orphan_options(
+    older_than_ms: i64,
+    location: Option<String>,
+    prefix_mismatch_mode: &str,
+    equal_schemes: Option<HashMap<String, String>>,
+    equal_authorities: Option<HashMap<String, String>>,
+) -> PyResult<OrphanOptions> {
+    Ok(OrphanOptions {
+        location,
+        older_than_ms,
+        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
+        equal_schemes: equal_schemes.unwrap_or_default(),
+        equal_authorities: equal_authorities.unwrap_or_default(),
+    })
+}
+
 /// The orphan files of `metadata` under `location` (default: the table location) last
 /// modified before `older_than_ms`: `[(location, size, checksum)]`, sorted (`checksum`: the
 /// listing saw a hidden `.<name>.crc` that goes with the file). ValidationError when
@@ -71,13 +88,8 @@ fn find_orphan_files(
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
 ) -> PyResult<Vec<(String, u64, bool)>> {
-    let opts = OrphanOptions {
-        location,
-        older_than_ms,
-        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
-        equal_schemes: equal_schemes.unwrap_or_default(),
-        equal_authorities: equal_authorities.unwrap_or_default(),
-    };
+    let opts =
+        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
     let md = metadata.inner.clone();
     let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
     Ok(found.into_iter().map(|f| (f.location, f.size, f.checksum)).collect())
@@ -100,14 +112,9 @@ fn remove_orphan_files_overlapped(
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
 ) -> PyResult<Option<(Vec<(String, u64, bool)>, Vec<(String, String)>)>> {
-    let opts = OrphanOptions {
-        location,
-        older_than_ms,
-        // Checked although without conflicts it cannot matter: a bad value is refused alike.
-        prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
-        equal_schemes: equal_schemes.unwrap_or_default(),
-        equal_authorities: equal_authorities.unwrap_or_default(),
-    };
+    // The mode is checked although without conflicts it cannot matter: a bad value is refused alike.
+    let opts =
+        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
     let md = metadata.inner.clone();
     let done = py
         .detach(move || {
