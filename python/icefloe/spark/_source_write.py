@@ -6,6 +6,8 @@ deletes every file carrying the write's id (also those of task attempts that sen
 `option("overwrite-mode", "dynamic")` the partitions the new rows fall in, or with
 `option("overwrite-filter", "<filter>")` (alias `replaceWhere`) the rows matching it.
 `snapshot-property.<key>` options become properties of the new snapshot.
+`option("upsert-enabled", "true")` (with `mode("append")`, and on streams) upserts by key
+instead of appending (`icefloe.spark._source_upsert`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
-from icefloe.exceptions import ValidationError
+from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
+from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -99,14 +102,27 @@ class BatchWriter(DataSourceArrowWriter):
         self.filter = overwrite_filter(opts) if overwrite else None
         table = opts.load_table()
         self.start_snapshot_id = table.metadata.current_snapshot_id
-        self.files = FileWriter(table, schema)
+        self.upsert: UpsertWriter | None = None
+        if upsert_enabled(opts):
+            if overwrite:
+                raise ValidationError("option 'upsert-enabled' needs mode('append')")
+            self.upsert = UpsertWriter(table, opts, schema)
+            self.write_id = _pending_write.new_write_id()
+        else:
+            self.files = FileWriter(table, schema)
+            self.write_id = self.files.write_id
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.upsert is not None:
+            return self.upsert.write(iterator, self.write_id)
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any]) -> None:
         prepare_worker()  # Spark's commit process (see IcefloeDataSource.source_options)
         table = self.opts.load_table()
+        if self.upsert is not None:
+            self.upsert.commit(table, messages, self.write_id, self.opts.snapshot_properties())
+            return
         descriptors = descriptors_of(messages)
         props = self.opts.snapshot_properties()
         write_id = self.files.write_id
@@ -119,7 +135,11 @@ class BatchWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[Any]) -> None:
         prepare_worker()
-        _pending_write.abort_write(self.opts.load_table(), self.files.write_id)
+        table = self.opts.load_table()
+        if self.upsert is not None:
+            self.upsert.abort(table, messages, self.write_id)
+            return
+        _pending_write.abort_write(table, self.write_id)
 
 
 # Spark's local property naming the micro-batch a task belongs to (MicroBatchExecution).
@@ -158,10 +178,12 @@ class StreamWriter(_StreamWriterBase):
     and the batch id), so an aborted batch deletes only its own files."""
 
     def __init__(self, opts: SourceOptions, schema: Any, overwrite: bool) -> None:
+        from icefloe._branch import on_branch
+
         if overwrite:
             raise ValidationError(
-                "a streaming write to an icefloe table appends (outputMode 'append'); for upserts "
-                "use foreachBatch(icefloe.spark.batch_writer(table, mode='upsert', ...))"
+                "a streaming write to an icefloe table appends (outputMode 'append') or upserts "
+                "(option 'upsert-enabled'); it cannot replace the table's rows"
             )
         self.opts = opts
         query_id = opts.options.get("query-id") or opts.options.get("checkpointlocation")
@@ -169,37 +191,63 @@ class StreamWriter(_StreamWriterBase):
             raise ValidationError("a streaming write needs option 'checkpointLocation' (or 'query-id')")
         self.query_id = query_id
         self.branch = opts.options.get("branch") or None
-        self.files = FileWriter(opts.load_table(), schema)
+        table = on_branch(opts.load_table(), self.branch)
+        self.upsert = UpsertWriter(table, opts, schema) if upsert_enabled(opts) else None
+        self.files = FileWriter(table, schema) if self.upsert is None else None
+        self.write_id = _pending_write.new_write_id()
 
     def batch_write_id(self, batch_id: int) -> str:
-        return f"{self.files.write_id}b{int(batch_id):012d}"
+        return f"{self.write_id}b{int(batch_id):012d}"
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         batch = ctx.getLocalProperty(_BATCH_ID_PROPERTY) if ctx is not None else None
         if batch is None:
             raise ValidationError(f"a streaming write task without Spark's {_BATCH_ID_PROPERTY!r}")
-        self.files.write_id = self.batch_write_id(int(batch))
+        write_id = self.batch_write_id(int(batch))
+        if self.upsert is not None:
+            if not _ARROW_STREAM:
+                iterator = _rows_to_batches(iterator, self.upsert.arrow_schema)
+            return self.upsert.write(iterator, write_id)
+        assert self.files is not None
+        self.files.write_id = write_id
         if not _ARROW_STREAM:
             iterator = _rows_to_batches(iterator, self.files.arrow_schema)
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        from icefloe._streaming_commit import commit_batch
+        from icefloe._streaming_commit import commit_batch, guarded
 
         prepare_worker()
-        commit_batch(
-            self.opts.load_table(),
-            self.query_id,
-            batchId,
-            descriptors_of(messages),
-            write_id=self.batch_write_id(batchId),
-            branch=self.branch,
-            snapshot_properties=self.opts.snapshot_properties(),
-        )
+        table = self.opts.load_table()
+        write_id = self.batch_write_id(batchId)
+        props = self.opts.snapshot_properties()
+        upsert = self.upsert
+        if upsert is None:
+            commit_batch(
+                table, self.query_id, batchId, descriptors_of(messages), write_id, self.branch, props
+            )
+            return
+
+        def write(view: Table, batch_props: dict[str, str]) -> Any:
+            return upsert.commit(view, messages, write_id, batch_props)
+
+        try:
+            committed, _ = guarded(table, self.query_id, batchId, write, self.branch, props)
+        except CommitStateUnknownException:
+            raise  # the swap may have happened: the files may be live
+        except Exception:
+            upsert.abort(table, messages, write_id)
+            raise
+        if not committed:  # already in the branch's history: a replay
+            upsert.abort(table, messages, write_id)
 
     def abort(self, messages: list[Any], batchId: int) -> None:
         prepare_worker()
-        _pending_write.abort_write(self.opts.load_table(), self.batch_write_id(batchId))
+        table = self.opts.load_table()
+        if self.upsert is not None:
+            self.upsert.abort(table, messages, self.batch_write_id(batchId))
+            return
+        _pending_write.abort_write(table, self.batch_write_id(batchId))

@@ -58,6 +58,9 @@ STREAM_OPTIONS = frozenset(
         "streaming-skip-delete-snapshots",
         "query-id",
         "checkpointlocation",
+        "upsert-enabled",
+        "key-columns",
+        "delete-column",
     }
 )
 _NOT_CATALOG = READ_OPTIONS | WRITE_OPTIONS | STREAM_OPTIONS | {"path", "catalog"}
