@@ -60,14 +60,23 @@ def packed_rows_frame(
     its task id from `packed_row_task_id`): a PySpark task
     has a fixed cost (here, on `local[2]`, ~0.3 s between two tasks of one Python worker:
     scheduling, the RDD's and the Arrow UDF's worker round trips), so one task per slot
-    running its rows one after the other beats one task per row. Over Spark Connect the
-    rows are spread round-robin (the packing is a hint the plan cannot carry)."""
+    running its rows one after the other beats one task per row. Over Spark Connect (no
+    RDDs) each group travels as one row holding its rows; a range partitioning on the
+    group's number gives each group a partition of its own (n distinct keys of equal weight
+    make n ranges), and exploding the rows there keeps them in it."""
     if len(rows) != len(weights):
         raise ValueError(f"expected one weight per row, found {len(weights)} for {len(rows)} rows")
     groups = pack_by_weight(weights, default_parallelism(spark))
     if is_connect(spark):
-        ordered = [rows[i] for g in groups for i in g]
-        return spark.createDataFrame(ordered, schema).repartition(len(groups))
+        from pyspark.sql import functions as F
+
+        slots = [(g, [rows[i] for i in group]) for g, group in enumerate(groups)]
+        packed = spark.createDataFrame(slots, f"__icefloe_slot int, __icefloe_rows array<struct<{schema}>>")
+        return (
+            packed.repartitionByRange(len(groups), "__icefloe_slot")
+            .select(F.explode("__icefloe_rows").alias("__icefloe_row"))
+            .select("__icefloe_row.*")
+        )
     packed = [[rows[i] for i in g] for g in groups]
     rdd = spark.sparkContext.parallelize(packed, numSlices=len(packed)).flatMap(lambda group: group)
     return spark.createDataFrame(rdd, schema)

@@ -50,6 +50,20 @@ def main(url: str, warehouse: str, name: str) -> None:
         for r in spark.sql(f"SELECT operation FROM {java}.snapshots ORDER BY committed_at").collect()
     ]
     assert snaps == ["append", "append", "delete", "append"], snaps
+    # Rewrite tasks keep their packing over Connect: each group of rows in a partition of its own.
+    from icefloe.spark._session import default_parallelism, pack_by_weight, packed_rows_frame
+    from pyspark.sql import functions as F
+
+    items = [(f"f{i}", i) for i in range(7)]
+    weights = [100, 1, 1, 50, 50, 1, 1]
+    packed = packed_rows_frame(spark, items, weights, "name string, group int")
+    placed: dict[int, list[object]] = {}
+    for r in packed.select("name", "group", F.spark_partition_id().alias("p")).collect():
+        placed.setdefault(r["p"], []).append((r["name"], r["group"]))
+    groups = pack_by_weight(weights, default_parallelism(spark))
+    want = sorted(sorted(items[i] for i in g) for g in groups)
+    assert len(groups) == 2 and sorted(sorted(v) for v in placed.values()) == want, f"packing: {placed}"  # type: ignore[type-var]
+
     print("OK")
 
 
