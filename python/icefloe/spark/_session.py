@@ -71,9 +71,9 @@ def packed_rows_frame(
         from pyspark.sql import functions as F
 
         slots = [(g, [rows[i] for i in group]) for g, group in enumerate(groups)]
-        packed = spark.createDataFrame(slots, f"__icefloe_slot int, __icefloe_rows array<struct<{schema}>>")
+        per_slot = spark.createDataFrame(slots, f"__icefloe_slot int, __icefloe_rows array<struct<{schema}>>")
         return (
-            packed.repartitionByRange(len(groups), "__icefloe_slot")
+            per_slot.repartitionByRange(len(groups), "__icefloe_slot")
             .select(F.explode("__icefloe_rows").alias("__icefloe_row"))
             .select("__icefloe_row.*")
         )
