@@ -37,6 +37,7 @@ def append(
     snapshot_properties: dict[str, str] | None = None,
     write_options: Mapping[str, Any] | None = None,
     branch: str | None = None,
+    distribution_mode: str | None = None,
 ) -> None:
     """Appends a DataFrame's rows to the table as one new `append` snapshot (a merge
     append, like Iceberg Java's `writeTo().append()`).
@@ -49,9 +50,16 @@ def append(
     `write_options` (checked before any task runs): `mode` "fanout" (default) or
     "clustered" (input sorted by partition, e.g. after `sortWithinPartitions`),
     `max_open_files`, `sort` (sort each file by the table's sort order).
+    `distribution_mode` ("none", "hash", "range"; default the session conf
+    `spark.sql.iceberg.distribution-mode`, else the table property `write.distribution-mode`,
+    else "none"): "hash" shuffles rows by partition first so each partition is written by
+    one task, as Iceberg Java's writes do (see `icefloe.spark._distribution`).
     """
+    from icefloe.spark._distribution import distribute, resolve_mode
+
     table = on_branch(table, branch)
     options = write_kwargs(write_options)
+    df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
     write_id = _pending_write.new_write_id()
     descriptors = _write_on_executors(df, table, write_id, options)
     _pending_write.commit_append(table, descriptors, snapshot_properties, write_id=write_id)
@@ -64,6 +72,7 @@ def overwrite(
     snapshot_properties: dict[str, str] | None = None,
     validate_added_files_match_filter: bool = False,
     branch: str | None = None,
+    distribution_mode: str | None = None,
 ) -> None:
     """Replaces rows with the DataFrame's, as one snapshot.
 
@@ -78,9 +87,12 @@ def overwrite(
     leaves `validateAddedFilesMatchOverwriteFilter` off), every new file must be proven by
     partition or column stats to match the filter, else ValidationError and nothing is
     committed. `branch` (every `icefloe.spark` write takes it): write to that branch instead
-    of `main` (see `Table.append`).
+    of `main` (see `Table.append`). `distribution_mode`: as for `append`.
     """
+    from icefloe.spark._distribution import distribute, resolve_mode
+
     table = on_branch(table, branch)
+    df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
     write_id = _pending_write.new_write_id()
     start = table.metadata.current_snapshot_id
     descriptors = _write_on_executors(df, table, write_id)

@@ -1,0 +1,195 @@
+"""Write distribution for Spark writes (`write.distribution-mode`), as Iceberg Java's Spark
+writes resolve and apply it.
+
+Without a distribution every task writes a file for every partition its rows fall in: on a
+cluster of many tasks, many small files. `hash` shuffles rows by their partition tuple first,
+so the rows of a partition meet in one task; `range` range-partitions by the partition tuple
+and then the table's sort order.
+
+The mode comes from, in order: the write's own `distribution_mode`, the session conf
+`spark.sql.iceberg.distribution-mode`, the table property `write.distribution-mode`; then
+icefloe's default, `none` (Iceberg Java defaults to `range` for a sorted table and `hash` for
+a partitioned one). As in Java, `hash` on an unpartitioned table and `range` on an
+unpartitioned, unsorted table mean `none`.
+
+The partition tuple is computed with Spark's own functions, equal to Iceberg's transforms
+for grouping: identity, year/month/day/hour (in UTC for timestamps with time zone, on the
+wall clock without), truncate of integers, strings and binary, and bucket of int, long,
+date and timestamp columns (Iceberg's bucket hash is Murmur3 x86_32 with seed 0 over the
+value as a long; Spark's `hash` is the same function with seed 42 chained over its
+arguments, so a first argument whose seed-42 hash is 0 turns it into Iceberg's). A
+partition field Spark cannot compute that way (bucket of a string or decimal, truncate of a
+decimal) is left out of the shuffle key: its partitions are split over tasks as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from icefloe.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.table import Table
+
+MODES = ("none", "hash", "range")
+SESSION_CONF = "spark.sql.iceberg.distribution-mode"
+TABLE_PROPERTY = "write.distribution-mode"
+
+# An int whose Murmur3 x86_32 hash with Spark's seed 42 is 0: `hash(SEED_ZERO, v)` is then
+# Murmur3 of `v` with seed 0, Iceberg's bucket hash (checked in tests against the Rust
+# transform).
+SEED_ZERO = -1693959553
+_MICROS_PER_DAY = 86_400_000_000
+_MICROS_PER_HOUR = 3_600_000_000
+
+
+def resolve_mode(spark: Any, table: Table, mode: str | None) -> str:
+    """The distribution mode of a write (see the module's documentation)."""
+    source = "distribution_mode"
+    if mode is None:
+        conf = spark.conf.get(SESSION_CONF, None)
+        mode, source = (conf, SESSION_CONF) if conf else (None, "")
+    if mode is None:
+        mode, source = table.properties.get(TABLE_PROPERTY), TABLE_PROPERTY
+    if mode is None:
+        return "none"
+    value = str(mode).strip().lower()
+    if value not in MODES:
+        raise ValidationError(f"{source} must be one of {list(MODES)}, found {mode!r}")
+    partitioned = not table.spec().is_unpartitioned()
+    if value == "hash" and not partitioned:
+        return "none"
+    if value == "range" and not partitioned and not table.sort_order().fields:
+        return "none"
+    return value
+
+
+def distribute(df: DataFrame, table: Table, mode: str) -> DataFrame:
+    """`df` distributed for writing into `table` by `mode` (a resolved mode)."""
+    if mode == "none":
+        return df
+    types = {f.name: f.dataType for f in df.schema.fields}
+    keys = partition_keys(table, types)
+    if mode == "range":
+        keys += sort_keys(table, types)
+        return df.repartitionByRange(*keys) if keys else df
+    return df.repartition(*keys) if keys else df
+
+
+def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
+    """Spark expressions grouping rows as the table's current spec partitions them."""
+    schema = table.schema()
+    keys = []
+    for field in table.spec().fields:
+        name = schema.find_column_name(field.source_id)
+        key = None if name is None else transform_key(str(field.transform), name, types)
+        if key is not None:
+            keys.append(key)
+    return keys
+
+
+def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
+    """The table's sort order as Spark sort expressions (identity terms only)."""
+    from pyspark.sql import functions as F
+
+    schema = table.schema()
+    out = []
+    for f in table.sort_order().fields:
+        name = schema.find_column_name(f.source_id)
+        if name is None or str(f.transform) != "identity" or _top(name) not in types:
+            continue
+        col = F.col(_quoted(name))
+        asc = str(f.direction).lower().endswith("asc")
+        nulls_first = str(f.null_order).lower().endswith("first")
+        if asc:
+            out.append(col.asc_nulls_first() if nulls_first else col.asc_nulls_last())
+        else:
+            out.append(col.desc_nulls_first() if nulls_first else col.desc_nulls_last())
+    return out
+
+
+def transform_key(transform: str, name: str, types: dict[str, Any]) -> Column | None:
+    """A Spark expression equal to `transform(name)` for grouping, or None."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if _top(name) not in types:
+        return None
+    col = F.col(_quoted(name))
+    kind = _leaf_type(name, types)
+    if transform == "identity":
+        return col
+    if transform in ("year", "month", "day", "hour"):
+        return _time_key(transform, col, kind)
+    if transform.startswith("bucket["):
+        n = int(transform[len("bucket[") : -1])
+        if isinstance(kind, (T.IntegerType, T.LongType, T.ShortType, T.ByteType)):
+            value = col.cast("bigint")
+        elif isinstance(kind, T.DateType):
+            value = F.unix_date(col).cast("bigint")
+        elif isinstance(kind, T.TimestampType):
+            value = F.unix_micros(col)
+        else:
+            return None
+        return F.pmod(F.hash(F.lit(SEED_ZERO), value).bitwiseAND(0x7FFFFFFF), F.lit(n))
+    if transform.startswith("truncate["):
+        w = int(transform[len("truncate[") : -1])
+        if isinstance(kind, (T.IntegerType, T.LongType, T.ShortType, T.ByteType)):
+            return col - F.pmod(col, F.lit(w))
+        if isinstance(kind, (T.StringType, T.BinaryType)):
+            return F.substring(col, 1, w)
+    return None
+
+
+def _time_key(transform: str, col: Column, kind: Any) -> Column | None:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(kind, T.TimestampType):  # with time zone: Iceberg's transforms are in UTC
+        micros = F.unix_micros(col)
+        if transform == "hour":
+            return F.floor(micros / F.lit(_MICROS_PER_HOUR))
+        day = F.floor(micros / F.lit(_MICROS_PER_DAY))
+        if transform == "day":
+            return day
+        date = F.date_from_unix_date(day.cast("int"))
+    elif isinstance(kind, T.TimestampNTZType):  # wall clock
+        if transform == "hour":
+            return F.date_trunc("hour", col)
+        date = F.to_date(col)
+        if transform == "day":
+            return date
+    elif isinstance(kind, T.DateType):
+        if transform == "hour":
+            return None
+        date = col
+        if transform == "day":
+            return date
+    else:
+        return None
+    if transform == "month":
+        return F.year(date) * F.lit(12) + F.month(date)
+    return F.year(date)
+
+
+def _top(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def _quoted(name: str) -> str:
+    return ".".join(f"`{part}`" for part in name.split("."))
+
+
+def _leaf_type(name: str, types: dict[str, Any]) -> Any:
+    """The Spark type of a (possibly nested, dotted) column."""
+    from pyspark.sql import types as T
+
+    parts = name.split(".")
+    kind = types[parts[0]]
+    for part in parts[1:]:
+        if not isinstance(kind, T.StructType) or part not in kind.names:
+            return None
+        kind = kind[part].dataType
+    return kind

@@ -1,0 +1,170 @@
+"""Write distribution of `icefloe.spark.append` / `overwrite` (`write.distribution-mode`, as
+Iceberg Java's Spark writes): `hash` shuffles rows by their partition tuple so each partition
+is written by one task (one file), `range` range-partitions by partition and sort order. The
+partition tuple is computed with Spark functions that must group rows exactly as Iceberg's
+transforms do (the bucket hash included): with four input tasks and two writing tasks, a
+partition written as more than one file means a wrong grouping. Java reads every table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+import icefloe.spark
+import pytest
+from icefloe.exceptions import ValidationError
+from support.oracle import Oracle, assert_same_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+DDL = (
+    "id bigint NOT NULL, cat string, name string, ts timestamp, ts_ntz timestamp_ntz, d date, n int, "
+    "bin binary"
+)
+
+
+@pytest.fixture(autouse=True)
+def two_writing_tasks(spark: Any) -> Any:
+    """Keep the shuffle's two partitions (the session's shuffle partitions): adaptive
+    execution would coalesce these small writes into one task, which no grouping can fail."""
+    key = "spark.sql.adaptive.coalescePartitions.enabled"
+    spark.conf.set(key, "false")
+    yield
+    spark.conf.unset(key)
+
+
+def _rows(seed: int, count: int) -> list[tuple[Any, ...]]:
+    rng = random.Random(seed)
+    names = ["", "a", "añb", "日本語", "😀x", "x y=1/2%", "abcdef"]
+    out = []
+    for i in range(count):
+        if i % 13 == 0:  # before 1970: floor semantics
+            ts = dt.datetime(1969, 12, 31, 23) + dt.timedelta(minutes=rng.randint(-3000, 59))
+        else:
+            ts = dt.datetime(2024, 1, 1) + dt.timedelta(seconds=rng.randint(0, 40 * 86400))
+        out.append(
+            (
+                rng.randint(-(10**12), 10**12),
+                None if i % 17 == 0 else rng.choice(["x", "y", "z"]),
+                None if i % 19 == 0 else rng.choice(names),
+                None if i % 23 == 0 else ts.replace(tzinfo=dt.timezone.utc),
+                ts,
+                ts.date(),
+                rng.randint(-500, 500),
+                None if i % 29 == 0 else bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 4))),
+            )
+        )
+    return out
+
+
+SPECS = [
+    "cat",
+    "bucket(8, id)",
+    "bucket(5, n)",
+    "bucket(3, d)",
+    "bucket(6, ts)",
+    "truncate(10, n)",
+    "truncate(10, id)",
+    "truncate(2, name)",
+    "truncate(1, bin)",
+    "years(ts)",
+    "months(ts)",
+    "days(ts)",
+    "hours(ts)",
+    "months(ts_ntz)",
+    "days(ts_ntz)",
+    "hours(ts_ntz)",
+    "years(d)",
+    "months(d)",
+    "days(d)",
+    "days(ts), bucket(16, id), cat, truncate(1, name)",
+]
+
+
+def _table(oracle: Oracle, catalog: Any, name: str, partitioned_by: str, props: str = "") -> Any:
+    tblprops = f" TBLPROPERTIES ({props})" if props else ""
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} ({DDL}) USING iceberg PARTITIONED BY ({partitioned_by}){tblprops}")
+    return catalog.load_table(name)
+
+
+def _files_per_partition(oracle: Oracle, name: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f in oracle.data_files(name):
+        key = repr(f["partition"])
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _input(spark: Any) -> Any:
+    return spark.createDataFrame(_rows(3, 2000), DDL).repartition(4)
+
+
+@pytest.mark.parametrize("partitioned_by", SPECS)
+def test_hash_writes_each_partition_from_one_task(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str, partitioned_by: str
+) -> None:
+    table = _table(oracle, catalog, table_name, partitioned_by)
+    df = _input(spark)
+    icefloe.spark.append(df, table, distribution_mode="hash")
+    assert_same_rows(oracle.df(table_name), df, context=partitioned_by)
+    per_partition = _files_per_partition(oracle, table_name)
+    assert set(per_partition.values()) == {1}, (partitioned_by, per_partition)
+
+
+def test_without_a_distribution_tasks_share_partitions(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """The control: the same write without a distribution splits partitions over tasks."""
+    table = _table(oracle, catalog, table_name, "days(ts), bucket(16, id), cat, truncate(1, name)")
+    icefloe.spark.append(_input(spark), table)
+    assert max(_files_per_partition(oracle, table_name).values()) > 1
+
+
+def test_mode_from_option_session_and_table_property(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    spec = "bucket(8, id), cat"
+    table = _table(oracle, catalog, table_name, spec, "'write.distribution-mode'='hash'")
+    icefloe.spark.append(_input(spark), table)  # the table property
+    assert set(_files_per_partition(oracle, table_name).values()) == {1}
+
+    # The write's own mode wins over the table's, the session's over the table's.
+    icefloe.spark.append(_input(spark), catalog.load_table(table_name), distribution_mode="none")
+    assert max(_files_per_partition(oracle, table_name).values()) > 2
+    other = f"{table_name}_2"
+    _table(oracle, catalog, other, spec)
+    spark.conf.set("spark.sql.iceberg.distribution-mode", "hash")
+    try:
+        icefloe.spark.overwrite(_input(spark), catalog.load_table(other))
+    finally:
+        spark.conf.unset("spark.sql.iceberg.distribution-mode")
+    assert set(_files_per_partition(oracle, other).values()) == {1}
+
+    snapshots = len(oracle.snapshots(table_name))
+    with pytest.raises(ValidationError, match=r"distribution_mode must be one of .* found 'sorted'"):
+        icefloe.spark.append(_input(spark), catalog.load_table(table_name), distribution_mode="sorted")
+    assert len(oracle.snapshots(table_name)) == snapshots
+
+
+def test_range_splits_partitions_by_the_sort_order(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """Java's `WRITE ORDERED BY` sets the sort order and `write.distribution-mode=range`:
+    the files of a partition then hold disjoint ranges of the sort key."""
+    table = _table(oracle, catalog, table_name, "cat")
+    oracle.sql(f"ALTER TABLE {oracle.qualified(table_name)} WRITE ORDERED BY n")
+    table = catalog.load_table(table_name)
+    assert table.properties.get("write.distribution-mode") == "range"
+    df = _input(spark)
+    icefloe.spark.append(df, table)
+    assert_same_rows(oracle.df(table_name), df)
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for f in oracle.data_files(table_name):
+        m = f["readable_metrics"]["n"]
+        ranges.setdefault(repr(f["partition"]), []).append((m["lower_bound"], m["upper_bound"]))
+    for spans in ranges.values():
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), spans
+    assert max(len(s) for s in ranges.values()) > 1  # two writing tasks share a partition
