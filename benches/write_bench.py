@@ -7,7 +7,8 @@ partitions) in the same Spark session:
 
 - Iceberg Java: `df.writeTo(table).append()` (its default distribution: Spark clusters and
   sorts rows by partition before its clustered writer)
-- icefloe: `icefloe.spark.append(df, table)` (Rust transforms + fanout writer in mapInArrow)
+- icefloe: `icefloe.spark.append(df, table)` (Rust transforms + fanout writer in mapInArrow),
+  and again with `distribution_mode="hash"` (rows shuffled by partition first, as Java's)
 
 Each run writes a fresh table; best of N (BENCH_REPEAT, default 3) and median are
 printed with the ratio, and the two tables must read back equal (Spark `exceptAll` both
@@ -91,32 +92,38 @@ def main() -> None:
         df.writeTo("oracle.db.java_t").append()
         times["java"].append(time.perf_counter() - t0)
 
-    def ours() -> None:
-        fresh_table(spark, "icefloe_t")
+    def ours(mode: str = "none") -> None:
+        name = "icefloe_t" if mode == "none" else f"icefloe_{mode}_t"
+        fresh_table(spark, name)
         t0 = time.perf_counter()
-        table = catalog.load_table("db.icefloe_t")
-        icefloe.spark.append(df, table)
-        times["icefloe"].append(time.perf_counter() - t0)
+        table = catalog.load_table(f"db.{name}")
+        icefloe.spark.append(df, table, distribution_mode=mode)
+        times["icefloe" if mode == "none" else f"icefloe_{mode}"].append(time.perf_counter() - t0)
 
-    times: dict[str, list[float]] = {"java": [], "icefloe": []}
+    times: dict[str, list[float]] = {"java": [], "icefloe": [], "icefloe_hash": []}
     java()  # warm-up (JIT, class loading, Python workers), not counted
     ours()
-    times = {"java": [], "icefloe": []}
-    for _ in range(REPEAT):  # interleaved, so background noise hits both
+    ours("hash")
+    times = {"java": [], "icefloe": [], "icefloe_hash": []}
+    for _ in range(REPEAT):  # interleaved, so background noise hits all
         java()
         ours()
+        ours("hash")
 
     # Both tables read back equal.
     j, o = spark.table("oracle.db.java_t"), spark.table("oracle.db.icefloe_t")
     assert j.count() == o.count() == ROWS
     assert j.exceptAll(o).count() == 0 and o.exceptAll(j).count() == 0
+    h = spark.table("oracle.db.icefloe_hash_t")
+    assert h.exceptAll(j).count() == 0 and j.exceptAll(h).count() == 0
     parts = "SELECT partition, record_count FROM oracle.db.{}.partitions"
     pj = sorted(tuple(r) for r in spark.sql(parts.format("java_t")).collect())
     po = sorted(tuple(r) for r in spark.sql(parts.format("icefloe_t")).collect())
-    assert pj == po, "partition tuples / counts differ"
+    ph = sorted(tuple(r) for r in spark.sql(parts.format("icefloe_hash_t")).collect())
+    assert pj == po == ph, "partition tuples / counts differ"
     files = {
         n: spark.sql(f"SELECT count(*) FROM oracle.db.{n}.files").collect()[0][0]
-        for n in ("java_t", "icefloe_t")
+        for n in ("java_t", "icefloe_t", "icefloe_hash_t")
     }
 
     bj, bo = min(times["java"]), min(times["icefloe"])
@@ -129,6 +136,11 @@ def main() -> None:
     print(
         f"{'icefloe.spark.append':<36}{bo:>9.2f}{statistics.median(times['icefloe']):>10.2f}"
         f"{files['icefloe_t']:>7}{bo / bj:>8.2f}"
+    )
+    bh = min(times["icefloe_hash"])
+    print(
+        f"{'icefloe.spark.append, hash':<36}{bh:>9.2f}{statistics.median(times['icefloe_hash']):>10.2f}"
+        f"{files['icefloe_hash_t']:>7}{bh / bj:>8.2f}"
     )
     print(f"bar: icefloe <= 0.8x Java -> {'PASS' if bo <= 0.8 * bj else 'FAIL'} ({bo / bj:.2f}x)")
     spark.stop()

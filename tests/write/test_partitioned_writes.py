@@ -273,5 +273,11 @@ def test_write_options_clustered_and_sorted(
     assert_same_rows(table.scan().to_arrow(), oracle.df(table_name))
     for f in oracle.files(table_name):
         assert f["sort_order_id"] == table.sort_order().order_id != 0
-    with pytest.raises(ValidationError, match="clustered"):
-        icefloe.spark.append(df.repartition(1), table, write_options={"mode": "clustered"})
+    with pytest.raises(ValidationError, match="clustered"):  # unclustered input, no distribution
+        icefloe.spark.append(
+            df.repartition(1), table, write_options={"mode": "clustered"}, distribution_mode="none"
+        )
+    # With the table's distribution (range, from WRITE ORDERED BY) the rows reach the
+    # clustered writer clustered, whatever the input's order.
+    icefloe.spark.append(df.repartition(3), table, write_options={"mode": "clustered"})
+    assert_same_rows(catalog.load_table(table_name).scan().to_arrow(), oracle.df(table_name))

@@ -43,9 +43,10 @@ def _rows(seed: int, count: int) -> list[tuple[Any, ...]]:
             ts = dt.datetime(1969, 12, 31, 23) + dt.timedelta(minutes=rng.randint(-3000, 59))
         else:
             ts = dt.datetime(2024, 1, 1) + dt.timedelta(seconds=rng.randint(0, 40 * 86400))
+        ids = {5: -(2**63), 6: 2**63 - 1}  # the extremes (truncate near the type's minimum)
         out.append(
             (
-                rng.randint(-(10**12), 10**12),
+                ids.get(i, rng.randint(-(10**12), 10**12)),
                 None if i % 17 == 0 else rng.choice(["x", "y", "z"]),
                 None if i % 19 == 0 else rng.choice(names),
                 None if i % 23 == 0 else ts.replace(tzinfo=dt.timezone.utc),
@@ -113,13 +114,18 @@ def test_hash_writes_each_partition_from_one_task(
     assert set(per_partition.values()) == {1}, (partitioned_by, per_partition)
 
 
-def test_without_a_distribution_tasks_share_partitions(
+def test_hash_is_the_default_of_a_partitioned_table_and_none_splits_partitions(
     spark: Any, oracle: Oracle, catalog: Any, table_name: str
 ) -> None:
-    """The control: the same write without a distribution splits partitions over tasks."""
-    table = _table(oracle, catalog, table_name, "days(ts), bucket(16, id), cat, truncate(1, name)")
+    """Java's default for a partitioned table, and the control: the same write without a
+    distribution splits partitions over the tasks."""
+    spec = "days(ts), bucket(16, id), cat, truncate(1, name)"
+    table = _table(oracle, catalog, table_name, spec)
     icefloe.spark.append(_input(spark), table)
-    assert max(_files_per_partition(oracle, table_name).values()) > 1
+    assert set(_files_per_partition(oracle, table_name).values()) == {1}
+    other = f"{table_name}_none"
+    icefloe.spark.append(_input(spark), _table(oracle, catalog, other, spec), distribution_mode="none")
+    assert max(_files_per_partition(oracle, other).values()) > 1
 
 
 def test_mode_from_option_session_and_table_property(

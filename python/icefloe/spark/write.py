@@ -52,14 +52,16 @@ def append(
     `max_open_files`, `sort` (sort each file by the table's sort order).
     `distribution_mode` ("none", "hash", "range"; default the session conf
     `spark.sql.iceberg.distribution-mode`, else the table property `write.distribution-mode`,
-    else "none"): "hash" shuffles rows by partition first so each partition is written by
-    one task, as Iceberg Java's writes do (see `icefloe.spark._distribution`).
+    else Java's default: "range" for a sorted table, "hash" for a partitioned one, else
+    "none"): "hash" shuffles rows by partition first so each partition is written by one
+    task, as Iceberg Java's writes do (see `icefloe.spark._distribution`).
     """
     from icefloe.spark._distribution import distribute, resolve_mode
 
     table = on_branch(table, branch)
     options = write_kwargs(write_options)
-    df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
+    clustered = options.get("mode") == "clustered"
+    df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode), clustered)
     write_id = _pending_write.new_write_id()
     descriptors = _write_on_executors(df, table, write_id, options)
     _pending_write.commit_append(table, descriptors, snapshot_properties, write_id=write_id)
