@@ -7,21 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import icefloe.spark
 import pyarrow as pa
 import pytest
 from support.oracle import Oracle
 from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
-
-
-@pytest.fixture(scope="module")
-def source(spark: Any, warehouse: Path) -> Any:
-    spark.conf.set("icefloe.catalog.local.type", "filesystem")
-    spark.conf.set("icefloe.catalog.local.warehouse", str(warehouse))
-    icefloe.spark.register(spark)
-    return spark
 
 
 class Batches:

@@ -14,7 +14,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import icefloe.spark
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -33,14 +32,6 @@ CHANGES = pa.schema(
         pa.field("op", pa.string()),
     ]
 )
-
-
-@pytest.fixture(scope="module")
-def source(spark: Any, warehouse: Path) -> Any:
-    spark.conf.set("icefloe.catalog.local.type", "filesystem")
-    spark.conf.set("icefloe.catalog.local.warehouse", str(warehouse))
-    icefloe.spark.register(spark)
-    return spark
 
 
 def _java_table(oracle: Oracle, version: int = 2, initial: int = 100, identifier: bool = False) -> str:
