@@ -141,9 +141,9 @@ class UpsertWriter:
             return UpsertFiles(partition, [], [], b"")
         rows = _last_per_key(pa.Table.from_batches(parts), self.names)
         md = _native.TableMetadata.from_json(self.metadata_json)
-        keys = rows.select(self.names)
+        keys = rows.select(self.names).cast(self.key_schema)  # the table's types, as files read back
         deletes = _native.write_equality_deletes(
-            md, self.ids, keys.cast(self.key_schema).to_reader(), write_id, task_id, spec_ids=self.specs
+            md, self.ids, keys.to_reader(), write_id, task_id, spec_ids=self.specs
         )
         if self.delete_column is not None:
             rows = rows.filter(pc.invert(delete_mask(rows.column(self.delete_column))))
