@@ -257,6 +257,11 @@ def update(
 
 
 # ---- upsert ----
+# Values of a string delete column that mark a deletion (upper-cased): Flink's and Debezium's
+# row kinds.
+DELETE_MARKS = ("D", "DELETE", "-D", "U-")
+
+
 def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
     schema = table.schema()
     if join_cols is None:

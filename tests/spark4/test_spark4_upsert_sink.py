@@ -237,3 +237,27 @@ def test_bad_upsert_writes_are_clear_errors_and_leave_nothing(
         ).save(f"local.{v1}")
     assert oracle.snapshot_ids(name) == [] and oracle.snapshot_ids(v1) == []
     assert _data_files_on_disk(catalog, name) == set()
+
+
+def test_a_failed_upsert_task_commits_nothing_and_leaves_no_file(
+    source: Any, oracle: Oracle, catalog: Any
+) -> None:
+    from pyspark.sql import functions as F
+
+    spark = source
+    name = _java_table(oracle, initial=10, identifier=True)
+    snaps = oracle.snapshot_ids(name)
+    before = _data_files_on_disk(catalog, name)
+    # Four tasks; the one holding id 3999 fails after the others wrote their files.
+    bad = spark.range(0, 4000, 1, 4).select(
+        F.when(F.col("id") == 3999, F.raise_error(F.lit("boom")))
+        .otherwise(F.col("id"))
+        .cast("bigint")
+        .alias("id"),
+        F.lit("r1").alias("region"),
+        F.col("id").alias("v"),
+    )
+    with pytest.raises(Exception, match="boom"):
+        bad.write.format("icefloe").mode("append").option("upsert-enabled", "true").save(f"local.{name}")
+    assert oracle.snapshot_ids(name) == snaps
+    assert _data_files_on_disk(catalog, name) == before

@@ -135,3 +135,11 @@ def to_spark_batch(
         for i, f in enumerate(iceberg_schema["fields"])
     ]
     return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def ipc_bytes(table: pa.Table) -> bytes:
+    """`table` as one Arrow IPC stream (what travels to executors or back in a message)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table.combine_chunks())
+    return bytes(sink.getvalue().to_pybytes())

@@ -29,6 +29,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icefloe.exceptions import ValidationError
+from icefloe.sorting import NullOrder, SortDirection
+from icefloe.transforms import (
+    BucketTransform,
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    Transform,
+    TruncateTransform,
+    YearTransform,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -91,7 +102,7 @@ def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     keys = []
     for field in table.spec().fields:
         name = schema.find_column_name(field.source_id)
-        key = None if name is None else transform_key(str(field.transform), name, types)
+        key = None if name is None else transform_key(field.transform, name, types)
         if key is not None:
             keys.append(key)
     return keys
@@ -105,11 +116,11 @@ def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     out = []
     for f in table.sort_order().fields:
         name = schema.find_column_name(f.source_id)
-        if name is None or str(f.transform) != "identity" or _top(name) not in types:
+        if name is None or not isinstance(f.transform, IdentityTransform) or _top(name) not in types:
             continue
         col = F.col(_quoted(name))
-        asc = str(f.direction).lower().endswith("asc")
-        nulls_first = str(f.null_order).lower().endswith("first")
+        asc = f.direction == SortDirection.ASC
+        nulls_first = f.null_order == NullOrder.NULLS_FIRST
         if asc:
             out.append(col.asc_nulls_first() if nulls_first else col.asc_nulls_last())
         else:
@@ -117,7 +128,7 @@ def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     return out
 
 
-def transform_key(transform: str, name: str, types: dict[str, Any]) -> Column | None:
+def transform_key(transform: Transform, name: str, types: dict[str, Any]) -> Column | None:
     """A Spark expression equal to `transform(name)` for grouping, or None."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -126,12 +137,12 @@ def transform_key(transform: str, name: str, types: dict[str, Any]) -> Column | 
         return None
     col = F.col(_quoted(name))
     kind = _leaf_type(name, types)
-    if transform == "identity":
+    if isinstance(transform, IdentityTransform):
         return col
-    if transform in ("year", "month", "day", "hour"):
-        return _time_key(transform, col, kind)
-    if transform.startswith("bucket["):
-        n = int(transform[len("bucket[") : -1])
+    if isinstance(transform, (YearTransform, MonthTransform, DayTransform, HourTransform)):
+        return _time_key(str(transform), col, kind)
+    if isinstance(transform, BucketTransform):
+        n = transform.num_buckets
         if isinstance(kind, (T.IntegerType, T.LongType, T.ShortType, T.ByteType)):
             value = col.cast("bigint")
         elif isinstance(kind, T.DateType):
@@ -141,8 +152,8 @@ def transform_key(transform: str, name: str, types: dict[str, Any]) -> Column | 
         else:
             return None
         return F.pmod(F.hash(F.lit(SEED_ZERO), value).bitwiseAND(0x7FFFFFFF), F.lit(n))
-    if transform.startswith("truncate["):
-        w = int(transform[len("truncate[") : -1])
+    if isinstance(transform, TruncateTransform):
+        w = transform.width
         if isinstance(kind, (T.IntegerType, T.LongType, T.ShortType, T.ByteType)):
             # floor(v / w), Iceberg's classes (v - ((v % w) + w) % w), without the
             # subtraction that overflows (an error in ANSI mode) near the type's minimum.

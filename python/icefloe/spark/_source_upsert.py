@@ -27,11 +27,11 @@ the write (or streaming query) started.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import WriterCommitMessage
@@ -40,6 +40,7 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
 from icefloe.exceptions import ValidationError
+from icefloe.spark._arrow import ipc_bytes
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 UPSERT_OPTIONS = ("upsert-enabled", "key-columns", "delete-column")
-_DELETE_MARKS = ["D", "DELETE", "-D", "U-"]
 _PARTITION = "__icefloe_partition"
 
 
@@ -76,7 +76,9 @@ def delete_mask(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Arra
     """Which rows a delete column marks as deletions (null: not a deletion)."""
     if pa.types.is_boolean(column.type):
         return pc.fill_null(column, False)
-    marks = pc.is_in(pc.utf8_upper(pc.cast(column, pa.string())), value_set=pa.array(_DELETE_MARKS))
+    from icefloe._row_level import DELETE_MARKS
+
+    marks = pc.is_in(pc.utf8_upper(pc.cast(column, pa.string())), value_set=pa.array(DELETE_MARKS))
     return pc.fill_null(marks, False)
 
 
@@ -150,7 +152,7 @@ class UpsertWriter:
         data: list[str] = []
         if rows.num_rows:
             data = _native.write_data_files(md, rows.select(self.data_columns).to_reader(), write_id, task_id)
-        return UpsertFiles(partition, list(data), list(deletes), _ipc(keys))
+        return UpsertFiles(partition, list(data), list(deletes), ipc_bytes(keys))
 
     # ---- driver ----
     def commit(
@@ -161,7 +163,7 @@ class UpsertWriter:
         files = [m for m in messages if isinstance(m, UpsertFiles)]
         write = RowDeltaWrite(view, write_id, view.metadata.current_snapshot_id, snapshot_properties=props)
         write.delete_files = [d for m in files for d in m.deletes]
-        write.data_files = [d for m in files for d in m.data]
+        write.data_files = [d for m in files for d in m.data]  # what abort() deletes until replaced
         try:
             write.data_files = self._without_overwritten_rows(view, files, write_id)
         except BaseException:
@@ -178,66 +180,89 @@ class UpsertWriter:
         """The data files to commit: each task's, except that a task's files holding a key a
         later task (higher partition index) also wrote are rewritten without those rows."""
         drop = overwritten_keys(files, self.names)
+        if not drop:
+            return [d for m in files for d in m.data]
+        fields = json.loads(table.schema().to_json())
+        full_json = json.dumps(fields)
+        fields["fields"] = [f for f in fields["fields"] if f["name"] in self.names]
+        keys_json = json.dumps(fields)
         out: list[str] = []
-        for m in sorted(files, key=lambda m: m.partition):
+        for m in files:
             gone = drop.get(m.partition)
-            if gone is None:
-                out.extend(m.data)
-                continue
-            for descriptor in m.data:
-                out.extend(self._rewrite_without(table, descriptor, gone, f"{write_id}r", m.partition))
+            for d in m.data:
+                if gone is None:
+                    out.append(d)
+                else:
+                    out.extend(self._rewrite_without(d, gone, keys_json, full_json, write_id, m.partition))
         return out
 
     def _rewrite_without(
-        self, table: Table, descriptor: str, gone: pa.Table, write_id: str, task_id: int
+        self, descriptor: str, gone: pa.Table, keys_json: str, full_json: str, write_id: str, task_id: int
     ) -> list[str]:
-        from icefloe._row_level import _read_schema_json
-
+        """The file of `descriptor` without the rows whose keys are in `gone`: itself when it
+        holds none (only its key columns read), else the rest rewritten (`<write_id>r`, so
+        an abort finds them) and the file deleted."""
         d = json.loads(descriptor)
         task = json.dumps({"file": d, "start": 0, "length": int(d["file_size_in_bytes"])})
-        rows = _native.read_task(task, _read_schema_json(table)).read_all()
-        keep = pc.invert(key_in(rows.select(self.names), gone))
+        keys = _native.read_task(task, keys_json).read_all().select(self.names)
+        keep = pc.invert(key_in(keys, gone))
         if pc.all(keep).as_py():
             return [descriptor]
-        kept = rows.filter(keep).select([f.name for f in table.schema().fields])
+        kept = _native.read_task(task, full_json).read_all().filter(keep)  # same rows, same order
         md = _native.TableMetadata.from_json(self.metadata_json)
-        new = list(_native.write_data_files(md, kept.to_reader(), write_id, task_id)) if kept.num_rows else []
+        new = []
+        if kept.num_rows:
+            new = list(_native.write_data_files(md, kept.to_reader(), f"{write_id}r", task_id))
         _native.delete_files([str(d["file_path"])])
         return new
 
 
 def overwritten_keys(files: list[UpsertFiles], names: list[str]) -> dict[int, pa.Table]:
     """Per partition index, the keys it wrote that a task of a higher index wrote too."""
-    parts = []
-    for m in files:
-        if m.keys:
-            keys = pa.ipc.open_stream(m.keys).read_all()
-            parts.append(keys.append_column(_PARTITION, pa.array([m.partition] * keys.num_rows, pa.int64())))
+    parts = [(m.partition, pa.ipc.open_stream(m.keys).read_all()) for m in files if m.keys]
     if len(parts) < 2:
         return {}
-    every = pa.concat_tables(parts)
-    counts = every.group_by(names, use_threads=False).aggregate([(_PARTITION, "count"), (_PARTITION, "list")])
-    shared = counts.filter(pc.greater(counts.column(f"{_PARTITION}_count"), 1))
-    if shared.num_rows == 0:
-        return {}
-    rows: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for key in shared.to_pylist():
-        holders = key[f"{_PARTITION}_list"]
-        last = max(holders)
-        for p in holders:
-            if p != last:
-                rows[p].append({n: key[n] for n in names})
-    schema = every.schema.remove(every.schema.get_field_index(_PARTITION))
-    return {p: pa.Table.from_pylist(r, schema) for p, r in rows.items()}
+    every = pa.concat_tables([k for _, k in parts])
+    holders = np.repeat([p for p, _ in parts], [k.num_rows for _, k in parts]).astype(np.int64)
+    (codes,) = key_codes(every.select(names))
+    by_key = pa.table({"code": codes, "p": holders}).group_by("code", use_threads=False)
+    last = by_key.aggregate([("p", "max")])
+    last_by_code = np.zeros(len(codes), np.int64)
+    last_by_code[last.column("code").to_numpy()] = last.column("p_max").to_numpy()
+    earlier = holders < last_by_code[codes.to_numpy()]
+    return {
+        int(p): every.filter(pa.array(earlier & (holders == p))).select(names)
+        for p in np.unique(holders[earlier])
+    }
 
 
-def key_in(keys: pa.Table, values: pa.Table) -> pa.ChunkedArray | pa.Array:
-    """Which rows of `keys` are among `values` (same columns; null equals null, as equality
-    deletes compare)."""
-    if keys.num_columns == 1:
-        return pc.is_in(keys.column(0), value_set=values.column(0).combine_chunks(), skip_nulls=False)
-    wanted = {tuple(r.values()) for r in values.to_pylist()}
-    return pa.array([tuple(r.values()) in wanted for r in keys.to_pylist()], pa.bool_())
+def key_codes(*tables: pa.Table) -> list[pa.Array]:
+    """An int64 code per row of each table (same key columns), equal exactly when the rows'
+    keys are equal, null equal to null (as equality deletes compare): each column
+    dictionary-encoded over all tables, the codes combined column by column and re-encoded
+    so they stay below the row count."""
+    combined: pa.Array | None = None
+    for name in tables[0].column_names:
+        column = pa.chunked_array(
+            [c for t in tables for c in t.column(name).chunks], tables[0].schema.field(name).type
+        ).combine_chunks()
+        codes = pc.add(pc.fill_null(pc.dictionary_encode(column).indices, -1).cast(pa.int64()), 1)
+        if combined is not None:
+            width = (pc.max(codes).as_py() or 0) + 1
+            codes = pc.add(pc.multiply(combined, width), codes)
+        combined = pc.dictionary_encode(codes).indices.cast(pa.int64())  # 0 .. distinct keys - 1
+    assert combined is not None  # key tables have at least one column
+    out, start = [], 0
+    for t in tables:
+        out.append(combined.slice(start, t.num_rows))
+        start += t.num_rows
+    return out
+
+
+def key_in(keys: pa.Table, values: pa.Table) -> pa.Array:
+    """Which rows of `keys` are among `values` (same columns; null equals null)."""
+    mine, theirs = key_codes(keys, values)
+    return pc.is_in(mine, value_set=theirs)
 
 
 def _field(schema: pa.Schema, name: str, what: str) -> pa.Field:
@@ -245,10 +270,3 @@ def _field(schema: pa.Schema, name: str, what: str) -> pa.Field:
     if i < 0:
         raise ValidationError(f"{what} {name!r} is not a column of the DataFrame ({schema.names})")
     return schema.field(i)
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return bytes(sink.getvalue().to_pybytes())

@@ -283,6 +283,8 @@ class MergeBuilder(MergeClauses):
 
         import pyarrow as pa
 
+        from icefloe.spark._arrow import ipc_bytes
+
         cols = [F.col(f"`{s}`").cast(spark_type).alias(t) for t, s, spark_type in keys]
         not_null = " AND ".join(f"`{t}` IS NOT NULL" for t, _s, _ty in keys)
         picked = src.select(cols).where(not_null)
@@ -290,10 +292,7 @@ class MergeBuilder(MergeClauses):
         arrow_schema = pa.schema([(t, _arrow_type(ty)) for t, _s, ty in keys])
         # (Spark's batches may mark a column not null; the set does not care.)
         table = pa.Table.from_batches(batches).cast(arrow_schema) if batches else arrow_schema.empty_table()
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as w:
-            w.write_table(table.combine_chunks())
-        semi = SemiJoinKeys(tuple(t for t, _s, _ty in keys), sink.getvalue().to_pybytes(), uuid.uuid4().hex)
+        semi = SemiJoinKeys(tuple(t for t, _s, _ty in keys), ipc_bytes(table), uuid.uuid4().hex)
         names = [t for t, _s, _ty in keys]
         self._source_keys_unique = table.group_by(names).aggregate([]).num_rows == table.num_rows
         if table.num_rows:

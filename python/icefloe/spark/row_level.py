@@ -215,7 +215,7 @@ def upsert(
         is_delete = (
             c
             if dict(df.dtypes)[delete_column] == "boolean"
-            else F.upper(c.cast("string")).isin("D", "DELETE", "-D", "U-")
+            else F.upper(c.cast("string")).isin(*_row_level.DELETE_MARKS)
         )
         last = last.withColumn("__icefloe_delete", F.coalesce(is_delete, F.lit(False)))
     else:
