@@ -6,6 +6,7 @@
 pub mod data_writer;
 pub mod delete_task;
 mod deleted_positions;
+mod dictionary;
 pub mod dv_writer;
 pub mod equality_delete_writer;
 pub mod input_schema;

@@ -10,9 +10,12 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, LogicalType, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::properties::{
+    EnabledStatistics, WriterProperties, WriterPropertiesBuilder, WriterVersion,
+};
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType, TypePtr};
 
+use super::dictionary::dictionary_choices;
 use super::metrics::{FloatCollector, MetricsConfig};
 use crate::arrow::schema_to_arrow;
 use crate::error::{invalid_data, validation, Error, ErrorKind, Result};
@@ -142,6 +145,11 @@ impl ParquetWriterProps {
     /// The parquet crate's properties. Statistics are exact (no truncation): bounds are
     /// truncated later per the metrics mode.
     pub fn writer_properties(&self) -> WriterProperties {
+        self.writer_properties_builder().build()
+    }
+
+    /// [`Self::writer_properties`] before `build`, for per-column settings.
+    pub fn writer_properties_builder(&self) -> WriterPropertiesBuilder {
         WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_compression(self.compression)
@@ -155,7 +163,6 @@ impl ParquetWriterProps {
             .set_statistics_enabled(EnabledStatistics::Page)
             .set_statistics_truncate_length(None)
             .set_created_by(format!("icefloe version {}", env!("CARGO_PKG_VERSION")))
-            .build()
     }
 }
 
@@ -232,6 +239,9 @@ fn patch_uuid(t: &TypePtr, ids: &HashSet<i32>) -> Result<TypePtr> {
 pub struct ParquetFileWriter {
     path: String,
     writer: Option<ArrowWriter<OutputFile>>,
+    /// Until the first page's rows are here: the created file, the properties and the rows
+    /// held back, from which each column's dictionary is decided (`super::dictionary`).
+    pending: Option<Pending>,
     /// The schema stored in the file: the given one without its top-level `unknown`
     /// columns (all nulls, never stored in data files, as Java's writers do).
     schema: Arc<Schema>,
@@ -274,14 +284,20 @@ impl ParquetFileWriter {
         };
         let descr = parquet_schema(&schema, &stored_arrow)?;
         let file = OutputFile::create(path)?;
-        let options =
-            ArrowWriterOptions::new().with_properties(props.writer_properties()).with_parquet_schema(descr);
-        let writer = ArrowWriter::try_new_with_options(file, stored_arrow, options)
-            .map_err(|e| writer_error(e, "cannot create Parquet writer", path))?;
         let floats = FloatCollector::new(&schema);
+        let pending = Pending {
+            file,
+            descr,
+            stored_arrow,
+            props: props.clone(),
+            batches: Vec::new(),
+            rows: 0,
+            bytes: 0,
+        };
         Ok(ParquetFileWriter {
             path: path.to_string(),
-            writer: Some(writer),
+            writer: None,
+            pending: Some(pending),
             schema,
             arrow_schema,
             stored_columns,
@@ -306,7 +322,9 @@ impl ParquetFileWriter {
 
     /// Writes a batch whose schema is [`Self::arrow_schema`].
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let w = self.writer.as_mut().ok_or_else(|| invalid_data("Parquet writer is already closed"))?;
+        if self.writer.is_none() && self.pending.is_none() {
+            return Err(invalid_data("Parquet writer is already closed"));
+        }
         let projected;
         let batch = match &self.stored_columns {
             Some(keep) => {
@@ -316,18 +334,59 @@ impl ParquetFileWriter {
             None => batch,
         };
         self.floats.update(batch)?;
-        w.write(batch).map_err(|e| writer_error(e, "cannot write Parquet data", &self.path))?;
         self.rows += batch.num_rows() as u64;
+        if let Some(p) = self.pending.as_mut() {
+            p.rows += batch.num_rows();
+            p.bytes += sliced_size(batch);
+            p.batches.push(batch.clone());
+            if p.rows < p.props.page_row_limit && p.bytes < p.props.page_size_bytes * SAMPLE_PAGES {
+                return Ok(());
+            }
+            return self.open();
+        }
+        let w = self.writer.as_mut().ok_or_else(|| invalid_data("Parquet writer is already closed"))?;
+        w.write(batch).map_err(|e| writer_error(e, "cannot write Parquet data", &self.path))
+    }
+
+    /// Opens the Parquet writer with each column's dictionary decided from the rows held
+    /// back, and writes them.
+    fn open(&mut self) -> Result<()> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let mut builder = p.props.writer_properties_builder();
+        if !p.batches.is_empty() {
+            let sample = arrow_select::concat::concat_batches(&p.stored_arrow, &p.batches)
+                .map_err(|e| invalid_data("cannot gather the first rows of a Parquet file").with_source(e))?;
+            for (column, dictionary) in dictionary_choices(&sample, &p.descr) {
+                builder = builder.set_column_dictionary_enabled(column, dictionary);
+            }
+        }
+        let options = ArrowWriterOptions::new().with_properties(builder.build()).with_parquet_schema(p.descr);
+        let mut w = ArrowWriter::try_new_with_options(p.file, p.stored_arrow, options)
+            .map_err(|e| writer_error(e, "cannot create Parquet writer", &self.path))?;
+        for batch in &p.batches {
+            w.write(batch).map_err(|e| writer_error(e, "cannot write Parquet data", &self.path))?;
+        }
+        self.writer = Some(w);
         Ok(())
     }
 
-    /// Bytes written so far plus the estimated encoded size of the buffered row group.
+    /// Bytes written so far plus the estimated encoded size of the buffered row group (the
+    /// Arrow size of the rows held back before the writer opens).
     pub fn current_size(&self) -> u64 {
+        if let Some(p) = &self.pending {
+            return p.bytes as u64;
+        }
         self.writer.as_ref().map(|w| (w.bytes_written() + w.in_progress_size()) as u64).unwrap_or(0)
     }
 
     /// Finishes the file and returns its DataFile (metrics included; `partition`/`spec_id` as given).
     pub fn close(mut self, partition: StructValue, spec_id: i32) -> Result<DataFile> {
+        if let Err(e) = self.open() {
+            let _ = crate::io::delete_file(&self.path);
+            return Err(e);
+        }
         let mut w = self.writer.take().ok_or_else(|| invalid_data("Parquet writer is already closed"))?;
         let meta = w.finish().map_err(|e| writer_error(e, "cannot finish Parquet file", &self.path))?;
         let size = w.bytes_written() as i64;
@@ -346,11 +405,37 @@ impl ParquetFileWriter {
 
     /// Drops the writer and deletes the partial file.
     pub fn abort(mut self) -> Result<()> {
+        if let Some(mut p) = self.pending.take() {
+            return p.file.abort();
+        }
         match self.writer.take() {
             Some(mut w) => w.inner_mut().abort(),
             None => crate::io::delete_file(&self.path),
         }
     }
+}
+
+/// The bytes of a batch's own rows (a slice of a larger batch shares its buffers).
+fn sliced_size(batch: &RecordBatch) -> usize {
+    let column = |c: &arrow_array::ArrayRef| {
+        c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size())
+    };
+    batch.columns().iter().map(column).sum()
+}
+
+/// The Parquet writer opens once a page's rows (`write.parquet.page-row-limit`) or this many
+/// pages' bytes (`write.parquet.page-size-bytes`) of Arrow data are held back.
+const SAMPLE_PAGES: usize = 4;
+
+/// A file whose Parquet writer is not open yet (see [`ParquetFileWriter::open`]).
+struct Pending {
+    file: OutputFile,
+    descr: SchemaDescriptor,
+    stored_arrow: SchemaRef,
+    props: ParquetWriterProps,
+    batches: Vec<RecordBatch>,
+    rows: usize,
+    bytes: usize,
 }
 
 #[cfg(test)]

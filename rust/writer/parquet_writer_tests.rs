@@ -371,3 +371,77 @@ fn metrics_modes() {
     .unwrap_err();
     assert!(e.to_string().contains("truncate(x)"));
 }
+
+/// A column of unique values is written PLAIN, one of repeated values with a dictionary, as
+/// Java's writer decides it over the first page; the rows held back for that decision (here
+/// 50,000 rows in 4,096-row batches, and a 3-row file closed before its first page filled)
+/// are all in the file.
+#[test]
+fn dictionary_only_where_it_pays() {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", PrimitiveType::Long.into()),
+            NestedField::optional(2, "qty", PrimitiveType::Int.into()),
+            NestedField::optional(3, "name", PrimitiveType::String.into()),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
+    let batch = |from: i64, n: i64| {
+        RecordBatch::try_new(
+            arrow.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(from..from + n)),
+                Arc::new(Int32Array::from_iter(
+                    (from..from + n).map(|i| (i % 7 != 0).then_some((i % 100) as i32)),
+                )),
+                Arc::new(StringArray::from_iter_values((from..from + n).map(|i| format!("user_{}", i % 50)))),
+            ],
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = ParquetWriterProps::default();
+    let mc = Arc::new(MetricsConfig::from_table_properties(&BTreeMap::new(), &schema).unwrap());
+    for (name, total) in [("big.parquet", 50_000i64), ("small.parquet", 3)] {
+        let path = dir.path().join(name);
+        let mut w =
+            ParquetFileWriter::try_new(path.to_str().unwrap(), Arc::new(schema.clone()), &p, mc.clone())
+                .unwrap();
+        let mut from = 0;
+        while from < total {
+            let n = 4096.min(total - from);
+            w.write(&batch(from, n)).unwrap();
+            from += n;
+        }
+        let df = w.close(vec![], 0).unwrap();
+        assert_eq!(df.record_count, total);
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let dictionary: Vec<bool> = reader
+            .metadata()
+            .row_group(0)
+            .columns()
+            .iter()
+            .map(|c| c.dictionary_page_offset().is_some())
+            .collect();
+        // Three distinct values in three rows: no column repeats, none pays for a dictionary.
+        let expected = if total > 3 { vec![false, true, true] } else { vec![false, false, false] };
+        assert_eq!(dictionary, expected, "{name}: dictionary pages of id, qty, name");
+        let back = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            File::open(&path).unwrap(),
+        )
+        .unwrap()
+        .with_batch_size(total as usize)
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+        let want = batch(0, total);
+        for i in 0..3 {
+            assert_eq!(back.column(i).as_ref(), want.column(i).as_ref(), "{name}: column {i}");
+        }
+    }
+}
