@@ -1,4 +1,4 @@
-"""Row-level removal for overwrite-by-filter and copy-on-write delete (driver side).
+"""Row-level removal for overwrite-by-filter and copy-on-write delete.
 
 For a bound filter and the table version an operation started from, the live data files
 are classified from metadata first (Rust, `plan_row_removal`: partition projections and
@@ -8,7 +8,7 @@ unread. Only the rest are read: if no row matches they stay, if every row does t
 removed whole, otherwise they are removed and their remaining rows (those for which the
 filter is not true: false or unknown, SQL semantics) rewritten as new data files carrying
 the write's id. The reads and rewrites run on the driver, one thread per file (the Rust
-reader and writer release the GIL).
+reader and writer release the GIL), or, from `icefloe.spark`, in Spark tasks.
 
 Commit builders here re-validate against snapshots committed since the start (serializable
 isolation, Iceberg Java's `validateAddedDataFiles(conflictDetectionFilter)` /
@@ -53,9 +53,19 @@ class RowRemoval:
     files_read: int = 0  # files whose rows had to be read to decide
 
 
-def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: str) -> RowRemoval:
+# How the files that may match are read and rewritten: (the table version, their planned
+# task JSONs, the read schema JSON, the bound filter JSON, the write id) -> (paths of the
+# files with matching rows: removed; descriptors of the files written with their other
+# rows). `rewrite_on_driver` here; `icefloe.spark` runs it in Spark tasks.
+PartialRewriter = Callable[[_native.TableMetadata, list[str], str, str, str], "tuple[list[str], list[str]]"]
+
+
+def plan_row_removal(
+    table: Table, bound_filter: BooleanExpression, write_id: str, rewrite: PartialRewriter | None = None
+) -> RowRemoval:
     """Classifies the live files of `table`'s loaded version and rewrites partly matching
-    ones (see module doc). The caller deletes the rewritten files if it does not commit."""
+    ones (see module doc) with `rewrite` (default: on the driver). The caller deletes the
+    rewritten files if it does not commit."""
     md = table.metadata
     out = RowRemoval(md.current_snapshot_id, bound_filter.to_json())
     if isinstance(bound_filter, AlwaysFalse) or md.current_snapshot_id is None:
@@ -67,31 +77,52 @@ def plan_row_removal(table: Table, bound_filter: BooleanExpression, write_id: st
     read_json = table.schema().to_json()
     if _lineage.tracked(table):  # copied rows keep their lineage
         read_json = json.dumps(_lineage.with_read_fields(json.loads(read_json)))
-    filter_json = out.filter_json
+    removed, rewritten = (rewrite or rewrite_on_driver)(md, partial, read_json, out.filter_json, write_id)
+    out.files_read = len(partial)
+    out.removed_paths.extend(removed)
+    out.rewritten.extend(rewritten)
+    return out
+
+
+def kept_rows(task_json: str, read_json: str, filter_json: str) -> tuple[str, pa.Table | None] | None:
+    """Reads one planned file that may match `filter_json`: None when no row matches, else
+    its path and the rows to keep (None when every row matches). The reader's own evaluator
+    decides which rows match (the one a filtered read uses), so a rewrite drops exactly the
+    rows a scan with the filter returns."""
+    data = _native.read_task(task_json, read_json).read_all()
+    masks = [_native.filter_mask(filter_json, read_json, b) for b in data.to_batches()]
+    mask = pa.chunked_array(masks, pa.bool_()) if masks else pa.chunked_array([], pa.bool_())
+    matched = pc.sum(mask).as_py() or 0
+    if matched == 0:
+        return None
+    path = FileScanTask(task_json).file.file_path
+    return path, (None if matched == data.num_rows else data.filter(pc.invert(mask)))
+
+
+def rewrite_on_driver(
+    md: _native.TableMetadata, partial: list[str], read_json: str, filter_json: str, write_id: str
+) -> tuple[list[str], list[str]]:
+    """The `PartialRewriter` of in-process writes: one thread per file (the Rust reader and
+    writer release the GIL)."""
 
     def one(i: int) -> tuple[str, list[str]] | None:
-        task = FileScanTask(partial[i])
-        data = _native.read_task(partial[i], read_json).read_all()
-        # The reader's own evaluator decides which rows match (the one a filtered read
-        # uses), so a rewrite drops exactly the rows a scan with the filter returns.
-        masks = [_native.filter_mask(filter_json, read_json, b) for b in data.to_batches()]
-        mask = pa.chunked_array(masks, pa.bool_()) if masks else pa.chunked_array([], pa.bool_())
-        matched = pc.sum(mask).as_py() or 0
-        if matched == 0:
+        found = kept_rows(partial[i], read_json, filter_json)
+        if found is None:
             return None
-        if matched == data.num_rows:
-            return task.file.file_path, []
-        rest = data.filter(pc.invert(mask))
+        path, rest = found
+        if rest is None:
+            return path, []
         reader = pa.RecordBatchReader.from_batches(rest.schema, rest.to_batches())
-        return task.file.file_path, _native.write_data_files(md, reader, write_id, _REWRITE_TASK_BASE + i)
+        return path, _native.write_data_files(md, reader, write_id, _REWRITE_TASK_BASE + i)
 
-    out.files_read = len(partial)
+    removed: list[str] = []
+    rewritten: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(partial)))) as pool:
         for result in pool.map(one, range(len(partial))):
             if result is not None:
-                out.removed_paths.append(result[0])
-                out.rewritten.extend(result[1])
-    return out
+                removed.append(result[0])
+                rewritten.extend(result[1])
+    return removed, rewritten
 
 
 def check_added_files_match(md: _native.TableMetadata, filter_json: str, added: list[str]) -> None:

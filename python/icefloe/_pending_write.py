@@ -30,6 +30,7 @@ from icefloe.expressions import BooleanExpression
 from icefloe.transaction import BuildFn
 
 if TYPE_CHECKING:
+    from icefloe._overwrite import PartialRewriter
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
 
@@ -84,10 +85,12 @@ def commit_overwrite(
     snapshot_properties: dict[str, str] | None = None,
     require_filter: bool = False,
     validate_added_files_match_filter: bool = False,
+    rewrite: PartialRewriter | None = None,
 ) -> Snapshot | None:
     """Commits `descriptors` (already written, carrying `write_id`) replacing the rows of
     `overwrite_filter`, or the partitions they fall in when there is no filter.
-    `start_snapshot_id` is the version the operation started from (validation)."""
+    `start_snapshot_id` is the version the operation started from (validation); `rewrite`
+    reads and rewrites the files the filter partly matches (default: on the driver)."""
     from icefloe import _overwrite
     from icefloe.expressions import as_row_filter
 
@@ -106,7 +109,7 @@ def commit_overwrite(
             bound = as_row_filter(overwrite_filter).bind(table.schema())
             if validate_added_files_match_filter and descriptors:
                 _overwrite.check_added_files_match(table.metadata, bound.to_json(), descriptors)
-            removal = _overwrite.plan_row_removal(table, bound, write_id)
+            removal = _overwrite.plan_row_removal(table, bound, write_id, rewrite)
             written = descriptors + removal.rewritten
             if not written and not removal.removed_paths:
                 abort_write(table, write_id)

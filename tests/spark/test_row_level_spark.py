@@ -160,6 +160,73 @@ def test_merge_refuses_a_target_row_matched_twice_and_bad_sets(
     assert {os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs} == files
 
 
+def _data_files(table: Any) -> set[str]:
+    data_dir = os.path.join(table.location().removeprefix("file:"), "data")
+    return {os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs}
+
+
+def test_copy_on_write_delete_update_overwrite_rewrite_in_spark_tasks(
+    spark: Any, oracle: Oracle, catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copy-on-write DELETE, UPDATE and overwrite-by-filter read and rewrite the files the
+    condition partly matches in Spark tasks: with the driver's reader disabled they still
+    give Java's rows, and the new files carry Spark task ids, not the driver's."""
+    import icefloe._overwrite
+    import icefloe.spark
+
+    def no_driver_read(*_: Any) -> Any:
+        raise AssertionError("a copy-on-write rewrite read data on the driver")
+
+    monkeypatch.setattr(icefloe._overwrite, "kept_rows", no_driver_read)
+    monkeypatch.setattr(icefloe._overwrite, "rewrite_on_driver", no_driver_read)
+    java, ours = _twins(spark, oracle, "copy-on-write", "PARTITIONED BY (bucket(4, id))")
+    jq = oracle.qualified(java)
+    before = _data_files(catalog.load_table(ours))
+
+    oracle.sql(f"DELETE FROM {jq} WHERE id >= 100 AND id < 150")
+    icefloe.spark.delete(spark, catalog.load_table(ours), "id >= 100 and id < 150")
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="delete")
+    oracle.sql(f"UPDATE {jq} SET amount = -amount WHERE id >= 150 AND id < 160")
+    icefloe.spark.update(spark, catalog.load_table(ours), "id >= 150 and id < 160", {"amount": "-amount"})
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="update")
+    new = spark.createDataFrame([(5, "ap", 0.5)], "id bigint, region string, amount double")
+    # Java's overwrite(expr) removes whole files only: its rows are DELETE then INSERT.
+    oracle.sql(f"DELETE FROM {jq} WHERE id < 20")
+    new.writeTo(jq).append()
+    icefloe.spark.overwrite(new, catalog.load_table(ours), overwrite_filter="id < 20")
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="overwrite")
+
+    table = catalog.load_table(ours)
+    live = {f.file_path.removeprefix("file:") for f in table.scan().plan_files()}
+    assert before and before <= _data_files(table)
+    rewritten = live - before
+    assert rewritten, "the copy-on-write operations rewrote no file"
+    driver_task = str(icefloe._overwrite._REWRITE_TASK_BASE)[:4]
+    assert not [p for p in rewritten if os.path.basename(p).startswith(driver_task)], rewritten
+    assert table.current_snapshot().summary["operation"] == "overwrite"
+
+
+def test_a_failed_copy_on_write_rewrite_task_commits_nothing_and_leaves_no_file(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    import icefloe.spark
+    from icefloe.exceptions import IcefloeError
+
+    _java, ours = _twins(spark, oracle, "copy-on-write", "PARTITIONED BY (bucket(4, id))")
+    table = catalog.load_table(ours)
+    files = _data_files(table)
+    # One data file the delete must read is gone: its rewrite task fails.
+    victim = sorted(f for f in files if f.endswith(".parquet"))[0]
+    os.rename(victim, victim + ".away")
+    try:
+        with pytest.raises(IcefloeError, match=os.path.basename(victim)):
+            icefloe.spark.delete(spark, table, "region = 'eu'")
+    finally:
+        os.rename(victim + ".away", victim)
+    assert catalog.load_table(ours).current_snapshot() == table.current_snapshot()
+    assert _data_files(table) == files
+
+
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
 def test_spark_update_twins_java_update(spark: Any, oracle: Oracle, catalog: Any, mode: str) -> None:
     import icefloe.spark

@@ -2,19 +2,21 @@
 in Rust inside mapInArrow, one Spark task per group of data files: position-delete files
 (merge-on-read; the driver gets their descriptors and the earlier file-scoped delete files
 merged into them, which the commit removes), or the files rewritten without those rows
-(copy-on-write)."""
+(copy-on-write); and, for a copy-on-write removal by filter, the files the filter may match
+read and rewritten without its rows (`filter_rewriter`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from icefloe import _lineage, _native
 from icefloe._io import IoConfig
 from icefloe._row_delta import removal_key
+from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _chain as chain_batches
 from icefloe.spark.write import _executor_error
@@ -22,6 +24,7 @@ from icefloe.spark.write import _executor_error
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from icefloe._overwrite import PartialRewriter
     from icefloe.table import Table
 
 OUT_SCHEMA = "kind string, descriptor string"
@@ -64,6 +67,15 @@ def delete_files_batch(
     data files its deletes reference."""
     kinds = ["delete"] * len(files) + ["replaced"] * len(replaced) + ["referenced"] * len(referenced)
     values = [*files, *replaced, *referenced]
+    return pa.RecordBatch.from_pydict(
+        {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(values, pa.string())}
+    )
+
+
+def rewrite_batch(descriptors: list[str], rewritten: Sequence[str]) -> pa.RecordBatch:
+    """What a copy-on-write task returns: its new data files and the paths it rewrote."""
+    kinds = ["data"] * len(descriptors) + ["rewritten"] * len(rewritten)
+    values = [*descriptors, *rewritten]
     return pa.RecordBatch.from_pydict(
         {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(values, pa.string())}
     )
@@ -142,11 +154,7 @@ def rewrite_files_on_executors(
             reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
             md = native.TableMetadata.from_json(metadata_json)
             descriptors = native.write_data_files(md, reader, write_id, task_attempt_id())
-        kinds = ["data"] * len(descriptors) + ["rewritten"] * len(paths)
-        values = [*descriptors, *paths]
-        yield pa.RecordBatch.from_pydict(
-            {"kind": pa.array(kinds, pa.string()), "descriptor": pa.array(values, pa.string())}
-        )
+        yield rewrite_batch(descriptors, paths)
 
     try:
         try:
@@ -159,3 +167,56 @@ def rewrite_files_on_executors(
     files = [r["descriptor"] for r in out if r["kind"] == "data"]
     rewritten = sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"})
     return files, rewritten
+
+
+def filter_rewriter(spark: Any) -> PartialRewriter:
+    """The `PartialRewriter` of copy-on-write deletes, updates and overwrites by filter on
+    Spark: the files the filter may match are read, masked and rewritten in Spark tasks
+    (chunks as `icefloe._row_level.chunk_tasks` makes them: a partition's files together),
+    one `write_data_files` per task, so the driver never holds their rows."""
+
+    def rewrite(
+        md: _native.TableMetadata, partial: list[str], read_json: str, filter_json: str, write_id: str
+    ) -> tuple[list[str], list[str]]:
+        from icefloe._row_level import chunk_tasks
+
+        chunks = chunk_tasks(partial, default_parallelism(spark))
+        metadata_json = md.to_json()
+        io_config = IoConfig.current()  # storage settings, for the executors
+
+        def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+            from icefloe import _native as native
+            from icefloe._overwrite import kept_rows
+
+            prepare_worker(io_config)
+            planned = [t for b in batches for i in b.column(0).to_pylist() for t in chunks[i]]
+            removed: list[str] = []
+
+            def kept() -> Iterable[pa.RecordBatch]:
+                for task_json in planned:
+                    found = kept_rows(task_json, read_json, filter_json)
+                    if found is None:
+                        continue
+                    removed.append(found[0])
+                    if found[1] is not None:
+                        yield from (b for b in found[1].to_batches() if b.num_rows)
+
+            it = iter(kept())
+            first = next(it, None)
+            descriptors: list[str] = []
+            if first is not None:
+                reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
+                meta = native.TableMetadata.from_json(metadata_json)
+                descriptors = native.write_data_files(meta, reader, write_id, task_attempt_id())
+            yield rewrite_batch(descriptors, removed)
+
+        # Partition i of spark.range(n) runs chunk i: the chunks ride in the closure.
+        n = len(chunks)
+        try:
+            out = spark.range(0, n, 1, n).mapInArrow(rewrite_task, OUT_SCHEMA).collect()
+        except Exception as e:
+            raise _executor_error(e) from e
+        files = [r["descriptor"] for r in out if r["kind"] == "data"]
+        return sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"}), files
+
+    return rewrite

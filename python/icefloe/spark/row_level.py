@@ -5,8 +5,8 @@ The driver plans the files the condition may match (Rust planner, partition and 
 pruning); each Spark task reads its files' matching row positions through the scan reader
 and writes the position-delete files (Rust, inside mapInArrow); the driver commits one row
 delta with Java's validations (`icefloe._row_delta`). Copy-on-write tables
-(`write.delete.mode`, the default) are deleted as `Table.delete` does, the rewrite running on
-the driver.
+(`write.delete.mode`, the default) are deleted as `Table.delete` does, the files the
+condition partly matches read and rewritten in Spark tasks (`_row_delta.filter_rewriter`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from icefloe import _native, _pending_write
 from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
-from icefloe.spark._row_delta import OUT_SCHEMA, collect_delete_files, delete_files_batch, task_attempt_id
+from icefloe.spark._row_delta import (
+    OUT_SCHEMA,
+    collect_delete_files,
+    delete_files_batch,
+    filter_rewriter,
+    task_attempt_id,
+)
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
@@ -49,7 +55,18 @@ def delete(
 
     table = on_branch(table, branch)
     if write_mode(table, "delete") != "merge-on-read":
-        return table.delete(condition, snapshot_properties, case_sensitive)
+        write_id = _pending_write.new_write_id()
+        start = table.metadata.current_snapshot_id
+        return _pending_write.commit_overwrite(
+            table,
+            [],
+            _row_level._bind(table, condition, case_sensitive),
+            write_id,
+            start,
+            snapshot_properties,
+            require_filter=True,
+            rewrite=filter_rewriter(spark),
+        )
 
     def run(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
         return _run_on_executors(spark, md, tasks, write_id)
@@ -103,7 +120,7 @@ def update(
     """Spark SQL's `UPDATE t SET ... WHERE condition`: `set` maps column names to Spark SQL
     expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). The matching
     rows are read and rewritten by Spark tasks; merge-on-read (`write.update.mode`) writes
-    position deletes for the old rows, copy-on-write rewrites their files (on the driver).
+    position deletes for the old rows, copy-on-write rewrites their files (in Spark tasks).
     ValidationError, before anything is written, for an unknown column or a value of a type
     the column cannot hold."""
     from pyspark.sql import functions as F
@@ -153,7 +170,14 @@ def update(
             _pending_write.abort_write(table, write_id)
             raise
         return _pending_write.commit_overwrite(
-            table, descriptors, bound, write_id, start, snapshot_properties, require_filter=True
+            table,
+            descriptors,
+            bound,
+            write_id,
+            start,
+            snapshot_properties,
+            require_filter=True,
+            rewrite=filter_rewriter(spark),
         )
     write = RowDeltaWrite.begin(
         table, "update", start, bound.to_json(), dict(snapshot_properties or {}), write_id=write_id

@@ -92,6 +92,7 @@ def overwrite(
     of `main` (see `Table.append`). `distribution_mode`: as for `append`.
     """
     from icefloe.spark._distribution import distribute, resolve_mode
+    from icefloe.spark._row_delta import filter_rewriter
 
     table = on_branch(table, branch)
     df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
@@ -106,6 +107,7 @@ def overwrite(
         start,
         snapshot_properties,
         validate_added_files_match_filter=validate_added_files_match_filter,
+        rewrite=filter_rewriter(df.sparkSession),
     )
 
 
