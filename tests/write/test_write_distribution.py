@@ -174,3 +174,62 @@ def test_range_splits_partitions_by_the_sort_order(
         spans.sort()
         assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), spans
     assert max(len(s) for s in ranges.values()) > 1  # two writing tasks share a partition
+
+
+@pytest.mark.parametrize(
+    ("operation", "mode"),
+    [("merge", "merge-on-read"), ("merge", "copy-on-write"), ("upsert", "merge-on-read")],
+)
+def test_row_level_writes_distribute_their_new_rows(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str, operation: str, mode: str
+) -> None:
+    """A MERGE's or an upsert's new rows are hash-distributed by partition as Java's
+    (`write.merge.distribution-mode`, default hash): one file per partition; the control
+    with the property `none` splits partitions over the input's tasks."""
+    spec = "bucket(8, id), cat"
+    counts = {}
+    for dist in ("", "none"):
+        name = f"{table_name}_{dist or 'default'}"
+        props = f"'format-version'='2', 'write.merge.mode'='{mode}'"
+        if dist:
+            props += f", 'write.merge.distribution-mode'='{dist}'"
+        q = oracle.qualified(name)
+        oracle.sql(
+            f"CREATE TABLE {q} (id bigint NOT NULL, cat string, n int) USING iceberg "
+            f"PARTITIONED BY ({spec}) TBLPROPERTIES ({props})"
+        )
+        table = catalog.load_table(name)
+        src = _input(spark).select("id", "cat", "n")
+        if operation == "merge":
+            icefloe.spark.merge(src, table, "target.id = source.id").when_not_matched_insert_all().execute()
+        else:
+            icefloe.spark.upsert(src, table, join_cols=["id", "cat"])
+        assert_same_rows(oracle.df(name), src, context=f"{operation} {mode} {dist}")
+        counts[dist] = _files_per_partition(oracle, name)
+    assert set(counts[""].values()) == {1}, counts[""]
+    assert max(counts["none"].values()) > 1, counts["none"]
+
+
+def test_row_level_mode_resolution(spark: Any, oracle: Oracle, catalog: Any, table_name: str) -> None:
+    from icefloe.spark._distribution import row_level_mode
+
+    part = _table(oracle, catalog, table_name, "cat", "'write.update.distribution-mode'='none'")
+    assert row_level_mode(spark, part, "update") == "none"
+    assert row_level_mode(spark, part, "merge") == "hash"  # Java's default
+    spark.conf.set("spark.sql.iceberg.distribution-mode", "range")
+    try:
+        assert row_level_mode(spark, part, "update") == "range"  # the session's wins
+    finally:
+        spark.conf.unset("spark.sql.iceberg.distribution-mode")
+    q = oracle.qualified(f"{table_name}_u")
+    oracle.sql(f"CREATE TABLE {q} (id bigint, n int) USING iceberg")
+    unpart = catalog.load_table(f"{table_name}_u")
+    assert row_level_mode(spark, unpart, "update") == "none"  # hash of an unpartitioned table
+    # A copy-on-write merge (the default) of an unpartitioned table without the property:
+    # the table's write mode, none, then range once the table is sorted.
+    assert row_level_mode(spark, unpart, "merge") == "none"
+    oracle.sql(f"ALTER TABLE {q} WRITE ORDERED BY n")
+    assert row_level_mode(spark, catalog.load_table(f"{table_name}_u"), "merge") == "range"
+    bad = _table(oracle, catalog, f"{table_name}_b", "cat", "'write.merge.distribution-mode'='sorted'")
+    with pytest.raises(ValidationError, match=r"write.merge.distribution-mode must be one of .* 'sorted'"):
+        row_level_mode(spark, bad, "merge")

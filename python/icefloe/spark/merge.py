@@ -34,6 +34,7 @@ from icefloe._overwrite import RowRemoval, overwrite_builder
 from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
+from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._row_delta import (
     planned_tasks_by_path,
     rewrite_files_on_executors,
@@ -549,7 +550,7 @@ class MergeBuilder(MergeClauses):
                     write_position_deletes_on_executors(removed, md, tasks, write.write_id)
                 )
             if m.rows_updated or m.rows_inserted:
-                write.data_files = _write_on_executors(new_rows, table, write.write_id)
+                write.data_files = _write_on_executors(self._distributed(new_rows), table, write.write_id)
         except BaseException:
             write.abort()
             raise
@@ -558,6 +559,12 @@ class MergeBuilder(MergeClauses):
         m.data_files_added = len(write.data_files)
         m.delete_files_added = len(write.delete_files)
         m.delete_files_removed = len(write.removed_delete_paths)
+
+    def _distributed(self, new_rows: DataFrame) -> DataFrame:
+        """The merge's new rows distributed as Java distributes a MERGE's (see
+        `_distribution.row_level_mode`)."""
+        mode = row_level_mode(new_rows.sparkSession, self.table, "merge")
+        return distribute(new_rows, self.table, mode)
 
     def _commit_copy_on_write(
         self,
@@ -575,7 +582,7 @@ class MergeBuilder(MergeClauses):
         new_files: list[str] = []
         try:
             if m.rows_updated or m.rows_inserted:
-                new_files = _write_on_executors(new_rows, table, write_id)
+                new_files = _write_on_executors(self._distributed(new_rows), table, write_id)
             if m.rows_updated or m.rows_deleted:
                 # The files holding removed rows, rewritten without them on the executors
                 # (their other rows never become Spark rows).

@@ -20,6 +20,7 @@ from icefloe import _native, _pending_write
 from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
+from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._row_delta import (
     OUT_SCHEMA,
     collect_delete_files,
@@ -162,6 +163,7 @@ def update(
     )
     if lineage:
         new_rows = new_rows.withColumn(_lineage.LAST_UPDATED, F.lit(None).cast("long"))
+    new_rows = distribute(new_rows, table, row_level_mode(spark, table, "update"))
     write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
         try:
@@ -294,6 +296,7 @@ def upsert(
         except Exception as e:
             raise _executor_error(e) from e
         write.delete_files = [r["descriptor"] for r in out]
+        inserts = distribute(inserts, table, row_level_mode(inserts.sparkSession, table, "merge"))
         write.data_files = _write_on_executors(inserts, table, write_id)
     except BaseException:
         write.abort()
