@@ -121,26 +121,26 @@ def main() -> None:
     po = sorted(tuple(r) for r in spark.sql(parts.format("icefloe_t")).collect())
     ph = sorted(tuple(r) for r in spark.sql(parts.format("icefloe_hash_t")).collect())
     assert pj == po == ph, "partition tuples / counts differ"
-    files = {
-        n: spark.sql(f"SELECT count(*) FROM oracle.db.{n}.files").collect()[0][0]
-        for n in ("java_t", "icefloe_t", "icefloe_hash_t")
-    }
+    files, mb = {}, {}
+    for n in ("java_t", "icefloe_t", "icefloe_hash_t"):
+        count, size = spark.sql(f"SELECT count(*), sum(file_size_in_bytes) FROM oracle.db.{n}.files").first()
+        files[n], mb[n] = count, size / 1e6
 
     bj, bo = min(times["java"]), min(times["icefloe"])
     print(f"\nwrite {ROWS:,} rows into {PARTITIONED_BY} ({len(pj)} partitions), local[2], best of {REPEAT}:")
-    print(f"{'writer':<36}{'best s':>9}{'median s':>10}{'files':>7}{'ratio':>8}")
+    print(f"{'writer':<36}{'best s':>9}{'median s':>10}{'files':>7}{'MB':>8}{'ratio':>8}")
     print(
         f"{'Iceberg Java writeTo().append()':<36}{bj:>9.2f}{statistics.median(times['java']):>10.2f}"
-        f"{files['java_t']:>7}{1.0:>8.2f}"
+        f"{files['java_t']:>7}{mb['java_t']:>8.1f}{1.0:>8.2f}"
     )
     print(
         f"{'icefloe.spark.append':<36}{bo:>9.2f}{statistics.median(times['icefloe']):>10.2f}"
-        f"{files['icefloe_t']:>7}{bo / bj:>8.2f}"
+        f"{files['icefloe_t']:>7}{mb['icefloe_t']:>8.1f}{bo / bj:>8.2f}"
     )
     bh = min(times["icefloe_hash"])
     print(
         f"{'icefloe.spark.append, hash':<36}{bh:>9.2f}{statistics.median(times['icefloe_hash']):>10.2f}"
-        f"{files['icefloe_hash_t']:>7}{bh / bj:>8.2f}"
+        f"{files['icefloe_hash_t']:>7}{mb['icefloe_hash_t']:>8.1f}{bh / bj:>8.2f}"
     )
     print(f"bar: icefloe <= 0.8x Java -> {'PASS' if bo <= 0.8 * bj else 'FAIL'} ({bo / bj:.2f}x)")
     spark.stop()
