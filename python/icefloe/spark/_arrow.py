@@ -59,6 +59,23 @@ def spark_arrow_type(t: Any, name: str) -> pa.DataType:
     raise NotSupportedError(f"column '{name}' has unknown Iceberg type {kind}")
 
 
+def spark_schema(arrow_schema: pa.Schema) -> Any:
+    """The Spark schema of batches of `arrow_schema` as icefloe hands them to Spark: an Arrow
+    timestamp without a zone (Iceberg's `timestamp`) is Spark's `timestamp_ntz`, as Java's
+    Spark reads it (PySpark's default would make it a `timestamp`: an instant, rendered
+    shifted in a session outside UTC, and refused when written back to the column)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
+
+
+def spark_type(t: Any, name: str) -> Any:
+    """The Spark type of an Iceberg type (JSON form), as `spark_schema` maps it."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    return from_arrow_type(spark_arrow_type(t, name), prefer_timestamp_ntz=True)
+
+
 def spark_arrow_schema(iceberg_schema: dict[str, Any]) -> pa.Schema:
     # Spark treats every column as nullable on read; required-ness is enforced on write.
     return pa.schema(

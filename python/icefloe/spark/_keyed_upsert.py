@@ -98,14 +98,15 @@ def new_rows(
     """The source's rows as the table's columns (cast to their types), plus the extra
     copies of the rows whose key more than one target row holds."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from icefloe.spark._arrow import spark_schema
 
     out = src.select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
     if copies.num_rows:
         spark = src.sparkSession
         aliases = [f"__icefloe_key{i}" for i in range(len(semi_keys))]
         renamed = copies.rename_columns([*aliases, _COPIES])
-        extra = spark.createDataFrame(renamed.to_pylist(), from_arrow_schema(renamed.schema))
+        extra = spark.createDataFrame(renamed.to_pylist(), spark_schema(renamed.schema))
         cond = None
         for (_t, s), a in zip(semi_keys, aliases):
             c = F.col(f"`{s}`") == F.col(a)

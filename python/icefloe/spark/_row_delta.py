@@ -72,6 +72,18 @@ def delete_files_batch(
     )
 
 
+def write_rows(metadata_json: str, batches: Iterable[pa.RecordBatch], write_id: str) -> list[str]:
+    """In a Spark task: writes `batches` (the table's columns) as the table's data files,
+    named by the task attempt; their descriptors, none when there are no rows."""
+    it = iter(batches)
+    first = next(it, None)
+    if first is None:
+        return []
+    reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
+    md = _native.TableMetadata.from_json(metadata_json)
+    return list(_native.write_data_files(md, reader, write_id, task_attempt_id()))
+
+
 def rewrite_batch(descriptors: list[str], rewritten: Sequence[str]) -> pa.RecordBatch:
     """What a copy-on-write task returns: its new data files and the paths it rewrote."""
     kinds = ["data"] * len(descriptors) + ["rewritten"] * len(rewritten)
@@ -147,14 +159,7 @@ def rewrite_files_on_executors(
                     if out.num_rows:
                         yield out
 
-        it = iter(kept())
-        first = next(it, None)
-        descriptors: list[str] = []
-        if first is not None:
-            reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
-            md = native.TableMetadata.from_json(metadata_json)
-            descriptors = native.write_data_files(md, reader, write_id, task_attempt_id())
-        yield rewrite_batch(descriptors, paths)
+        yield rewrite_batch(write_rows(metadata_json, kept(), write_id), paths)
 
     try:
         try:
@@ -185,7 +190,6 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
         io_config = IoConfig.current()  # storage settings, for the executors
 
         def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-            from icefloe import _native as native
             from icefloe._overwrite import kept_rows
 
             prepare_worker(io_config)
@@ -201,14 +205,8 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
                     if found[1] is not None:
                         yield from (b for b in found[1].to_batches() if b.num_rows)
 
-            it = iter(kept())
-            first = next(it, None)
-            descriptors: list[str] = []
-            if first is not None:
-                reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, it))
-                meta = native.TableMetadata.from_json(metadata_json)
-                descriptors = native.write_data_files(meta, reader, write_id, task_attempt_id())
-            yield rewrite_batch(descriptors, removed)
+            descriptors = write_rows(metadata_json, kept(), write_id)
+            yield rewrite_batch(descriptors, removed)  # `removed` is complete once written
 
         # Partition i of spark.range(n) runs chunk i: the chunks ride in the closure.
         n = len(chunks)

@@ -34,14 +34,12 @@ class IcefloeDataSource(DataSource):
         return SourceOptions.parse(dict(self.options), self._catalogs)
 
     def schema(self) -> Any:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        from icefloe.spark._arrow import spark_arrow_schema
+        from icefloe.spark._arrow import spark_arrow_schema, spark_schema
         from icefloe.spark._source_read import table_scan
 
         opts = self.source_options()
         scan = table_scan(opts.load_table(), opts)
-        return from_arrow_schema(spark_arrow_schema(json.loads(scan.projection().to_json())))
+        return spark_schema(spark_arrow_schema(json.loads(scan.projection().to_json())))
 
     def reader(self, schema: Any) -> Any:
         from icefloe.spark._source_read import BatchReader, FilteringBatchReader

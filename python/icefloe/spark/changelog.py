@@ -28,6 +28,7 @@ from icefloe.changelog import (
     read_unit,
 )
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
+from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -53,13 +54,11 @@ def read_changelog(
     """The row changes of the snapshots after `from_snapshot_id` (exclusive) up to
     `to_snapshot_id` (inclusive; default current) as a DataFrame: the table's columns plus
     `_change_type`, `_change_ordinal`, `_commit_snapshot_id` (see `Table.changelog`)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
     plan = plan_changelog(table, from_snapshot_id, to_snapshot_id, identifier_columns)
     iceberg_schema = json.loads(plan.schema.to_json())
     data_target = spark_arrow_schema(iceberg_schema)
     target = pa.schema(list(data_target) + list(CHANGE_COLUMNS))
-    spark_schema = from_arrow_schema(target)
+    spark_schema = arrow_to_spark_schema(target)
     if not plan.units:
         return spark.createDataFrame([], spark_schema)
 

@@ -232,9 +232,8 @@ class MergeBuilder(MergeClauses):
         """update_all + insert_all on unique source keys without a join (see
         `icefloe.spark._keyed_upsert`): the new rows are the source's (plus a copy per further
         target row holding a key), the removed rows the target rows the keys match."""
-        from pyspark.sql.pandas.types import from_arrow_schema
 
-        from icefloe.spark._arrow import spark_arrow_schema
+        from icefloe.spark._arrow import spark_arrow_schema, spark_schema
 
         table = self.table
         spark = self.source.sparkSession
@@ -246,7 +245,7 @@ class MergeBuilder(MergeClauses):
             metrics.snapshot_id = start
             return metrics
         projection = json.loads(table.scan(selected_fields=tuple(columns)).projection().to_json())
-        spark_types = {f.name: f.dataType for f in from_arrow_schema(spark_arrow_schema(projection)).fields}
+        spark_types = {f.name: f.dataType for f in spark_schema(spark_arrow_schema(projection)).fields}
         by_lower = {c.lower(): c for c in self.source.columns}
         source_types = {f.name: f.dataType for f in self.source.schema.fields}
         for c in columns:
@@ -622,16 +621,14 @@ def _spark_key_type(t: Any) -> Any:
     """The Spark type of a column of Iceberg type `t` that can be a semi-join key; None for
     nested types, floats (SQL `=` is not bitwise there), and uuid / fixed / time (read
     as other Arrow types than Spark's)."""
-    from pyspark.sql.pandas.types import from_arrow_type
-
-    from icefloe.spark._arrow import spark_arrow_type
+    from icefloe.spark._arrow import spark_type
 
     if not t.is_primitive:
         return None
     j = t.to_json()
     if j in ("uuid", "time", "float", "double") or j.startswith("fixed"):
         return None
-    return from_arrow_type(spark_arrow_type(j, ""))
+    return spark_type(j, "")
 
 
 def _arrow_type(spark_type: Any) -> Any:

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
+from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
 from icefloe.spark._session import default_parallelism, rows_frame
 from icefloe.spark._worker import prepare_worker
 
@@ -110,7 +111,6 @@ def read_rows(
     """`read`, for icefloe's own row-level operations: with `semi_join`, only the rows whose
     keys are in it leave the executors' Rust reader (the key columns must be selected)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import IntegerType, StructField, StructType
 
     fields = ("*",) if selected_fields is None else tuple(selected_fields)
@@ -123,7 +123,7 @@ def read_rows(
     )
     projection = json.loads(scan.projection().to_json())
     target = spark_arrow_schema(projection)
-    spark_schema = from_arrow_schema(target)
+    spark_schema = arrow_to_spark_schema(target)
     # Tasks read the projection plus what the filter needs; the Rust reader applies each
     # task's residual filter, then only the projection is kept.
     read_schema_json = scan.read_schema().to_json()
