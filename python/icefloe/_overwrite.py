@@ -19,7 +19,7 @@ may match (by partition and column stats) conflict.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -53,11 +53,34 @@ class RowRemoval:
     files_read: int = 0  # files whose rows had to be read to decide
 
 
+@dataclass(frozen=True)
+class RowMatch:
+    """How the files a filter may partly match are read (plain strings: Spark tasks get it
+    in their closure)."""
+
+    read_json: str  # the schema of the rows kept (lineage fields too when tracked)
+    match_json: str  # only the columns the filter reads: the first pass
+    filter_json: str  # the bound filter
+    name_mapping: str | None  # the table's, for data files without field ids
+
+    @staticmethod
+    def of(table: Table, bound_filter: BooleanExpression, filter_json: str) -> RowMatch:
+        schema = json.loads(table.schema().to_json())
+        read = _lineage.with_read_fields(schema) if _lineage.tracked(table) else schema
+        names = bound_filter.referenced_columns()
+        fields = [
+            f for f in schema["fields"] if any(n == f["name"] or n.startswith(f["name"] + ".") for n in names)
+        ]
+        match = {**schema, "fields": fields, "identifier-field-ids": []} if fields else read
+        mapping = table.properties.get("schema.name-mapping.default")
+        return RowMatch(json.dumps(read), json.dumps(match), filter_json, mapping)
+
+
 # How the files that may match are read and rewritten: (the table version, their planned
-# task JSONs, the read schema JSON, the bound filter JSON, the write id) -> (paths of the
-# files with matching rows: removed; descriptors of the files written with their other
-# rows). `rewrite_on_driver` here; `icefloe.spark` runs it in Spark tasks.
-PartialRewriter = Callable[[_native.TableMetadata, list[str], str, str, str], "tuple[list[str], list[str]]"]
+# task JSONs, how to read them, the write id) -> (paths of the files with matching rows:
+# removed; descriptors of the files written with their other rows). `rewrite_on_driver`
+# here; `icefloe.spark` runs it in Spark tasks.
+PartialRewriter = Callable[[_native.TableMetadata, list[str], RowMatch, str], "tuple[list[str], list[str]]"]
 
 
 def plan_row_removal(
@@ -74,46 +97,60 @@ def plan_row_removal(
     out.removed_paths.extend(whole)
     if not partial:
         return out
-    read_json = table.schema().to_json()
-    if _lineage.tracked(table):  # copied rows keep their lineage
-        read_json = json.dumps(_lineage.with_read_fields(json.loads(read_json)))
-    removed, rewritten = (rewrite or rewrite_on_driver)(md, partial, read_json, out.filter_json, write_id)
+    match = RowMatch.of(table, bound_filter, out.filter_json)
+    removed, rewritten = (rewrite or rewrite_on_driver)(md, partial, match, write_id)
     out.files_read = len(partial)
     out.removed_paths.extend(removed)
     out.rewritten.extend(rewritten)
     return out
 
 
-def kept_rows(task_json: str, read_json: str, filter_json: str) -> tuple[str, pa.Table | None] | None:
-    """Reads one planned file that may match `filter_json`: None when no row matches, else
-    its path and the rows to keep (None when every row matches). The reader's own evaluator
-    decides which rows match (the one a filtered read uses), so a rewrite drops exactly the
-    rows a scan with the filter returns."""
-    data = _native.read_task(task_json, read_json).read_all()
-    masks = [_native.filter_mask(filter_json, read_json, b) for b in data.to_batches()]
-    mask = pa.chunked_array(masks, pa.bool_()) if masks else pa.chunked_array([], pa.bool_())
-    matched = pc.sum(mask).as_py() or 0
+def kept_rows(task_json: str, match: RowMatch) -> tuple[str, pa.RecordBatchReader | None] | None:
+    """Reads one planned file that may match the filter: None when no row matches, else its
+    path and a stream of the rows to keep (None when every row matches). A first pass reads
+    only the filter's columns and counts matches; only a file that partly matches is read
+    whole, one batch at a time, so no file is ever held in memory. The reader's own
+    evaluator decides which rows match (the one a filtered read uses), so a rewrite drops
+    exactly the rows a scan with the filter returns."""
+    matched = total = 0
+    for batch in _native.read_task(task_json, match.match_json, name_mapping=match.name_mapping):
+        matched += _matches(batch, match.match_json, match.filter_json)
+        total += batch.num_rows
     if matched == 0:
         return None
     path = FileScanTask(task_json).file.file_path
-    return path, (None if matched == data.num_rows else data.filter(pc.invert(mask)))
+    if matched == total:
+        return path, None
+    reader = _native.read_task(task_json, match.read_json, name_mapping=match.name_mapping)
+
+    def kept() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            mask = _native.filter_mask(match.filter_json, match.read_json, batch)
+            rest = batch.filter(pc.invert(mask))
+            if rest.num_rows:
+                yield rest
+
+    return path, pa.RecordBatchReader.from_batches(reader.schema, kept())
+
+
+def _matches(batch: pa.RecordBatch, schema_json: str, filter_json: str) -> int:
+    return int(pc.sum(_native.filter_mask(filter_json, schema_json, batch)).as_py() or 0)
 
 
 def rewrite_on_driver(
-    md: _native.TableMetadata, partial: list[str], read_json: str, filter_json: str, write_id: str
+    md: _native.TableMetadata, partial: list[str], match: RowMatch, write_id: str
 ) -> tuple[list[str], list[str]]:
     """The `PartialRewriter` of in-process writes: one thread per file (the Rust reader and
     writer release the GIL)."""
 
     def one(i: int) -> tuple[str, list[str]] | None:
-        found = kept_rows(partial[i], read_json, filter_json)
+        found = kept_rows(partial[i], match)
         if found is None:
             return None
         path, rest = found
         if rest is None:
             return path, []
-        reader = pa.RecordBatchReader.from_batches(rest.schema, rest.to_batches())
-        return path, _native.write_data_files(md, reader, write_id, _REWRITE_TASK_BASE + i)
+        return path, _native.write_data_files(md, rest, write_id, _REWRITE_TASK_BASE + i)
 
     removed: list[str] = []
     rewritten: list[str] = []

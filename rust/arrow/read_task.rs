@@ -25,7 +25,10 @@ use crate::expr::{filter_mask, BoundExpr, RowGroupEvaluator};
 use crate::io::InputFile;
 use crate::manifest::FileFormat;
 use crate::scan::FileScanTask;
-use crate::spec::{Literal, NameMapping, NestedField, PrimitiveType, Schema, Type};
+use crate::spec::{
+    Literal, NameMapping, NestedField, PrimitiveType, Schema, TableMetadata, Type,
+    PROPERTY_NAME_MAPPING_DEFAULT,
+};
 
 /// Reserved field id of the `_file` metadata column (the data file's path).
 pub const FILE_PATH_FIELD_ID: i32 = 2147483646;
@@ -56,6 +59,18 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions { batch_size: 65536, limit: None, name_mapping: None, equality_deleted_only: false }
+    }
+}
+
+impl ReadOptions {
+    /// The defaults with `table`'s name mapping (`schema.name-mapping.default`), for reads
+    /// of the table's own data files, which may be imported files without field ids.
+    pub fn for_table(table: &TableMetadata) -> Result<Self> {
+        let name_mapping = match table.properties().get(PROPERTY_NAME_MAPPING_DEFAULT) {
+            Some(json) => Some(Arc::new(NameMapping::from_json(json)?)),
+            None => None,
+        };
+        Ok(ReadOptions { name_mapping, ..ReadOptions::default() })
     }
 }
 

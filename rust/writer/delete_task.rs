@@ -82,7 +82,8 @@ pub fn delete_rows(
     write_id: &str,
     task_id: u32,
 ) -> Result<DeleteTaskResult> {
-    delete_rows_read(table, tasks, write_id, task_id, ReadOptions::default())
+    let opts = ReadOptions::for_table(&table)?;
+    delete_rows_read(table, tasks, write_id, task_id, opts)
 }
 
 /// Converts equality deletes to position deletes: writes position deletes (deletion vectors
@@ -96,7 +97,7 @@ pub fn convert_equality_deletes(
     write_id: &str,
     task_id: u32,
 ) -> Result<DeleteTaskResult> {
-    let opts = ReadOptions { equality_deleted_only: true, ..ReadOptions::default() };
+    let opts = ReadOptions { equality_deleted_only: true, ..ReadOptions::for_table(&table)? };
     delete_rows_read(table, tasks, write_id, task_id, opts)
 }
 

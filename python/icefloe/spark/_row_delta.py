@@ -24,7 +24,7 @@ from icefloe.spark.write import _executor_error
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe._overwrite import PartialRewriter
+    from icefloe._overwrite import PartialRewriter, RowMatch
     from icefloe.table import Table
 
 OUT_SCHEMA = "kind string, descriptor string"
@@ -181,7 +181,7 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
     one `write_data_files` per task, so the driver never holds their rows."""
 
     def rewrite(
-        md: _native.TableMetadata, partial: list[str], read_json: str, filter_json: str, write_id: str
+        md: _native.TableMetadata, partial: list[str], match: RowMatch, write_id: str
     ) -> tuple[list[str], list[str]]:
         from icefloe._row_level import chunk_tasks
 
@@ -198,12 +198,12 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
 
             def kept() -> Iterable[pa.RecordBatch]:
                 for task_json in planned:
-                    found = kept_rows(task_json, read_json, filter_json)
+                    found = kept_rows(task_json, match)
                     if found is None:
                         continue
                     removed.append(found[0])
                     if found[1] is not None:
-                        yield from (b for b in found[1].to_batches() if b.num_rows)
+                        yield from found[1]
 
             descriptors = write_rows(metadata_json, kept(), write_id)
             yield rewrite_batch(descriptors, removed)  # `removed` is complete once written
