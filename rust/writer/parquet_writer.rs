@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow::array::MutableArrayData;
+use arrow_array::{make_array, Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
@@ -336,9 +337,10 @@ impl ParquetFileWriter {
         self.floats.update(batch)?;
         self.rows += batch.num_rows() as u64;
         if let Some(p) = self.pending.as_mut() {
+            let size = sliced_size(batch);
             p.rows += batch.num_rows();
-            p.bytes += sliced_size(batch);
-            p.batches.push(batch.clone());
+            p.bytes += size;
+            p.batches.push(owned_rows(batch, size)?);
             if p.rows < p.props.page_row_limit && p.bytes < p.props.page_size_bytes * SAMPLE_PAGES {
                 return Ok(());
             }
@@ -381,6 +383,12 @@ impl ParquetFileWriter {
         self.writer.as_ref().map(|w| (w.bytes_written() + w.in_progress_size()) as u64).unwrap_or(0)
     }
 
+    /// The memory of the batches held back before the writer opens (for tests).
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.pending.as_ref().map_or(0, |p| p.batches.iter().map(|b| b.get_array_memory_size()).sum())
+    }
+
     /// Finishes the file and returns its DataFile (metrics included; `partition`/`spec_id` as given).
     pub fn close(mut self, partition: StructValue, spec_id: i32) -> Result<DataFile> {
         if let Err(e) = self.open() {
@@ -421,6 +429,27 @@ fn sliced_size(batch: &RecordBatch) -> usize {
         c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size())
     };
     batch.columns().iter().map(column).sum()
+}
+
+/// `batch` to be held back: itself, or, when it is a slice of a much larger batch (whose
+/// buffers it would keep alive while held), a copy of its rows.
+fn owned_rows(batch: &RecordBatch, sliced: usize) -> Result<RecordBatch> {
+    if batch.get_array_memory_size() <= 2 * sliced.max(1024) {
+        return Ok(batch.clone());
+    }
+    let copy_err = |e| invalid_data("cannot copy the rows held back by a Parquet writer").with_source(e);
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data();
+            let mut copy = MutableArrayData::new(vec![&data], false, c.len());
+            copy.try_extend(0, 0, c.len()).map_err(copy_err)?;
+            Ok(make_array(copy.freeze()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(batch.schema(), columns)
+        .map_err(|e| invalid_data("cannot copy the rows held back by a Parquet writer").with_source(e))
 }
 
 /// The Parquet writer opens once a page's rows (`write.parquet.page-row-limit`) or this many
