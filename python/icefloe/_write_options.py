@@ -4,7 +4,9 @@ They reach the Rust writer (`_native.write_data_files`) as keyword arguments:
 `mode` ("fanout": unsorted input, one open file per partition, bounded by
 `max_open_files`; "clustered": input sorted by partition, one open file; default fanout),
 `max_open_files`, `sort` (sort each partition's rows by the table's sort order, spilling
-sorted runs past `sort_buffer_bytes` and merging them) and `sort_buffer_bytes`.
+sorted runs past `sort_buffer_bytes` and merging them; by default on when the table has a
+sort order, as Iceberg Java's Spark writes order a sorted table's rows, `False` to write
+rows in input order) and `sort_buffer_bytes`.
 """
 
 from __future__ import annotations

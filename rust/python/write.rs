@@ -21,7 +21,7 @@ fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchem
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=false, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None))]
+#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=None, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_data_files(
     py: Python<'_>,
@@ -31,7 +31,7 @@ fn write_data_files(
     task_id: u32,
     mode: Option<&str>,
     max_open_files: Option<usize>,
-    sort: bool,
+    sort: Option<bool>,
     sort_buffer_bytes: Option<usize>,
     target_file_size_bytes: Option<u64>,
     spec_id: Option<i32>,
@@ -39,7 +39,7 @@ fn write_data_files(
     let opts = WriteOptions {
         mode: mode.map(WriterMode::parse).transpose().py()?.unwrap_or_default(),
         max_open_files,
-        sort,
+        sort: sort.unwrap_or_else(|| crate::writer::data_writer::sorts_by_default(&metadata.inner)),
         sort_buffer_bytes,
         target_file_size_bytes,
         spec_id,

@@ -88,6 +88,13 @@ pub fn write_data_files(
     write_data_files_opts(table, batches, write_id, task_id, &WriteOptions::default())
 }
 
+/// Whether writes to `table` sort by default: it has a sort order this writer can sort by
+/// (top-level primitive columns). Iceberg Java's Spark writes order a sorted table's rows
+/// within each task (`SparkWriteUtil.writeOrdering`), so each file holds a sorted run.
+pub fn sorts_by_default(table: &TableMetadata) -> bool {
+    matches!(Sorter::try_new(table.current_schema(), table.default_sort_order(), 1), Ok(Some(_)))
+}
+
 /// [`write_data_files`] with options (writer mode, open-file bound, sorting).
 pub fn write_data_files_opts(
     table: &TableMetadata,

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import icefloe.spark
+import pyarrow as pa
 import pytest
 from icefloe.exceptions import ValidationError
 from support.oracle import Oracle, assert_same_rows
@@ -233,3 +234,52 @@ def test_row_level_mode_resolution(spark: Any, oracle: Oracle, catalog: Any, tab
     bad = _table(oracle, catalog, f"{table_name}_b", "cat", "'write.merge.distribution-mode'='sorted'")
     with pytest.raises(ValidationError, match=r"write.merge.distribution-mode must be one of .* 'sorted'"):
         row_level_mode(spark, bad, "merge")
+
+
+def _files_sorted_by_n(oracle: Oracle, name: str) -> list[bool]:
+    """Per data file: are its rows in the sort order `n ASC NULLS FIRST`?"""
+    import pyarrow.parquet as pq
+
+    out = []
+    for f in oracle.data_files(name):
+        n = pq.read_table(f["file_path"].removeprefix("file:"), columns=["n"]).column("n").to_pylist()
+        keys = [(v is not None, v) for v in n]
+        out.append(keys == sorted(keys))
+    return out
+
+
+def test_writes_to_a_sorted_table_sort_each_file_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """Java's Spark writes order a sorted table's rows within each task
+    (`SparkWriteUtil.writeOrdering`), so every file it writes is sorted: icefloe's writes
+    (Spark append with each distribution, a MERGE's new rows, in process) sort by default
+    too; the `sort=False` write option keeps the input order (the control)."""
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(_rows(5, 3000), DDL).repartition(3)
+    java, ours, control = (f"{table_name}_{s}" for s in ("java", "ours", "control"))
+    for name in (java, ours, control):
+        _table(oracle, catalog, name, "cat")
+        oracle.sql(f"ALTER TABLE {oracle.qualified(name)} WRITE ORDERED BY n")
+    df.writeTo(oracle.qualified(java)).append()
+    for mode in ("range", "hash", "none"):
+        icefloe.spark.append(df, catalog.load_table(ours), distribution_mode=mode)
+    src = spark.createDataFrame(_rows(6, 500), DDL).withColumn("id", F.col("id") % 10**9 + 10**13)
+    icefloe.spark.merge(
+        src, catalog.load_table(ours), "target.id = source.id"
+    ).when_not_matched_insert_all().execute()
+    table = catalog.load_table(ours)
+    names = [f.name for f in table.schema().as_arrow()]
+    table.append(
+        pa.Table.from_pylist([dict(zip(names, r)) for r in _rows(7, 400)], table.schema().as_arrow())
+    )
+    icefloe.spark.append(
+        df, catalog.load_table(control), distribution_mode="none", write_options={"sort": False}
+    )
+
+    assert all(_files_sorted_by_n(oracle, java))
+    mine = _files_sorted_by_n(oracle, ours)
+    assert len(mine) > 6 and all(mine), mine
+    assert not all(_files_sorted_by_n(oracle, control))
+    assert oracle.df(ours).count() == 3 * 3000 + 500 + 400

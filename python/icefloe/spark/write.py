@@ -49,7 +49,8 @@ def append(
     did not make it into the commit (failed or speculative) are deleted the same way.
     `write_options` (checked before any task runs): `mode` "fanout" (default) or
     "clustered" (input sorted by partition, e.g. after `sortWithinPartitions`),
-    `max_open_files`, `sort` (sort each file by the table's sort order).
+    `max_open_files`, `sort` (sort each file by the table's sort order; default: when the
+    table has one, as Java orders a sorted table's rows).
     `distribution_mode` ("none", "hash", "range"; default the session conf
     `spark.sql.iceberg.distribution-mode`, else the table property `write.distribution-mode`,
     else Java's default: "range" for a sorted table, "hash" for a partitioned one, else
@@ -78,13 +79,13 @@ def overwrite(
 ) -> None:
     """Replaces rows with the DataFrame's, as one snapshot.
 
-    With `overwrite_filter`: the rows matching it are removed (files where every row
-    matches dropped, files where some do rewritten without them; the rewrite runs on the
-    driver) and the DataFrame's rows added (`df.writeTo(t).overwrite(expr)`). Without a
-    filter: dynamic partition overwrite, replacing exactly the partitions the DataFrame's
-    rows fall in (`df.writeTo(t).overwritePartitions()`). New data is written on the
-    executors. Conflicts with concurrent commits raise CommitConflictError (for a filter,
-    only concurrent files that may hold matching rows conflict). With
+    With `overwrite_filter`: the rows matching it are removed (files where every row matches
+    dropped, files where some do rewritten without them, in Spark tasks) and the DataFrame's
+    rows added (`df.writeTo(t).overwrite(expr)`). Without a filter: dynamic partition
+    overwrite, replacing exactly the partitions the DataFrame's rows fall in
+    (`df.writeTo(t).overwritePartitions()`). New data is written on the executors. Conflicts
+    with concurrent commits raise CommitConflictError (for a filter, only concurrent files
+    that may hold matching rows conflict). With
     `validate_added_files_match_filter` (off by default, as Java's Spark `overwrite(expr)`
     leaves `validateAddedFilesMatchOverwriteFilter` off), every new file must be proven by
     partition or column stats to match the filter, else ValidationError and nothing is
