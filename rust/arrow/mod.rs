@@ -25,8 +25,8 @@ pub mod row_keys;
 pub mod schema;
 
 pub use read_task::{
-    read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID,
-    ROW_POS_FIELD_ID,
+    contains_field_id, read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID,
+    ROW_ID_FIELD_ID, ROW_POS_FIELD_ID,
 };
 pub use reader::{can_read_as, can_write_as, read_parquet, ArrowReader, DEFAULT_BATCH_SIZE};
 pub use schema::{

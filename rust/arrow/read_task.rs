@@ -424,7 +424,7 @@ fn add_residual_columns(residual: &BoundExpr, read_fields: &mut Vec<NestedField>
     let mut missing: Vec<(i32, String, PrimitiveType)> = vec![];
     residual.visit_predicates(&mut |p| {
         let t = &p.term;
-        if !read_fields.iter().any(|f| contains_id(f, t.field_id))
+        if !read_fields.iter().any(|f| contains_field_id(f, t.field_id))
             && !missing.iter().any(|m| m.0 == t.field_id)
         {
             missing.push((t.field_id, t.name.clone(), t.ty.clone()));
@@ -441,13 +441,14 @@ fn add_residual_columns(residual: &BoundExpr, read_fields: &mut Vec<NestedField>
     Ok(())
 }
 
-fn contains_id(f: &NestedField, id: i32) -> bool {
+/// Is `id` the field's own id or one of its nested fields'?
+pub fn contains_field_id(f: &NestedField, id: i32) -> bool {
     f.id == id
         || match &f.field_type {
             Type::Primitive(_) => false,
-            Type::Struct(s) => s.fields.iter().any(|c| contains_id(c, id)),
-            Type::List(l) => contains_id(&l.element_field, id),
-            Type::Map(m) => contains_id(&m.key_field, id) || contains_id(&m.value_field, id),
+            Type::Struct(s) => s.fields.iter().any(|c| contains_field_id(c, id)),
+            Type::List(l) => contains_field_id(&l.element_field, id),
+            Type::Map(m) => contains_field_id(&m.key_field, id) || contains_field_id(&m.value_field, id),
         }
 }
 

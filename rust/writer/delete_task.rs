@@ -7,6 +7,7 @@
 //! rule). Both keep one delete file per touched data file by merging its earlier deletes into
 //! the new one (see [`merge_previous_deletes`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -15,8 +16,9 @@ use arrow_array::Array;
 
 use super::dv_writer::DeletionVectorWriter;
 use super::position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
-use crate::arrow::{delete_cache, read_task, ReadOptions, ROW_POS_FIELD_ID};
+use crate::arrow::{contains_field_id, delete_cache, read_task, ReadOptions, ROW_POS_FIELD_ID};
 use crate::error::{invalid_data, Result};
+use crate::expr::BoundExpr;
 use crate::manifest::{DataContentType, DataFile, FileFormat};
 use crate::scan::delete_file_index::referenced_data_file;
 use crate::scan::FileScanTask;
@@ -101,6 +103,30 @@ pub fn convert_equality_deletes(
     delete_rows_read(table, tasks, write_id, task_id, opts)
 }
 
+/// What a delete task reads: `_pos` (first), plus the top-level columns holding the fields
+/// its residual filter reads (the reader itself adds only top-level primitive columns, so
+/// a filter on a struct's field, or on a column whose name has a dot, needs them here).
+fn delete_projection(schema: &Schema, task: &FileScanTask) -> Result<Schema> {
+    let mut fields =
+        vec![NestedField::required(ROW_POS_FIELD_ID, "_pos", Type::Primitive(PrimitiveType::Long))];
+    if let Some(v) = &task.residual {
+        let residual =
+            BoundExpr::from_json(v).map_err(|e| e.with_context("file", task.file.file_path.clone()))?;
+        let mut ids = HashSet::new();
+        residual.visit_predicates(&mut |p| {
+            ids.insert(p.term.field_id);
+        });
+        fields.extend(
+            schema
+                .fields()
+                .iter()
+                .filter(|f| ids.iter().any(|id| contains_field_id(f, *id)))
+                .map(|f| f.as_ref().clone()),
+        );
+    }
+    Schema::new(0, fields, vec![])
+}
+
 fn delete_rows_read(
     table: Arc<TableMetadata>,
     tasks: &[FileScanTask],
@@ -108,18 +134,15 @@ fn delete_rows_read(
     task_id: u32,
     opts: ReadOptions,
 ) -> Result<DeleteTaskResult> {
+    let schema = table.current_schema().clone();
     let mut writer = Writer::try_new(table, write_id, task_id)?;
-    let projected = Schema::new(
-        0,
-        vec![NestedField::required(ROW_POS_FIELD_ID, "_pos", Type::Primitive(PrimitiveType::Long))],
-        vec![],
-    )?;
     let merge_previous = writer.merges_previous();
     let mut deleted = 0i64;
     let mut replaced = Vec::new();
     // A data file split over several tasks has its earlier deletes merged once.
     let mut merged: std::collections::HashSet<&str> = Default::default();
     for task in tasks {
+        let projected = delete_projection(&schema, task)?;
         let reader = read_task(task, &projected, opts.clone())?;
         let mut any = false;
         for batch in reader {
