@@ -111,15 +111,7 @@ impl Attempt<'_> {
             .spec_by_id(spec_id)
             .ok_or_else(|| validation(format!("unknown partition spec id {spec_id}")))?;
         let path = self.new_manifest_path();
-        let version = self.base.format_version();
-        ManifestWriter::for_version(
-            &path,
-            self.snapshot_id,
-            content,
-            self.base.current_schema(),
-            spec,
-            version,
-        )
+        ManifestWriter::for_table(&path, self.snapshot_id, content, self.base, spec)
     }
 
     /// Forgets and deletes a manifest this attempt wrote but does not commit.

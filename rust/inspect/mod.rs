@@ -183,11 +183,10 @@ pub(crate) struct SpecTypes {
 
 impl SpecTypes {
     pub(crate) fn new(md: &TableMetadata) -> Self {
-        let schema = md.current_schema();
         let by_id = md
             .partition_specs()
             .iter()
-            .map(|s| (s.spec_id, s.partition_type(schema).map(|t| (s.clone(), t)).map_err(|e| e.to_string())))
+            .map(|s| (s.spec_id, md.partition_type_of(s).map(|t| (s.clone(), t)).map_err(|e| e.to_string())))
             .collect();
         SpecTypes { by_id }
     }

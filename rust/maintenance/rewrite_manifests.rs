@@ -144,8 +144,6 @@ pub fn write_clusters(
     max_manifest_bytes: i64,
     new_path: &mut dyn FnMut() -> String,
 ) -> Result<Vec<ManifestFile>> {
-    let schema = base.current_schema();
-    let version = base.format_version();
     let mut out = Vec::new();
     for cluster in clusters {
         let mut writer: Option<ManifestWriter> = None;
@@ -158,14 +156,9 @@ pub fn write_clusters(
             }
             let w = match writer.as_mut() {
                 Some(w) => w,
-                None => writer.insert(ManifestWriter::for_version(
-                    new_path(),
-                    snapshot_id,
-                    content,
-                    schema,
-                    spec,
-                    version,
-                )?),
+                None => {
+                    writer.insert(ManifestWriter::for_table(new_path(), snapshot_id, content, base, spec)?)
+                }
             };
             let (sid, seq) = match (e.snapshot_id, e.sequence_number) {
                 (Some(sid), Some(seq)) => (sid, seq),

@@ -211,6 +211,8 @@ fn iceberg_type_of(node: &Node) -> Result<PrimitiveType> {
         (Kind::Fixed(16), Logical::Uuid) => PrimitiveType::Uuid,
         (Kind::Fixed(n), _) => PrimitiveType::Fixed(*n as u64),
         (Kind::Bytes, _) => PrimitiveType::Binary,
+        // Java writes a field whose source column was dropped as `unknown`, Avro `null`.
+        (Kind::Null, _) => PrimitiveType::Unknown,
         (k, _) => return Err(invalid_data(format!("unsupported Avro type for a partition value: {k:?}"))),
     })
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::avro::{write_bytes, write_long, write_opt};
 use super::manifest::ManifestEntry;
 use crate::error::{validation, Result};
-use crate::spec::{Literal, PrimitiveType, StructType};
+use crate::spec::{Literal, PrimitiveType, StructType, Type};
 
 /// Bytes Java uses for a decimal of this precision as Avro fixed (`TypeUtil.decimalRequiredBytes`).
 pub(crate) fn decimal_required_bytes(precision: u32) -> usize {
@@ -111,6 +111,11 @@ pub(crate) fn encode_entry(
         )));
     }
     for (v, field) in f.partition.iter().zip(&partition_type.fields) {
+        if field.field_type == Type::Primitive(PrimitiveType::Unknown) {
+            // Avro `null`: no bytes. A field whose source column was dropped (Java types it
+            // `unknown` and writes its values as null, as here).
+            continue;
+        }
         match v {
             None => write_long(out, 0),
             Some(v) => {

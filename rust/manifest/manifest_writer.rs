@@ -11,7 +11,7 @@ use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGN
 use super::manifest_schema::{manifest_entry_iceberg_schema, manifest_entry_schema};
 use crate::error::{validation, Result};
 use crate::io;
-use crate::spec::{Literal, PartitionSpec, Schema, StructType};
+use crate::spec::{Literal, PartitionSpec, Schema, StructType, TableMetadata};
 
 /// Min/max/null/NaN of one partition field over all entries (Java `PartitionSummary`).
 #[derive(Debug, Clone, Default)]
@@ -84,6 +84,31 @@ impl ManifestWriter {
         spec: &PartitionSpec,
     ) -> Result<Self> {
         Self::for_version(path, snapshot_id, content, schema, spec, 2)
+    }
+
+    /// A manifest of `table` for one of its specs, in the table's format version, its
+    /// partition type as [`TableMetadata::partition_type_of`] gives it.
+    pub fn for_table(
+        path: impl Into<String>,
+        snapshot_id: i64,
+        content: ManifestContent,
+        table: &TableMetadata,
+        spec: &PartitionSpec,
+    ) -> Result<Self> {
+        let version = table.format_version();
+        let schema = table.current_schema();
+        let mut w = Self::with_partition_type(
+            path,
+            snapshot_id,
+            content,
+            &schema.to_json_string(),
+            spec.spec_id,
+            &spec.fields_to_json().to_string(),
+            table.partition_type_of(spec)?,
+            version,
+        )?;
+        w.format_version = version;
+        Ok(w)
     }
 
     /// [`Self::new`] for a table of format `version` (2 or 3: v3 entries carry

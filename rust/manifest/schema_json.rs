@@ -42,7 +42,8 @@ impl JsonWriter {
         self.out.push_str("{\"name\":");
         self.out.push_str(&quote(name));
         self.out.push_str(",\"type\":");
-        if optional {
+        // An `unknown` value is Avro `null` itself, not a union with it (Java's AvroSchemaUtil).
+        if optional && ty != "\"null\"" {
             self.out.push_str("[\"null\",");
             self.out.push_str(ty);
             self.out.push(']');

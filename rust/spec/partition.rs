@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Value};
 
-use super::schema::Schema;
+use super::schema::{Schema, SchemaRef};
 use super::transform::Transform;
 use super::types::{get_i32, NestedField, PrimitiveType, StructType, Type};
 use super::values::{Literal, StructValue};
@@ -151,12 +151,32 @@ impl PartitionSpec {
     }
 
     /// The partition tuple's struct type: one optional field per spec field, with the
-    /// partition field id, name, and the transform's result type.
+    /// partition field id, name, and the transform's result type. A field whose source
+    /// column is no longer in the schema (dropped after the field left the spec) is
+    /// `unknown`, as Iceberg Java types it (see [`Self::partition_type_in`]).
     pub fn partition_type(&self, schema: &Schema) -> Result<StructType> {
+        self.partition_type_in(schema, &[])
+    }
+
+    /// [`Self::partition_type`], where a field whose source column left `schema` takes its
+    /// type from the newest of `older` that still has the column, so the values manifests
+    /// already hold keep their type (written back unchanged, and equal to the values of
+    /// the delete files scoped to them); `unknown` only when no schema has it.
+    pub fn partition_type_in(&self, schema: &Schema, older: &[SchemaRef]) -> Result<StructType> {
         let fields = self
             .fields
             .iter()
             .map(|f| {
+                let schema = match schema.field_by_id(f.source_id) {
+                    Some(_) => schema,
+                    None => match older.iter().rev().find(|s| s.field_by_id(f.source_id).is_some()) {
+                        Some(s) => s.as_ref(),
+                        None => {
+                            let unknown = PrimitiveType::Unknown.into();
+                            return Ok(NestedField::optional(f.field_id, f.name.clone(), unknown));
+                        }
+                    },
+                };
                 let src = self.source_type(schema, f)?;
                 let ty = f.transform.result_type(src).map_err(|e| {
                     validation(format!("partition field '{}' (id {}): {}", f.name, f.field_id, e.message()))
@@ -375,6 +395,7 @@ impl<'a> PartitionSpecBuilder<'a> {
 mod tests {
     use super::*;
     use crate::spec::types::PrimitiveType as P;
+    use std::sync::Arc;
 
     fn schema() -> Schema {
         Schema::new(
@@ -390,6 +411,27 @@ mod tests {
             vec![],
         )
         .unwrap()
+    }
+
+    /// A spec whose source column was dropped: typed from the newest older schema that has
+    /// it, `unknown` when none does (Java's type), never an error.
+    #[test]
+    fn partition_type_of_a_dropped_source_column() {
+        let s = schema();
+        let spec = PartitionSpec::builder(&s)
+            .truncate("name", 4)
+            .and_then(|b| b.day("ts"))
+            .and_then(|b| b.build())
+            .unwrap();
+        let fields: Vec<NestedField> =
+            s.fields().iter().filter(|f| f.id != 3).map(|f| f.as_ref().clone()).collect();
+        let dropped = Schema::new(1, fields, vec![]).unwrap();
+        let unknown = spec.partition_type(&dropped).unwrap();
+        assert_eq!(unknown.fields[0].field_type, Type::Primitive(P::Unknown));
+        assert_eq!(unknown.fields[1].field_type, Type::Primitive(P::Date));
+        let typed =
+            spec.partition_type_in(&dropped, &[Arc::new(s.clone()), Arc::new(dropped.clone())]).unwrap();
+        assert_eq!(typed, spec.partition_type(&s).unwrap());
     }
 
     #[test]

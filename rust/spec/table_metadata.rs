@@ -12,6 +12,7 @@ use super::schema::{Schema, SchemaRef};
 use super::snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
 use super::sort_order::SortOrder;
 use super::table_metadata_serde;
+use super::types::StructType;
 use crate::error::{not_supported, validation, Result};
 
 /// Table property: how many previous metadata files `metadata-log` keeps.
@@ -118,6 +119,15 @@ impl TableMetadata {
 
     pub fn schemas(&self) -> &[SchemaRef] {
         &self.schemas
+    }
+
+    /// The partition type of one of the table's specs: as [`PartitionSpec::partition_type`]
+    /// over the current schema, a field whose source column was dropped typed as in the
+    /// newest older schema that has it (its values in manifests keep their type).
+    pub fn partition_type_of(&self, spec: &PartitionSpec) -> Result<StructType> {
+        let mut older: Vec<SchemaRef> = self.schemas.clone();
+        older.sort_by_key(|s| s.schema_id());
+        spec.partition_type_in(self.current_schema(), &older)
     }
 
     pub fn current_schema_id(&self) -> i32 {
