@@ -18,8 +18,8 @@ pub enum Literal {
     Boolean(bool),
     Int(i32),
     Long(i64),
-    Float(f32),
-    Double(f64),
+    Float(#[serde(with = "float_json")] f32),
+    Double(#[serde(with = "float_json")] f64),
     Decimal(i128),
     Date(i32),
     Time(i64),
@@ -31,6 +31,75 @@ pub enum Literal {
     Uuid(u128),
     Fixed(Vec<u8>),
     Binary(Vec<u8>),
+}
+
+/// The serde form of `Float` / `Double` (task and data-file JSON between driver and
+/// executors): a number, or `"NaN"` / `"Infinity"` / `"-Infinity"`, which JSON numbers
+/// cannot hold (serde_json writes them as `null`, which then fails to read back, so a
+/// partition value NaN made every scan of its table fail).
+mod float_json {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub trait Float: Copy {
+        fn to_f64(self) -> f64;
+        fn from_f64(v: f64) -> Self;
+    }
+    impl Float for f32 {
+        fn to_f64(self) -> f64 {
+            f64::from(self)
+        }
+        fn from_f64(v: f64) -> Self {
+            v as f32
+        }
+    }
+    impl Float for f64 {
+        fn to_f64(self) -> f64 {
+            self
+        }
+        fn from_f64(v: f64) -> Self {
+            v
+        }
+    }
+
+    pub fn serialize<T: Float + serde::Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        let f = v.to_f64();
+        if f.is_nan() {
+            s.serialize_str("NaN")
+        } else if f.is_infinite() {
+            s.serialize_str(if f > 0.0 { "Infinity" } else { "-Infinity" })
+        } else {
+            v.serialize(s)
+        }
+    }
+
+    pub fn deserialize<'de, T: Float, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = f64;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, or \"NaN\", \"Infinity\" or \"-Infinity\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+                Ok(v)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+                Ok(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+                Ok(v as f64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
+                match v {
+                    "NaN" => Ok(f64::NAN),
+                    "Infinity" => Ok(f64::INFINITY),
+                    "-Infinity" => Ok(f64::NEG_INFINITY),
+                    other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V).map(T::from_f64)
+    }
 }
 
 /// A struct of optional values, e.g. a data file's partition tuple (one per partition field).
@@ -193,6 +262,29 @@ pub(crate) fn ymd_to_days(y: i32, m: u32, d: u32) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NaN and the infinities survive the task / descriptor JSON (a partition value NaN
+    /// was written as null and then refused), and finite values keep their bits.
+    #[test]
+    fn float_literals_round_trip_through_json() {
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.1, 1e300, -2.5] {
+            let text = serde_json::to_string(&Literal::Double(v)).unwrap();
+            let Literal::Double(back) = serde_json::from_str::<Literal>(&text).unwrap() else {
+                panic!("{text}")
+            };
+            assert!(back.to_bits() == v.to_bits() || (v.is_nan() && back.is_nan()), "{text}");
+        }
+        for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.1, 3.4e38] {
+            let text = serde_json::to_string(&Literal::Float(v)).unwrap();
+            let Literal::Float(back) = serde_json::from_str::<Literal>(&text).unwrap() else {
+                panic!("{text}")
+            };
+            assert!(back.to_bits() == v.to_bits() || (v.is_nan() && back.is_nan()), "{text}");
+        }
+        assert_eq!(serde_json::to_string(&Literal::Double(f64::NAN)).unwrap(), r#"{"Double":"NaN"}"#);
+        assert!(serde_json::from_str::<Literal>(r#"{"Double":"nan"}"#).is_err());
+        assert!(serde_json::from_str::<Literal>(r#"{"Double":null}"#).is_err());
+    }
 
     #[test]
     fn dates_beyond_chronos_years_round_trip_and_agree_with_it_inside() {
