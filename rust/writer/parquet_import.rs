@@ -100,15 +100,16 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
         .map(|l| top_level_id(schema, l.id))
         .collect::<Vec<_>>();
     let mut wanted: Vec<NestedFieldRef> = Vec::new();
+    let source_tops: Vec<i32> = spec.fields().iter().map(|p| top_level_id(schema, p.source_id)).collect();
     for f in schema.fields() {
-        if spec.fields().iter().any(|p| p.source_id == f.id) || float_tops.contains(&f.id) {
+        if source_tops.contains(&f.id) || float_tops.contains(&f.id) {
             wanted.push(f.clone());
         }
     }
     for p in spec.fields() {
-        if !wanted.iter().any(|f| f.id == p.source_id) {
+        if schema.field_by_id(p.source_id).is_none() {
             return Err(validation(format!(
-                "file {location}: partition field '{}' has source field id {} which is not a top-level column",
+                "file {location}: partition field '{}' has source field id {} which is not in the schema",
                 p.name, p.source_id
             )));
         }

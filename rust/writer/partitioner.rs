@@ -8,11 +8,16 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use arrow::row::{RowConverter, Rows, SortField};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::cast::AsArray;
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
+use arrow_buffer::NullBuffer;
 
 use super::data_writer::literal_at;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
-use crate::spec::{apply_transform_array, PartitionSpec, PrimitiveType, Schema, StructValue, Transform};
+use crate::spec::{
+    apply_transform_array, NestedField, NestedFieldRef, PartitionSpec, PrimitiveType, Schema, StructValue,
+    Transform, Type,
+};
 
 /// FxHash (rustc's hasher): a few cycles per word; keys here are short and not adversarial.
 #[derive(Default)]
@@ -56,7 +61,8 @@ pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
 /// One partition field: where its source column is and how to transform it.
 #[derive(Debug, Clone)]
 struct KeyField {
-    column: usize,
+    /// The source's position: a top-level column, then a field of each struct below it.
+    path: Vec<usize>,
     source: PrimitiveType,
     transform: Transform,
     result: PrimitiveType,
@@ -126,24 +132,56 @@ impl Grouping {
     }
 }
 
+/// The position of field `id` among `fields`, through struct columns only.
+fn struct_path(fields: &[NestedFieldRef], id: i32) -> Option<(Vec<usize>, &NestedField)> {
+    for (i, f) in fields.iter().enumerate() {
+        if f.id == id {
+            return Some((vec![i], f));
+        }
+        if let Type::Struct(st) = &f.field_type {
+            if let Some((mut path, found)) = struct_path(&st.fields, id) {
+                path.insert(0, i);
+                return Some((path, found));
+            }
+        }
+    }
+    None
+}
+
+/// The source values at `path` of `batch`: a field of a null struct is null.
+fn source_array(batch: &RecordBatch, path: &[usize]) -> Result<ArrayRef> {
+    let mut array = batch.column(path[0]).clone();
+    for i in &path[1..] {
+        let parent =
+            array.as_struct_opt().ok_or_else(|| validation("a partition source's parent is not a struct"))?;
+        let child = parent.column(*i);
+        let nulls = NullBuffer::union(parent.nulls(), child.nulls());
+        let data = child.to_data().into_builder().nulls(nulls).build().map_err(arrow_err)?;
+        array = make_array(data);
+    }
+    Ok(array)
+}
+
 impl Partitioner {
-    /// Resolves each partition field's source column (top-level columns of `schema`).
+    /// Resolves each partition field's source column: a top-level column or a field of
+    /// nested structs (Iceberg partitions by no field inside a list or a map).
     pub fn try_new(schema: &Schema, spec: &PartitionSpec) -> Result<Self> {
         let mut fields = Vec::new();
         for pf in spec.fields() {
-            let column = schema.fields().iter().position(|f| f.id == pf.source_id).ok_or_else(|| {
+            let (path, field) = struct_path(schema.fields(), pf.source_id).ok_or_else(|| {
                 not_supported(format!(
-                    "partition field '{}' has source field id {} which is not a top-level column",
+                    "partition field '{}' has source field id {} which is neither a column nor a field \
+                     of a struct column",
                     pf.name, pf.source_id
                 ))
             })?;
-            let source = schema.fields()[column].field_type.as_primitive().cloned().ok_or_else(|| {
+            let source = field.field_type.as_primitive().cloned().ok_or_else(|| {
                 validation(format!("partition field '{}' has a non-primitive source column", pf.name))
             })?;
             let result = pf.transform.result_type(&source).map_err(|e| {
                 validation(format!("partition field '{}' (id {}): {}", pf.name, pf.field_id, e.message()))
             })?;
-            fields.push(KeyField { column, source, transform: pf.transform.clone(), result });
+            fields.push(KeyField { path, source, transform: pf.transform.clone(), result });
         }
         let converter = if fields.is_empty() {
             None
@@ -176,7 +214,7 @@ impl Partitioner {
         let keys = self
             .fields
             .iter()
-            .map(|f| apply_transform_array(&f.transform, &f.source, batch.column(f.column).as_ref()))
+            .map(|f| apply_transform_array(&f.transform, &f.source, source_array(batch, &f.path)?.as_ref()))
             .collect::<Result<Vec<_>>>()?;
         let rows = converter.convert_columns(&keys).map_err(arrow_err)?;
         let mut index: HashMap<&[u8], u32, FxBuild> = HashMap::default();
