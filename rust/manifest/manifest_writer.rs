@@ -95,20 +95,16 @@ impl ManifestWriter {
         table: &TableMetadata,
         spec: &PartitionSpec,
     ) -> Result<Self> {
-        let version = table.format_version();
-        let schema = table.current_schema();
-        let mut w = Self::with_partition_type(
+        let partition_type = table.partition_type_of(spec)?;
+        Self::for_spec(
             path,
             snapshot_id,
             content,
-            &schema.to_json_string(),
-            spec.spec_id,
-            &spec.fields_to_json().to_string(),
-            table.partition_type_of(spec)?,
-            version,
-        )?;
-        w.format_version = version;
-        Ok(w)
+            table.current_schema(),
+            spec,
+            partition_type,
+            table.format_version(),
+        )
     }
 
     /// [`Self::new`] for a table of format `version` (2 or 3: v3 entries carry
@@ -122,6 +118,18 @@ impl ManifestWriter {
         version: i32,
     ) -> Result<Self> {
         let partition_type = spec.partition_type(schema)?;
+        Self::for_spec(path, snapshot_id, content, schema, spec, partition_type, version)
+    }
+
+    fn for_spec(
+        path: impl Into<String>,
+        snapshot_id: i64,
+        content: ManifestContent,
+        schema: &Schema,
+        spec: &PartitionSpec,
+        partition_type: StructType,
+        version: i32,
+    ) -> Result<Self> {
         let mut w = Self::with_partition_type(
             path,
             snapshot_id,
