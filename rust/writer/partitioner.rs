@@ -133,7 +133,7 @@ impl Grouping {
 }
 
 /// The position of field `id` among `fields`, through struct columns only.
-fn struct_path(fields: &[NestedFieldRef], id: i32) -> Option<(Vec<usize>, &NestedField)> {
+pub(crate) fn struct_path(fields: &[NestedFieldRef], id: i32) -> Option<(Vec<usize>, &NestedField)> {
     for (i, f) in fields.iter().enumerate() {
         if f.id == id {
             return Some((vec![i], f));
@@ -149,7 +149,7 @@ fn struct_path(fields: &[NestedFieldRef], id: i32) -> Option<(Vec<usize>, &Neste
 }
 
 /// The source values at `path` of `batch`: a field of a null struct is null.
-fn source_array(batch: &RecordBatch, path: &[usize]) -> Result<ArrayRef> {
+pub(crate) fn source_array(batch: &RecordBatch, path: &[usize]) -> Result<ArrayRef> {
     let mut array = batch.column(path[0]).clone();
     for i in &path[1..] {
         let parent =

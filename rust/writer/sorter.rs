@@ -26,6 +26,7 @@ use arrow_select::concat::concat_batches;
 use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
 
+use super::partitioner::{source_array, struct_path};
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::spec::{
     apply_transform_array, NullOrder, PrimitiveType, Schema, SortDirection, SortOrder, Transform,
@@ -42,7 +43,8 @@ pub const SPILL_DIR_ENV: &str = "ICEFLOE_SPILL_DIR";
 #[derive(Debug)]
 pub(crate) struct Sorter {
     pub(crate) order_id: i32,
-    keys: Vec<(usize, PrimitiveType, Transform, SortOptions)>,
+    /// Per key: the source's path (a column, then fields of structs), its type, transform, order.
+    keys: Vec<(Vec<usize>, PrimitiveType, Transform, SortOptions)>,
     /// Arrow bytes buffered (over all partitions of a writer) before the largest is spilled.
     pub(crate) buffer_bytes: usize,
     /// Made from the first batch's key types; every row of a writer goes through this one.
@@ -125,20 +127,21 @@ fn internal(msg: &'static str) -> impl FnOnce(ArrowError) -> Error {
 }
 
 impl Sorter {
-    /// `None` when the order is unsorted. Sort keys must be top-level primitive columns.
+    /// `None` when the order is unsorted. Sort keys are primitive columns or fields of
+    /// struct columns.
     pub(crate) fn try_new(schema: &Schema, order: &SortOrder, buffer_bytes: usize) -> Result<Option<Self>> {
         if order.is_unsorted() {
             return Ok(None);
         }
         let mut keys = Vec::new();
         for f in &order.fields {
-            let col = schema.fields().iter().position(|c| c.id == f.source_id).ok_or_else(|| {
+            let (col, field) = struct_path(schema.fields(), f.source_id).ok_or_else(|| {
                 crate::error::not_supported(format!(
-                    "sort order {} uses field id {} which is not a top-level column",
+                    "sort order {} uses field id {} which is neither a column nor a field of a struct column",
                     order.order_id, f.source_id
                 ))
             })?;
-            let ty = schema.fields()[col].field_type.as_primitive().cloned().ok_or_else(|| {
+            let ty = field.field_type.as_primitive().cloned().ok_or_else(|| {
                 validation(format!("sort order {} sorts by a non-primitive column", order.order_id))
             })?;
             let opts = SortOptions {
@@ -160,7 +163,7 @@ impl Sorter {
         let columns = self
             .keys
             .iter()
-            .map(|(col, ty, t, _)| apply_transform_array(t, ty, batch.column(*col).as_ref()))
+            .map(|(path, ty, t, _)| apply_transform_array(t, ty, source_array(batch, path)?.as_ref()))
             .collect::<Result<Vec<ArrayRef>>>()?;
         let converter = match self.converter.get() {
             Some(c) => c,
@@ -184,9 +187,9 @@ impl Sorter {
         let columns = self
             .keys
             .iter()
-            .map(|(col, ty, t, opts)| {
+            .map(|(path, ty, t, opts)| {
                 Ok(SortColumn {
-                    values: apply_transform_array(t, ty, batch.column(*col).as_ref())?,
+                    values: apply_transform_array(t, ty, source_array(batch, path)?.as_ref())?,
                     options: Some(*opts),
                 })
             })
