@@ -140,9 +140,9 @@ def write_data_files(
     (buffering up to `sort_buffer_bytes` of Arrow memory over all partitions, default
     256 MiB, then spilling the largest buffer as a sorted run to local disk and merging
     the runs at the end): each file is sorted and a partition's files hold disjoint key
-    ranges one after the other. Default: sort when the table has a sort order of top-level
-    columns, as Iceberg Java's Spark writes order a sorted table's rows; False keeps the
-    input order.
+    ranges one after the other. Default: sort when the table has a sort order (of primitive
+    columns or struct fields), as Iceberg Java's Spark writes order a sorted table's rows;
+    False keeps the input order.
     Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
     and raises (ValidationError for a null in a required field, naming the column)."""
 

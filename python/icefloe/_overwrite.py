@@ -64,7 +64,7 @@ class RowMatch:
     name_mapping: str | None  # the table's, for data files without field ids
 
     @staticmethod
-    def of(table: Table, bound_filter: BooleanExpression, filter_json: str) -> RowMatch:
+    def of(table: Table, bound_filter: BooleanExpression) -> RowMatch:
         schema = json.loads(table.schema().to_json())
         read = _lineage.with_read_fields(schema) if _lineage.tracked(table) else schema
         names = bound_filter.referenced_columns()
@@ -73,7 +73,7 @@ class RowMatch:
         ]
         match = {**schema, "fields": fields, "identifier-field-ids": []} if fields else read
         mapping = table.properties.get("schema.name-mapping.default")
-        return RowMatch(json.dumps(read), json.dumps(match), filter_json, mapping)
+        return RowMatch(json.dumps(read), json.dumps(match), bound_filter.to_json(), mapping)
 
 
 # How the files that may match are read and rewritten: (the table version, their planned
@@ -97,7 +97,7 @@ def plan_row_removal(
     out.removed_paths.extend(whole)
     if not partial:
         return out
-    match = RowMatch.of(table, bound_filter, out.filter_json)
+    match = RowMatch.of(table, bound_filter)
     removed, rewritten = (rewrite or rewrite_on_driver)(md, partial, match, write_id)
     out.files_read = len(partial)
     out.removed_paths.extend(removed)

@@ -72,15 +72,7 @@ fn find_in(fields: &Fields, columns: &[ArrayRef], id: i32) -> Option<ArrayRef> {
             (f.data_type(), c.as_any().downcast_ref::<StructArray>())
         {
             if let Some(found) = find_in(children, s.columns(), id) {
-                // a null parent struct makes the child null
-                return Some(match s.nulls() {
-                    Some(parent) => {
-                        let merged = arrow::buffer::NullBuffer::union(Some(parent), found.nulls());
-                        let data = found.to_data().into_builder().nulls(merged).build().ok()?;
-                        arrow::array::make_array(data)
-                    }
-                    None => found,
-                });
+                return crate::arrow::null_where_parent_null(s, found).ok();
             }
         }
     }

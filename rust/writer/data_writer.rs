@@ -89,7 +89,7 @@ pub fn write_data_files(
 }
 
 /// Whether writes to `table` sort by default: it has a sort order this writer can sort by
-/// (top-level primitive columns). Iceberg Java's Spark writes order a sorted table's rows
+/// (primitive columns, or fields of struct columns). Iceberg Java's Spark writes order a sorted table's rows
 /// within each task (`SparkWriteUtil.writeOrdering`), so each file holds a sorted run.
 pub fn sorts_by_default(table: &TableMetadata) -> bool {
     matches!(Sorter::try_new(table.current_schema(), table.default_sort_order(), 1), Ok(Some(_)))

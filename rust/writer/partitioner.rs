@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use arrow::row::{RowConverter, Rows, SortField};
 use arrow_array::cast::AsArray;
-use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
-use arrow_buffer::NullBuffer;
+use arrow_array::{ArrayRef, RecordBatch};
 
 use super::data_writer::literal_at;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
@@ -150,14 +149,13 @@ pub(crate) fn struct_path(fields: &[NestedFieldRef], id: i32) -> Option<(Vec<usi
 
 /// The source values at `path` of `batch`: a field of a null struct is null.
 pub(crate) fn source_array(batch: &RecordBatch, path: &[usize]) -> Result<ArrayRef> {
-    let mut array = batch.column(path[0]).clone();
-    for i in &path[1..] {
-        let parent =
-            array.as_struct_opt().ok_or_else(|| validation("a partition source's parent is not a struct"))?;
-        let child = parent.column(*i);
-        let nulls = NullBuffer::union(parent.nulls(), child.nulls());
-        let data = child.to_data().into_builder().nulls(nulls).build().map_err(arrow_err)?;
-        array = make_array(data);
+    let not_struct = || validation("a partition or sort source's parent column is not a struct");
+    let (first, rest) = path.split_first().ok_or_else(|| validation("empty source column path"))?;
+    let mut array = batch.columns().get(*first).ok_or_else(not_struct)?.clone();
+    for i in rest {
+        let parent = array.as_struct_opt().ok_or_else(not_struct)?;
+        let child = parent.columns().get(*i).ok_or_else(not_struct)?.clone();
+        array = crate::arrow::null_where_parent_null(parent, child).map_err(arrow_err)?;
     }
     Ok(array)
 }

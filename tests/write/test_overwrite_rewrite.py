@@ -36,7 +36,7 @@ def _partial(table: icefloe.Table, row_filter: str) -> tuple[list[str], RowMatch
     bound = as_row_filter(row_filter).bind(table.schema())
     whole, partial = _native.plan_row_removal(table.metadata, bound.to_json())
     assert whole == []
-    return partial, RowMatch.of(table, bound, bound.to_json())
+    return partial, RowMatch.of(table, bound)
 
 
 def test_a_partly_matching_file_streams_its_kept_rows_in_bounded_batches(tmp_path: Path) -> None:
