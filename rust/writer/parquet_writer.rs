@@ -448,8 +448,7 @@ fn owned_rows(batch: &RecordBatch, sliced: usize) -> Result<RecordBatch> {
             Ok(make_array(copy.freeze()))
         })
         .collect::<Result<Vec<_>>>()?;
-    RecordBatch::try_new(batch.schema(), columns)
-        .map_err(|e| invalid_data("cannot copy the rows held back by a Parquet writer").with_source(e))
+    RecordBatch::try_new(batch.schema(), columns).map_err(copy_err)
 }
 
 /// The Parquet writer opens once a page's rows (`write.parquet.page-row-limit`) or this many
