@@ -335,6 +335,7 @@ class Table:
         snapshot_properties: dict[str, str] | None = None,
         validate_added_files_match_filter: bool = False,
         branch: str | None = None,
+        case_sensitive: bool = True,
     ) -> Snapshot | None:
         """Replaces rows with `df`'s, as one snapshot.
 
@@ -351,12 +352,23 @@ class Table:
         `validate_added_files_match_filter` (Java's `validateAddedFilesMatchOverwriteFilter`;
         off by default, as in Java's Spark `overwrite(expr)`): ValidationError unless every
         file of `df` is proven by partition or column stats to match the filter.
+
+        `case_sensitive` (as PyIceberg's): whether the filter's column names must match the
+        schema's case.
         """
         if branch is not None and branch != "main":
             view = _on_branch(self, branch)
             return view.overwrite(
-                df, overwrite_filter, snapshot_properties, validate_added_files_match_filter
+                df,
+                overwrite_filter,
+                snapshot_properties,
+                validate_added_files_match_filter,
+                case_sensitive=case_sensitive,
             )
+        if overwrite_filter is not None:  # names resolved here, with `case_sensitive`
+            from icefloe import _row_level
+
+            overwrite_filter = _row_level._bind(self, overwrite_filter, case_sensitive)
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()

@@ -502,6 +502,30 @@ def test_delete_with_case_insensitive_names(cat: Catalog, mode: str) -> None:
     assert t.refresh().scan().to_arrow().num_rows == 4
 
 
+def test_overwrite_with_case_insensitive_names(cat: Catalog) -> None:
+    """`Table.overwrite(..., case_sensitive=False)` (PyIceberg's flag) resolves `ID` to `id`;
+    the default refuses it, naming the column, with nothing committed and no file left."""
+    t = cat.create_table("db.t", schema=SCHEMA)
+    t.append(rows(range(5)))
+    before = t.refresh().current_snapshot()
+    data_dir = os.path.join(t.location(), "data")
+    files = files_under(data_dir)
+    with pytest.raises(ValidationError, match="ID"):
+        t.overwrite(rows([7]), "ID >= 3")
+    assert t.refresh().current_snapshot() == before
+    assert files_under(data_dir) == files
+    t.overwrite(rows([7]), "ID >= 3", case_sensitive=False)
+    assert sorted(r["id"] for r in t.refresh().scan().to_arrow().to_pylist()) == [0, 1, 2, 7]
+    head = t.current_snapshot()
+    assert head is not None
+    t.manage_snapshots().create_branch(head.snapshot_id, "b").commit()
+    t.overwrite(rows([8]), "iD = 7", case_sensitive=False, branch="b")
+    on_b = t.refresh().snapshot_by_name("b")
+    assert on_b is not None
+    got = t.scan(snapshot_id=on_b.snapshot_id).to_arrow().column("id").to_pylist()
+    assert sorted(got) == [0, 1, 2, 8]
+
+
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
 def test_delete_by_a_struct_field_or_a_dotted_column_name(cat: Catalog, mode: str) -> None:
     """The merge-on-read delete task reads only `_pos` plus the filter's columns: a filter
