@@ -136,16 +136,16 @@ def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
 
 
 def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
-    """The table's sort order as Spark sort expressions (identity terms only)."""
-    from pyspark.sql import functions as F
-
+    """The table's sort order as Spark sort expressions. A term with a transform sorts by
+    `transform_key`, which orders as Iceberg's transform does (time units and truncation
+    are monotone; a bucket sorts by its number); a term Spark cannot compute is left out."""
     schema = table.schema()
     out = []
     for f in table.sort_order().fields:
         name = schema.find_column_name(f.source_id)
-        if name is None or not isinstance(f.transform, IdentityTransform) or _top(name) not in types:
+        col = None if name is None else transform_key(f.transform, name, types)
+        if col is None:
             continue
-        col = F.col(_quoted(name))
         asc = f.direction == SortDirection.ASC
         nulls_first = f.null_order == NullOrder.NULLS_FIRST
         if asc:
