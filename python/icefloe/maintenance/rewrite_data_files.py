@@ -21,9 +21,11 @@ Differences from Java, on purpose: `remove_dangling_deletes` (default True here,
 Java) is done in the same `replace` snapshot rather than a second one; the delete files
 "older than every live data file" are judged with the new files included (Java's minimum
 omits them, which can drop an equality delete committed during the rewrite that still
-applies to the rewritten rows); the `sort` strategy sorts a whole group in one task (the
-writer spills sorted runs and merges them) and rolls files at the target size, where Java
-range-partitions the group over many tasks: both give files with disjoint key ranges.
+applies to the rewritten rows). The `sort` strategy on Spark range-partitions the groups over
+as many tasks as they expect output files, as Java does (`_sort_on_spark`); in process, or
+for a table with a column Spark cannot carry losslessly, a group sorts in one writer (it
+spills sorted runs and merges them) rolling files at the target size. Both give files with
+disjoint key ranges.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import pyarrow as pa
 from icefloe import _lineage, _native, _pending_write, _progress
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
+from icefloe.maintenance import _sort_on_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -159,10 +162,6 @@ def rewrite_data_files(
     groups = [_Group.parse(i, t) for i, t in enumerate(texts)]
     if not groups:
         return RewriteDataFilesResult()
-    if sort:  # one writer per group, so the whole group goes through one sorter
-        for g in groups:
-            g.combined = [json.dumps([t for c in g.combined for t in json.loads(c)])]
-            g.combined_bytes = [sum(g.combined_bytes)]
     props = _pending_write.snapshot_props(snapshot_properties)
     commit = _Committer(table, planned_at, use_starting_sequence_number, remove_dangling_deletes, props)
     batches = _batches(groups, partial_progress_max_commits) if partial_progress else [groups]
@@ -213,10 +212,31 @@ def _rewrite(
     table: Table, groups: list[_Group], write_id: str, sort: bool, spark: SparkSession | None
 ) -> None:
     """Writes the new files of `groups` (sets each group's `added`)."""
-    work = [(g.index, c, g.max_output_file_size, g.output_spec_id) for g in groups for c in g.combined]
-    weights = [b for g in groups for b in g.combined_bytes]
     read_json = _read_schema_json(table)
     mapping = table.properties.get("schema.name-mapping.default")
+    if sort and spark is not None and _sort_on_spark.spark_carries(read_json):
+        # Range-partitioned over many tasks; the batch commits as a whole, so the new files
+        # are counted on its first group.
+        groups[0].added.extend(
+            _sort_on_spark.sort_rewrite_on_spark(
+                spark,
+                table,
+                [c for g in groups for c in g.combined],
+                sum(g.expected_output_files for g in groups),
+                max(g.max_output_file_size for g in groups),
+                groups[0].output_spec_id,
+                write_id,
+                read_json,
+                mapping,
+            )
+        )
+        return
+    if sort:  # one writer per group, so the whole group goes through one sorter
+        for g in groups:
+            g.combined = [json.dumps([t for c in g.combined for t in json.loads(c)])]
+            g.combined_bytes = [sum(g.combined_bytes)]
+    work = [(g.index, c, g.max_output_file_size, g.output_spec_id) for g in groups for c in g.combined]
+    weights = [b for g in groups for b in g.combined_bytes]
     by_index = {g.index: g for g in groups}
     if spark is None:
         md = table.metadata
