@@ -14,10 +14,20 @@ Spark keeps one reader object per query on the driver and tells it where a resta
 stands (an empty `partitions(offset, offset)` call for the newest offset of the checkpoint,
 then the batch to redo, if any), so the reader bounds each batch from the last offset it
 planned. Newer PySpark passes the start offset to `latestOffset` itself.
+
+Read limits (PySpark >= 4.2, Spark's admission control for Python sources): the options are
+the source's default read limit (`getDefaultReadLimit`), and `latestOffset(start, limit)`
+obeys the limit Spark passes. `ReadAllAvailable` (`trigger(once=True)`) reads everything in
+one batch, whatever the options say. `trigger(availableNow=True)` records the table's current
+snapshot when the query starts (`prepareForTriggerAvailableNow`) and reads up to it in
+batches within the options' limits, then stops, as Iceberg's Java source does. PySpark 4.0
+and 4.1 have neither: there Spark asks for the latest offset without a limit, the options
+bound every batch, and an `availableNow` or `once` query runs one such batch per start.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +39,17 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from icefloe import _native
 from icefloe.exceptions import ValidationError
 from icefloe.spark._source_read import ScanReader, TaskPartition
+
+_limits: Any
+try:  # PySpark >= 4.2: read limits and Trigger.AvailableNow for Python streaming sources
+    _limits = importlib.import_module("pyspark.sql.streaming.datasource")
+except ImportError:  # PySpark 4.0 / 4.1
+    _limits = None
+
+if TYPE_CHECKING:
+    _AvailableNow = object
+else:
+    _AvailableNow = object if _limits is None else _limits.SupportsTriggerAvailableNow
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
@@ -71,11 +92,31 @@ class AddedFile:
     size: int
 
 
-class StreamReader(DataSourceStreamReader):
+@dataclass(frozen=True)
+class BatchBounds:
+    """How much one micro-batch may take (None: no bound); at least one file is always taken."""
+
+    files: int | None = None
+    records: int | None = None
+    bytes: int | None = None
+
+    def full(self, files: int, records: int, size: int, nxt: AddedFile) -> bool:
+        """Whether a batch holding `files` files, `records` rows and `size` bytes is full
+        before `nxt`."""
+        return files > 0 and (
+            (self.files is not None and files + 1 > self.files)
+            or (self.records is not None and records + nxt.records > self.records)
+            or (self.bytes is not None and size + nxt.size > self.bytes)
+        )
+
+
+class StreamReader(DataSourceStreamReader, _AvailableNow):
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
         self.max_files = _positive(opts, "max-files-per-trigger")
         self.max_records = _positive(opts, "max-records-per-trigger")
+        # Trigger.AvailableNow: the snapshot the query reads up to (recorded at its start).
+        self._available_now_end: int | None = None
         self.from_timestamp = opts.int_option("stream-from-timestamp")
         self.skip_overwrite = opts.bool_option("streaming-skip-overwrite-snapshots")
         self.skip_delete = opts.bool_option("streaming-skip-delete-snapshots")
@@ -169,27 +210,67 @@ class StreamReader(DataSourceStreamReader):
         self._last = offset
         return offset.to_dict()
 
+    def getDefaultReadLimit(self) -> Any:
+        """The options as Spark's read limit (PySpark >= 4.2). Spark's Python API has no
+        composite limit: with both options set this is the file limit, and `latestOffset`
+        applies the row limit of the options too."""
+        if _limits is None:
+            raise ValidationError("read limits need PySpark >= 4.2")
+        if self.max_files is not None:
+            return _limits.ReadMaxFiles(self.max_files)
+        if self.max_records is not None:
+            return _limits.ReadMaxRows(self.max_records)
+        return _limits.ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow (PySpark >= 4.2): read up to the table's current snapshot,
+        in batches within the read limits, and no further."""
+        snap = self._refresh().current_snapshot()
+        self._available_now_end = _NO_SNAPSHOT if snap is None else snap.snapshot_id
+
+    def _bounds(self, limit: Any) -> BatchBounds:
+        """One batch's bounds under Spark's read limit (None: PySpark < 4.2, no limit given)."""
+        options = BatchBounds(self.max_files, self.max_records)
+        if limit is None:
+            return options
+        if _limits is not None:
+            if isinstance(limit, _limits.ReadAllAvailable):
+                return BatchBounds()
+            if isinstance(limit, _limits.ReadMaxFiles):
+                return BatchBounds(_smaller(limit.max_files, options.files), options.records)
+            if isinstance(limit, _limits.ReadMaxRows):
+                return BatchBounds(options.files, _smaller(limit.max_rows, options.records))
+            if isinstance(limit, _limits.ReadMaxBytes):
+                return BatchBounds(options.files, options.records, limit.max_bytes)
+        raise ValidationError(
+            f"unsupported read limit {limit!r}: the icefloe source takes all available data, "
+            "ReadMaxFiles, ReadMaxRows or ReadMaxBytes"
+        )
+
     def latestOffset(self, start: dict[str, Any] | None = None, limit: Any = None) -> dict[str, Any]:
         begin = StreamOffset.from_dict(start) if start is not None else self._last
         if begin is None:
             begin = StreamOffset.from_dict(self.initialOffset())
+        bounds = self._bounds(limit)
+        stop_at = self._available_now_end
+        if stop_at == _NO_SNAPSHOT:
+            return begin.to_dict()
         table = self._refresh()
-        files = records = 0
+        files = records = size = 0
         end = begin
         for snap in self._after(table, begin):
-            if not self._should_read(snap):
-                continue
-            added = self._added(table, snap)
-            first = begin.position if snap.snapshot_id == begin.snapshot_id else 0
-            for i in range(first, len(added)):
-                if files and (
-                    (self.max_files is not None and files + 1 > self.max_files)
-                    or (self.max_records is not None and records + added[i].records > self.max_records)
-                ):
-                    return end.to_dict()
-                files += 1
-                records += added[i].records
-                end = StreamOffset(snap.snapshot_id, i + 1)
+            if self._should_read(snap):
+                added = self._added(table, snap)
+                first = begin.position if snap.snapshot_id == begin.snapshot_id else 0
+                for i in range(first, len(added)):
+                    if bounds.full(files, records, size, added[i]):
+                        return end.to_dict()
+                    files += 1
+                    records += added[i].records
+                    size += added[i].size
+                    end = StreamOffset(snap.snapshot_id, i + 1)
+            if snap.snapshot_id == stop_at:
+                break
         return end.to_dict()
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
@@ -238,6 +319,10 @@ def _pack(files: list[AddedFile], target_size: int) -> Iterator[bytes]:
         size += f.size
     if group:
         yield ('{"tasks":[' + ",".join(group) + "]}").encode()
+
+
+def _smaller(a: int, b: int | None) -> int:
+    return a if b is None else min(a, b)
 
 
 def _positive(opts: SourceOptions, key: str) -> int | None:
