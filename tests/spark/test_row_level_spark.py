@@ -475,3 +475,65 @@ def test_spark_upsert_reaches_rows_of_an_older_partition_spec(
     else:
         assert "deleted-data-files" not in summary, "merge-on-read: no data file rewritten"
         assert sorted({f["spec_id"] for f in deletes}) == [0, 1], "one copy of the keys per live spec"
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_spark_writes_with_dots_and_backticks_in_column_names_twin_java(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str
+) -> None:
+    """Columns named `a.b` (a dot, next to a column `a`) and ``c`d`` (a backtick), partitioned
+    and sorted by them: append, update, merge, upsert and delete on Spark, each twinned by
+    Java's SQL. mapInArrow looked input columns up by name (a dot made it a struct access)
+    and icefloe quoted names without doubling backticks, so every one of these failed."""
+    import icefloe.spark
+
+    props = (
+        f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
+        f"'write.merge.mode'='{mode}'"
+    )
+    java, ours = new_table_name("names_java"), new_table_name("names_ours")
+    rows = spark.sql(
+        "SELECT id, CONCAT('p', CAST(id % 3 AS STRING)) AS `a.b`, CONCAT('x', CAST(id AS STRING)) AS a, "
+        "CAST(id AS DOUBLE) AS `c``d` FROM range(0, 40)"
+    )
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(
+            f"CREATE TABLE {q} (id BIGINT, `a.b` STRING, a STRING, `c``d` DOUBLE) USING iceberg "
+            f"PARTITIONED BY (`a.b`) TBLPROPERTIES ({props})"
+        )
+        oracle.sql(f"ALTER TABLE {q} WRITE ORDERED BY `c``d` DESC")
+    source = spark.sql(
+        "SELECT id, 'p9' AS `a.b`, 'merged' AS a, CAST(-id AS DOUBLE) AS `c``d` FROM range(30, 50)"
+    )
+    source.createOrReplaceTempView("names_src")
+    jq = oracle.qualified(java)
+    rows.createOrReplaceTempView("names_rows")
+    oracle.sql(f"INSERT INTO {jq} SELECT * FROM names_rows")
+    oracle.sql(f"UPDATE {jq} SET `c``d` = `c``d` * 2, a = 'u' WHERE `a.b` = 'p1' AND id < 20")
+    oracle.sql(
+        f"MERGE INTO {jq} t USING names_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    upserts = spark.sql("SELECT id, 'p0' AS `a.b`, 'up' AS a, 0.5 AS `c``d` FROM range(0, 3)")
+    upserts.createOrReplaceTempView("names_up")
+    oracle.sql(
+        f"MERGE INTO {jq} t USING names_up s ON t.id = s.id AND t.`a.b` = s.`a.b` "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    oracle.sql(f"DELETE FROM {jq} WHERE `a.b` = 'p2' AND `c``d` > 20")
+
+    icefloe.spark.append(rows, catalog.load_table(ours))
+    icefloe.spark.update(
+        spark, catalog.load_table(ours), "\"a.b\" = 'p1' AND id < 20", {"c`d": "`c``d` * 2", "a": "'u'"}
+    )
+    icefloe.spark.merge(
+        source, catalog.load_table(ours), "target.id = source.id"
+    ).when_matched_update_all().when_not_matched_insert_all().execute()
+    icefloe.spark.upsert(upserts, catalog.load_table(ours), join_cols=["id", "a.b"])
+    icefloe.spark.delete(spark, catalog.load_table(ours), '"a.b" = \'p2\' AND "c`d" > 20')
+
+    expected = oracle.df(java)
+    assert expected.count() > 30
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from icefloe._row_delta import write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.sorting import NullOrder, SortDirection
+from icefloe.spark._names import quoted_path
 from icefloe.transforms import (
     BucketTransform,
     DayTransform,
@@ -128,8 +129,8 @@ def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     schema = table.schema()
     keys = []
     for field in table.spec().fields:
-        name = schema.find_column_name(field.source_id)
-        key = None if name is None else transform_key(field.transform, name, types)
+        path = _path(schema, field.source_id)
+        key = None if path is None else transform_key(field.transform, path, types)
         if key is not None:
             keys.append(key)
     return keys
@@ -142,8 +143,8 @@ def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     schema = table.schema()
     out = []
     for f in table.sort_order().fields:
-        name = schema.find_column_name(f.source_id)
-        col = None if name is None else transform_key(f.transform, name, types)
+        path = _path(schema, f.source_id)
+        col = None if path is None else transform_key(f.transform, path, types)
         if col is None:
             continue
         asc = f.direction == SortDirection.ASC
@@ -155,15 +156,17 @@ def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     return out
 
 
-def transform_key(transform: Transform, name: str, types: dict[str, Any]) -> Column | None:
-    """A Spark expression equal to `transform(name)` for grouping, or None."""
+def transform_key(transform: Transform, path: tuple[str, ...], types: dict[str, Any]) -> Column | None:
+    """A Spark expression equal to `transform(field)` for grouping, or None; `path` names
+    the field from its top-level column down."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if _top(name) not in types:
+    if path[0] not in types:
         return None
-    col = F.col(_quoted(name))
-    kind = _leaf_type(name, types)
+    q = quoted_path(path)
+    col = F.col(q)
+    kind = _leaf_type(path, types)
     if isinstance(transform, IdentityTransform):
         return col
     if isinstance(transform, (YearTransform, MonthTransform, DayTransform, HourTransform)):
@@ -184,7 +187,6 @@ def transform_key(transform: Transform, name: str, types: dict[str, Any]) -> Col
         if isinstance(kind, (T.IntegerType, T.LongType, T.ShortType, T.ByteType)):
             # floor(v / w), Iceberg's classes (v - ((v % w) + w) % w), without the
             # subtraction that overflows (an error in ANSI mode) near the type's minimum.
-            q = _quoted(name)
             return F.expr(f"({q} div {w}) - CASE WHEN {q} % {w} < 0 THEN 1 ELSE 0 END")
         if isinstance(kind, (T.StringType, T.BinaryType)):
             return F.substring(col, 1, w)
@@ -222,21 +224,20 @@ def _time_key(transform: str, col: Column, kind: Any) -> Column | None:
     return F.year(date)
 
 
-def _top(name: str) -> str:
-    return name.split(".", 1)[0]
+def _path(schema: Any, field_id: int) -> tuple[str, ...] | None:
+    """The names from the top-level column down to field `field_id`; None when it is gone."""
+    try:
+        return tuple(schema.find_column_path(field_id))
+    except ValidationError:
+        return None
 
 
-def _quoted(name: str) -> str:
-    return ".".join(f"`{part}`" for part in name.split("."))
-
-
-def _leaf_type(name: str, types: dict[str, Any]) -> Any:
-    """The Spark type of a (possibly nested, dotted) column."""
+def _leaf_type(path: tuple[str, ...], types: dict[str, Any]) -> Any:
+    """The Spark type of a (possibly nested) column."""
     from pyspark.sql import types as T
 
-    parts = name.split(".")
-    kind = types[parts[0]]
-    for part in parts[1:]:
+    kind = types[path[0]]
+    for part in path[1:]:
         if not isinstance(kind, T.StructType) or part not in kind.names:
             return None
         kind = kind[part].dataType

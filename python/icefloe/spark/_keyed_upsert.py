@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe._merge import Clause
+from icefloe.spark._names import quoted
 from icefloe.spark._session import default_parallelism
 from icefloe.spark.read import SemiJoinKeys, read_rows
 
@@ -101,7 +102,7 @@ def new_rows(
 
     from icefloe.spark._arrow import spark_schema
 
-    out = src.select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
+    out = src.select([F.col(quoted(c)).cast(types[c]).alias(c) for c in columns])
     if copies.num_rows:
         spark = src.sparkSession
         aliases = [f"__icefloe_key{i}" for i in range(len(semi_keys))]
@@ -109,12 +110,12 @@ def new_rows(
         extra = spark.createDataFrame(renamed.to_pylist(), spark_schema(renamed.schema))
         cond = None
         for (_t, s), a in zip(semi_keys, aliases):
-            c = F.col(f"`{s}`") == F.col(a)
+            c = F.col(quoted(s)) == F.col(a)
             cond = c if cond is None else cond & c
         more = (
             src.join(F.broadcast(extra), cond, "inner")
             .withColumn("__icefloe_copy", F.explode(F.array_repeat(F.lit(1), F.col(_COPIES).cast("int"))))
-            .select([F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns])
+            .select([F.col(quoted(c)).cast(types[c]).alias(c) for c in columns])
         )
         out = out.unionByName(more)
     slots = default_parallelism(src.sparkSession)

@@ -29,6 +29,7 @@ from icefloe.changelog import (
 )
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
+from icefloe.spark._names import quoted
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def read_changelog(
 
 
 def _cols(df: DataFrame, names: Sequence[str]) -> list[Column]:
-    return [df[f"`{n}`"] for n in names]
+    return [df[quoted(n)] for n in names]
 
 
 def _counts(df: DataFrame, keys: list[Column]) -> tuple[Column, Column, Column]:
@@ -153,4 +154,4 @@ def _compute_updates(df: DataFrame, identifier_columns: list[str]) -> DataFrame:
         .otherwise(t)
     )
     columns = [c for c in df.columns if c not in ("__d", "__i", "__r", _SEQ)]
-    return df.withColumn(CHANGE_TYPE, new_type).select(*[f"`{c}`" for c in columns])
+    return df.withColumn(CHANGE_TYPE, new_type).select(*[quoted(c) for c in columns])

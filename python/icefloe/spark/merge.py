@@ -35,6 +35,7 @@ from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
 from icefloe.spark._distribution import distribute, row_level_mode
+from icefloe.spark._names import quoted
 from icefloe.spark._row_delta import (
     planned_tasks_by_path,
     rewrite_files_on_executors,
@@ -285,8 +286,8 @@ class MergeBuilder(MergeClauses):
 
         from icefloe.spark._arrow import ipc_bytes
 
-        cols = [F.col(f"`{s}`").cast(spark_type).alias(t) for t, s, spark_type in keys]
-        not_null = " AND ".join(f"`{t}` IS NOT NULL" for t, _s, _ty in keys)
+        cols = [F.col(quoted(s)).cast(spark_type).alias(t) for t, s, spark_type in keys]
+        not_null = " AND ".join(f"{quoted(t)} IS NOT NULL" for t, _s, _ty in keys)
         picked = src.select(cols).where(not_null)
         batches = picked._collect_as_arrow()
         arrow_schema = pa.schema([(t, _arrow_type(ty)) for t, _s, ty in keys])
@@ -350,7 +351,7 @@ class MergeBuilder(MergeClauses):
 
         def side(alias: str, cols: list[str], present: bool, types: Any) -> Any:
             if present:
-                return F.struct(*[F.col(f"{alias}.`{c}`").alias(c) for c in cols]).alias(alias)
+                return F.struct(*[F.col(f"{alias}.{quoted(c)}").alias(c) for c in cols]).alias(alias)
             return F.lit(None).cast(types).alias(alias)
 
         return df.select(
@@ -399,13 +400,18 @@ class MergeBuilder(MergeClauses):
                     # The keys of the target rows that can match (a read of the key columns
                     # alone, cheaper than persisting the matched rows for a second use).
                     ids = key_read().select(
-                        [F.col(f"`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
+                        [F.col(quoted(t)).alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
                     )
                 else:
                     ids = matched.select(
-                        [F.col(f"{ta}.`{t}`").alias(k) for (t, _s), k in zip(self._anti_join_keys, keys)]
+                        [
+                            F.col(f"{ta}.{quoted(t)}").alias(k)
+                            for (t, _s), k in zip(self._anti_join_keys, keys)
+                        ]
                     )
-                cond = [F.col(f"{sa}.`{s}`") == F.col(k) for (_t, s), k in zip(self._anti_join_keys, keys)]
+                cond = [
+                    F.col(f"{sa}.{quoted(s)}") == F.col(k) for (_t, s), k in zip(self._anti_join_keys, keys)
+                ]
                 on_ids = cond[0]
                 for c in cond[1:]:
                     on_ids = on_ids & c
@@ -447,8 +453,8 @@ class MergeBuilder(MergeClauses):
         target_cols = list(tgt.columns)
         source_cols = [c for c in src.columns if c != _S]
         return joined.select(
-            F.struct(*[F.col(f"{ta}.`{c}`").alias(c) for c in target_cols]).alias(ta),
-            F.struct(*[F.col(f"{sa}.`{c}`").alias(c) for c in source_cols]).alias(sa),
+            F.struct(*[F.col(f"{ta}.{quoted(c)}").alias(c) for c in target_cols]).alias(ta),
+            F.struct(*[F.col(f"{sa}.{quoted(c)}").alias(c) for c in source_cols]).alias(sa),
             F.col(f"{ta}.{_T}").alias(_T),
             F.col(f"{sa}.{_S}").alias(_S),
         )
@@ -462,7 +468,7 @@ class MergeBuilder(MergeClauses):
             .groupBy(F.col(f"{ta}._file"), F.col(f"{ta}._pos"))
             .agg(
                 F.count(F.lit(1)).alias("n"),
-                F.first(F.struct(*[F.col(f"{ta}.`{c}`") for c in columns])).alias("row"),
+                F.first(F.struct(*[F.col(f"{ta}.{quoted(c)}") for c in columns])).alias("row"),
             )
             .where("n > 1")
             .limit(1)
@@ -491,11 +497,11 @@ class MergeBuilder(MergeClauses):
                 if c.assignments is None:
                     if col.lower() not in source_columns:
                         raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
-                    sql = f"{sa}.`{col}`"
+                    sql = f"{sa}.{quoted(col)}"
                 elif col in c.assignments:
                     sql = c.assignments[col]
                 elif c.action == "update":
-                    sql = f"{ta}.`{col}`"
+                    sql = f"{ta}.{quoted(col)}"
                 else:  # an inserted row takes the column's write-default (format v3), else null
                     sql = _write_default(self.table, col)
                 exprs.append((col, sql))
@@ -508,7 +514,7 @@ class MergeBuilder(MergeClauses):
             if self._lineage_read:
                 # v3: an updated row keeps its id, an inserted one gets one; both inherit
                 # the commit's sequence number (see icefloe._lineage).
-                row_id = f"{ta}.`{_lineage.ROW_ID}`" if c.action == "update" else "CAST(NULL AS BIGINT)"
+                row_id = f"{ta}.{quoted(_lineage.ROW_ID)}" if c.action == "update" else "CAST(NULL AS BIGINT)"
                 lineage = [
                     F.expr(row_id).cast("long").alias(_lineage.ROW_ID),
                     F.lit(None).cast("long").alias(_lineage.LAST_UPDATED),
@@ -516,7 +522,7 @@ class MergeBuilder(MergeClauses):
                 probe = rows.select(values + lineage)
                 lineage = [F.col(_lineage.ROW_ID), F.col(_lineage.LAST_UPDATED)]
             parts.append(
-                probe.select([F.col(f"`{col}`").cast(types[col]).alias(col) for col in columns] + lineage)
+                probe.select([F.col(quoted(col)).cast(types[col]).alias(col) for col in columns] + lineage)
             )
         out = parts[0]
         for p in parts[1:]:

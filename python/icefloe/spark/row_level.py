@@ -11,6 +11,7 @@ condition partly matches read and rewritten in Spark tasks (`_row_delta.filter_r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._row_delta import write_mode
 from icefloe.spark._distribution import distribute, row_level_mode
+from icefloe.spark._names import quoted
 from icefloe.spark._row_delta import (
     OUT_SCHEMA,
     collect_delete_files,
@@ -154,12 +156,12 @@ def update(
     )
     types = {f.name: f.dataType for f in rows.schema.fields}
     probe = rows.select(
-        [F.expr(set.get(c, f"`{c}`")).alias(c) for c in columns] + [F.col(c) for c in lineage]
+        [F.expr(set.get(c, quoted(c))).alias(c) for c in columns] + [F.col(c) for c in lineage]
     )
     for f in probe.schema.fields:
         _check_type(f.name, f.dataType, types[f.name])
     new_rows = probe.select(
-        [F.col(f"`{c}`").cast(types[c]).alias(c) for c in columns] + [F.col(c) for c in lineage]
+        [F.col(quoted(c)).cast(types[c]).alias(c) for c in columns] + [F.col(c) for c in lineage]
     )
     if lineage:
         new_rows = new_rows.withColumn(_lineage.LAST_UPDATED, F.lit(None).cast("long"))
@@ -234,10 +236,10 @@ def upsert(
         raise ValidationError(f"delete_column {delete_column!r} is not a column of the DataFrame")
     order = "__icefloe_order"
     ranked = df.withColumn(order, F.monotonically_increasing_id())
-    w = Window.partitionBy(*[F.col(f"`{n}`") for n in names]).orderBy(F.col(order).desc())
+    w = Window.partitionBy(*[F.col(quoted(n)) for n in names]).orderBy(F.col(order).desc())
     last = ranked.withColumn("__icefloe_rank", F.row_number().over(w)).where("__icefloe_rank = 1")
     if delete_column is not None:
-        c = F.col(f"`{delete_column}`")
+        c = F.col(quoted(delete_column))
         is_delete = (
             c
             if dict(df.dtypes)[delete_column] == "boolean"
@@ -247,7 +249,20 @@ def upsert(
     else:
         last = last.withColumn("__icefloe_delete", F.lit(False))
     data_columns = [f.name for f in table.schema().fields]
-    inserts = last.where(~F.col("__icefloe_delete")).select([F.col(f"`{c}`") for c in data_columns])
+    from icefloe.spark._arrow import spark_arrow_schema, spark_schema
+    from icefloe.spark.merge import _check_type
+
+    # As MERGE stores them (and the copy-on-write path below): checked, then cast to the
+    # columns' types (a decimal literal into a double column, an int into a long).
+    projection = json.loads(table.scan(selected_fields=tuple(data_columns)).projection().to_json())
+    types = {f.name: f.dataType for f in spark_schema(spark_arrow_schema(projection)).fields}
+    given = {f.name: f.dataType for f in df.schema.fields}
+    for name in data_columns:
+        if name in given:
+            _check_type(name, given[name], types[name])
+    inserts = last.where(~F.col("__icefloe_delete")).select(
+        [F.col(quoted(c)).cast(types[c]).alias(c) for c in data_columns]
+    )
 
     specs = None
     if write_mode(table, "merge") == "merge-on-read":
@@ -255,12 +270,13 @@ def upsert(
     if specs is None:  # copy-on-write, or rows of an older spec no equality delete reaches
         from icefloe.spark.merge import merge
 
-        keys = last.select(*[F.col(f"`{c}`") for c in data_columns], "__icefloe_delete")
-        on = " AND ".join(f"target.`{n}` <=> source.`{n}`" for n in names)
+        keys = last.select(*[F.col(quoted(c)) for c in data_columns], "__icefloe_delete")
+        on = " AND ".join(f"target.{quoted(n)} <=> source.{quoted(n)}" for n in names)
         b = merge(keys, table, on, snapshot_properties=snapshot_properties)
         b.when_matched_delete("source.__icefloe_delete")
-        b.when_matched_update({c: f"source.`{c}`" for c in data_columns})
-        b.when_not_matched_insert({c: f"source.`{c}`" for c in data_columns}, "NOT source.__icefloe_delete")
+        b.when_matched_update({c: f"source.{quoted(c)}" for c in data_columns})
+        inserted = {c: f"source.{quoted(c)}" for c in data_columns}
+        b.when_not_matched_insert(inserted, "NOT source.__icefloe_delete")
         b.execute()
         return table.current_snapshot()
 
@@ -284,13 +300,15 @@ def upsert(
         parts = [b for b in batches if b.num_rows]
         if not parts:
             return
-        keys = pa.Table.from_batches(parts).cast(key_schema)
+        keys = pa.Table.from_batches(parts).rename_columns(key_schema.names).cast(key_schema)
         meta = native.TableMetadata.from_json(metadata_json)
         files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id, spec_ids=specs)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(files, pa.string())})
 
     try:
-        keys_df = last.select(*[F.col(f"`{n}`") for n in key_schema.names])
+        # Positional names: mapInArrow looks its input columns up by name, a dot in one fails.
+        keys_df = last.select(*[F.col(quoted(n)) for n in key_schema.names])
+        keys_df = keys_df.toDF(*[f"_k{i}" for i in range(len(key_schema.names))])
         try:
             out = keys_df.mapInArrow(eq_delete_task, "descriptor string").collect()
         except Exception as e:

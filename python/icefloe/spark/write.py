@@ -18,6 +18,7 @@ from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
+from icefloe.spark._names import positional, renamed
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ def _write_on_executors(
 
     metadata_json = table.metadata.to_json()
     write_opts = dict(options or {})
+    df, names = positional(df)
 
     io_config = IoConfig.current()  # storage settings, for the executors
 
@@ -144,7 +146,9 @@ def _write_on_executors(
         first = next(it, None)
         if first is None:
             return
-        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
+        first = renamed(first, names)
+        rest = (renamed(b, names) for b in it)
+        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, rest))
         md = native.TableMetadata.from_json(metadata_json)
         descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})

@@ -1,0 +1,47 @@
+"""Column names in Spark expressions. A name is quoted whole, with its backticks doubled, so
+`a.b` (one column whose name holds a dot) never reads as field `b` of a struct `a`, and a
+name holding a backtick stays one identifier; a nested field is a path of such names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+
+def quoted(name: str) -> str:
+    """`name` as one Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quoted_path(path: Sequence[str]) -> str:
+    """A nested field (top-level name first) as a Spark SQL reference."""
+    return ".".join(quoted(part) for part in path)
+
+
+def col(name: str) -> Any:
+    """The top-level column `name` as a Spark Column."""
+    from pyspark.sql import functions as F
+
+    return F.col(quoted(name))
+
+
+def positional(df: Any) -> tuple[Any, list[str] | None]:
+    """`df` ready for `mapInArrow`, which looks every input column up by name (`df[name]`)
+    and so fails on a name holding a dot or a backtick: such a DataFrame gets positional
+    names, and the names to put back on its batches (`renamed`) come with it (else None)."""
+    names = list(df.columns)
+    if not any("." in n or "`" in n for n in names):
+        return df, None
+    return df.toDF(*[f"_icefloe_c{i}" for i in range(len(names))]), names
+
+
+def renamed(batch: pa.RecordBatch, names: list[str] | None) -> pa.RecordBatch:
+    """A batch of a `positional` DataFrame under its own column names again."""
+    if names is None:
+        return batch
+    schema = pa.schema(
+        [f.with_name(n) for f, n in zip(batch.schema, names, strict=True)], metadata=batch.schema.metadata
+    )
+    return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
