@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import icefloe
 import pytest
@@ -124,6 +125,25 @@ def test_wheel_is_manylinux_abi3(wheel: Path) -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def _run_in_venv(
+    line: str, venv: Path, run_dir: Path, name: str, script: str, args: list[str], timeout: int
+) -> dict[str, Any]:
+    """Runs `script` with the venv's interpreter from `run_dir` (a user's shell: nothing of
+    the checkout on the path); its last stdout line is a JSON object, returned, whose
+    `pyspark` is the venv's line."""
+    py = venv / "bin" / "python"
+    path = run_dir / name
+    path.write_text(script)
+    env = _clean_env(PYSPARK_PYTHON=str(py), PYSPARK_DRIVER_PYTHON=str(py), TZ="UTC")
+    res = subprocess.run(
+        [str(py), str(path), *args], cwd=run_dir, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert res.returncode == 0, f"{line}: {name} failed\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    got: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["pyspark"].startswith(VERSION_PREFIX[line]), got
+    return got
+
+
 # Runs inside the venv's interpreter, from an empty folder: everything it imports comes from
 # the venv. Prints one JSON line.
 SMOKE = r"""
@@ -216,23 +236,10 @@ spark.stop()
 @pytest.mark.parametrize("line", sorted(SPARK_LINES))
 def test_installed_wheel_spark_smoke(line: str, venvs: dict[str, Path], tmp_path: Path) -> None:
     venv = venvs[line]
-    py = venv / "bin" / "python"
     run_dir = tmp_path / "cwd"
     run_dir.mkdir()
-    script = run_dir / "smoke.py"
-    script.write_text(SMOKE)
-    env = _clean_env(PYSPARK_PYTHON=str(py), PYSPARK_DRIVER_PYTHON=str(py), TZ="UTC")
-    res = subprocess.run(
-        [str(py), str(script), str(venv), str(tmp_path / "wh"), str(ROOT), oracle_jar_for(line)],
-        cwd=run_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert res.returncode == 0, f"{line}: smoke test failed\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
-    got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got["pyspark"].startswith(VERSION_PREFIX[line]), got
+    args = [str(venv), str(tmp_path / "wh"), str(ROOT), oracle_jar_for(line)]
+    got = _run_in_venv(line, venv, run_dir, "smoke.py", SMOKE, args, timeout=600)
     spark4 = line != "pyspark35"
     rows = 1100 if spark4 else 1000  # the data source appends ids 1000..1099 on PySpark 4
     want = {
@@ -316,23 +323,10 @@ def test_installed_wheel_streaming_triggers(line: str, venvs: dict[str, Path], t
     everything in one batch; a restart goes on from the checkpoint. PySpark >= 4.2 (here 4.3)
     gives Python sources read limits; PySpark 4.0 does not, so there each run takes one
     bounded batch, still each row exactly once."""
-    py = venvs[line] / "bin" / "python"
     run_dir = tmp_path / "cwd"
     run_dir.mkdir()
-    script = run_dir / "stream.py"
-    script.write_text(STREAM)
-    env = _clean_env(PYSPARK_PYTHON=str(py), PYSPARK_DRIVER_PYTHON=str(py), TZ="UTC")
-    res = subprocess.run(
-        [str(py), str(script), str(tmp_path / "wh"), str(tmp_path / "ck")],
-        cwd=run_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert res.returncode == 0, f"{line}: streaming test failed\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
-    got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got["pyspark"].startswith(VERSION_PREFIX[line]), got
+    args = [str(tmp_path / "wh"), str(tmp_path / "ck")]
+    got = _run_in_venv(line, venvs[line], run_dir, "stream.py", STREAM, args, timeout=900)
     runs = got["runs"]
 
     def ids(*starts: int) -> list[int]:

@@ -27,11 +27,16 @@ KEYS = (
 )
 
 
-def _twins(spark: Any, oracle: Oracle, mode: str, partitioning: str = "") -> tuple[str, str]:
-    props = (
+def _props(mode: str) -> str:
+    """Table properties: format v2, every row-level command in `mode`."""
+    return (
         f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
         f"'write.merge.mode'='{mode}'"
     )
+
+
+def _twins(spark: Any, oracle: Oracle, mode: str, partitioning: str = "") -> tuple[str, str]:
+    props = _props(mode)
     java, ours = new_table_name("m_java"), new_table_name("m_ours")
     src = spark.sql(
         "SELECT id, CASE WHEN id % 2 = 0 THEN 'eu' ELSE 'us' END AS region, CAST(id AS DOUBLE) AS amount "
@@ -487,10 +492,6 @@ def test_spark_writes_with_dots_and_backticks_in_column_names_twin_java(
     and icefloe quoted names without doubling backticks, so every one of these failed."""
     import icefloe.spark
 
-    props = (
-        f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
-        f"'write.merge.mode'='{mode}'"
-    )
     java, ours = new_table_name("names_java"), new_table_name("names_ours")
     rows = spark.sql(
         "SELECT id, CONCAT('p', CAST(id % 3 AS STRING)) AS `a.b`, CONCAT('x', CAST(id AS STRING)) AS a, "
@@ -500,7 +501,7 @@ def test_spark_writes_with_dots_and_backticks_in_column_names_twin_java(
         q = oracle.qualified(name)
         oracle.sql(
             f"CREATE TABLE {q} (id BIGINT, `a.b` STRING, a STRING, `c``d` DOUBLE) USING iceberg "
-            f"PARTITIONED BY (`a.b`) TBLPROPERTIES ({props})"
+            f"PARTITIONED BY (`a.b`) TBLPROPERTIES ({_props(mode)})"
         )
         oracle.sql(f"ALTER TABLE {q} WRITE ORDERED BY `c``d` DESC")
     source = spark.sql(
