@@ -541,8 +541,8 @@ def _literal_json(v: Any) -> Any:
         if v in (math.inf, -math.inf):  # JSON has no infinite number: tagged, as Rust reads it
             return {"double": "Infinity" if v > 0 else "-Infinity"}
         return v
-    if isinstance(v, decimal.Decimal):
-        return {"decimal": str(v)}
+    if isinstance(v, decimal.Decimal):  # plain digits: str() gives 0E-10 for a scaled zero
+        return {"decimal": format(v, "f")}
     if isinstance(v, (bytes, bytearray)):
         return {"binary": bytes(v).hex().upper()}
     if isinstance(v, uuid.UUID):

@@ -141,6 +141,10 @@ def test_bound_literals_are_typed() -> None:
     assert json.loads(by_date)["value"] == "1969-12-31"
     cs = json.loads(_native.bind_filter(EqualTo("ID", 1).to_json(), SCHEMA_JSON, False))
     assert cs["field-id"] == 1
+    # Decimals whose str() has an exponent (a scaled zero, as Spark pushes `amount = 0`)
+    for value, want in ((decimal.Decimal("0E-2"), "0.00"), (decimal.Decimal("1.0E-2"), "0.01")):
+        bound = json.loads(_native.bind_filter(EqualTo("amount", value).to_json(), SCHEMA_JSON))
+        assert bound["value"] == want, (value, bound)
 
 
 def test_errors_name_the_culprit() -> None:

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from icefloe import _native
 from icefloe import expressions as ex
 from icefloe._io import IoConfig
-from icefloe.exceptions import ValidationError
+from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._worker import prepare_worker
 
@@ -104,9 +105,21 @@ class BatchReader(DataSourceReader):
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
         self.row_filter: ex.BooleanExpression = ex.AlwaysTrue()
+        self._table: Table | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the reader for the executors: the loaded table (its catalog's
+        # connections) stays on the driver.
+        return {**self.__dict__, "_table": None}
+
+    def table(self) -> Table:
+        """The table, loaded once per reader (filter pushdown and planning share it)."""
+        if self._table is None:
+            self._table = self.opts.load_table()
+        return self._table
 
     def partitions(self) -> list[InputPartition]:
-        table = self.opts.load_table()
+        table = self.table()
         scan = table_scan(table, self.opts, self.row_filter)
         reader = ScanReader(scan, table.properties.get("schema.name-mapping.default"))
         tasks = scan.plan_tasks(target_size=self.opts.int_option("split-size"))
@@ -121,11 +134,20 @@ class BatchReader(DataSourceReader):
 
 
 class FilteringBatchReader(BatchReader):
-    """BatchReader with Spark's filters pushed into planning (PySpark >= 4.1)."""
+    """BatchReader with Spark's filters pushed into planning (PySpark >= 4.1). A filter the
+    table's schema cannot bind (IS NULL on a struct, a map's or list's IS NOT NULL, a
+    literal that does not fit its column) goes back to Spark, which evaluates it."""
 
     def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        schema = self.table().schema()
+        schema_json = schema.to_json()
         for f in filters:
             converted, exact = spark_filter(f)
+            if converted is not None:
+                try:  # as planning binds it (Rust): names, column types, literals
+                    _native.bind_filter(converted.bind(schema).to_json(), schema_json)
+                except (IcefloeError, TypeError, ValueError):
+                    converted = None
             if converted is None:
                 yield f
                 continue
@@ -136,6 +158,10 @@ class FilteringBatchReader(BatchReader):
             )
             if not exact:
                 yield f
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 # Literal types whose comparison means the same in Spark and in Iceberg.
@@ -169,16 +195,25 @@ def spark_filter(f: Any) -> tuple[ex.BooleanExpression | None, bool]:
             if type(f) is cls:
                 if f.value is None:
                     return None, False
+                if _is_nan(f.value):  # Spark: NaN = NaN, and NaN sorts above every number
+                    return (ex.IsNaN(name), True) if cls is ds.EqualTo else (None, False)
                 return pred(name, f.value), _exact(f.value)
         if isinstance(f, ds.EqualNullSafe):
             if f.value is None:
                 return ex.IsNull(name), True
+            if _is_nan(f.value):
+                return ex.IsNaN(name), True
             return ex.EqualTo(name, f.value), _exact(f.value)
         if isinstance(f, ds.In):
             values = [v for v in f.value if v is not None]
             if len(values) != len(f.value) or not values:
                 return None, False
-            return ex.In(name, values), _exact(values)
+            numbers = [v for v in values if not _is_nan(v)]
+            if len(numbers) == len(values):
+                return ex.In(name, values), _exact(values)
+            if not numbers:
+                return ex.IsNaN(name), True
+            return ex.Or(ex.In(name, numbers), ex.IsNaN(name)), _exact(numbers)
         if isinstance(f, ds.IsNull):
             return ex.IsNull(name), True
         if isinstance(f, ds.IsNotNull):
