@@ -170,3 +170,23 @@ def test_ten_million_rows_in_one_commit_stream_in_bounded_batches(
     assert len(counts) >= rows // limit
     assert sum(agg[1] for _, agg in sink.seen) == rows * (rows - 1) // 2
     assert sum(agg[2] for _, agg in sink.seen) == (rows - 1) * rows * (2 * rows - 1) // 6
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max-files-per-trigger", "0"),
+        ("max-records-per-trigger", "x"),
+        ("streaming-skip-delete-snapshots", "yes"),
+    ],
+)
+def test_a_bad_stream_option_is_icefloes_error(
+    source: Any, oracle: Oracle, tmp_path: Path, key: str, value: str
+) -> None:
+    """Checked when Spark asks for the schema: raised when the stream reader starts, PySpark
+    4.1 ended the error with an UnboundLocalError of its own (`reader.stop()` in a finally)."""
+    name = _java_table(oracle, [[1]])
+    with pytest.raises(Exception) as info:
+        _run(_stream(source, name, Batches(), tmp_path / "ck", **{key.replace("-", "_"): value}))
+    errors = [line for line in str(info.value).splitlines() if "Error" in line]
+    assert errors and "ValidationError" in errors[-1] and f"option {key!r}" in errors[-1], errors[-3:]

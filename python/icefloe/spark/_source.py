@@ -11,6 +11,15 @@ from pyspark.sql.datasource import DataSource
 
 from icefloe.spark.datasource import SourceOptions
 
+# Options of the streaming source, checked in `schema()` (see `_source_stream.stream_options`).
+_STREAM_OPTIONS = (
+    "max-files-per-trigger",
+    "max-records-per-trigger",
+    "stream-from-timestamp",
+    "streaming-skip-overwrite-snapshots",
+    "streaming-skip-delete-snapshots",
+)
+
 
 class IcefloeDataSource(DataSource):
     """`format("icefloe")`. `register` makes a subclass carrying the session's catalogs
@@ -38,6 +47,10 @@ class IcefloeDataSource(DataSource):
         from icefloe.spark._source_read import table_scan
 
         opts = self.source_options()
+        if any(k in opts.options for k in _STREAM_OPTIONS):
+            from icefloe.spark._source_stream import stream_options
+
+            stream_options(opts)
         scan = table_scan(opts.load_table(), opts)
         return spark_schema(spark_arrow_schema(json.loads(scan.projection().to_json())))
 

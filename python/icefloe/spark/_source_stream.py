@@ -113,13 +113,11 @@ class BatchBounds:
 class StreamReader(DataSourceStreamReader, _AvailableNow):
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
-        self.max_files = _positive(opts, "max-files-per-trigger")
-        self.max_records = _positive(opts, "max-records-per-trigger")
+        self.max_files, self.max_records, self.from_timestamp, self.skip_overwrite, self.skip_delete = (
+            stream_options(opts)
+        )
         # Trigger.AvailableNow: the snapshot the query reads up to (recorded at its start).
         self._available_now_end: int | None = None
-        self.from_timestamp = opts.int_option("stream-from-timestamp")
-        self.skip_overwrite = opts.bool_option("streaming-skip-overwrite-snapshots")
-        self.skip_delete = opts.bool_option("streaming-skip-delete-snapshots")
         self._last: StreamOffset | None = None
         self._plans: dict[int, list[AddedFile]] = {}
         self._table: Table | None = None
@@ -319,6 +317,20 @@ def _pack(files: list[AddedFile], target_size: int) -> Iterator[bytes]:
         size += f.size
     if group:
         yield ('{"tasks":[' + ",".join(group) + "]}").encode()
+
+
+def stream_options(opts: SourceOptions) -> tuple[int | None, int | None, int | None, bool, bool]:
+    """The streaming options, checked: max files and rows per trigger, the start timestamp
+    and the two skip flags. The data source's `schema()` checks them too, so that a bad value
+    reaches the user as icefloe's error (PySpark 4.1 reports an error raised while its stream
+    reader starts as an UnboundLocalError of its own)."""
+    return (
+        _positive(opts, "max-files-per-trigger"),
+        _positive(opts, "max-records-per-trigger"),
+        opts.int_option("stream-from-timestamp"),
+        opts.bool_option("streaming-skip-overwrite-snapshots"),
+        opts.bool_option("streaming-skip-delete-snapshots"),
+    )
 
 
 def _smaller(a: int, b: int | None) -> int:
