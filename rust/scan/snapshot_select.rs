@@ -87,8 +87,10 @@ pub fn select<'a>(
 }
 
 /// The append snapshots of an incremental scan, oldest first: the ancestors of `to`
-/// (inclusive) back to `from` (exclusive). `from` must be an ancestor of `to`; every snapshot
-/// in the range must be an append.
+/// (inclusive) back to `from` (exclusive) whose operation is `append`. `from` must be an
+/// ancestor of `to`. Other snapshots in the range (overwrite, delete, replace) are passed
+/// over, as Java's `IncrementalAppendScan` does: their added files are not read, and their
+/// deletes do not apply.
 pub fn select_append_range(
     metadata: &TableMetadata,
     from_snapshot_id: Option<i64>,
@@ -138,13 +140,7 @@ pub fn select_append_range(
         ))
         .with_context("table", metadata.location().to_string()));
     }
-    if let Some(bad) = range.iter().find(|s| s.summary.operation != Operation::Append) {
-        return Err(validation(format!(
-            "incremental scans read appends only, but snapshot {} in the range is a '{}'",
-            bad.snapshot_id, bad.summary.operation
-        ))
-        .with_context("table", metadata.location().to_string()));
-    }
+    range.retain(|s| s.summary.operation == Operation::Append);
     range.reverse();
     Ok(range)
 }

@@ -85,6 +85,12 @@ def test_read_options_branch_tag_time_and_incremental(icefloe_source: Any, oracl
     assert_same_rows(_read(spark, name, start_snapshot_id=s0, end_snapshot_id=s2), java_incremental)
     java_from = spark.read.format("iceberg").option("start-snapshot-id", str(s1)).load(q)
     assert_same_rows(_read(spark, name, start_snapshot_id=s1), java_from)
+    # A delete, then an append: as Java, the range reads the appends and passes the delete over.
+    oracle.sql(f"DELETE FROM {q} WHERE id = 2")
+    oracle.sql(f"INSERT INTO {q} VALUES (7, 'v7')")
+    java_over_delete = spark.read.format("iceberg").option("start-snapshot-id", str(s1)).load(q)
+    assert sorted(r.id for r in java_over_delete.collect()) == [2, 7, 12]
+    assert_same_rows(_read(spark, name, start_snapshot_id=s1), java_over_delete)
 
     with pytest.raises(Exception, match="give only one"):
         _read(spark, name, snapshot_id=s0, tag="first").collect()
