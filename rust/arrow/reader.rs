@@ -490,6 +490,9 @@ pub fn can_write_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
         (P::Int, P::Long) | (P::Float, P::Double) | (P::Fixed(16), P::Uuid) => true,
         // Strings are parsed as UUIDs (engines without a uuid type, like Spark, send strings).
         (P::String, P::Uuid) => true,
+        // Binary values of the column's length (Spark has no fixed type: it reads and sends
+        // fixed as binary); a value of another length is refused by the cast.
+        (P::Binary, P::Fixed(_)) => true,
         (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
             s1 == s2 && p1 <= p2
         }

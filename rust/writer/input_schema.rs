@@ -144,6 +144,31 @@ mod tests {
     }
 
     #[test]
+    fn binary_values_fill_a_fixed_column_of_their_length() {
+        use arrow_array::{BinaryArray, FixedSizeBinaryArray};
+        let schema =
+            Schema::new(0, vec![NestedField::optional(1, "fx", PrimitiveType::Fixed(3).into())], vec![])
+                .unwrap();
+        let arrow = Arc::new(ArrowSchema::new(vec![Field::new("fx", DataType::Binary, true)]));
+        check_arrow_schema(&schema, &arrow).unwrap();
+        let target = Arc::new(schema_to_arrow(&schema).unwrap());
+        let ok = RecordBatch::try_new(
+            arrow.clone(),
+            vec![Arc::new(BinaryArray::from(vec![Some(b"abc".as_ref()), None]))],
+        )
+        .unwrap();
+        let out = conform_batch(&schema, &target, &ok).unwrap();
+        let fixed = out.column(0).as_any().downcast_ref::<FixedSizeBinaryArray>().unwrap();
+        assert_eq!(fixed.value(0), b"abc");
+        assert!(fixed.is_null(1));
+        let short =
+            RecordBatch::try_new(arrow, vec![Arc::new(BinaryArray::from(vec![b"ab".as_ref()]))]).unwrap();
+        let err = conform_batch(&schema, &target, &short).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Validation);
+        assert!(err.to_string().contains("'fx'"), "{err}");
+    }
+
+    #[test]
     fn every_schema_problem_in_one_error() {
         let arrow = ArrowSchema::new(vec![
             Field::new("cat", DataType::Int64, true),

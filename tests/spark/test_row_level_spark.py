@@ -538,3 +538,26 @@ def test_spark_writes_with_dots_and_backticks_in_column_names_twin_java(
     assert expected.count() > 30
     assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({mode})")
     assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({mode})")
+
+
+def test_spark_append_matches_names_ignoring_case_and_fills_fixed_from_binary(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """`icefloe.spark.append` of `ID`/`S`/`FX` into `id`/`s`/`fx fixed[3]`, as Java's
+    `writeTo().append()` takes it: Spark resolves names ignoring case and has no fixed type."""
+    import icefloe.spark
+    from icefloe.schema import Schema
+    from icefloe.types import FixedType, LongType, NestedField, StringType
+
+    name = new_table_name("case_fixed")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "s", StringType(), required=False),
+        NestedField(3, "fx", FixedType(3), required=False),
+    )
+    catalog.create_table(name, schema)
+    df = spark.sql("SELECT 2L AS ID, 'b' AS S, X'78797A' AS FX")
+    icefloe.spark.append(df, catalog.load_table(name))
+    df.writeTo(oracle.qualified(name)).append()
+    assert sorted(tuple(r) for r in oracle.df(name).collect()) == [(2, "b", b"xyz"), (2, "b", b"xyz")]
+    assert catalog.load_table(name).scan().to_arrow().column("fx").to_pylist() == [b"xyz", b"xyz"]

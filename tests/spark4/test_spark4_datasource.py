@@ -281,6 +281,40 @@ def test_a_failed_write_commits_nothing_and_leaves_no_file(
     assert sorted(p.name for p in data_dir.rglob("*.parquet")) == before
 
 
+def test_writes_match_names_ignoring_case_and_fill_fixed_from_binary(
+    icefloe_source: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """As Java's writes on Spark: `ID`/`S` fill `id`/`s` (Spark resolves names ignoring case),
+    and binary values fill a fixed[3] column (Spark reads fixed as binary, so a table read
+    through the source could not be written back)."""
+    import pyarrow as pa
+    from icefloe.schema import Schema
+    from icefloe.types import FixedType, LongType, NestedField, StringType
+
+    spark = icefloe_source
+    name = new_table_name("ds_case")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "s", StringType(), required=False),
+        NestedField(3, "fx", FixedType(3), required=False),
+    )
+    table = catalog.create_table(name, schema)
+    table.append(
+        pa.table({"id": pa.array([1], pa.int64()), "s": ["a"], "fx": pa.array([b"abc"], pa.binary(3))})
+    )
+    spark.sql("SELECT 2L AS ID, 'b' AS S, X'78797A' AS FX").write.format("icefloe").mode("append").save(
+        f"local.{name}"
+    )
+    _read(spark, name).write.format("icefloe").mode("append").save(f"local.{name}")  # read back, written
+    rows = sorted(tuple(r) for r in oracle.df(name).collect())
+    assert rows == [(1, "a", b"abc"), (1, "a", b"abc"), (2, "b", b"xyz"), (2, "b", b"xyz")], rows
+    with pytest.raises(Exception, match="fx"):  # a value of another length
+        spark.sql("SELECT 3L AS id, 'c' AS s, X'78' AS fx").write.format("icefloe").mode("append").save(
+            f"local.{name}"
+        )
+    assert len(oracle.snapshots(name)) == 3
+
+
 def test_bad_writes_are_clear_errors(icefloe_source: Any, oracle: Oracle) -> None:
     spark = icefloe_source
     name = _java_table(oracle)

@@ -45,3 +45,20 @@ def renamed(batch: pa.RecordBatch, names: list[str] | None) -> pa.RecordBatch:
         [f.with_name(n) for f, n in zip(batch.schema, names, strict=True)], metadata=batch.schema.metadata
     )
     return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+
+
+def table_spelling(names: list[str], table_names: list[str]) -> list[str] | None:
+    """Spark resolves column names ignoring case (its default, and Java's writes follow it):
+    each name the table lacks takes the spelling of the one table column it matches ignoring
+    case. None when nothing changes (or a change would make two columns one)."""
+    exact = set(table_names)
+    folded: dict[str, list[str]] = {}
+    for t in table_names:
+        folded.setdefault(t.lower(), []).append(t)
+    out = []
+    for n in names:
+        match = folded.get(n.lower(), [])
+        out.append(n if n in exact or len(match) != 1 else match[0])
+    if out == names or len(set(out)) != len(out):
+        return None
+    return out

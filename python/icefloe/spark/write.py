@@ -18,7 +18,7 @@ from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
-from icefloe.spark._names import positional, renamed
+from icefloe.spark._names import positional, renamed, table_spelling
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -121,6 +121,9 @@ def _write_on_executors(
     deleted and the error (an icefloe class when an executor raised one) propagates."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    spelled = table_spelling(list(df.columns), [f.name for f in table.schema().fields])
+    if spelled is not None:
+        df = df.toDF(*spelled)
     try:
         arrow_schema = to_arrow_schema(df.schema)
     except TypeError as e:  # a Spark type Arrow cannot carry
