@@ -261,3 +261,26 @@ def test_a_failed_upsert_task_commits_nothing_and_leaves_no_file(
         bad.write.format("icefloe").mode("append").option("upsert-enabled", "true").save(f"local.{name}")
     assert oracle.snapshot_ids(name) == snaps
     assert _data_files_on_disk(catalog, name) == before
+
+
+def test_a_delete_column_the_table_has_is_written_on_kept_rows(source: Any, oracle: Oracle) -> None:
+    """`delete-column` naming a column of the table: marked rows delete their key, the others
+    keep the column's value (it was written as null)."""
+    name = new_table_name("upsert_opcol")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint, v bigint, op string) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2')"
+    )
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 10, 'I'), (2, 20, 'I'), (3, 30, 'I')")
+    rows = source.createDataFrame([(1, 11, "U"), (2, 0, "D"), (4, 40, "I")], "id bigint, v bigint, op string")
+    (
+        rows.write.format("icefloe")
+        .mode("append")
+        .option("upsert-enabled", "true")
+        .option("key-columns", "id")
+        .option("delete-column", "op")
+        .save(f"local.{name}")
+    )
+    got = sorted(tuple(r) for r in oracle.df(name).collect())
+    assert got == [(1, 11, "U"), (3, 30, "I"), (4, 40, "I")], got

@@ -112,7 +112,11 @@ class UpsertWriter:
         for n in names:
             _field(arrow_schema, n, "key column")
         self.arrow_schema = arrow_schema
-        self.data_columns = [f.name for f in arrow_schema if f.name != self.delete_column]
+        # The delete column is not data, unless the table has a column of that name.
+        table_columns = {f.name for f in table.schema().fields}
+        self.data_columns = [
+            f.name for f in arrow_schema if f.name != self.delete_column or f.name in table_columns
+        ]
         _native.check_arrow_schema(
             table.metadata, pa.schema([arrow_schema.field(c) for c in self.data_columns])
         )
