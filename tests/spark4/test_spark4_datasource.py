@@ -96,6 +96,8 @@ def test_read_options_branch_tag_time_and_incremental(icefloe_source: Any, oracl
         _read(spark, name, snapshot_id=s0, tag="first").collect()
     with pytest.raises(Exception, match="12345"):
         _read(spark, name, snapshot_id=12345).collect()
+    with pytest.raises(Exception, match="'split-size' must be a positive number of bytes, found 0"):
+        _read(spark, name, split_size=0).collect()
 
 
 def test_selected_fields_option(icefloe_source: Any, oracle: Oracle, all_types_table: str) -> None:

@@ -122,7 +122,10 @@ class BatchReader(DataSourceReader):
         table = self.table()
         scan = table_scan(table, self.opts, self.row_filter)
         reader = ScanReader(scan, table.properties.get("schema.name-mapping.default"))
-        tasks = scan.plan_tasks(target_size=self.opts.int_option("split-size"))
+        split = self.opts.int_option("split-size")
+        if split is not None and split <= 0:
+            raise ValidationError(f"option 'split-size' must be a positive number of bytes, found {split}")
+        tasks = scan.plan_tasks(target_size=split)
         if not tasks:
             return [TaskPartition(None, reader)]
         return [TaskPartition(t.to_bytes(), reader) for t in tasks]
