@@ -313,6 +313,28 @@ def test_sort_rewrite_on_spark_keeps_v3_lineage_and_sorts_each_file(
         assert amounts == sorted(amounts, reverse=True), path
 
 
+def test_sort_rewrite_on_spark_by_an_order_spark_cannot_compute_sorts_each_group_in_one_writer(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """An order led by `bucket(4, region)` on a string: Spark has no expression for it, and
+    ranges by the later terms alone would not follow the order, so the range path declines
+    (None, before any Spark job) and each group sorts in one writer; Java reads the rows."""
+    from icefloe.maintenance import _sort_on_spark
+    from icefloe.maintenance.rewrite_data_files import _read_schema_json
+
+    name = _small_files_table(spark, oracle)
+    oracle.sql(f"ALTER TABLE {oracle.qualified(name)} WRITE ORDERED BY bucket(4, region), amount")
+    expected = oracle.canonical(name)
+    table = catalog.load_table(name)
+    declined = _sort_on_spark.sort_rewrite_on_spark(
+        spark, table, ["[]"], 2, 1 << 20, 0, "unused", _read_schema_json(table), None
+    )
+    assert declined is None
+    result = table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    assert result.rewritten_data_files_count > 0
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading the sort rewrite")
+
+
 def test_concurrent_position_delete_fails_the_rewrite_and_leaves_nothing(
     spark: Any, oracle: Oracle, catalog: Any, warehouse: Path
 ) -> None:

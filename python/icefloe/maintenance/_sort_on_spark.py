@@ -56,10 +56,12 @@ def sort_rewrite_on_spark(
     write_id: str,
     read_json: str,
     mapping: str | None,
-) -> list[str]:
+) -> list[str] | None:
     """Writes the rows of `read_tasks` (JSON lists of FileScanTasks, one Spark task each)
-    range-partitioned into `output_files` sorted runs; returns the new files' descriptors.
-    On failure the files of `write_id` are deleted by the caller's abort."""
+    range-partitioned into `output_files` sorted runs; returns the new files' descriptors,
+    or None (nothing written) when Spark cannot compute the sort order's first term (a
+    bucket of a string, say): the caller then sorts each group in one writer. On failure
+    the files of `write_id` are deleted by the caller's abort."""
     from icefloe import _progress
     from icefloe._io import IoConfig
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema, to_spark_batch
@@ -83,12 +85,14 @@ def sort_rewrite_on_spark(
                         if b.num_rows:
                             yield to_spark_batch(b, read_schema, target)
 
+    out_schema = spark_schema(target)
+    types = {f.name: f.dataType for f in out_schema.fields}
+    order = sort_keys(table, types, prefix=True)
+    if not order:
+        return None
     rows = rows_frame(spark, [(t,) for t in read_tasks], "tasks string", len(read_tasks))
-    df = rows.mapInArrow(read, spark_schema(target))
-    types = {f.name: f.dataType for f in df.schema.fields}
-    keys = partition_keys(table, types) + sort_keys(table, types)
-    n = max(1, output_files)
-    ranged = df.repartitionByRange(n, *keys) if keys else df.repartition(n)
+    df = rows.mapInArrow(read, out_schema)
+    ranged = df.repartitionByRange(max(1, output_files), *partition_keys(table, types), *order)
     options = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
     with _progress.spark_job(spark, label):

@@ -217,20 +217,20 @@ def _rewrite(
     if sort and spark is not None and _sort_on_spark.spark_carries(read_json):
         # Range-partitioned over many tasks; the batch commits as a whole, so the new files
         # are counted on its first group.
-        groups[0].added.extend(
-            _sort_on_spark.sort_rewrite_on_spark(
-                spark,
-                table,
-                [c for g in groups for c in g.combined],
-                sum(g.expected_output_files for g in groups),
-                max(g.max_output_file_size for g in groups),
-                groups[0].output_spec_id,
-                write_id,
-                read_json,
-                mapping,
-            )
+        ranged = _sort_on_spark.sort_rewrite_on_spark(
+            spark,
+            table,
+            [c for g in groups for c in g.combined],
+            sum(g.expected_output_files for g in groups),
+            max(g.max_output_file_size for g in groups),
+            groups[0].output_spec_id,
+            write_id,
+            read_json,
+            mapping,
         )
-        return
+        if ranged is not None:
+            groups[0].added.extend(ranged)
+            return
     if sort:  # one writer per group, so the whole group goes through one sorter
         for g in groups:
             g.combined = [json.dumps([t for c in g.combined for t in json.loads(c)])]

@@ -136,16 +136,19 @@ def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     return keys
 
 
-def sort_keys(table: Table, types: dict[str, Any]) -> list[Column]:
+def sort_keys(table: Table, types: dict[str, Any], prefix: bool = False) -> list[Column]:
     """The table's sort order as Spark sort expressions. A term with a transform sorts by
     `transform_key`, which orders as Iceberg's transform does (time units and truncation
-    are monotone; a bucket sorts by its number); a term Spark cannot compute is left out."""
+    are monotone; a bucket sorts by its number); a term Spark cannot compute is left out,
+    or with `prefix` ends the keys (ranges by later terms alone would not follow the order)."""
     schema = table.schema()
     out = []
     for f in table.sort_order().fields:
         path = _path(schema, f.source_id)
         col = None if path is None else transform_key(f.transform, path, types)
         if col is None:
+            if prefix:
+                break
             continue
         asc = f.direction == SortDirection.ASC
         nulls_first = f.null_order == NullOrder.NULLS_FIRST
