@@ -64,6 +64,7 @@ def sort_rewrite_on_spark(
     the files of `write_id` are deleted by the caller's abort."""
     from icefloe import _progress
     from icefloe._io import IoConfig
+    from icefloe.maintenance.rewrite_data_files import _task_reader
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema, to_spark_batch
     from icefloe.spark._distribution import partition_keys, sort_keys
     from icefloe.spark._session import rows_frame
@@ -80,10 +81,9 @@ def sort_rewrite_on_spark(
         prepare_worker(io_config)
         for batch in batches:
             for tasks in batch.column(0).to_pylist():
-                for task in json.loads(tasks):
-                    for b in native.read_task(json.dumps(task), read_json, name_mapping=mapping):
-                        if b.num_rows:
-                            yield to_spark_batch(b, read_schema, target)
+                for b in _task_reader(native, tasks, read_json, mapping):
+                    if b.num_rows:
+                        yield to_spark_batch(b, read_schema, target)
 
     out_schema = spark_schema(target)
     types = {f.name: f.dataType for f in out_schema.fields}

@@ -20,13 +20,6 @@ def quoted_path(path: Sequence[str]) -> str:
     return ".".join(quoted(part) for part in path)
 
 
-def col(name: str) -> Any:
-    """The top-level column `name` as a Spark Column."""
-    from pyspark.sql import functions as F
-
-    return F.col(quoted(name))
-
-
 def positional(df: Any) -> tuple[Any, list[str] | None]:
     """`df` ready for `mapInArrow`, which looks every input column up by name (`df[name]`)
     and so fails on a name holding a dot or a backtick: such a DataFrame gets positional
@@ -41,10 +34,12 @@ def renamed(batch: pa.RecordBatch, names: list[str] | None) -> pa.RecordBatch:
     """A batch of a `positional` DataFrame under its own column names again."""
     if names is None:
         return batch
-    schema = pa.schema(
-        [f.with_name(n) for f, n in zip(batch.schema, names, strict=True)], metadata=batch.schema.metadata
-    )
-    return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    return pa.RecordBatch.from_arrays(batch.columns, schema=renamed_schema(batch.schema, names))
+
+
+def renamed_schema(schema: pa.Schema, names: list[str]) -> pa.Schema:
+    """`schema` with its fields named `names`, in order (types, nullability and metadata kept)."""
+    return pa.schema([f.with_name(n) for f, n in zip(schema, names, strict=True)], metadata=schema.metadata)
 
 
 def table_spelling(names: list[str], table_names: list[str]) -> list[str] | None:

@@ -23,7 +23,7 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
-from icefloe.spark._names import renamed, table_spelling
+from icefloe.spark._names import renamed, renamed_schema, table_spelling
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
 from icefloe.spark._worker import prepare_worker
 
@@ -53,9 +53,7 @@ class FileWriter:
         # Names matched ignoring case, as Spark resolves them: the batches get the table's.
         self.names = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
         if self.names is not None:
-            arrow_schema = pa.schema(
-                [f.with_name(n) for f, n in zip(arrow_schema, self.names, strict=True)], arrow_schema.metadata
-            )
+            arrow_schema = renamed_schema(arrow_schema, self.names)
         _native.check_arrow_schema(table.metadata, arrow_schema)  # fail before any task runs
         self.arrow_schema = arrow_schema
         self.metadata_json = table.metadata.to_json()
@@ -72,12 +70,13 @@ class FileWriter:
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
 
+        head = renamed(first, self.names)
+
         def chained() -> Iterator[pa.RecordBatch]:
-            yield renamed(first, self.names)
+            yield head
             for b in batches:
                 yield renamed(b, self.names)
 
-        head = renamed(first, self.names)
         reader = pa.RecordBatchReader.from_batches(head.schema, chained())
         md = _native.TableMetadata.from_json(self.metadata_json)
         return WrittenFiles(list(_native.write_data_files(md, reader, self.write_id, task_id)))
