@@ -34,6 +34,7 @@ __all__ = [
     "UUIDType",
     "UnknownType",
     "UnsupportedType",
+    "VariantType",
     "type_from_json",
 ]
 
@@ -129,9 +130,18 @@ class UnknownType(PrimitiveType):
     _json = "unknown"
 
 
+class VariantType(PrimitiveType):
+    """Format v3 `variant`: semi-structured values in the Variant binary encoding. Read as an
+    Arrow struct of two binary columns, `metadata` and `value` (the Parquet form of an
+    unshredded variant, Arrow's `arrow.parquet.variant` extension), and as Spark's `variant` on
+    PySpark 4; icefloe does not write variant columns yet."""
+
+    _json = "variant"
+
+
 class UnsupportedType(PrimitiveType):
-    """A format v3 type icefloe cannot read or write yet (`variant`, `geometry(...)`,
-    `geography(...)`), kept by its JSON name so the table loads and commits keep it;
+    """A format v3 type icefloe cannot read or write yet (`geometry(...)`, `geography(...)`),
+    kept by its JSON name so the table loads and commits keep it;
     reading the column is an error naming it (select the other columns)."""
 
     def __init__(self, name: str) -> None:
@@ -414,11 +424,12 @@ _PRIMITIVES: dict[str, type[PrimitiveType]] = {
         UUIDType,
         BinaryType,
         UnknownType,
+        VariantType,
     )
 }
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
-_V3_UNSUPPORTED = {"variant", "geometry", "geography"}
+_V3_UNSUPPORTED = {"geometry", "geography"}
 
 
 def _primitive_from_str(s: str) -> PrimitiveType:

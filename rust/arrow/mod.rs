@@ -23,6 +23,7 @@ pub mod read_task;
 pub mod reader;
 pub mod row_keys;
 pub mod schema;
+mod variant;
 
 pub use read_task::{
     contains_field_id, read_task, ReadOptions, TaskReader, FILE_PATH_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID,

@@ -292,6 +292,9 @@ pub(crate) fn adapt(
         return Ok(arrow_array::new_empty_array(target));
     }
     match (&f.field_type, target) {
+        (Type::Primitive(PrimitiveType::Variant), DataType::Struct(fields)) => {
+            super::variant::adapt_variant(array, f, fields, path, m)
+        }
         (Type::Primitive(p), _) => adapt_primitive(array, p, target, path, m),
         (Type::Struct(st), DataType::Struct(target_fields)) => {
             let sa = array

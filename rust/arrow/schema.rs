@@ -34,7 +34,31 @@ pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
         }
         t => type_to_arrow(t)?,
     };
-    Ok(with_field_id(Field::new(&field.name, dt, !field.required), field.id))
+    let arrow = with_field_id(Field::new(&field.name, dt, !field.required), field.id);
+    Ok(match field.field_type {
+        Type::Primitive(PrimitiveType::Variant) => {
+            let mut md = arrow.metadata().clone();
+            md.insert(EXTENSION_NAME_KEY.to_string(), VARIANT_EXTENSION.to_string());
+            arrow.with_metadata(md)
+        }
+        _ => arrow,
+    })
+}
+
+/// Arrow's field metadata key naming an extension type.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// Arrow's canonical extension type for a Parquet variant (storage: `metadata`, `value`).
+pub const VARIANT_EXTENSION: &str = "arrow.parquet.variant";
+/// The children of a variant's Arrow struct, in Parquet's order.
+pub const VARIANT_METADATA: &str = "metadata";
+pub const VARIANT_VALUE: &str = "value";
+
+/// The Arrow storage of an (unshredded) variant: the two binary buffers of each row.
+pub fn variant_fields() -> Fields {
+    Fields::from(vec![
+        Field::new(VARIANT_METADATA, DataType::Binary, false),
+        Field::new(VARIANT_VALUE, DataType::Binary, false),
+    ])
 }
 
 fn with_field_id(f: Field, id: i32) -> Field {
@@ -90,6 +114,7 @@ pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
         ),
         PrimitiveType::Binary => DataType::Binary,
         PrimitiveType::Unknown => DataType::Null,
+        PrimitiveType::Variant => DataType::Struct(variant_fields()),
         PrimitiveType::Unsupported(name) => {
             return Err(not_supported(format!("Iceberg type '{name}' is not supported by icefloe yet")))
         }

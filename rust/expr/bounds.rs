@@ -64,7 +64,7 @@ pub fn cmp_bounds(ty: &PrimitiveType, a: &[u8], b: &[u8]) -> Option<Ordering> {
         P::Decimal { .. } => Some(decimal_from_bytes(a).ok()?.cmp(&decimal_from_bytes(b).ok()?)),
         P::String | P::Binary | P::Fixed(_) | P::Uuid => Some(a.cmp(b)),
         // No bounds exist for these: `unknown` is all nulls, the others are never read.
-        P::Unknown | P::Unsupported(_) => None,
+        P::Unknown | P::Variant | P::Unsupported(_) => None,
     }
 }
 

@@ -66,7 +66,7 @@ fn avro_type_text(ty: &PrimitiveType, defined: &mut Vec<String>) -> String {
         PrimitiveType::Binary => "\"bytes\"".into(),
         // Only `void` can partition by these, and its values are always null (Java's
         // AvroSchemaUtil maps `unknown` to Avro `null`).
-        PrimitiveType::Unknown | PrimitiveType::Unsupported(_) => "\"null\"".into(),
+        PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => "\"null\"".into(),
         PrimitiveType::Uuid => fixed("uuid_fixed".into(), 16, ",\"logicalType\":\"uuid\"".into()),
         PrimitiveType::Fixed(l) => fixed(format!("fixed_{l}"), *l as usize, String::new()),
         PrimitiveType::Decimal { precision, scale } => fixed(

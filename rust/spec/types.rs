@@ -33,8 +33,11 @@ pub enum PrimitiveType {
     /// v3 `unknown`: a column of nulls only, never stored in data files (spec "Primitive
     /// Types"); reads as an Arrow `Null` column.
     Unknown,
-    /// A v3 type icefloe cannot carry in Arrow yet (`variant`, `geometry(...)`,
-    /// `geography(...)`), kept by its JSON name so the table loads and commits keep it;
+    /// v3 `variant`: semi-structured values in the Variant binary encoding (a `metadata` and a
+    /// `value` buffer per row). Read as an Arrow struct of the two binary buffers, as Parquet
+    /// stores an unshredded variant; not written by icefloe yet.
+    Variant,
+    /// A v3 type icefloe cannot carry in Arrow yet (`geometry(...)`, `geography(...)`), kept by its JSON name so the table loads and commits keep it;
     /// reading or writing the column is a clear error naming it, never other values.
     Unsupported(String),
 }
@@ -59,6 +62,7 @@ impl PrimitiveType {
             "uuid" => PrimitiveType::Uuid,
             "binary" => PrimitiveType::Binary,
             "unknown" => PrimitiveType::Unknown,
+            "variant" => PrimitiveType::Variant,
             _ => {
                 if let Some(inner) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
                     let (p, s) = inner
@@ -84,7 +88,7 @@ impl PrimitiveType {
                         .parse::<u64>()
                         .map_err(|_| invalid_data(format!("bad fixed length in '{t}'")))?;
                     PrimitiveType::Fixed(len)
-                } else if t == "variant" || t.starts_with("geometry") || t.starts_with("geography") {
+                } else if t.starts_with("geometry") || t.starts_with("geography") {
                     // Format v3 types icefloe cannot read yet: kept by name, refused when read.
                     PrimitiveType::Unsupported(t.to_string())
                 } else {
@@ -117,6 +121,7 @@ impl fmt::Display for PrimitiveType {
             PrimitiveType::Fixed(l) => write!(f, "fixed[{l}]"),
             PrimitiveType::Binary => f.write_str("binary"),
             PrimitiveType::Unknown => f.write_str("unknown"),
+            PrimitiveType::Variant => f.write_str("variant"),
             PrimitiveType::Unsupported(name) => f.write_str(name),
         }
     }
@@ -443,12 +448,16 @@ mod tests {
 
     #[test]
     fn v3_types_without_arrow_form_load_by_name_and_round_trip() {
-        for t in ["variant", "geometry(srid:4326)", "geography(srid:4326, spherical)"] {
+        for t in ["geometry(srid:4326)", "geography(srid:4326, spherical)"] {
             let v = serde_json::json!({"id": 7, "name": "shape", "required": false, "type": t});
             let f = NestedField::from_json(&v).expect(t);
             assert_eq!(f.field_type, Type::Primitive(PrimitiveType::Unsupported(t.to_string())));
             assert_eq!(f.to_json()["type"], serde_json::json!(t));
         }
+        let v = serde_json::json!({"id": 9, "name": "v", "required": false, "type": "variant"});
+        let f = NestedField::from_json(&v).expect("variant");
+        assert_eq!(f.field_type, Type::Primitive(PrimitiveType::Variant));
+        assert_eq!(f.to_json()["type"], serde_json::json!("variant"));
         let u = serde_json::json!({"id": 8, "name": "u", "required": false, "type": "unknown"});
         assert_eq!(
             NestedField::from_json(&u).expect("unknown").field_type,

@@ -96,7 +96,7 @@ impl Literal {
                 Literal::Fixed(bytes.to_vec())
             }
             PrimitiveType::Binary => Literal::Binary(bytes.to_vec()),
-            PrimitiveType::Unknown | PrimitiveType::Unsupported(_) => {
+            PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => {
                 return Err(invalid_data(format!(
                     "type {ty} has no single-value binary form, found {} byte(s)",
                     bytes.len()

@@ -107,7 +107,9 @@ impl Literal {
             }
             PrimitiveType::Binary => Literal::Binary(unhex(s()?).ok_or_else(bad)?),
             // `unknown` has only null values, and the others have no literals in icefloe.
-            PrimitiveType::Unknown | PrimitiveType::Unsupported(_) => return Err(bad()),
+            PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => {
+                return Err(bad())
+            }
         })
     }
 }

@@ -13,6 +13,7 @@ use crate::spec::{DefaultKind, NestedField, Schema, Type};
 /// Checks that an Arrow schema can be written to a table schema: every required column present,
 /// no unknown columns, every type the same or a safe widening. All problems in one error.
 pub fn check_arrow_schema(schema: &Schema, arrow: &ArrowSchema) -> Result<()> {
+    super::parquet_writer::refuse_variant_columns(schema)?;
     let mut problems = Vec::new();
     check_fields(
         schema.fields().iter().map(|f| f.as_ref()),

@@ -4,7 +4,12 @@
 //
 // args: create <warehouse uri> <table ident> <with variant: 0|1>
 //       append <warehouse uri> <table ident> <rows file: "id\tts_nanos\ttstz_nanos", \N = null>
-//       read   <warehouse uri> <table ident>   (prints the rows in the same form, plus "\tu")
+//       read   <warehouse uri> <table ident>   (prints the rows in the same form, plus "\tu",
+//              plus "\t<metadata hex>:<value hex>" of `v` when the table has it)
+// With a `variant` column, append gives row `id` a value by id % 4: null, an object
+// {"id": id, "tag": "r<id>"}, a string "s<id>", or a long.
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.time.Instant;
@@ -36,6 +41,10 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.variants.ShreddedObject;
+import org.apache.iceberg.variants.Variant;
+import org.apache.iceberg.variants.VariantMetadata;
+import org.apache.iceberg.variants.Variants;
 
 public class V3TypesTable {
   public static void main(String[] a) throws Exception {
@@ -88,6 +97,9 @@ public class V3TypesTable {
       r.setField("id", Long.parseLong(v[0]));
       r.setField("ts", v[1].equals("\\N") ? null : LocalDateTime.ofInstant(instant(v[1]), ZoneOffset.UTC));
       r.setField("tstz", v[2].equals("\\N") ? null : OffsetDateTime.ofInstant(instant(v[2]), ZoneOffset.UTC));
+      if (schema.findField("v") != null) {
+        r.setField("v", variantFor(Long.parseLong(v[0])));
+      }
       // Partition keys are computed on Iceberg's internal form (nanoseconds as longs); 1.10's
       // InternalRecordWrapper does not convert the nanosecond types, so set it up by hand.
       GenericRecord internal = GenericRecord.create(schema);
@@ -114,6 +126,40 @@ public class V3TypesTable {
     append.commit();
   }
 
+  static Variant variantFor(long id) {
+    switch ((int) Math.floorMod(id, 4L)) {
+      case 0:
+        return null;
+      case 1: {
+        VariantMetadata md = Variants.metadata("id", "tag");
+        ShreddedObject o = Variants.object(md);
+        o.put("id", Variants.of(id));
+        o.put("tag", Variants.of("r" + id));
+        return Variant.of(md, o);
+      }
+      case 2:
+        return Variant.of(Variants.emptyMetadata(), Variants.of("s" + id));
+      default:
+        return Variant.of(Variants.emptyMetadata(), Variants.of(id));
+    }
+  }
+
+  static String hex(ByteBuffer b) {
+    StringBuilder s = new StringBuilder();
+    for (int i = b.position(); i < b.limit(); i++) {
+      s.append(String.format("%02x", b.get(i)));
+    }
+    return s.toString();
+  }
+
+  static String variantHex(Variant v) {
+    ByteBuffer md = ByteBuffer.allocate(v.metadata().sizeInBytes()).order(ByteOrder.LITTLE_ENDIAN);
+    v.metadata().writeTo(md, 0);
+    ByteBuffer val = ByteBuffer.allocate(v.value().sizeInBytes()).order(ByteOrder.LITTLE_ENDIAN);
+    v.value().writeTo(val, 0);
+    return hex(md) + ":" + hex(val);
+  }
+
   static Instant instant(String nanos) {
     long n = Long.parseLong(nanos);
     return Instant.ofEpochSecond(Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
@@ -125,7 +171,12 @@ public class V3TypesTable {
 
   static void read(Table t) throws Exception {
     StringBuilder out = new StringBuilder();
-    try (CloseableIterable<Record> rows = IcebergGenerics.read(t).select("id", "ts", "tstz", "u").build()) {
+    boolean withVariant = t.schema().findField("v") != null;
+    List<String> columns = new ArrayList<>(List.of("id", "ts", "tstz", "u"));
+    if (withVariant) {
+      columns.add("v");
+    }
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(t).select(columns).build()) {
       for (Record r : rows) {
         Object ts = r.getField("ts");
         Object tstz = r.getField("tstz");
@@ -133,7 +184,12 @@ public class V3TypesTable {
         out.append(r.getField("id")).append('\t');
         out.append(ts == null ? "\\N" : nanos(((LocalDateTime) ts).toInstant(ZoneOffset.UTC))).append('\t');
         out.append(tstz == null ? "\\N" : nanos(((OffsetDateTime) tstz).toInstant())).append('\t');
-        out.append(u == null ? "\\N" : u.toString()).append('\n');
+        out.append(u == null ? "\\N" : u.toString());
+        if (withVariant) {
+          Object v = r.getField("v");
+          out.append('\t').append(v == null ? "\\N" : variantHex((Variant) v));
+        }
+        out.append('\n');
       }
     }
     System.out.print(out);

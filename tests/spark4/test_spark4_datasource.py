@@ -195,6 +195,9 @@ def test_filters_prune_files(icefloe_source: Any, oracle: Oracle, partitioned_ta
 def test_missing_catalog_is_a_clear_error(icefloe_source: Any) -> None:
     with pytest.raises(Exception, match="no properties for catalog 'nosuch'"):
         icefloe_source.read.format("icefloe").option("catalog", "nosuch").load("db.t").collect()
+    # A three-part name whose first part is no registered catalog names that part.
+    with pytest.raises(Exception, match=r"'nocat' in 'nocat.db.t' is not a catalog registered .*local"):
+        icefloe_source.read.format("icefloe").load("nocat.db.t").collect()
     with pytest.raises(Exception, match="needs a table name"):
         icefloe_source.read.format("icefloe").load().collect()
 

@@ -4,8 +4,9 @@ Java writes and reads these tables through `tests/java/V3TypesTable.java`):
 - `timestamp_ns` / `timestamptz_ns`: the same rows both ways, partitions (`day`, `bucket`)
   and column bounds written by icefloe equal to Java's for the same rows, nanosecond filters;
 - `unknown`: read as an Arrow `null` column in both engines, never stored;
-- `variant` (Arrow cannot carry it yet): the table loads, the other columns read, and reading
-  or writing the column is an error naming it, never other values.
+- `variant`: read as the Arrow struct of its `metadata` and `value` buffers, byte for byte
+  what Java reads; on PySpark 3.5 (no variant type) and for writes, an error naming the
+  column, never other values (Spark 4 reads it: tests/spark4/test_variant.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from icefloe import LongType, NestedField, Schema
 from icefloe.exceptions import NotSupportedError
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.transforms import BucketTransform, DayTransform
-from icefloe.types import TimestampNanoType, TimestamptzNanoType, UnknownType, UnsupportedType
+from icefloe.types import TimestampNanoType, TimestamptzNanoType, UnknownType, VariantType
 from support.java import java_core_helper
 from support.session import new_table_name
 
@@ -58,10 +59,13 @@ def java_append(warehouse: Path, name: str, rows: list[tuple[int, int | None, in
 
 
 def java_rows(warehouse: Path, name: str) -> list[tuple[Any, ...]]:
-    """Rows as Java's `IcebergGenerics` reads them: (id, ts nanos, tstz nanos, u)."""
+    """Rows as Java's `IcebergGenerics` reads them: (id, ts nanos, tstz nanos, u), plus the
+    variant `v` as "<metadata hex>:<value hex>" when the table has it."""
     out = []
     for line in java("read", f"file://{warehouse}", name).splitlines():
-        vals = [None if v == "\\N" else int(v) for v in line.split("\t")]
+        fields = line.split("\t")
+        vals: list[Any] = [None if v == "\\N" else int(v) for v in fields[:4]]
+        vals += [None if v == "\\N" else v for v in fields[4:]]
         out.append(tuple(vals))
     return sorted(out, key=lambda r: r[0])
 
@@ -174,26 +178,46 @@ def test_nanosecond_and_unknown_columns_match_java_both_ways(
     assert icefloe_rows(catalog.load_table(ours_name)) == expected(live)
 
 
-def test_variant_column_loads_and_is_refused_by_name(catalog: Any, warehouse: Path) -> None:
+def variant_hex(v: dict[str, bytes] | None) -> str | None:
+    return None if v is None else f"{v['metadata'].hex()}:{v['value'].hex()}"
+
+
+def test_variant_column_reads_as_java_and_writes_are_refused_by_name(
+    spark: Any, catalog: Any, warehouse: Path
+) -> None:
     name = new_table_name("variant")
     java("create", f"file://{warehouse}", name, "1")
     java_append(warehouse, name, ROWS[:8])
     table = catalog.load_table(name)
-    assert table.schema().find_field("v").field_type == UnsupportedType("variant")
+    assert table.schema().find_field("v").field_type == VariantType()
 
-    # The other columns read as Java wrote them.
+    # Every row with its variant, byte for byte as Java reads it (objects, strings, longs and
+    # nulls), as the Arrow struct of Parquet's two buffers.
+    t = table.scan().to_arrow()
+    v_type = t.schema.field("v").type
+    assert [(f.name, f.type, f.nullable) for f in v_type] == [
+        ("metadata", pa.binary(), False),
+        ("value", pa.binary(), False),
+    ]
+    assert t.schema.field("v").metadata[b"ARROW:extension:name"] == b"arrow.parquet.variant"
+    ours = sorted(zip(t.column("id").to_pylist(), map(variant_hex, t.column("v").to_pylist())))
+    theirs = [(r[0], r[4]) for r in java_rows(warehouse, name)]
+    assert ours == theirs
+    assert {v is None for _, v in ours} == {True, False}
     assert icefloe_rows(table, selected_fields=("id", "ts", "tstz", "u")) == expected(ROWS[:8])
 
-    # Reading the variant column, or the whole row, names it.
-    for scan in ({}, {"selected_fields": ("id", "v")}):
-        with pytest.raises(NotSupportedError, match=r"column 'v' \(field id 5\) has type 'variant'"):
-            table.scan(**scan).to_arrow()
+    # Spark 3.5 has no variant type: reading the column through Spark names it.
+    import icefloe.spark
+
+    with pytest.raises(NotSupportedError, match=r"column 'v' has Iceberg type variant, which Spark 3"):
+        icefloe.spark.read(spark, table, selected_fields=("id", "v"))
+    assert icefloe.spark.read(spark, table, selected_fields=("id",)).count() == 8
 
     # Writing is refused before anything is written or committed.
     before = table.current_snapshot().snapshot_id
     data_dir = Path(table.location().removeprefix("file:").removeprefix("//")) / "data"
     files_before = sorted(p for p in data_dir.rglob("*") if p.is_file())
-    with pytest.raises(NotSupportedError, match=r"'v'.*variant"):
+    with pytest.raises(NotSupportedError, match=r"column 'v' \(field id 5\) has type variant"):
         table.append(arrow_rows([(50, 1, 1)]))
     assert catalog.load_table(name).current_snapshot().snapshot_id == before
     assert sorted(p for p in data_dir.rglob("*") if p.is_file()) == files_before

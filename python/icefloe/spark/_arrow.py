@@ -2,6 +2,8 @@
 
 Spark has no uuid, fixed or time type. Iceberg-on-Spark shows uuid as string and
 fixed as binary; a time column cannot be read into Spark (Iceberg Java refuses too).
+A v3 variant is Spark's `variant` from PySpark 4 (Spark's Arrow form: a struct of `value` and
+`metadata`, the latter tagged); PySpark 3.5 has no variant type.
 Types are derived from the Iceberg type JSON, not guessed from Arrow, because uuid
 and fixed[16] share one Arrow type.
 """
@@ -43,6 +45,8 @@ def spark_arrow_type(t: Any, name: str) -> pa.DataType:
             return pa.decimal128(int(p), int(s))
         if t.startswith("fixed["):
             return pa.binary()
+        if t == "variant":
+            return _spark_variant_type(name)
         raise NotSupportedError(f"column '{name}' has Iceberg type {t}, which Spark cannot represent")
     kind = t["type"]
     if kind == "struct":
@@ -57,6 +61,26 @@ def spark_arrow_type(t: Any, name: str) -> pa.DataType:
             pa.field("value", spark_arrow_type(t["value"], f"{name}.value")),
         )
     raise NotSupportedError(f"column '{name}' has unknown Iceberg type {kind}")
+
+
+def _spark_variant_type(name: str) -> pa.DataType:
+    """Spark's Arrow form of its `variant` type (PySpark's `to_arrow_type`), which only
+    PySpark 4 has."""
+    from pyspark.sql import types as T
+
+    if not hasattr(T, "VariantType"):
+        import pyspark
+
+        raise NotSupportedError(
+            f"column '{name}' has Iceberg type variant, which Spark {pyspark.__version__} cannot "
+            "represent (Spark 4 can); select the other columns"
+        )
+    return pa.struct(
+        [
+            pa.field("value", pa.binary(), nullable=False),
+            pa.field("metadata", pa.binary(), nullable=False, metadata={b"variant": b"true"}),
+        ]
+    )
 
 
 def spark_schema(arrow_schema: pa.Schema) -> Any:
@@ -83,14 +107,16 @@ def spark_arrow_schema(iceberg_schema: dict[str, Any]) -> pa.Schema:
     )
 
 
-def _has_uuid(t: Any) -> bool:
+def _rebuilt(t: Any) -> bool:
+    """Whether a column of Iceberg type `t` is rebuilt for Spark rather than cast: uuids
+    become strings and variants take Spark's field order, at any depth."""
     if isinstance(t, str):
-        return t == "uuid"
+        return t in ("uuid", "variant")
     if t["type"] == "struct":
-        return any(_has_uuid(f["type"]) for f in t["fields"])
+        return any(_rebuilt(f["type"]) for f in t["fields"])
     if t["type"] == "list":
-        return _has_uuid(t["element"])
-    return _has_uuid(t["key"]) or _has_uuid(t["value"])
+        return _rebuilt(t["element"])
+    return _rebuilt(t["key"]) or _rebuilt(t["value"])
 
 
 # byte value -> its two lowercase hex digits
@@ -122,7 +148,12 @@ def uuid_strings(col: pa.Array) -> pa.Array:
 def _convert(col: pa.Array, t: Any, target: pa.DataType) -> pa.Array:
     if isinstance(t, str) and t == "uuid":
         return uuid_strings(col)
-    if isinstance(t, str) or not _has_uuid(t):
+    if isinstance(t, str) and t == "variant":
+        mask = col.is_null() if col.null_count else None
+        return pa.StructArray.from_arrays(
+            [col.field("value"), col.field("metadata")], fields=list(target), mask=mask
+        )
+    if isinstance(t, str) or not _rebuilt(t):
         return col if col.type == target else pc.cast(col, target)
     mask = col.is_null() if col.null_count else None
     kind = t["type"]

@@ -99,6 +99,14 @@ class SourceOptions:
         )
         if not props:
             known = ", ".join(sorted(session_catalogs)) or "none"
+            if opts.get("catalog") is None and len(parts) >= 3:
+                # `load("nocat.db.t")`: most likely a catalog name that was never registered.
+                raise ValidationError(
+                    f"{parts[0]!r} in {opts['path']!r} is not a catalog registered for the session "
+                    f"(registered: {known}): set spark.conf '{CONF_PREFIX}{parts[0]}.warehouse' "
+                    f"(or uri/type) before icefloe.spark.register(spark); for a table in a nested "
+                    f"namespace of the default catalog, set '{CONF_PREFIX}default.*'"
+                )
             raise ValidationError(
                 f"no properties for catalog {name!r} of table {path!r}: set spark.conf "
                 f"'{CONF_PREFIX}{name}.warehouse' (or uri/type) before icefloe.spark.register(spark), "

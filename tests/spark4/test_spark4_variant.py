@@ -1,0 +1,103 @@
+"""v3 `variant` columns on PySpark 4 (collected only there, see conftest): Java's Spark writes
+them (`parse_json`, top level and inside a struct, with a merge-on-read delete on top) and
+icefloe reads the same rows as Spark `variant` values, byte for byte, through
+`format("icefloe")`, `icefloe.spark.read` and in process. Writing a variant is refused by
+name with nothing committed (icefloe reads variants but does not write them yet)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import icefloe.spark
+import pytest
+from icefloe.exceptions import NotSupportedError
+from support.oracle import Oracle
+from support.session import new_table_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+VALUES = [
+    (1, """'{"a": 1, "b": [1, 2, "x"], "c": {"d": null}}'""", "named_struct('n', 1, 'w', parse_json('[1]'))"),
+    (2, "'12.5'", "NULL"),
+    (3, None, "named_struct('n', 3, 'w', NULL)"),
+    (4, """'"str"'""", """named_struct('n', 4, 'w', parse_json('{"k": "v"}'))"""),
+    (5, "'[true, false, null]'", "NULL"),
+    (6, """'{"a": 6}'""", "named_struct('n', 6, 'w', parse_json('null'))"),
+]
+
+
+def _variant(v: Any) -> tuple[bytes, bytes] | None:
+    return None if v is None else (bytes(v.value), bytes(v.metadata))
+
+
+def _key(row: Any) -> tuple[Any, ...]:
+    s = row["s"]
+    return (row["id"], _variant(row["v"]), None if s is None else (s["n"], _variant(s["w"])))
+
+
+@pytest.fixture(scope="module")
+def variant_table(spark: Any, oracle: Oracle, warehouse: Path) -> str:
+    name = new_table_name("variant")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id int, v variant, s struct<n: int, w: variant>) USING iceberg "
+        "TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read')"
+    )
+    rows = ", ".join(f"({i}, {'NULL' if v is None else f'parse_json({v})'}, {s})" for i, v, s in VALUES)
+    oracle.sql(f"INSERT INTO {q} VALUES {rows}")
+    oracle.sql(f"DELETE FROM {q} WHERE id = 2")  # a deletion vector on the variant file
+    return name
+
+
+def test_variant_reads_as_java(source: Any, oracle: Oracle, warehouse: Path, variant_table: str) -> None:
+    from pyspark.sql.types import VariantType
+
+    spark = source
+    java = oracle.df(variant_table)
+    expected = sorted(map(_key, java.collect()))
+    assert [r[0] for r in expected] == [1, 3, 4, 5, 6]
+
+    ours = spark.read.format("icefloe").load(f"local.{variant_table}")
+    assert ours.schema == java.schema and isinstance(ours.schema["v"].dataType, VariantType)
+    assert sorted(map(_key, ours.collect())) == expected
+
+    table = icefloe.load_catalog("ds", type="filesystem", warehouse=str(warehouse)).load_table(variant_table)
+    assert sorted(map(_key, icefloe.spark.read(spark, table).collect())) == expected
+
+    # Spark's variant functions see the same values.
+    query = "SELECT id, variant_get(v, '$.a', 'int') AS a, to_json(s.w) AS w FROM t ORDER BY id"
+    ours.createOrReplaceTempView("t")
+    mine = spark.sql(query).collect()
+    java.createOrReplaceTempView("t")
+    assert mine == spark.sql(query).collect()
+
+    # In process: the Arrow struct of Parquet's two buffers, the same bytes.
+    def arrow_variant(v: dict[str, bytes] | None) -> tuple[bytes, bytes] | None:
+        return None if v is None else (v["value"], v["metadata"])
+
+    arrow = table.scan().to_arrow().to_pylist()
+    in_process = sorted(
+        (
+            r["id"],
+            arrow_variant(r["v"]),
+            None if r["s"] is None else (r["s"]["n"], arrow_variant(r["s"]["w"])),
+        )
+        for r in arrow
+    )
+    assert in_process == expected
+
+
+def test_variant_writes_are_refused_by_name(
+    source: Any, oracle: Oracle, warehouse: Path, variant_table: str
+) -> None:
+    table = icefloe.load_catalog("ds", type="filesystem", warehouse=str(warehouse)).load_table(variant_table)
+    before = table.current_snapshot().snapshot_id
+    df = oracle.df(variant_table).where("id = 1")
+    with pytest.raises(NotSupportedError, match=r"column 'v' \(field id \d+\) has type variant"):
+        icefloe.spark.append(df, table)
+    with pytest.raises(Exception, match=r"column 'v' \(field id \d+\) has type variant"):
+        df.write.format("icefloe").mode("append").save(f"local.{variant_table}")
+    assert table.refresh().current_snapshot().snapshot_id == before
+    assert oracle.df(variant_table).count() == 5
