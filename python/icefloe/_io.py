@@ -67,10 +67,17 @@ class IoConfig:
 
     @staticmethod
     def for_table(table: Table) -> IoConfig:
+        """The table's storage settings for its location and write paths and, as Java's
+        per-table FileIO serves every file a table references, for the roots (buckets) of
+        those: files outside the current paths (an earlier `write.data.path`, the location
+        before a move, files added from elsewhere) take them too. A longer registered prefix
+        wins, so another table's settings for its own paths are never overridden."""
         props = table.io_properties
         if not props:
             return IoConfig()
-        return IoConfig((p, props) for p in table_prefixes(table) if not is_local(p))
+        prefixes = [p for p in table_prefixes(table) if not is_local(p)]
+        roots = [parse(p)[1] for p in prefixes]
+        return IoConfig((p, props) for p in dict.fromkeys(roots + prefixes))
 
 
 def table_prefixes(table: Table) -> list[str]:

@@ -111,7 +111,10 @@ mod tests {
         let out = adapt_variant(&file, &field(), &variant_fields(), "v", Match::ById).expect("read");
         let s = out.as_any().downcast_ref::<StructArray>().expect("struct");
         assert_eq!(s.fields(), &variant_fields());
-        assert_eq!(s.column(0).as_any().downcast_ref::<BinaryArray>().expect("bin").value(0), b"\x01\x00\x00");
+        assert_eq!(
+            s.column(0).as_any().downcast_ref::<BinaryArray>().expect("bin").value(0),
+            b"\x01\x00\x00"
+        );
         assert_eq!(s.column(1).as_any().downcast_ref::<BinaryArray>().expect("bin").value(0), b"\x0cA");
         assert!(s.is_valid(0) && s.is_null(1));
     }
@@ -137,7 +140,8 @@ mod tests {
         let e = adapt_variant(&not_a_group, &field(), &variant_fields(), "v", Match::ById).unwrap_err();
         assert!(e.to_string().contains("expected a variant group"), "{e}");
 
-        let input = group(vec![("metadata", binary(&[b"\x01\x00\x00"])), ("value", binary(&[b"\x00"]))], None);
+        let input =
+            group(vec![("metadata", binary(&[b"\x01\x00\x00"])), ("value", binary(&[b"\x00"]))], None);
         let e = adapt_variant(&input, &field(), &variant_fields(), "v", Match::ByName).unwrap_err();
         assert!(e.to_string().contains("cannot write yet"), "{e}");
     }

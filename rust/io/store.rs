@@ -90,7 +90,7 @@ pub fn register(prefix: &str, props: BTreeMap<String, String>) -> Result<()> {
     if loc.scheme.is_local() {
         return Ok(());
     }
-    let prefix = prefix.trim_end_matches('/').to_string();
+    let prefix = match_key(prefix).trim_end_matches('/').to_string();
     let mut r = lock();
     match r.prefixes.iter_mut().find(|(p, _)| *p == prefix) {
         Some((_, old)) if **old == props => {}
@@ -116,7 +116,26 @@ fn lock() -> std::sync::MutexGuard<'static, Registry> {
     r
 }
 
+/// The form in which locations are matched against registered prefixes: one spelling per
+/// storage, so `s3a://b/k` and `s3n://b/k` find what was registered for `s3://b` (the same
+/// objects, as Java's S3FileIO serves all three), and `gcs://` what was registered for `gs://`.
+fn match_key(location: &str) -> String {
+    match Location::parse(location) {
+        Ok(loc) => {
+            let scheme = match loc.scheme {
+                Scheme::S3 => "s3".to_string(),
+                Scheme::Gcs => "gs".to_string(),
+                _ => loc.raw_scheme.to_ascii_lowercase(),
+            };
+            format!("{scheme}://{}/{}", loc.authority, loc.key)
+        }
+        Err(_) => location.to_string(),
+    }
+}
+
 fn properties_for(r: &Registry, location: &str) -> Props {
+    let location = match_key(location);
+    let location = location.trim_end_matches('/');
     r.prefixes
         .iter()
         .filter(|(p, _)| {
@@ -751,5 +770,20 @@ mod tests {
         assert_eq!(registered_properties("s3://rbkt/wh/t1/data/x")["s3.region"], "b");
         assert_eq!(registered_properties("s3://rbkt/wh/t10/x")["s3.region"], "a");
         assert!(registered_properties("s3://other/x").is_empty());
+    }
+
+    #[test]
+    fn one_storage_matches_under_every_scheme_spelling() {
+        let p = |v: &str| BTreeMap::from([("s3.region".to_string(), v.to_string())]);
+        register("s3a://sbkt/wh/", p("a")).unwrap();
+        register("gs://gbkt/wh", p("g")).unwrap();
+        for loc in
+            ["s3://sbkt/wh/t/f", "s3a://sbkt/wh/t/f", "s3n://sbkt/wh/t/f", "S3://sbkt/wh", "s3://sbkt//wh/x"]
+        {
+            assert_eq!(registered_properties(loc).get("s3.region").map(String::as_str), Some("a"), "{loc}");
+        }
+        assert_eq!(registered_properties("gcs://gbkt/wh/x")["s3.region"], "g");
+        assert!(registered_properties("s3://sbkt/wh2/x").is_empty());
+        assert!(registered_properties("s3://other/wh/x").is_empty());
     }
 }

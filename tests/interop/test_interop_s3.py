@@ -246,3 +246,34 @@ def test_icefloe_reads_java_s3_tables_with_position_deletes(
         spark.sql(f"SELECT {COLUMNS} FROM {qualified} WHERE id >= 500 AND id < 600"),
         context="filtered",
     )
+
+
+def test_icefloe_reads_java_s3_files_outside_the_current_table_paths(
+    spark: Any, java_s3: tuple[SqlCatalog, str], prefix: str
+) -> None:
+    """Java's FileIO is per table: it reads every file a table references, also outside its
+    current location and write paths. Here the files live under an earlier `write.data.path`,
+    under the location before `SET LOCATION`, and under `s3a://` spellings of the same bucket,
+    all outside the catalog's warehouse: icefloe reads them in process and on Spark."""
+    import icefloe.spark as ispark
+
+    cat, java = catalogs(spark, java_s3)
+    qualified = f"{java}.db.moves"
+    s3a = prefix.replace("s3://", "s3a://", 1)
+    spark.sql(
+        f"CREATE TABLE {qualified} (id bigint) USING iceberg LOCATION '{s3a}/first' "
+        f"TBLPROPERTIES ('write.data.path'='{prefix}/elsewhere/a')"
+    )
+    spark.sql(f"INSERT INTO {qualified} VALUES (1)")
+    spark.sql(f"ALTER TABLE {qualified} SET TBLPROPERTIES ('write.data.path'='{s3a}/elsewhere/b')")
+    spark.sql(f"INSERT INTO {qualified} VALUES (2)")
+    spark.sql(f"ALTER TABLE {qualified} UNSET TBLPROPERTIES ('write.data.path')")
+    spark.sql(f"INSERT INTO {qualified} VALUES (3)")
+    spark.sql(f"ALTER TABLE {qualified} SET LOCATION '{prefix}/moved'")
+    spark.sql(f"INSERT INTO {qualified} VALUES (4)")
+    paths = {r[0].rsplit("/", 2)[0] for r in spark.sql(f"SELECT file_path FROM {qualified}.files").collect()}
+    assert len(paths) == 4, paths  # four places, none under the warehouse
+
+    table = cat.load_table("db.moves")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3, 4]
+    assert sorted(r.id for r in ispark.read(spark, table).collect()) == [1, 2, 3, 4]

@@ -51,7 +51,11 @@ class Catalog(ABC):
         self.name = name
         self.properties: Properties = {k: str(v) for k, v in properties.items()}
         warehouse = self.properties.get("warehouse")
-        if warehouse:
+        if warehouse and not _io.is_local(warehouse):
+            # As Java's catalog FileIO, the settings reach the whole storage (bucket) of the
+            # warehouse: tables may live, or have lived, outside it. A longer prefix (the
+            # warehouse, a table's location) wins where several are registered.
+            _io.register(_io.parse(warehouse)[1], self.properties)
             _io.register(warehouse, self.properties)
 
     # ---- identifiers ----
