@@ -334,6 +334,19 @@ def test_postgres_uri_forms(postgres: str, tmp_path: Path) -> None:
     assert "s3cr3t" not in str(err.value) and "s3cr3t" not in repr(err.value)
 
 
+def test_repr_never_shows_the_password(postgres: str, tmp_path: Path) -> None:
+    """A Postgres uri's password stays out of the catalog's repr (the test server trusts
+    every password); the repr still names the user, host, port and database."""
+    uri = new_database(postgres)
+    cat = icefloe.load_catalog("x", uri=uri.replace("postgres@", "postgres:s3cr3t-pw@", 1))
+    assert isinstance(cat, SqlCatalog)
+    shown = repr(cat)
+    assert "s3cr3t-pw" not in shown
+    assert uri.rsplit("/", 1)[1] in shown and "postgres@127.0.0.1:" in shown
+    sqlite = icefloe.load_catalog("y", uri=f"sqlite:///{tmp_path}/r.db", warehouse=str(tmp_path / "wh"))
+    assert repr(sqlite) == f"SqlCatalog('y', uri='sqlite:///{tmp_path}/r.db')"
+
+
 def test_catalogs_starting_at_once_on_an_empty_database(db: Db, tmp_path: Path) -> None:
     def start(i: int) -> str:
         cat = icefloe.load_catalog(f"c{i}", type="sql", uri=db.uri, warehouse=str(tmp_path / "wh"))

@@ -186,9 +186,11 @@ class RestClient:
             return NotSupportedError(text)
         return RestError(text, e.code)
 
-    def exists(self, path: str) -> bool:
+    def exists(self, path: str, method: str = "HEAD") -> bool:
+        """Whether `path` names a table or namespace: HEAD (when the server lists it), or a
+        GET of the resource (its body is dropped); a 404 is False."""
         try:
-            self.request("HEAD", path)
+            self.request(method, path)
             return True
         except (NoSuchTableError, NoSuchNamespaceError):
             return False

@@ -1,15 +1,19 @@
 """The Iceberg REST catalog client: `load_catalog(name, type="rest", uri=..., ...)`.
 
-The REST OpenAPI spec as PyIceberg implements it: `GET /v1/config` (defaults < the
-client's properties < overrides, and the path `prefix`); namespaces (nested), tables
-(create, staged create, load, register, rename, drop, purge, exists, list); commits as
+The REST OpenAPI spec as Iceberg Java's RESTSessionCatalog implements it: `GET /v1/config`
+(defaults < the client's properties < overrides) gives the path `prefix` (put into paths as
+it is, `/` included), the `namespace-separator` (joins nested namespace levels in paths and
+the `parent` query) and the `endpoints` the server supports (HEAD is used for the exists
+checks only when listed; otherwise a GET, as Java does); namespaces (nested), tables
+(create, load, register, rename, drop, purge, exists, list); commits as
 `requirements` + `updates` (see `_rest_updates`), so every operation commits through it.
 
 A 409 on commit is a CommitConflictError (the shared retry loop refreshes, re-validates and
 retries); a 5xx or a lost response is checked against the table (did our snapshot land?)
 and otherwise raises CommitStateUnknownException — never a blind retry that could commit
-twice. The `config` of a loaded table (vended storage credentials) becomes that table's
-FileIO properties, on the driver and in executor tasks.
+twice. The `config` of a loaded table and its `storage-credentials` (vended credentials,
+each for a location prefix: the longest matching prefix wins, over `config`) become that
+table's FileIO properties, on the driver and in executor tasks.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _native
+from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties, PropertiesUpdateSummary
 from icefloe.catalog._rest_client import RestClient
 from icefloe.catalog._rest_updates import requirements_and_updates
@@ -41,7 +45,13 @@ if TYPE_CHECKING:
 
 __all__ = ["RestCatalog"]
 
-_SEP = "\x1f"  # namespace levels in a path segment (the spec's unit separator)
+# Namespace levels in a path segment, URL-encoded (the spec's unit separator), unless the
+# server's config says otherwise (`namespace-separator`, e.g. `%2E`).
+_DEFAULT_SEP = "%1F"
+# The exists checks HEAD only when /v1/config lists them; Java's defaults for a server that
+# lists no endpoints do not include them.
+_TABLE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}"
+_NAMESPACE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}"
 
 
 class RestCatalog(Catalog):
@@ -58,13 +68,18 @@ class RestCatalog(Catalog):
         merged = {**config.get("defaults", {}), **properties, **config.get("overrides", {})}
         super().__init__(name, **merged)
         self._client = RestClient(self.properties.get("uri", uri), self.properties)
+        # The prefix goes into paths as it is (Java's ResourcePaths): `catalogs/one` stays
+        # two path segments.
         prefix = self.properties.get("prefix", "").strip("/")
-        self._base = f"v1/{urllib.parse.quote(prefix, safe='')}/" if prefix else "v1/"
+        self._base = f"v1/{prefix}/" if prefix else "v1/"
+        self._sep = self.properties.get("namespace-separator") or _DEFAULT_SEP
+        self._endpoints = _endpoints(config.get("endpoints"))
 
     # ---- paths ----
-    @staticmethod
-    def _ns_segment(ns: Identifier) -> str:
-        return urllib.parse.quote(_SEP.join(ns), safe="")
+    def _ns_segment(self, ns: Identifier) -> str:
+        """Each level URL-encoded, joined by the separator as it is (Java's
+        RESTUtil.encodeNamespace)."""
+        return self._sep.join(urllib.parse.quote(level, safe="") for level in ns)
 
     def _ns_path(self, ns: Identifier) -> str:
         return f"{self._base}namespaces/{self._ns_segment(ns)}"
@@ -78,7 +93,7 @@ class RestCatalog(Catalog):
 
         location = result.get("metadata-location")
         metadata = _native.TableMetadata.from_json(json.dumps(result["metadata"]), location)
-        vended = {str(k): str(v) for k, v in (result.get("config") or {}).items()}
+        vended = _vended_io_properties(self.properties, result, metadata.location)
         return Table(parts, metadata, location or "", self, io_properties=vended)
 
     def create_table(
@@ -131,7 +146,10 @@ class RestCatalog(Catalog):
         return self._table(parts, result)
 
     def table_exists(self, identifier: IdentifierLike) -> bool:
-        return self._client.exists(self._table_path(self.table_identifier(identifier)))
+        path = self._table_path(self.table_identifier(identifier))
+        if _TABLE_EXISTS in self._endpoints:
+            return self._client.exists(path)
+        return self._client.exists(path, method="GET")  # loadTable, as Java falls back
 
     def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
         ns = self.identifier_to_tuple(namespace)
@@ -179,7 +197,8 @@ class RestCatalog(Catalog):
         out: list[Identifier] = []
         token: str | None = None
         while True:
-            query = {"parent": _SEP.join(ns)} if ns else {}
+            # Java's RESTUtil.namespaceToQueryParam: the separator URL-decoded.
+            query = {"parent": urllib.parse.unquote_plus(self._sep).join(ns)} if ns else {}
             if token:
                 query["pageToken"] = token
             got = self._client.request("GET", f"{self._base}namespaces", query=query or None)
@@ -202,7 +221,10 @@ class RestCatalog(Catalog):
 
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         ns = self.identifier_to_tuple(namespace)
-        return bool(ns) and self._client.exists(self._ns_path(ns))
+        if not ns:
+            return False
+        method = "HEAD" if _NAMESPACE_EXISTS in self._endpoints else "GET"  # GET: loadNamespace
+        return self._client.exists(self._ns_path(ns), method=method)
 
     def update_namespace_properties(
         self,
@@ -253,3 +275,43 @@ class RestCatalog(Catalog):
 
     def __repr__(self) -> str:
         return f"RestCatalog({self.name!r}, uri={self.properties.get('uri')!r})"
+
+
+def _endpoints(listed: Any) -> frozenset[str]:
+    """The `endpoints` of a /v1/config answer as `METHOD path` strings (method upper-cased, as
+    Java's Endpoint.fromString); none listed: Java's defaults, which hold no HEAD endpoint
+    (only those matter here, so the empty set stands for them)."""
+    out = set()
+    for e in listed or ():
+        method, sep, path = str(e).partition(" ")
+        if sep and method and path and " " not in path:
+            out.add(f"{method.upper()} {path}")
+    return frozenset(out)
+
+
+def _vended_io_properties(
+    catalog_properties: Properties, result: dict[str, Any], location: str
+) -> Properties:
+    """The FileIO properties a loadTable / createTable answer gives the table: its `config`,
+    then the config of the `storage-credentials` entry whose prefix is the longest match of
+    the table's location (Java's S3FileIO: a credential's config over the catalog's and the
+    table's properties). Every credential with a remote prefix is also registered for that
+    prefix (catalog properties < `config` < the credential), so a file of the table under a
+    longer prefix uses its own credential, in this process and in Spark tasks (which carry
+    every registered prefix). Values are never logged or shown."""
+    config = {str(k): str(v) for k, v in (result.get("config") or {}).items()}
+    credentials: list[tuple[str, Properties]] = []
+    for c in result.get("storage-credentials") or ():
+        if isinstance(c, dict) and isinstance(c.get("prefix"), str) and isinstance(c.get("config"), dict):
+            credentials.append((c["prefix"], {str(k): str(v) for k, v in c["config"].items()}))
+    for prefix, cred in credentials:
+        try:
+            remote = not _io.is_local(prefix) and bool(_io.parse(prefix)[1])
+        except ValidationError:  # a bare scheme (`s3`, `s3://`): only the match below uses it
+            remote = False
+        if remote:
+            _io.register(prefix, {**catalog_properties, **config, **cred})
+    matching = [(prefix, cred) for prefix, cred in credentials if location.startswith(prefix)]
+    if matching:
+        config.update(max(matching, key=lambda m: len(m[0]))[1])
+    return config

@@ -29,7 +29,7 @@ from icefloe.catalog._base import (
     Properties,
     PropertiesUpdateSummary,
 )
-from icefloe.catalog._sql_backend import Connection, backend_for
+from icefloe.catalog._sql_backend import Connection, PostgresBackend, backend_for
 from icefloe.exceptions import (
     CommitConflictError,
     CommitStateUnknownException,
@@ -526,7 +526,10 @@ class SqlCatalog(Catalog):
             return None
 
     def __repr__(self) -> str:
-        return f"SqlCatalog({self.name!r}, uri={self.properties.get('uri')!r})"
+        # A sqlite uri holds no secret; a Postgres one may hold a password: its redacted form.
+        postgres = isinstance(self._backend, PostgresBackend)
+        uri = self._backend.describe if postgres else self.properties.get("uri")
+        return f"SqlCatalog({self.name!r}, uri={uri!r})"
 
 
 def urlparse_scheme(location: str) -> str:

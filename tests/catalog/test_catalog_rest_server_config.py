@@ -1,0 +1,290 @@
+"""What a REST server's answers configure in the client, as Iceberg Java 1.12's
+RESTSessionCatalog reads them: the path `prefix`, the `namespace-separator`, the `endpoints`
+(HEAD for the exists checks only when listed) and the `storage-credentials` of a loaded or
+created table.
+
+Apache Iceberg's RESTCatalogServer answers with no prefix, the `%1F` separator, every endpoint
+and no credentials; other servers (Polaris, Unity, Gravitino, ...) answer otherwise. So a small
+rewriting proxy stands in front of the real server and plays such a server: it changes the
+/v1/config answer and the loadTable / createTable answers, and maps the requests back to what
+the real server understands (requests a server of that shape would not route are answered
+404, HEAD 405 when it has no HEAD endpoints). Every other byte is the real server's.
+"""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import icefloe
+import icefloe.spark
+import pytest
+from icefloe import _io, _native
+from icefloe.catalog import RestCatalog
+from support.catalogs import ARROW, rows
+from support.servers.s3 import BUCKET, REGION, SECRET_KEY, S3Server
+
+Json = dict[str, Any]
+
+
+class ServerShapeProxy:
+    """Forwards to the real REST server `upstream`, answering like a server with the given
+    `prefix`, `separator` (URL-encoded, as /v1/config carries it), `endpoints` ("as-is": the
+    real server's list; "no-head": listed without HEAD; "absent": no list) and vended
+    credentials (`vend(result)` rewrites each loadTable / createTable answer)."""
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        prefix: str | None = None,
+        separator: str | None = None,
+        endpoints: str = "as-is",
+        vend: Callable[[Json], Json] | None = None,
+    ) -> None:
+        self.upstream = urllib.parse.urlsplit(upstream)
+        self.seen: list[str] = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _reply(self, status: int, payload: bytes, ctype: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            def _not_found(self, kind: str, message: str) -> None:
+                err = {"error": {"message": message, "type": kind, "code": 404}}
+                self._reply(404, json.dumps(err).encode())
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                proxy.seen.append(f"{self.command} {self.path}")
+                if endpoints != "as-is" and self.command == "HEAD":
+                    self._reply(405, b"")
+                    return
+                head, _, query = self.path.partition("?")
+                is_config = head == "/v1/config"
+                if prefix and not is_config:
+                    if not head.startswith(f"/v1/{prefix}/"):
+                        self._not_found("NotFoundException", f"no route for {head}")
+                        return
+                    head = "/v1/" + head[len(f"/v1/{prefix}/") :]
+                parts = head.split("/")
+                if separator and len(parts) > 3 and parts[2] == "namespaces":
+                    if "%1F" in parts[3].upper():
+                        self._not_found("NoSuchNamespaceException", f"Namespace does not exist: {parts[3]}")
+                        return
+                    parts[3] = parts[3].replace(separator, "%1F")
+                if separator and query:
+                    q = urllib.parse.parse_qsl(query, keep_blank_values=True)
+                    if any(k == "parent" and "\x1f" in v for k, v in q):
+                        self._not_found("NoSuchNamespaceException", "Namespace does not exist")
+                        return
+                    sep = urllib.parse.unquote(separator)
+                    q = [(k, v.replace(sep, "\x1f") if k == "parent" else v) for k, v in q]
+                    query = urllib.parse.urlencode(q)
+                path = "/".join(parts) + (f"?{query}" if query else "")
+                conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
+                skip = ("host", "connection", "accept-encoding", "content-length")
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+                conn.request(self.command, path, body=body, headers=headers)
+                r = conn.getresponse()
+                status, payload, ctype = r.status, r.read(), r.getheader("Content-Type") or "application/json"
+                conn.close()
+                if status == 200 and is_config:
+                    payload = json.dumps(proxy._config(json.loads(payload))).encode()
+                elif status == 200 and vend is not None and payload and self.command in ("GET", "POST"):
+                    result = json.loads(payload)
+                    tables = len(parts) == 5 and parts[4] == "tables" and self.command == "POST"
+                    load = len(parts) == 6 and parts[4] == "tables" and self.command == "GET"
+                    if (tables or load) and isinstance(result, dict) and "metadata" in result:
+                        payload = json.dumps(vend(result)).encode()
+                self._reply(status, payload, ctype)
+
+            do_GET = do_POST = do_DELETE = do_HEAD = _handle
+
+        self._prefix, self._separator, self._endpoints = prefix, separator, endpoints
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def _config(self, config: Json) -> Json:
+        overrides = config.setdefault("overrides", {})
+        if self._prefix:
+            overrides["prefix"] = self._prefix
+        if self._separator:
+            overrides["namespace-separator"] = self._separator
+        if self._endpoints == "absent":
+            config.pop("endpoints", None)
+        elif self._endpoints == "no-head":
+            config["endpoints"] = [e for e in config.get("endpoints", []) if not e.startswith("HEAD ")]
+        return config
+
+    def paths(self) -> list[str]:
+        """The requests after /v1/config, as `METHOD path`."""
+        return [s for s in self.seen if not s.split(" ", 1)[1].startswith("/v1/config")]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def shaped(rest_uri: str) -> Iterator[Callable[..., ServerShapeProxy]]:
+    made: list[ServerShapeProxy] = []
+
+    def make(**kwargs: Any) -> ServerShapeProxy:
+        made.append(ServerShapeProxy(rest_uri, **kwargs))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def _catalog(proxy: ServerShapeProxy, props: dict[str, str]) -> RestCatalog:
+    c = icefloe.load_catalog(f"shaped{uuid.uuid4().hex[:6]}", type="rest", uri=proxy.uri, **props)
+    assert isinstance(c, RestCatalog)
+    return c
+
+
+def _ids(table: Any) -> list[int]:
+    return sorted(table.scan().to_arrow().column("id").to_pylist())
+
+
+def test_a_prefix_with_a_slash_goes_into_paths_as_it_is(shaped: Any, s3: S3Server) -> None:
+    """`prefix: cat/one` (a `catalogs/<name>` style server): Java's ResourcePaths and
+    PyIceberg send /v1/cat/one/namespaces/..., not cat%2Fone."""
+    proxy = shaped(prefix="cat/one")
+    cat = _catalog(proxy, s3.properties())
+    ns = f"p_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(ns)
+    cat.create_table(f"{ns}.t", schema=ARROW).append(rows(range(3)))
+    assert _ids(cat.load_table(f"{ns}.t")) == [0, 1, 2]
+    assert cat.list_tables(ns) == [(ns, "t")]
+    assert cat.table_exists(f"{ns}.t") and cat.namespace_exists(ns)
+    cat.rename_table(f"{ns}.t", f"{ns}.u")
+    cat.drop_table(f"{ns}.u")
+    paths = proxy.paths()
+    assert len(paths) > 8
+    assert all(p.split(" ", 1)[1].startswith("/v1/cat/one/") for p in paths), paths
+
+
+@pytest.mark.parametrize("endpoints", ["no-head", "absent"])
+def test_exists_checks_head_only_when_the_server_lists_it(shaped: Any, s3: S3Server, endpoints: str) -> None:
+    """A server whose /v1/config does not list the HEAD endpoints (or lists no endpoints:
+    Java's defaults have no HEAD) answers HEAD with 405: table_exists and namespace_exists
+    load the table / namespace instead (a 404 is False), as Java does. The real server lists
+    them: HEAD is sent."""
+    ns = f"h_{uuid.uuid4().hex[:8]}"
+    direct = shaped()
+    cat = _catalog(direct, s3.properties())
+    cat.create_namespace(ns)
+    cat.create_table(f"{ns}.t", schema=ARROW)
+    for proxy in (direct, shaped(endpoints=endpoints)):
+        c = cat if proxy is direct else _catalog(proxy, s3.properties())
+        proxy.seen.clear()
+        assert c.table_exists(f"{ns}.t") is True
+        assert c.table_exists(f"{ns}.missing") is False
+        assert c.table_exists(f"{ns}_missing.t") is False
+        assert c.namespace_exists(ns) is True
+        assert c.namespace_exists(f"{ns}_missing") is False
+        methods = {p.split(" ", 1)[0] for p in proxy.paths()}
+        assert methods == ({"HEAD"} if proxy is direct else {"GET"}), proxy.seen
+
+
+def test_the_servers_namespace_separator_joins_nested_levels(shaped: Any, s3: S3Server) -> None:
+    """`namespace-separator: %2E` in /v1/config: nested namespaces go into paths as
+    `a%2Eb` and into the `parent` query as `a.b` (Java's RESTUtil), never with %1F."""
+    proxy = shaped(separator="%2E")
+    cat = _catalog(proxy, s3.properties())
+    top = f"s_{uuid.uuid4().hex[:8]}"
+    nested = (top, "sb")
+    cat.create_namespace(top)
+    cat.create_namespace(nested, {"owner": "tests"})
+    cat.create_namespace((*nested, "sc"))
+    assert cat.list_namespaces(top) == [nested]
+    assert cat.list_namespaces(nested) == [(*nested, "sc")]
+    assert cat.namespace_exists(nested) and cat.load_namespace_properties(nested)["owner"] == "tests"
+    cat.update_namespace_properties(nested, updates={"k": "v"})
+    cat.create_table((*nested, "t"), schema=ARROW).append(rows(range(4)))
+    assert cat.list_tables(nested) == [(*nested, "t")]
+    assert cat.table_exists((*nested, "t"))
+    assert _ids(cat.load_table((*nested, "t"))) == [0, 1, 2, 3]
+    cat.drop_table((*nested, "t"))
+    cat.drop_namespace((*nested, "sc"))
+    assert not cat.namespace_exists((*nested, "sc"))
+    paths = proxy.paths()
+    assert any(f"/namespaces/{top}%2Esb/tables/t" in p for p in paths), paths
+    assert any(f"parent={top}.sb" in p for p in paths), paths
+    assert not any("%1F" in p.upper() for p in paths), paths
+
+
+# Settings that reach no storage: the catalog's own and the `config` of the load answer, so
+# a read only works with the right storage credential. The retry count keeps a wrong one
+# from waiting (the good ones set it back).
+_DEAD = {
+    "s3.endpoint": "http://127.0.0.1:1",
+    "s3.region": REGION,
+    "s3.path-style-access": "true",
+    "s3.access-key-id": "dead-key",
+    "s3.secret-access-key": "dead-secret-Do-Not-Print",
+    "s3.retry.num-retries": "0",
+}
+
+
+def test_storage_credentials_of_a_loaded_table(shaped: Any, s3: S3Server, spark: Any) -> None:
+    """loadTable / createTable vend the storage settings as `storage-credentials` only (the
+    `config` and the catalog's own settings reach no storage): as Java's S3FileIO, the
+    credential with the longest prefix matching a path serves it, over `config`, on the
+    driver and in Spark tasks; no secret shows in a repr."""
+    ns = f"c_{uuid.uuid4().hex[:8]}"
+    good = {**s3.properties(), "s3.retry.num-retries": "3"}
+
+    def vend(result: Json) -> Json:
+        location = result["metadata"]["location"]
+        result["config"] = dict(_DEAD)
+        result["storage-credentials"] = [
+            {"prefix": "s3://", "config": dict(_DEAD)},
+            {"prefix": f"s3://{BUCKET}/rest/{ns}", "config": dict(_DEAD)},
+            {"prefix": location, "config": good},
+            {"prefix": f"{location}/data", "config": {**good, "s3.retry.max-wait-ms": "1234"}},
+        ]
+        return result
+
+    proxy = shaped(vend=vend)
+    cat = _catalog(proxy, _DEAD)
+    cat.create_namespace(ns)
+    created = cat.create_table(f"{ns}.t", schema=ARROW)
+    created.append(rows(range(5)))
+    t = cat.load_table(f"{ns}.t")
+    t.append(rows(range(5, 8)))
+    assert _ids(t.refresh()) == list(range(8))
+    assert sorted(r.id for r in icefloe.spark.read(spark, t).collect()) == list(range(8))
+
+    location = t.location()
+    data = _native.file_io_properties(f"{location}/data/x.parquet")
+    meta = _native.file_io_properties(f"{location}/metadata/x.avro")
+    assert data["s3.endpoint"] == meta["s3.endpoint"] == s3.endpoint
+    assert data.get("s3.retry.max-wait-ms") == "1234" and "s3.retry.max-wait-ms" not in meta
+    assert t.io_properties["s3.endpoint"] == s3.endpoint
+    shown = " ".join(
+        [repr(cat), repr(t), repr(t.io_config), repr(_io.IoConfig.current()), repr(data), repr(meta)]
+    )
+    assert "***" in shown
+    assert SECRET_KEY not in shown and _DEAD["s3.secret-access-key"] not in shown
