@@ -38,7 +38,9 @@ class BranchView(Table):
         return self._real
 
     def _to_commit(self, produced: _native.TableMetadata) -> _native.TableMetadata:
-        return self._real.metadata.commit_to_branch(produced, self._branch)
+        # A write with a `wap.id` on a WAP-enabled table is staged, on a branch as on main.
+        branch = None if self._stages(produced) else self._branch
+        return self._real.metadata.commit_to_branch(produced, branch)
 
     def _set_metadata(self, metadata: _native.TableMetadata) -> None:
         self._real._set_metadata(metadata)

@@ -36,7 +36,7 @@ from icefloe._merge_condition import (
     split_conjuncts,
     target_only_filter,
 )
-from icefloe._row_delta import RowDeltaWrite, removal_key, write_mode
+from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression, In
 
@@ -531,7 +531,9 @@ class TableMerger(MergeClauses):
             _pending_write.abort_write(table, write_id)
             raise
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
-        build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
+        build = overwrite_builder(
+            removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")
+        )
         snap = _pending_write.commit_write(table, build, descriptors, write_id)
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(descriptors)

@@ -174,9 +174,18 @@ def check_added_files_match(md: _native.TableMetadata, filter_json: str, added: 
         )
 
 
-def overwrite_builder(removal: RowRemoval, added: list[str], snapshot_properties: dict[str, str]) -> BuildFn:
-    """Build function for an overwrite / delete by filter: validate, then overwrite files."""
+def overwrite_builder(
+    removal: RowRemoval,
+    added: list[str],
+    snapshot_properties: dict[str, str],
+    isolation: str = "serializable",
+) -> BuildFn:
+    """Build function for an overwrite / delete by filter: validate, then overwrite files.
+    At `snapshot` isolation (a copy-on-write DELETE / UPDATE / MERGE whose
+    `write.<op>.isolation-level` says so) concurrent data files do not conflict, only
+    concurrent deletes, as Java's `commitWithSnapshotIsolation`."""
     files = added + removal.rewritten
+    serializable = isolation != "snapshot"
 
     def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
         if base.current_snapshot_id != removal.start_snapshot_id:
@@ -186,7 +195,7 @@ def overwrite_builder(removal: RowRemoval, added: list[str], snapshot_properties
             _native.validate_commit(
                 base,
                 removal.start_snapshot_id,
-                conflicting_data=removal.filter_json,
+                conflicting_data=removal.filter_json if serializable else None,
                 conflicting_deletes=removal.filter_json,
                 removed_paths=removal.removed_paths,
             )

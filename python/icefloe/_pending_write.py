@@ -86,11 +86,13 @@ def commit_overwrite(
     require_filter: bool = False,
     validate_added_files_match_filter: bool = False,
     rewrite: PartialRewriter | None = None,
+    isolation: str = "serializable",
 ) -> Snapshot | None:
     """Commits `descriptors` (already written, carrying `write_id`) replacing the rows of
     `overwrite_filter`, or the partitions they fall in when there is no filter.
     `start_snapshot_id` is the version the operation started from (validation); `rewrite`
-    reads and rewrites the files the filter partly matches (default: on the driver)."""
+    reads and rewrites the files the filter partly matches (default: on the driver);
+    `isolation`: a copy-on-write row-level operation's `write.<op>.isolation-level`."""
     from icefloe import _overwrite
     from icefloe.expressions import as_row_filter
 
@@ -114,7 +116,7 @@ def commit_overwrite(
             if not written and not removal.removed_paths:
                 abort_write(table, write_id)
                 return table.current_snapshot()
-            build = _overwrite.overwrite_builder(removal, descriptors, props)
+            build = _overwrite.overwrite_builder(removal, descriptors, props, isolation)
     except BaseException:
         abort_write(table, write_id)
         raise
@@ -127,7 +129,7 @@ def commit_write(
     """Commits; on failure deletes the write's files (all carrying `write_id`, or the
     descriptors' files); after success deletes the write's files not committed."""
     try:
-        committed = table._commit(build)
+        table._commit(build)
     except CommitStateUnknownException:
         raise  # the swap may have happened: the files may be live
     except Exception:
@@ -138,11 +140,12 @@ def commit_write(
         raise
     if write_id:
         abort_write(table, write_id, keep=set(descriptor_paths(descriptors)))
-    sid = committed.current_snapshot_id
-    snap = None if sid is None else table.snapshot_by_id(sid)
-    if snap is None:
-        raise ValidationError(f"commit to {table} produced no current snapshot")
-    return snap
+    # The head the write moved: the table's (a branch view's is its branch's, which exists
+    # even where `main` does not yet), not the committed metadata's `main`.
+    # None when the write was staged on a table (or branch) without a head yet: the commit
+    # succeeded, so this must not raise (a caller's retry would write the rows twice).
+    sid = table.metadata.current_snapshot_id
+    return None if sid is None else table.snapshot_by_id(sid)
 
 
 def data_location(table: Table) -> str:

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _lineage, _native, _pending_write
-from icefloe._row_delta import RowDeltaWrite, removal_key, write_mode
+from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
 
@@ -232,7 +232,14 @@ def update(
             _pending_write.abort_write(table, write_id)
             raise
         return _pending_write.commit_overwrite(
-            table, data, bound, write_id, md.current_snapshot_id, snapshot_properties, require_filter=True
+            table,
+            data,
+            bound,
+            write_id,
+            md.current_snapshot_id,
+            snapshot_properties,
+            require_filter=True,
+            isolation=isolation_level(table, "update"),
         )
     write = RowDeltaWrite.begin(
         table,

@@ -233,13 +233,17 @@ class ManageSnapshots:
 
     def fast_forward(self, branch_name: str, to: str) -> ManageSnapshots:
         """Moves `branch_name` to the head of `to`, which must descend from it (Java's
-        `fastForwardBranch`)."""
+        `fastForwardBranch`); a branch that does not exist yet (`main` of a table written
+        only through a write-audit-publish branch) is created there, as Java does."""
 
         def op(s: _Refs) -> list[Update]:
-            ref = s.branch(branch_name)
             target = s.refs.get(to)
             if target is None:
                 raise ValidationError(f"ref {to!r} does not exist")
+            if branch_name not in s.refs:
+                _name(branch_name, "branch")
+                return [SnapshotRef(target.snapshot_id, "branch").to_update(branch_name)]
+            ref = s.branch(branch_name)
             if ref.snapshot_id not in s.ancestors(target.snapshot_id):
                 raise ValidationError(
                     f"cannot fast-forward {branch_name!r}: its snapshot {ref.snapshot_id} is not an "

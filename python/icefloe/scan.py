@@ -398,6 +398,9 @@ class DataScan:
             "to_snapshot_id": self.to_snapshot_id,
             "include_column_stats": self.include_column_stats,
         }
+        if self.ref is not None and not {"snapshot_id", "ref", "as_of_timestamp"} & kw.keys():
+            # Still the ref (a branch reads with the table's schema, see `_schema`).
+            args.update(snapshot_id=None, ref=self.ref)
         args.update(kw)
         return DataScan(self.table, **args)
 
@@ -428,7 +431,15 @@ class DataScan:
 
     @cached_property
     def _schema(self) -> Schema:
-        """The schema the scan's snapshot was written with (current schema otherwise)."""
+        """The schema the scan's snapshot was written with (current schema otherwise); a
+        branch reads with the table's current schema, as Java's `SnapshotUtil.schemaFor`
+        (a tag, a snapshot id or a time reads with its snapshot's schema)."""
+        if self.ref is not None:
+            from icefloe.manage_snapshots import table_refs
+
+            named = table_refs(self._metadata).get(self.ref)
+            if named is not None and named.snapshot_ref_type == "branch":
+                return Schema.from_json(self._metadata.schema_json())
         snap = self._metadata.snapshot_by_id(self.snapshot_id) if self.snapshot_id is not None else None
         schema_id = snap.get("schema-id") if snap else None
         if isinstance(schema_id, int):
@@ -493,7 +504,9 @@ class DataScan:
     def _plan(self) -> PlannedFiles:
         plan = _native.plan_scan(
             self._metadata,
-            snapshot_id=None if self._incremental else self.snapshot_id,
+            # A ref by name: planning binds a branch's filter to the table's schema too.
+            snapshot_id=None if self._incremental or self.ref is not None else self.snapshot_id,
+            ref_name=None if self._incremental else self.ref,
             from_snapshot_id=self.from_snapshot_id,
             to_snapshot_id=self.to_snapshot_id,
             incremental=self._incremental,

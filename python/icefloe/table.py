@@ -180,15 +180,20 @@ class Table:
         table with `write.wap.enabled=true`, a new snapshot whose summary has a `wap.id`
         (`snapshot_properties={"wap.id": ...}`, Spark's `spark.wap.id`) is staged: added
         without moving `main`, for `manage_snapshots().cherrypick_snapshot` to publish."""
-        if self._metadata.properties.get("write.wap.enabled", "false").lower() != "true":
-            return produced
-        sid = produced.current_snapshot_id
-        if sid is None or self._metadata.snapshot_by_id(sid) is not None:
-            return produced
-        snapshot: dict[str, Any] = produced.snapshot_by_id(sid) or {}
-        if "wap.id" not in (snapshot.get("summary") or {}):
+        if not self._stages(produced):
             return produced
         return self._metadata.commit_to_branch(produced, None)
+
+    def _stages(self, produced: _native.TableMetadata) -> bool:
+        """Whether the snapshot an operation produced is staged (write-audit-publish: a
+        `wap.id` in its summary on a table with `write.wap.enabled=true`)."""
+        if self._metadata.properties.get("write.wap.enabled", "false").lower() != "true":
+            return False
+        sid = produced.current_snapshot_id
+        if sid is None or self._metadata.snapshot_by_id(sid) is not None:
+            return False
+        snapshot: dict[str, Any] = produced.snapshot_by_id(sid) or {}
+        return "wap.id" in (snapshot.get("summary") or {})
 
     # ---- storage ----
     @property
@@ -436,7 +441,13 @@ class Table:
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
         return self._overwrite_with(
-            [], delete_filter, write_id, start, snapshot_properties, require_filter=True
+            [],
+            delete_filter,
+            write_id,
+            start,
+            snapshot_properties,
+            require_filter=True,
+            isolation=_row_delta.isolation_level(self, "delete"),
         )
 
     def update(
@@ -532,6 +543,7 @@ class Table:
         snapshot_properties: dict[str, str] | None = None,
         require_filter: bool = False,
         validate_added_files_match_filter: bool = False,
+        isolation: str = "serializable",
     ) -> Snapshot | None:
         return _pending_write.commit_overwrite(
             self,
@@ -542,6 +554,7 @@ class Table:
             snapshot_properties,
             require_filter=require_filter,
             validate_added_files_match_filter=validate_added_files_match_filter,
+            isolation=isolation,
         )
 
     def _commit_write(self, build: BuildFn, descriptors: list[str], write_id: str | None) -> Snapshot | None:

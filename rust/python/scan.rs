@@ -17,6 +17,7 @@ use crate::scan::{
     CombinedScanTask, FileScanTask, ManifestCache, ScanFilterRef, ScanOptions, ScanPlan, SnapshotSelection,
     SplitOptions,
 };
+use crate::spec::SnapshotRef;
 
 /// Decoded manifests shared by the scans of one table object (keyed by path + length).
 #[pyclass(name = "ManifestCache", module = "icefloe._native", frozen)]
@@ -318,12 +319,17 @@ fn plan_scan(
             }
             if let Some(expr) = expr {
                 // Bind to the schema of the snapshot a time travel reads; a scan of the current
-                // table (or an incremental one) reads with the current schema, as Java's, so a
-                // filter may name a column added or renamed since the last snapshot.
+                // table, of a branch (Java's `SnapshotUtil.schemaFor`) or an incremental one
+                // reads with the current schema, so a filter may name a column added or
+                // renamed since the last snapshot.
+                let branch = |name: &str| {
+                    name == SnapshotRef::MAIN_BRANCH || md.refs().get(name).is_some_and(|r| r.is_branch())
+                };
                 let schema = match &options.selection {
                     SnapshotSelection::Current | SnapshotSelection::Incremental { .. } => {
                         md.current_schema().clone()
                     }
+                    SnapshotSelection::Ref(name) if branch(name) => md.current_schema().clone(),
                     s => match crate::scan::select(&md, s)? {
                         Some(snap) => md.schema_for_snapshot(snap).clone(),
                         None => md.current_schema().clone(),

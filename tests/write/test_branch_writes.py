@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from icefloe.exceptions import ValidationError
+from icefloe.expressions import EqualTo
 from support.oracle import Oracle, assert_same_rows
 from support.session import new_table_name
 
@@ -193,12 +194,15 @@ def test_write_audit_publish_equals_javas(oracle: Oracle, catalog: Any) -> None:
         30,
     ]
 
-    # A WAP id publishes once; an ancestor cannot be picked.
+    # A WAP id publishes once (a fast-forwarded staged snapshot's wap.id counts, as Java's
+    # WapUtil); an ancestor cannot be picked.
     before = catalog.load_table(ours).metadata_location
-    with pytest.raises(ValidationError, match="published already"):
-        catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged2).commit()
+    for staged in (staged2, staged1):
+        with pytest.raises(ValidationError, match="published already"):
+            catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged).commit()
+    first = min(catalog.load_table(ours).snapshots(), key=lambda s: s.sequence_number).snapshot_id
     with pytest.raises(ValidationError, match="already an ancestor"):
-        catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(staged1).commit()
+        catalog.load_table(ours).manage_snapshots().cherrypick_snapshot(first).commit()
     assert catalog.load_table(ours).metadata_location == before
 
 
@@ -226,3 +230,144 @@ def test_spark_writes_on_a_branch(oracle: Oracle, catalog: Any) -> None:
     assert dict(zip(got["id"].to_pylist(), got["data"].to_pylist())) == expected and len(got) == len(expected)
     _same_on(oracle, catalog, name, "dev")
     assert sorted(fresh.scan().to_arrow()["id"].to_pylist()) == list(range(10))
+
+
+def test_a_branch_reads_with_the_tables_schema_a_tag_with_its_snapshots(oracle: Oracle, catalog: Any) -> None:
+    """Java's `SnapshotUtil.schemaFor`: a branch whose head predates schema changes reads with
+    the table's current schema (filters may name the new names), a tag with its snapshot's."""
+    import icefloe.spark
+
+    name = new_table_name("branch_schema")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, a string, d int) USING iceberg")
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'x', 10), (2, 'y', 20)")
+    oracle.sql(f"ALTER TABLE {q} CREATE BRANCH b")
+    oracle.sql(f"ALTER TABLE {q} CREATE TAG t0")
+    oracle.sql(f"ALTER TABLE {q} RENAME COLUMN a TO a2")
+    oracle.sql(f"ALTER TABLE {q} ADD COLUMN n string")
+    oracle.sql(f"ALTER TABLE {q} DROP COLUMN d")
+    table = catalog.load_table(name)
+    for ref in ("b", "t0"):
+        java = _java_branch(oracle, name, ref)
+        ours = table.scan(ref=ref).to_arrow()
+        assert ours.column_names == java.columns, ref
+        assert_same_rows(ours, java, context=ref)
+        spark_ours = icefloe.spark.read(oracle.spark, table, ref=ref)
+        assert spark_ours.columns == java.columns, ref
+        # builder-style changes keep reading the ref
+        assert table.scan(ref=ref).select("id").to_arrow().num_rows == 2
+    filtered = table.scan(ref="b", row_filter="a2 = 'x'")
+    assert_same_rows(filtered.to_arrow(), _java_branch(oracle, name, "b").where("a2 = 'x'"), context="filter")
+    assert table.scan(ref="b").filter(EqualTo("a2", "y")).to_arrow().column("id").to_pylist() == [2]
+
+
+def test_branch_writes_and_fast_forward_on_a_table_without_main(oracle: Oracle, catalog: Any) -> None:
+    """Write-audit-publish on a new table: writes land on `audit` while `main` does not exist
+    yet, each returns the branch's new snapshot, and fast-forwarding `main` to `audit` creates
+    it there, as Java's `fast_forward` procedure does."""
+    import icefloe.spark
+
+    name = new_table_name("branch_nomain")
+    catalog.create_table(name, SCHEMA)
+    table = catalog.load_table(name)
+    table.append(_rows(0, 5), branch="audit")  # creates the branch
+    first = table.snapshot_by_name("audit")
+    assert first is not None and first.parent_snapshot_id is None
+    more = oracle.spark.createDataFrame(_rows(5, 8).to_pylist())
+    icefloe.spark.append(more, table, branch="audit")
+    table = catalog.load_table(name)
+    second = table.snapshot_by_name("audit")
+    assert second is not None and second.parent_snapshot_id == first.snapshot_id
+    assert "main" not in table.refs() and table.current_snapshot() is None
+    third = table.delete("id = 0", branch="audit")
+    assert third is not None and catalog.load_table(name).refs()["audit"].snapshot_id == third.snapshot_id
+    _same_on(oracle, catalog, name, "audit")
+
+    with table.manage_snapshots() as ms:
+        ms.fast_forward("main", "audit")
+    table = catalog.load_table(name)
+    assert table.current_snapshot() is not None
+    assert table.current_snapshot().snapshot_id == table.refs()["audit"].snapshot_id == third.snapshot_id
+    assert_same_rows(table.scan().to_arrow(), oracle.df(name), context="main after fast-forward")
+    assert sorted(r.id for r in oracle.df(name).collect()) == list(range(1, 8))
+
+
+def test_spark_writes_and_reads_follow_the_sessions_wap_settings(oracle: Oracle, catalog: Any) -> None:
+    """In a session with `spark.wap.branch` / `spark.wap.id` (a table with
+    `write.wap.enabled=true`), icefloe.spark writes land where Java's do: on the WAP branch,
+    or staged with the wap id; reads see the WAP branch. Both settings at once: Java's error."""
+    import icefloe.spark
+
+    spark = oracle.spark
+    name = new_table_name("wap_session")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint) USING iceberg TBLPROPERTIES "
+        "('write.wap.enabled'='true', 'write.delete.mode'='merge-on-read')"
+    )
+    oracle.sql(f"INSERT INTO {q} VALUES (1), (2), (3)")
+    oracle.sql(f"ALTER TABLE {q} CREATE BRANCH audit")
+
+    def ids(sql: str) -> list[int]:
+        return sorted(r[0] for r in spark.sql(sql).collect())
+
+    try:
+        spark.conf.set("spark.wap.branch", "audit")
+        oracle.sql(f"INSERT INTO {q} VALUES (10)")
+        icefloe.spark.append(spark.createDataFrame([(11,)], "id long"), catalog.load_table(name))
+        icefloe.spark.delete(spark, catalog.load_table(name), "id = 2")
+        java_read = ids(f"SELECT id FROM {q}")
+        ours = sorted(r.id for r in icefloe.spark.read(spark, catalog.load_table(name)).collect())
+        assert java_read == ours == [1, 3, 10, 11]
+        with pytest.raises(ValidationError, match=r"both branch and WAP branch"):
+            icefloe.spark.append(spark.range(12, 13), catalog.load_table(name), branch="x")
+        spark.conf.set("spark.wap.id", "w1")
+        with pytest.raises(ValidationError, match=r"Cannot set both WAP ID and branch"):
+            icefloe.spark.append(spark.createDataFrame([(12,)], "id long"), catalog.load_table(name))
+    finally:
+        spark.conf.unset("spark.wap.branch")
+        spark.conf.unset("spark.wap.id")
+    assert ids(f"SELECT id FROM {q}") == [1, 2, 3]  # main never moved
+
+    try:
+        spark.conf.set("spark.wap.id", "w1")
+        oracle.sql(f"INSERT INTO {q} VALUES (20)")
+        icefloe.spark.append(spark.createDataFrame([(21,)], "id long"), catalog.load_table(name))
+    finally:
+        spark.conf.unset("spark.wap.id")
+    assert ids(f"SELECT id FROM {q}") == [1, 2, 3]  # both staged
+    staged = spark.sql(f"SELECT summary['wap.id'] AS w FROM {q}.snapshots")
+    staged = staged.where("w IS NOT NULL")
+    assert [r.w for r in staged.collect()] == ["w1", "w1"]
+
+
+def test_a_wap_id_write_to_a_branch_is_staged_as_javas(oracle: Oracle, catalog: Any) -> None:
+    """With `write.wap.enabled=true`, a write carrying a wap id is staged on a branch too
+    (Java's stageOnly): the branch does not move, the snapshot waits to be cherry-picked."""
+    spark = oracle.spark
+    staged = {}
+    for who in ("java", "ours"):
+        name = new_table_name(f"wap_branch_{who}")
+        q = oracle.qualified(name)
+        oracle.sql(
+            f"CREATE TABLE {q} (id bigint) USING iceberg TBLPROPERTIES "
+            "('write.wap.enabled'='true', 'write.delete.mode'='merge-on-read')"
+        )
+        oracle.sql(f"INSERT INTO {q} VALUES (1), (2)")
+        oracle.sql(f"ALTER TABLE {q} CREATE BRANCH b")
+        if who == "java":
+            try:
+                spark.conf.set("spark.wap.id", "x")
+                oracle.sql(f"INSERT INTO {q}.branch_b VALUES (3)")
+            finally:
+                spark.conf.unset("spark.wap.id")
+        else:
+            wap = {"wap.id": "x"}
+            catalog.load_table(name).append(pa.table({"id": pa.array([3], pa.int64())}), wap, branch="b")
+            catalog.load_table(name).delete("id = 1", snapshot_properties=wap, branch="b")
+        refs = {r.name: r.snapshot_id for r in spark.sql(f"SELECT * FROM {q}.refs").collect()}
+        assert refs["b"] == refs["main"], (who, refs)  # the branch never moved
+        assert sorted(r.id for r in spark.sql(f"SELECT * FROM {q}.branch_b").collect()) == [1, 2], who
+        rows = spark.sql(f"SELECT operation, summary['wap.id'] AS w FROM {q}.snapshots").where("w = 'x'")
+        staged[who] = sorted(r.operation for r in rows.collect())
+    assert staged == {"java": ["append"], "ours": ["append", "delete"]}

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _lineage, _native, _pending_write
-from icefloe._branch import on_branch
 from icefloe._merge import Clause, MergeClauses, MergeMetrics
 from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
 from icefloe._overwrite import RowRemoval, overwrite_builder
-from icefloe._row_delta import RowDeltaWrite, write_mode
+from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
 from icefloe.spark._distribution import distribute, row_level_mode
@@ -42,6 +41,7 @@ from icefloe.spark._row_delta import (
     write_position_deletes_on_executors,
 )
 from icefloe.spark._session import default_parallelism
+from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
 
@@ -598,7 +598,9 @@ class MergeBuilder(MergeClauses):
             raise
         descriptors = new_files + copied
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
-        build = overwrite_builder(removal, descriptors, dict(self.snapshot_properties))
+        build = overwrite_builder(
+            removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")
+        )
         snap = _pending_write.commit_write(table, build, descriptors, write_id)
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(descriptors)
@@ -617,7 +619,7 @@ def merge(
 ) -> MergeBuilder:
     """A MERGE of `source_df` into `table` joined on `on` (Spark SQL over the aliases);
     add clauses, then `.execute()`. `branch`: merge into that branch instead of `main`."""
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(source_df.sparkSession, table, branch, snapshot_properties)
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))

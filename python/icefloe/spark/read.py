@@ -94,7 +94,18 @@ def read(
     column: the DataFrame has no columns and one row per table row, which is what
     `count()` needs; only the deletes (and the columns the filter and equality deletes
     need) are read, and Spark makes the rows from each task's count.
+
+    In a write-audit-publish session (`spark.wap.branch`, on a table with
+    `write.wap.enabled=true`), a read naming no snapshot, ref or time reads that branch once
+    it exists, as Java's reads do (`icefloe.spark._wap`).
     """
+    selection = ("ref", "as_of_timestamp", "from_snapshot_id", "to_snapshot_id")
+    if snapshot_id is None and all(scan_options.get(k) is None for k in selection):
+        from icefloe.spark._wap import read_ref
+
+        wap_ref = read_ref(spark, table)
+        if wap_ref is not None:
+            scan_options["ref"] = wap_ref
     return read_rows(spark, table, row_filter, selected_fields, snapshot_id, case_sensitive, **scan_options)
 
 

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
-from icefloe._branch import on_branch
 from icefloe._io import IoConfig
-from icefloe._row_delta import write_mode
+from icefloe._row_delta import isolation_level, write_mode
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
 from icefloe.spark._row_delta import (
@@ -31,6 +30,7 @@ from icefloe.spark._row_delta import (
     task_attempt_id,
 )
 from icefloe.spark._session import default_parallelism
+from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _executor_error
 
@@ -56,7 +56,7 @@ def delete(
     returns the table's current snapshot afterwards."""
     from icefloe import _row_level
 
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if write_mode(table, "delete") != "merge-on-read":
         write_id = _pending_write.new_write_id()
         start = table.metadata.current_snapshot_id
@@ -69,6 +69,7 @@ def delete(
             snapshot_properties,
             require_filter=True,
             rewrite=filter_rewriter(spark),
+            isolation=isolation_level(table, "delete"),
         )
 
     def run(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
@@ -137,7 +138,7 @@ def update(
     from icefloe.spark.merge import _check_type
     from icefloe.spark.write import _write_on_executors
 
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if not isinstance(set, dict) or not set:
         raise ValidationError("update needs a non-empty dict of column name to Spark SQL expression")
     columns = [f.name for f in table.schema().fields]
@@ -182,6 +183,7 @@ def update(
             snapshot_properties,
             require_filter=True,
             rewrite=filter_rewriter(spark),
+            isolation=isolation_level(table, "update"),
         )
     write = RowDeltaWrite.begin(
         table, "update", start, bound.to_json(), dict(snapshot_properties or {}), write_id=write_id
@@ -227,7 +229,7 @@ def upsert(
     from icefloe.exceptions import ValidationError
     from icefloe.spark.write import _write_on_executors
 
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
     names = _row_level._join_columns(table, join_cols)
     missing = [n for n in names if n not in df.columns]
     if missing:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write
-from icefloe._branch import on_branch
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._names import positional, renamed, table_spelling
+from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def append(
     """
     from icefloe.spark._distribution import distribute, resolve_mode
 
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
     options = write_kwargs(write_options)
     clustered = options.get("mode") == "clustered"
     df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode), clustered)
@@ -96,7 +96,7 @@ def overwrite(
     from icefloe.spark._distribution import distribute, resolve_mode
     from icefloe.spark._row_delta import filter_rewriter
 
-    table = on_branch(table, branch)
+    table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
     df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
     write_id = _pending_write.new_write_id()
     start = table.metadata.current_snapshot_id
