@@ -9,25 +9,12 @@ use crate::commit::{merge_append, overwrite_files, replace_partitions};
 use crate::error::{ErrorKind, Result};
 use crate::manifest::{read_manifest, read_manifest_list, DataFile, EntryStatus};
 use crate::scan::plan_files;
-use crate::spec::{
-    Literal, MetadataUpdate, NestedField, Operation, PartitionSpec, PrimitiveType, Schema, SnapshotRef,
-    TableMetadata,
-};
+use crate::spec::{Literal, MetadataUpdate, Operation, SnapshotRef, TableMetadata};
 
 const NOW: i64 = 1_700_000_000_000;
 
 fn table(dir: &std::path::Path) -> TableMetadata {
-    let schema = Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", PrimitiveType::Long.into()),
-            NestedField::optional(2, "region", PrimitiveType::String.into()),
-        ],
-        vec![],
-    )
-    .unwrap();
-    let spec = PartitionSpec::builder(&schema).identity("region").unwrap().build().unwrap();
-    TableMetadata::new_table(schema, Some(spec), None, dir.to_str().unwrap(), BTreeMap::new(), 2).unwrap()
+    crate::commit::producer::tests::table(dir, &[])
 }
 
 fn file(dir: &std::path::Path, name: &str, region: &str) -> DataFile {

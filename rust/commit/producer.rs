@@ -370,4 +370,4 @@ fn filter_manifest(
 
 #[cfg(test)]
 #[path = "producer_tests.rs"]
-mod tests;
+pub(crate) mod tests;

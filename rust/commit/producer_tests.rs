@@ -8,7 +8,8 @@ use crate::manifest::{read_manifest, read_manifest_list, DataFile, EntryStatus};
 use crate::scan::plan_files;
 use crate::spec::{Literal, NestedField, PartitionSpec, PrimitiveType, Schema, TableMetadata};
 
-fn table(dir: &std::path::Path, props: &[(&str, &str)]) -> TableMetadata {
+/// A v2 table (`id` long, `region` string) partitioned by `identity(region)`.
+pub(crate) fn table(dir: &std::path::Path, props: &[(&str, &str)]) -> TableMetadata {
     let schema = Schema::new(
         0,
         vec![
