@@ -25,6 +25,7 @@ from icefloe.sorting import UNSORTED_SORT_ORDER, SortOrder
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from icefloe.create_transaction import CreateTableTransaction
     from icefloe.table import Table
 
 logger = logging.getLogger("icefloe")
@@ -119,6 +120,50 @@ class Catalog(ABC):
             return self.create_table(identifier, schema, partition_spec, sort_order, properties, location)
         except TableAlreadyExistsError:
             return self.load_table(identifier)
+
+    def create_table_transaction(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> CreateTableTransaction:
+        """A staged create (PyIceberg's `create_table_transaction`, Java's
+        `newCreateTableTransaction`): the table's writes and changes are staged on
+        `txn.table` and nothing is in the catalog until `commit_transaction()` (or a clean
+        exit of `with`) creates the table with all of them as its first version.
+        TableAlreadyExistsError now if the table exists, or at the commit if it was created
+        meanwhile (the transaction's files are then deleted, as on an abort). See
+        `icefloe.create_transaction`."""
+        from icefloe.create_transaction import CreateTableTransaction
+
+        parts, metadata, io_properties = self._stage_create(
+            identifier, schema, partition_spec, sort_order, properties, location
+        )
+        return CreateTableTransaction(self, parts, metadata, io_properties)
+
+    def _stage_create(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
+        properties: Properties | None,
+        location: str | None,
+    ) -> tuple[Identifier, _native.TableMetadata, Properties]:
+        """The checks of create_table, then the new table's metadata (not written anywhere)
+        and its FileIO properties."""
+        raise NotSupportedError(f"{type(self).__name__} cannot stage table creates")
+
+    def _create_staged(
+        self, identifier: Identifier, metadata: _native.TableMetadata
+    ) -> _native.TableMetadata:
+        """Creates the table with `metadata` as its first version, atomically: the committed
+        metadata (with its metadata_location). TableAlreadyExistsError when the table exists
+        (nothing written is left); CommitStateUnknownException when that cannot be told."""
+        raise NotSupportedError(f"{type(self).__name__} cannot stage table creates")
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
         """Adds an existing table (its current metadata file) to the catalog."""

@@ -114,3 +114,34 @@ def _refs(md: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "main" not in refs and sid is not None and sid != -1:
         refs["main"] = {"snapshot-id": sid, "type": "branch"}
     return refs
+
+
+def create_updates(metadata: _native.TableMetadata) -> list[dict[str, Any]]:
+    """The updates that build `metadata` from nothing, for a create transaction's commit
+    (with the requirement `assert-create`): Java's RESTSessionCatalog sends the staged
+    table's `assign-uuid`, `upgrade-format-version`, schema, spec, sort order, location and
+    properties, then the transaction's own changes; here every schema, spec and order of the
+    final metadata in id order (ids are assigned from 0 in order, so they come out the same),
+    its current ones by id, then its snapshots and refs."""
+    md = _md(metadata)
+    ups: list[dict[str, Any]] = [
+        {"action": "assign-uuid", "uuid": md["table-uuid"]},
+        {"action": "upgrade-format-version", "format-version": md["format-version"]},
+    ]
+    for s in sorted(md.get("schemas", []), key=lambda s: s["schema-id"]):
+        ups.append({"action": "add-schema", "schema": s, "last-column-id": md["last-column-id"]})
+    ups.append({"action": "set-current-schema", "schema-id": md["current-schema-id"]})
+    for spec in sorted(md.get("partition-specs", []), key=lambda s: s["spec-id"]):
+        ups.append({"action": "add-spec", "spec": spec})
+    ups.append({"action": "set-default-spec", "spec-id": md["default-spec-id"]})
+    for order in sorted(md.get("sort-orders", []), key=lambda o: o["order-id"]):
+        ups.append({"action": "add-sort-order", "sort-order": order})
+    ups.append({"action": "set-default-sort-order", "sort-order-id": md["default-sort-order-id"]})
+    ups.append({"action": "set-location", "location": md["location"]})
+    if md.get("properties"):
+        ups.append({"action": "set-properties", "updates": md["properties"]})
+    for snap in md.get("snapshots", []):
+        ups.append({"action": "add-snapshot", "snapshot": snap})
+    for name, ref in _refs(md).items():
+        ups.append({"action": "set-snapshot-ref", "ref-name": name, **ref})
+    return ups

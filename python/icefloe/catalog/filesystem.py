@@ -163,6 +163,21 @@ class FilesystemCatalog(Catalog):
         properties: Properties | None = None,
         location: str | None = None,
     ) -> Table:
+        parts, metadata, _io_props = self._stage_create(
+            identifier, schema, partition_spec, sort_order, properties, location
+        )
+        self._create_staged(parts, metadata)
+        return self.load_table(parts)
+
+    def _stage_create(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
+        properties: Properties | None,
+        location: str | None,
+    ) -> tuple[Identifier, _native.TableMetadata, Properties]:
         parts = self._table_parts(identifier)
         default_location = self._location(parts)
         if location is not None and location.rstrip("/") != default_location:
@@ -170,18 +185,36 @@ class FilesystemCatalog(Catalog):
                 f"the filesystem catalog keeps table {'.'.join(parts)} at {default_location}; "
                 f"a custom location ({location}) needs the SQL catalog"
             )
+        self._check_can_create(parts)
+        metadata = self._new_table_metadata(schema, partition_spec, sort_order, default_location, properties)
+        return parts, metadata, {}
+
+    def _check_can_create(self, parts: Identifier) -> None:
         if not self.namespace_exists(parts[:-1]):
             raise NoSuchNamespaceError(f"namespace {'.'.join(parts[:-1])} does not exist")
-        table_dir = self._dir(parts)
-        if self._is_table_dir(table_dir):
+        if self._is_table_dir(self._dir(parts)):
             raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists")
-        metadata = self._new_table_metadata(schema, partition_spec, sort_order, default_location, properties)
-        meta_dir = self._metadata_dir(table_dir)
+
+    def _create_staged(
+        self, identifier: Identifier, metadata: _native.TableMetadata
+    ) -> _native.TableMetadata:
+        """Version 1 by conditional create: of two creates of one table only one wins."""
+        parts = self._table_parts(identifier)
+        expected = self._location(parts)
+        if metadata.location.rstrip("/") != expected:
+            raise ValidationError(
+                f"table {'.'.join(parts)} must be at {expected} in the filesystem catalog, "
+                f"found location {metadata.location}"
+            )
+        self._check_can_create(parts)
+        text = metadata.to_json()
         try:
-            self._swap_in(meta_dir, 1, metadata.to_json())
+            name = self._swap_in(self._metadata_dir(self._dir(parts)), 1, text)
         except CommitConflictError:
-            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
-        return self.load_table(parts)
+            raise TableAlreadyExistsError(
+                f"table {'.'.join(parts)} already exists (another writer created it first)"
+            ) from None
+        return _native.TableMetadata.from_json(text, _io.join(expected, "metadata", name))
 
     def load_table(self, identifier: IdentifierLike) -> Table:
         from icefloe.table import Table

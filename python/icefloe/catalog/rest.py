@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties, PropertiesUpdateSummary
 from icefloe.catalog._rest_client import RestClient
-from icefloe.catalog._rest_updates import requirements_and_updates
+from icefloe.catalog._rest_updates import create_updates, requirements_and_updates
 from icefloe.exceptions import (
+    CommitConflictError,
     CommitStateUnknownException,
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
@@ -105,7 +106,57 @@ class RestCatalog(Catalog):
         properties: Properties | None = None,
         location: str | None = None,
     ) -> Table:
-        return self._create(identifier, schema, partition_spec, sort_order, properties, location, stage=False)
+        parts = self.table_identifier(identifier)
+        result = self._create(parts, schema, partition_spec, sort_order, properties, location, stage=False)
+        return self._table(parts, result)
+
+    def _stage_create(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
+        properties: Properties | None,
+        location: str | None,
+    ) -> tuple[Identifier, _native.TableMetadata, Properties]:
+        """`stage-create`: the server checks the name and answers the new table's metadata
+        (its location, uuid, properties) and storage config / vended credentials, without
+        creating anything."""
+        parts = self.table_identifier(identifier)
+        result = self._create(parts, schema, partition_spec, sort_order, properties, location, stage=True)
+        metadata = _native.TableMetadata.from_json(json.dumps(result["metadata"]))
+        return parts, metadata, _vended_io_properties(self.properties, result, metadata.location)
+
+    def _create_staged(
+        self, identifier: Identifier, metadata: _native.TableMetadata
+    ) -> _native.TableMetadata:
+        """The commit of a create transaction (Java's RESTTableOperations for a CREATE):
+        requirement `assert-create`, updates building the metadata from nothing."""
+        parts = self.table_identifier(identifier)
+        body = {
+            "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
+            "requirements": [{"type": "assert-create"}],
+            "updates": create_updates(metadata),
+        }
+        try:
+            got = self._client.request("POST", self._table_path(parts), body, commit=True)
+        except (CommitConflictError, TableAlreadyExistsError) as e:
+            raise TableAlreadyExistsError(
+                f"table {'.'.join(parts)} already exists (created by another writer before this "
+                f"create transaction committed): {e}"
+            ) from None
+        except CommitStateUnknownException as unknown:
+            try:
+                current = self.load_table(parts).metadata
+            except Exception:  # not there (yet?) or unreachable: still unknown
+                raise unknown from None
+            if current.table_uuid != metadata.table_uuid:
+                raise TableAlreadyExistsError(
+                    f"table {'.'.join(parts)} already exists (created by another writer, uuid "
+                    f"{current.table_uuid}, not this transaction's {metadata.table_uuid})"
+                ) from None
+            return current
+        return _native.TableMetadata.from_json(json.dumps(got["metadata"]), got.get("metadata-location"))
 
     def _create(
         self,
@@ -116,7 +167,7 @@ class RestCatalog(Catalog):
         properties: Properties | None,
         location: str | None,
         stage: bool,
-    ) -> Table:
+    ) -> dict[str, Any]:
         parts = self.table_identifier(identifier)
         # Built locally for its JSON (schema ids, spec, order); the server assigns the rest.
         md = self._new_table_metadata(
@@ -132,8 +183,8 @@ class RestCatalog(Catalog):
         }
         if location:
             body["location"] = location.rstrip("/")
-        result = self._client.request("POST", f"{self._ns_path(parts[:-1])}/tables", body)
-        return self._table(parts, result)
+        result: dict[str, Any] = self._client.request("POST", f"{self._ns_path(parts[:-1])}/tables", body)
+        return result
 
     def load_table(self, identifier: IdentifierLike) -> Table:
         parts = self.table_identifier(identifier)

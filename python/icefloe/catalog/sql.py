@@ -184,47 +184,80 @@ class SqlCatalog(Catalog):
         properties: Properties | None = None,
         location: str | None = None,
     ) -> Table:
+        parts, metadata, _io_props = self._stage_create(
+            identifier, schema, partition_spec, sort_order, properties, location
+        )
+        self._create_staged(parts, metadata)
+        return self.load_table(parts)
+
+    def _stage_create(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
+        properties: Properties | None,
+        location: str | None,
+    ) -> tuple[Identifier, _native.TableMetadata, Properties]:
         parts = self.table_identifier(identifier)
         ns, table_name = parts[:-1], parts[-1]
-        if not self.namespace_exists(ns):
-            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        if self.table_exists(parts):
-            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists")
+        self._check_can_create(parts)
         table_location = (location or self._default_location(ns, table_name)).rstrip("/")
         metadata = self._new_table_metadata(schema, partition_spec, sort_order, table_location, properties)
+        return parts, metadata, {}
+
+    def _check_can_create(self, parts: Identifier) -> None:
+        if not self.namespace_exists(parts[:-1]):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(parts[:-1])} does not exist")
+        if self.table_exists(parts):
+            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists")
+
+    def _create_staged(
+        self, identifier: Identifier, metadata: _native.TableMetadata
+    ) -> _native.TableMetadata:
+        """Writes `metadata` as version 0 and INSERTs the table's row: the primary key makes
+        the insert the atomic create (a row inserted meanwhile: TableAlreadyExistsError, the
+        file removed)."""
+        parts = self.table_identifier(identifier)
+        ns, table_name = parts[:-1], parts[-1]
+        self._check_can_create(parts)
+        text = metadata.to_json()
         metadata_location = self._new_metadata_location(metadata, 0)
-        _io.write_new(metadata_location, metadata.to_json().encode("utf-8"))
+        _io.write_new(metadata_location, text.encode("utf-8"))
+        columns = "catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location"
+        values = "?, ?, ?, ?, NULL"
+        if self._has_type_column:
+            columns += ", iceberg_type"
+            values += ", 'TABLE'"
         try:
             with self._write() as conn:
-                if self._has_type_column:
-                    conn.execute(
-                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                        "metadata_location, previous_metadata_location, iceberg_type) "
-                        "VALUES (?, ?, ?, ?, NULL, 'TABLE')",
-                        (self.name, ".".join(ns), table_name, metadata_location),
-                    )
-                else:
-                    conn.execute(
-                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                        "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
-                        (self.name, ".".join(ns), table_name, metadata_location),
-                    )
-        except _CommitFailed:
+                conn.execute(
+                    f"INSERT INTO iceberg_tables ({columns}) VALUES ({values})",
+                    (self.name, ".".join(ns), table_name, metadata_location),
+                )
+        except _CommitFailed as e:
             # The row may have landed: keep the file it would name unless it did not.
-            with contextlib.suppress(Exception):
-                if self._metadata_location(parts) == metadata_location:
-                    return self.load_table(parts)
+            try:
+                landed = self._metadata_location(parts) == metadata_location
+            except Exception as check:
+                raise CommitStateUnknownException(
+                    f"table {'.'.join(parts)}: the create with {metadata_location} may or may not "
+                    f"have happened (its files are kept): {e}; checking failed: {check}"
+                ) from e
+            if not landed:
                 _io.remove_quietly(metadata_location)
-            raise
+                raise
         except self._backend.errors as e:
             _io.remove_quietly(metadata_location)
             if not self._backend.is_duplicate(e):
                 raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
-            raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists") from None
+            raise TableAlreadyExistsError(
+                f"table {'.'.join(parts)} already exists (another writer created it first)"
+            ) from None
         except BaseException:
             _io.remove_quietly(metadata_location)
             raise
-        return self.load_table(parts)
+        return _native.TableMetadata.from_json(text, metadata_location)
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
         parts = self.table_identifier(identifier)

@@ -1,0 +1,230 @@
+"""`catalog.create_table_transaction(...)` (a staged create) on every catalog: the filesystem
+catalog, the SQL catalog on sqlite and on a real Postgres, and the REST client against Apache
+Iceberg's RESTCatalogServer (warehouse on the S3 test server, `stage-create` then a commit
+with `assert-create`). Iceberg Java reads each through a Spark catalog on the same tables
+(HadoopCatalog, JdbcCatalog, the REST catalog).
+
+- Nothing is visible before the commit (not to icefloe, not to Java); after it the table
+  exists with the staged rows and properties in one snapshot, and Java reads the same.
+- An aborted transaction (an exception in the `with` block, or the object dropped) leaves no
+  table and no files.
+- A create of the same name before the commit makes the commit a TableAlreadyExistsError and
+  deletes the transaction's files, leaving the other table whole.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import icefloe
+import pyarrow as pa
+import pytest
+from icefloe.catalog import Catalog
+from icefloe.exceptions import TableAlreadyExistsError
+from support.catalogs import KINDS, catalog_props_for
+from support.oracle import assert_same_rows
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+
+
+def rows(ids: range) -> pa.Table:
+    return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=SCHEMA)
+
+
+@dataclass
+class Env:
+    """One catalog kind: icefloe's catalog, the Spark catalog of Iceberg Java on the same
+    tables, and a lister of the files under a location."""
+
+    kind: str
+    catalog: Catalog
+    spark: Any
+    java: str  # the Spark catalog's name
+    s3: Any = None
+
+    def java_rows(self, ident: str) -> Any:
+        return self.spark.sql(f"SELECT id, name FROM {self.java}.{ident}")
+
+    def java_cannot_load(self, ident: str) -> None:
+        with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+            self.spark.sql(f"SELECT * FROM {self.java}.{ident}").collect()
+
+    def java_properties(self, ident: str) -> dict[str, str]:
+        return {
+            r["key"]: r["value"] for r in self.spark.sql(f"SHOW TBLPROPERTIES {self.java}.{ident}").collect()
+        }
+
+    def java_snapshots(self, ident: str) -> list[Any]:
+        return self.spark.sql(f"SELECT snapshot_id, operation FROM {self.java}.{ident}.snapshots").collect()
+
+    def files_under(self, location: str) -> set[str]:
+        if self.s3 is None:
+            path = location.removeprefix("file://")
+            return {os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs}
+        from pyarrow import fs
+
+        props = self.s3.properties()
+        s3fs = fs.S3FileSystem(
+            access_key=props["s3.access-key-id"],
+            secret_key=props["s3.secret-access-key"],
+            region=props["s3.region"],
+            endpoint_override=urlparse(self.s3.endpoint).netloc,
+            scheme="http",
+        )
+        parsed = urlparse(location)
+        infos = s3fs.get_file_info(
+            fs.FileSelector(f"{parsed.netloc}{parsed.path}", recursive=True, allow_not_found=True)
+        )
+        return {f"s3://{i.path}" for i in infos if i.type == fs.FileType.File}
+
+
+def _java_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any) -> dict[str, str]:
+    conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".cache-enabled": "false"}
+    if kind == "filesystem":
+        return {**conf, ".type": "hadoop", ".warehouse": f"file://{props['warehouse']}"}
+    if kind in ("sqlite", "postgres"):
+        if kind == "sqlite":
+            uri = f"jdbc:sqlite:{tmp_path}/catalog.db"
+        else:
+            uri = f"jdbc:postgresql://{props['uri'].split('@', 1)[1]}"
+            conf[".jdbc.user"] = "postgres"
+        return {
+            **conf,
+            ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+            ".uri": uri,
+            ".jdbc.schema-version": "V1",
+            ".warehouse": f"file://{props['warehouse']}",
+        }
+    s3p = s3.properties()
+    return {
+        **conf,
+        ".type": "rest",
+        ".uri": props["uri"],
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".s3.endpoint": s3.endpoint,
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": s3p["s3.access-key-id"],
+        ".s3.secret-access-key": s3p["s3.secret-access-key"],
+        ".client.region": s3p["s3.region"],
+    }
+
+
+@pytest.fixture(params=KINDS)
+def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
+    kind = request.param
+    s3 = request.getfixturevalue("s3") if kind == "rest" else None
+    props = catalog_props_for(request, kind, tmp_path, s3=s3)
+    # The Spark catalog's name is the catalog name JdbcCatalog keys its rows by: one name for both.
+    name = f"ctt{uuid.uuid4().hex[:8]}"
+    props.pop("name")
+    catalog = icefloe.load_catalog(name, **props)
+    for k, v in _java_conf(kind, props, tmp_path, s3).items():
+        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
+    yield Env(kind, catalog, spark, name, s3)
+
+
+@pytest.fixture
+def ns(env: Env) -> str:
+    name = f"ns_{uuid.uuid4().hex[:8]}"
+    env.catalog.create_namespace(name)
+    return name
+
+
+def test_the_table_appears_with_everything_staged_in_one_commit(env: Env, ns: str) -> None:
+    cat, ident = env.catalog, f"{ns}.t"
+    with cat.create_table_transaction(ident, SCHEMA, properties={"team": "me"}) as txn:
+        txn.append(rows(range(5)))
+        txn.set_properties({"k": "v"})
+        txn.append(rows(range(5, 7)))
+        location = txn.table.location()
+        # Written, but nothing of the table is in the catalog yet.
+        assert env.files_under(location)
+        assert not cat.table_exists(ident)
+        assert cat.list_tables(ns) == []
+        env.java_cannot_load(ident)
+        assert txn.table_metadata.properties["k"] == "v"
+    t = cat.load_table(ident)
+    assert txn.table.metadata_location == t.metadata_location
+    assert cat.list_tables(ns) == [(ns, "t")]
+    assert t.properties["team"] == "me" and t.properties["k"] == "v"
+    assert [s.summary["operation"] for s in t.snapshots()] == ["append", "append"]
+    assert t.metadata.metadata_log() == []  # the staged versions were never files
+    got = t.scan().to_arrow().sort_by("id")
+    assert got.to_pydict() == rows(range(7)).to_pydict()
+    # Iceberg Java reads the same table.
+    assert_same_rows(env.java_rows(ident), got, context=f"Java reading a staged create ({env.kind})")
+    java_props = env.java_properties(ident)
+    assert java_props["team"] == "me" and java_props["k"] == "v"
+    assert len(env.java_snapshots(ident)) == 2
+    # ... and it is an ordinary table afterwards.
+    t.append(rows(range(7, 8)))
+    assert cat.load_table(ident).scan().count() == 8
+
+
+def test_one_append_gives_one_snapshot(env: Env, ns: str) -> None:
+    cat, ident = env.catalog, f"{ns}.one"
+    txn = cat.create_table_transaction(ident, SCHEMA)
+    txn.append(rows(range(3)))
+    created = txn.commit_transaction()
+    assert len(created.snapshots()) == 1
+    assert cat.load_table(ident).scan().count() == 3
+    assert [r["operation"] for r in env.java_snapshots(ident)] == ["append"]
+    with pytest.raises(TableAlreadyExistsError):
+        cat.create_table_transaction(ident, SCHEMA)  # checked at once too
+
+
+def test_an_aborted_transaction_leaves_nothing(env: Env, ns: str) -> None:
+    cat = env.catalog
+    with pytest.raises(RuntimeError, match="boom"):
+        with cat.create_table_transaction(f"{ns}.a", SCHEMA) as txn:
+            txn.append(rows(range(5)))
+            txn.set_properties({"k": "v"})
+            location = txn.table.location()
+            assert env.files_under(location)
+            raise RuntimeError("boom")
+    assert not cat.table_exists(f"{ns}.a")
+    assert env.files_under(location) == set()
+    if env.s3 is None:
+        assert not os.path.exists(location)  # not even an empty folder (a namespace, to Hadoop)
+    env.java_cannot_load(f"{ns}.a")
+
+    # Dropped without a commit: the same.
+    dropped = cat.create_table_transaction(f"{ns}.b", SCHEMA)
+    dropped.append(rows(range(3)))
+    location = dropped.table.location()
+    assert env.files_under(location)
+    del dropped
+    gc.collect()
+    assert not cat.table_exists(f"{ns}.b")
+    assert env.files_under(location) == set()
+    assert cat.list_tables(ns) == []
+    assert cat.list_namespaces(ns) == []
+
+
+def test_a_table_created_meanwhile_fails_the_commit_and_its_files_go(env: Env, ns: str) -> None:
+    cat, ident = env.catalog, f"{ns}.c"
+    txn = cat.create_table_transaction(ident, SCHEMA, properties={"who": "txn"})
+    txn.append(rows(range(5)))
+    location = txn.table.location()
+    staged = env.files_under(location)
+    assert staged
+    other = cat.create_table(ident, SCHEMA, properties={"who": "other"})
+    other.append(rows(range(100, 102)))
+    others = env.files_under(other.location()) - staged
+    with pytest.raises(TableAlreadyExistsError, match="already exists"):
+        txn.commit_transaction()
+    # The transaction's files are gone; the other table is whole.
+    assert env.files_under(location) & staged == set()
+    assert others <= env.files_under(other.location())
+    now = cat.load_table(ident)
+    assert now.properties["who"] == "other"
+    assert sorted(now.scan().to_arrow().column("id").to_pylist()) == [100, 101]
+    assert sorted(r["id"] for r in env.java_rows(ident).collect()) == [100, 101]
+    assert env.java_properties(ident)["who"] == "other"
