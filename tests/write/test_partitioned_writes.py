@@ -281,3 +281,31 @@ def test_write_options_clustered_and_sorted(
     # clustered writer clustered, whatever the input's order.
     icefloe.spark.append(df.repartition(3), table, write_options={"mode": "clustered"})
     assert_same_rows(catalog.load_table(table_name).scan().to_arrow(), oracle.df(table_name))
+
+
+def test_numeric_columns_widen_into_the_table_as_javas_store_assignment(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """Spark decimal / integer / float columns into `double` columns, and byte / short
+    columns into `int` / `long` ones: Java's `writeTo().append()` casts them (ANSI store
+    assignment), and so does icefloe.spark.append; the two tables hold the same rows. A
+    string into a number stays an error that writes nothing, in both."""
+    from icefloe.exceptions import ValidationError
+    from support.session import new_table_name
+
+    ddl = "d double, e double, f double, i int, l bigint"
+    source = spark.sql(
+        "SELECT CAST(id AS DECIMAL(12, 3)) / 7 AS d, CAST(id AS INT) AS e, CAST(id AS FLOAT) / 4 AS f, "
+        "CAST(id AS TINYINT) AS i, CAST(id AS SMALLINT) AS l FROM range(-20, 100)"
+    )
+    java, ours = new_table_name("widen_java"), new_table_name("widen_ours")
+    for name in (java, ours):
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg")
+    source.writeTo(oracle.qualified(java)).append()
+    icefloe.spark.append(source, catalog.load_table(ours))
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="widened")
+    assert oracle.df(ours).count() == 120
+
+    with pytest.raises(ValidationError, match="incompatible type for column 'd'"):
+        icefloe.spark.append(spark.sql("SELECT 'x' AS d"), catalog.load_table(ours))
+    assert oracle.df(ours).count() == 120

@@ -17,7 +17,7 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
-from icefloe.spark._names import positional, renamed, table_spelling
+from icefloe.spark._names import positional, quoted, renamed, table_spelling
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
 
@@ -124,6 +124,7 @@ def _write_on_executors(
     spelled = table_spelling(list(df.columns), [f.name for f in table.schema().fields])
     if spelled is not None:
         df = df.toDF(*spelled)
+    df = _store_assigned(df, table)
     try:
         arrow_schema = to_arrow_schema(df.schema)
     except TypeError as e:  # a Spark type Arrow cannot carry
@@ -165,6 +166,34 @@ def _write_on_executors(
         _pending_write.abort_write(table, write_id)
         raise
     return [r["descriptor"] for r in rows]
+
+
+def _store_assigned(df: DataFrame, table: Table) -> DataFrame:
+    """Spark's ANSI store assignment for the numeric widenings Java's writes accept and an
+    Iceberg promotion does not cover: a Spark decimal, integer or float column written to a
+    `double` column, a byte or short to an `int` or `long` one, is cast by Spark first (as
+    `writeTo().append()` does); other mismatches stay errors of the schema check."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    to_double = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DecimalType)
+    widen: dict[str, tuple[type, ...]] = {
+        "double": to_double,
+        "long": (T.ByteType, T.ShortType, T.IntegerType),
+        "int": (T.ByteType, T.ShortType),
+    }
+    spark_name = {"double": "double", "long": "bigint", "int": "int"}
+    columns = {f.name: f.field_type.to_json() for f in table.schema().fields}
+    casts = {}
+    for field in df.schema.fields:
+        target = columns.get(field.name)  # not a table column: the schema check names it
+        if isinstance(target, str) and isinstance(field.dataType, widen.get(target, ())):
+            casts[field.name] = spark_name[target]
+    if not casts:
+        return df
+    return df.select(
+        [F.col(quoted(n)).cast(casts[n]).alias(n) if n in casts else F.col(quoted(n)) for n in df.columns]
+    )
 
 
 _EXECUTOR_ERROR = re.compile(r"icefloe\.exceptions\.(\w+): (.*)")
