@@ -561,3 +561,13 @@ def test_spark_append_matches_names_ignoring_case_and_fills_fixed_from_binary(
     df.writeTo(oracle.qualified(name)).append()
     assert sorted(tuple(r) for r in oracle.df(name).collect()) == [(2, "b", b"xyz"), (2, "b", b"xyz")]
     assert catalog.load_table(name).scan().to_arrow().column("fx").to_pylist() == [b"xyz", b"xyz"]
+    # A case-sensitive session resolves names exactly, in both engines: `ID` is not `id`.
+    try:
+        spark.conf.set("spark.sql.caseSensitive", "true")
+        with pytest.raises(Exception, match="id"):
+            df.writeTo(oracle.qualified(name)).append()
+        with pytest.raises(ValidationError, match="unknown column 'ID'"):
+            icefloe.spark.append(df, catalog.load_table(name))
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+    assert oracle.df(name).count() == 2

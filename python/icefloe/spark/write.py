@@ -121,7 +121,11 @@ def _write_on_executors(
     deleted and the error (an icefloe class when an executor raised one) propagates."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    spelled = table_spelling(list(df.columns), [f.name for f in table.schema().fields])
+    # Spark resolves names ignoring case unless the session says otherwise (as Java's writes).
+    case_sensitive = str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    spelled = (
+        None if case_sensitive else table_spelling(list(df.columns), [f.name for f in table.schema().fields])
+    )
     if spelled is not None:
         df = df.toDF(*spelled)
     df = _store_assigned(df, table)
