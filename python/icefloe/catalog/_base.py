@@ -94,7 +94,6 @@ class Catalog(ABC):
         return ".".join(parts)
 
     # ---- tables ----
-    @abstractmethod
     def create_table(
         self,
         identifier: IdentifierLike,
@@ -105,7 +104,13 @@ class Catalog(ABC):
         location: str | None = None,
     ) -> Table:
         """Creates a table; TableAlreadyExistsError if one exists, NoSuchNamespaceError
-        if its namespace does not."""
+        if its namespace does not. (The catalog's own `_stage_create` + `_create_staged`:
+        the same checks and atomic create as a staged create with nothing staged.)"""
+        parts, metadata, _io_props = self._stage_create(
+            identifier, schema, partition_spec, sort_order, properties, location
+        )
+        self._create_staged(parts, metadata)
+        return self.load_table(parts)
 
     def create_table_if_not_exists(
         self,

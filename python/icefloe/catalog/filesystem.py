@@ -154,21 +154,6 @@ class FilesystemCatalog(Catalog):
         return int(m.group(1))
 
     # ---- tables ----
-    def create_table(
-        self,
-        identifier: IdentifierLike,
-        schema: Schema | pa.Schema,
-        partition_spec: PartitionSpec | None = None,
-        sort_order: SortOrder | None = None,
-        properties: Properties | None = None,
-        location: str | None = None,
-    ) -> Table:
-        parts, metadata, _io_props = self._stage_create(
-            identifier, schema, partition_spec, sort_order, properties, location
-        )
-        self._create_staged(parts, metadata)
-        return self.load_table(parts)
-
     def _stage_create(
         self,
         identifier: IdentifierLike,
