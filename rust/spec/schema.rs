@@ -119,6 +119,11 @@ impl Schema {
         self.highest_field_id
     }
 
+    /// Every field, nested ones included (in no particular order).
+    pub fn all_fields(&self) -> impl Iterator<Item = &NestedFieldRef> {
+        self.by_id.values()
+    }
+
     /// Any field (nested too) by id.
     pub fn field_by_id(&self, id: i32) -> Option<&NestedFieldRef> {
         self.by_id.get(&id)

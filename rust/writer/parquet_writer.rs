@@ -189,26 +189,12 @@ pub fn parquet_schema(schema: &Schema, arrow: &arrow_schema::Schema) -> Result<S
 /// `VARIANT` group annotation and Java's metrics for it): a write to a table with one is refused
 /// before any file is created.
 pub fn refuse_variant_columns(schema: &Schema) -> Result<()> {
-    fn find(fields: &[&crate::spec::NestedField], prefix: &str) -> Option<(String, i32)> {
-        for f in fields {
-            let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
-            let found = match &f.field_type {
-                Type::Primitive(PrimitiveType::Variant) => Some((path.clone(), f.id)),
-                Type::Primitive(_) => None,
-                Type::Struct(s) => find(&s.fields.iter().map(|c| c.as_ref()).collect::<Vec<_>>(), &path),
-                Type::List(l) => find(&[l.element_field.as_ref()], &path),
-                Type::Map(m) => find(&[m.key_field.as_ref(), m.value_field.as_ref()], &path),
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    }
-    let top: Vec<_> = schema.fields().iter().map(|f| f.as_ref()).collect();
-    match find(&top, "") {
-        Some((path, id)) => Err(crate::error::not_supported(format!(
-            "column '{path}' (field id {id}) has type variant, which icefloe can read but not write yet"
+    let variant = Type::Primitive(PrimitiveType::Variant);
+    match schema.all_fields().filter(|f| f.field_type == variant).min_by_key(|f| f.id) {
+        Some(f) => Err(crate::error::not_supported(format!(
+            "column '{}' (field id {}) has type variant, which icefloe can read but not write yet",
+            schema.name_by_id(f.id).unwrap_or(&f.name),
+            f.id
         ))),
         None => Ok(()),
     }

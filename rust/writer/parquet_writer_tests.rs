@@ -495,3 +495,24 @@ fn held_back_slices_do_not_pin_their_parent_batch() {
     assert_eq!(rows[99], "name-00001099");
     assert_eq!(rows[100], "own-0");
 }
+
+#[test]
+fn a_variant_anywhere_in_the_schema_refuses_the_write_by_its_full_name() {
+    use crate::spec::{NestedField, PrimitiveType, Schema, StructType, Type};
+    let inner = StructType::new(vec![NestedField::optional(3, "w", Type::Primitive(PrimitiveType::Variant))]);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::optional(2, "s", Type::Struct(inner)),
+        ],
+        vec![],
+    )
+    .expect("schema");
+    let e = super::refuse_variant_columns(&schema).expect_err("refused");
+    assert!(e.to_string().contains("column 's.w' (field id 3) has type variant"), "{e}");
+    let plain =
+        Schema::new(0, vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long))], vec![])
+            .expect("schema");
+    super::refuse_variant_columns(&plain).expect("no variant");
+}

@@ -13,12 +13,10 @@ hints, JDBC tables, OAuth2, Java interleaving, process races) stays in test_cata
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pytest
@@ -33,7 +31,7 @@ from icefloe.exceptions import (
     NotSupportedError,
     TableAlreadyExistsError,
 )
-from support.catalogs import KINDS, new_catalog
+from support.catalogs import KINDS, files_under, new_catalog
 from support.servers.s3 import S3Server
 
 ARROW_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -72,24 +70,7 @@ class Contract:
 
     def files_under(self, location: str) -> set[str]:
         """Every file under a table's location (local folder or S3 prefix)."""
-        if self.s3 is None:
-            path = location.removeprefix("file://")
-            return {os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs}
-        from pyarrow import fs
-
-        props = self.s3.properties()
-        s3fs = fs.S3FileSystem(
-            access_key=props["s3.access-key-id"],
-            secret_key=props["s3.secret-access-key"],
-            region=props["s3.region"],
-            endpoint_override=urlparse(self.s3.endpoint).netloc,
-            scheme="http",
-        )
-        parsed = urlparse(location)
-        infos = s3fs.get_file_info(
-            fs.FileSelector(f"{parsed.netloc}{parsed.path}", recursive=True, allow_not_found=True)
-        )
-        return {f"s3://{i.path}" for i in infos if i.type == fs.FileType.File}
+        return files_under(location, self.s3)
 
     def file_exists(self, path: str) -> bool:
         if self.s3 is None:

@@ -21,14 +21,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import TableAlreadyExistsError
-from support.catalogs import KINDS, catalog_props_for
+from support.catalogs import KINDS, catalog_props_for, files_under
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -65,24 +64,7 @@ class Env:
         return self.spark.sql(f"SELECT snapshot_id, operation FROM {self.java}.{ident}.snapshots").collect()
 
     def files_under(self, location: str) -> set[str]:
-        if self.s3 is None:
-            path = location.removeprefix("file://")
-            return {os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs}
-        from pyarrow import fs
-
-        props = self.s3.properties()
-        s3fs = fs.S3FileSystem(
-            access_key=props["s3.access-key-id"],
-            secret_key=props["s3.secret-access-key"],
-            region=props["s3.region"],
-            endpoint_override=urlparse(self.s3.endpoint).netloc,
-            scheme="http",
-        )
-        parsed = urlparse(location)
-        infos = s3fs.get_file_info(
-            fs.FileSelector(f"{parsed.netloc}{parsed.path}", recursive=True, allow_not_found=True)
-        )
-        return {f"s3://{i.path}" for i in infos if i.type == fs.FileType.File}
+        return files_under(location, self.s3)
 
 
 def _java_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any) -> dict[str, str]:

@@ -8,8 +8,10 @@ warehouse on the S3 test server)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import icefloe
 import pyarrow as pa
@@ -90,3 +92,26 @@ ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", 
 
 def rows(ids: range) -> pa.Table:
     return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)
+
+
+def files_under(location: str, s3: Any | None) -> set[str]:
+    """Every file under a table's location: a local folder, or a prefix of the S3 test server
+    (`s3`, None for local catalogs)."""
+    if s3 is None:
+        path = location.removeprefix("file://")
+        return {os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs}
+    from pyarrow import fs
+
+    props = s3.properties()
+    s3fs = fs.S3FileSystem(
+        access_key=props["s3.access-key-id"],
+        secret_key=props["s3.secret-access-key"],
+        region=props["s3.region"],
+        endpoint_override=urlparse(s3.endpoint).netloc,
+        scheme="http",
+    )
+    parsed = urlparse(location)
+    infos = s3fs.get_file_info(
+        fs.FileSelector(f"{parsed.netloc}{parsed.path}", recursive=True, allow_not_found=True)
+    )
+    return {f"s3://{i.path}" for i in infos if i.type == fs.FileType.File}
