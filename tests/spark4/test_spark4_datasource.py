@@ -335,3 +335,38 @@ def test_bad_writes_are_clear_errors(icefloe_source: Any, oracle: Oracle) -> Non
             "overwrite-mode", "bogus"
         ).save(f"local.{name}")
     assert oracle.snapshot_ids(name) == []
+
+
+def test_numeric_columns_widen_into_the_table_as_javas_store_assignment(
+    icefloe_source: Any, oracle: Oracle
+) -> None:
+    """Spark casts nothing for a Python data source, but Java's `writeTo().append()` gets
+    Spark's ANSI store assignment: decimal / integer / float columns into `double` columns (a
+    decimal to the double nearest its exact value, also beyond 2**53 and for scales past
+    what one division keeps exact), byte / short into `int` / `long`. `format("icefloe")`
+    appends and upserts (with a key spelled `ID`) hold the same rows as Java's write."""
+    spark = icefloe_source
+    ddl = "id bigint, d double, w double, e double, b double, f double, i int, l bigint"
+    source = spark.sql(
+        "SELECT id, CAST(id AS DECIMAL(12, 3)) / 7 AS d, "
+        "CAST(id AS DECIMAL(38, 0)) * 12345678901234567890123 + 1 AS w, CAST(id AS INT) AS e, "
+        "id * 9007199254740993 AS b, CAST(id AS FLOAT) / 4 AS f, CAST(id AS TINYINT) AS i, "
+        "CAST(id AS SMALLINT) AS l FROM range(-20, 100)"
+    ).repartition(3)
+    java, ours, upserted = (new_table_name(p) for p in ("widen_java", "widen_ds", "widen_upsert"))
+    for name in (java, ours, upserted):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ('format-version'='2')"
+        )
+    source.writeTo(oracle.qualified(java)).append()
+    source.write.format("icefloe").mode("append").save(f"local.{ours}")
+    source.withColumnRenamed("id", "ID").write.format("icefloe").mode("append").option(
+        "upsert-enabled", "true"
+    ).option("key-columns", "id").save(f"local.{upserted}")
+    assert oracle.df(java).count() == 120
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="append")
+    assert_same_rows(oracle.df(upserted), oracle.df(java), context="upsert")
+
+    with pytest.raises(Exception, match="incompatible type for column 'd'"):
+        spark.sql("SELECT 1L AS id, 'x' AS d").write.format("icefloe").mode("append").save(f"local.{ours}")
+    assert oracle.df(ours).count() == 120

@@ -41,6 +41,8 @@ from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
+from icefloe.spark._names import renamed, renamed_schema, table_spelling
+from icefloe.spark._store_assign import store_assigned
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -101,6 +103,12 @@ class UpsertWriter:
             arrow_schema = to_arrow_schema(spark_schema)
         except TypeError as e:  # a Spark type Arrow cannot carry
             raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
+        # As the data source's appends: the table's spelling of names, Spark's numeric widenings.
+        self.spelling = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
+        if self.spelling is not None:
+            arrow_schema = renamed_schema(arrow_schema, self.spelling)
+        self.input_schema = arrow_schema
+        arrow_schema, self.widen = store_assigned(arrow_schema, table)
         self.delete_column = opts.options.get("delete-column") or None
         if self.delete_column is not None:
             field = _field(arrow_schema, self.delete_column, "delete-column")
@@ -142,7 +150,8 @@ class UpsertWriter:
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         partition = ctx.partitionId() if ctx is not None else 0
-        parts = [b for b in batches if b.num_rows]
+        widen = self.widen or (lambda b: b)
+        parts = [widen(renamed(b, self.spelling)) for b in batches if b.num_rows]
         if not parts:
             return UpsertFiles(partition, [], [], b"")
         rows = _last_per_key(pa.Table.from_batches(parts), self.names)

@@ -25,6 +25,7 @@ from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
 from icefloe.spark._names import renamed, renamed_schema, table_spelling
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
+from icefloe.spark._store_assign import store_assigned
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ class FileWriter:
         self.names = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
         if self.names is not None:
             arrow_schema = renamed_schema(arrow_schema, self.names)
+        # Spark casts nothing for a Python data source: the numeric widenings its ANSI store
+        # assignment makes for Java's writes are made here.
+        self.input_schema = arrow_schema  # the batches' (PySpark 4.0's streams: rows made into them)
+        arrow_schema, self.widen = store_assigned(arrow_schema, table)
         _native.check_arrow_schema(table.metadata, arrow_schema)  # fail before any task runs
         self.arrow_schema = arrow_schema
         self.metadata_json = table.metadata.to_json()
@@ -70,12 +75,13 @@ class FileWriter:
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
 
-        head = renamed(first, self.names)
+        widen = self.widen or (lambda b: b)
+        head = widen(renamed(first, self.names))
 
         def chained() -> Iterator[pa.RecordBatch]:
             yield head
             for b in batches:
-                yield renamed(b, self.names)
+                yield widen(renamed(b, self.names))
 
         reader = pa.RecordBatchReader.from_batches(head.schema, chained())
         md = _native.TableMetadata.from_json(self.metadata_json)
@@ -217,12 +223,12 @@ class StreamWriter(_StreamWriterBase):
         write_id = self.batch_write_id(int(batch))
         if self.upsert is not None:
             if not _ARROW_STREAM:
-                iterator = _rows_to_batches(iterator, self.upsert.arrow_schema)
+                iterator = _rows_to_batches(iterator, self.upsert.input_schema)
             return self.upsert.write(iterator, write_id)
         assert self.files is not None
         self.files.write_id = write_id
         if not _ARROW_STREAM:
-            iterator = _rows_to_batches(iterator, self.files.arrow_schema)
+            iterator = _rows_to_batches(iterator, self.files.input_schema)
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any], batchId: int) -> None:

@@ -1,0 +1,84 @@
+"""Spark's ANSI store assignment for the numeric widenings Java's writes accept and an
+Iceberg promotion does not cover, on Arrow batches: the `icefloe` data source's writers
+receive the DataFrame's own types (a Python data source gets no casts from Spark), so a
+Spark decimal, integer or float column written to a `double` column is converted here, with
+Spark's rounding (a decimal becomes the double nearest to its exact value, as Java's
+`BigDecimal.doubleValue`). Byte and short columns into `int` / `long` ones need nothing: the
+writer's schema check takes them as Iceberg promotions. `icefloe.spark.append` does the same
+with Spark's own casts (`write._store_assigned`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from icefloe.table import Table
+
+Widen = Callable[[pa.RecordBatch], pa.RecordBatch]
+
+# The largest integer every smaller one of which a double holds exactly, and the largest power
+# of ten a double holds exactly: within both, unscaled / 10**scale is one IEEE division of
+# exact operands, hence the correctly rounded quotient.
+_EXACT_INT = 2**53
+_EXACT_POW10 = 22
+
+
+def _to_double_type(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_decimal(t)
+
+
+def store_assigned(schema: pa.Schema, table: Table) -> tuple[pa.Schema, Widen | None]:
+    """The schema the batches of `schema` have once widened for `table`, and the function
+    widening each batch (None when no column needs it). Top-level columns of the table's
+    spelling; a column the table lacks is left to the schema check."""
+    types = {f.name: f.field_type.to_json() for f in table.schema().fields}
+    indices = [i for i, f in enumerate(schema) if types.get(f.name) == "double" and _to_double_type(f.type)]
+    if not indices:
+        return schema, None
+    target = schema
+    for i in indices:
+        target = target.set(i, target.field(i).with_type(pa.float64()))
+
+    def widen(batch: pa.RecordBatch) -> pa.RecordBatch:
+        arrays = list(batch.columns)
+        for i in indices:
+            arrays[i] = to_double(arrays[i])
+        return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+    return target, widen
+
+
+def to_double(arr: pa.Array) -> pa.Array:
+    """`arr` (integer, float or decimal) as doubles rounded to nearest, as Spark's cast."""
+    if pa.types.is_decimal(arr.type):
+        return _decimal_to_double(arr)
+    # int64 beyond 2**53 rounds to nearest as Java's (double) conversion; Arrow's safe cast
+    # would refuse it instead.
+    return pc.cast(arr, pa.float64(), safe=False)
+
+
+def _decimal_to_double(arr: pa.Array) -> pa.Array:
+    scale = arr.type.scale
+    n = len(arr)
+    out = np.zeros(n, dtype=np.float64)
+    exact = np.zeros(n, dtype=bool)
+    if pa.types.is_decimal128(arr.type) and 0 <= scale <= _EXACT_POW10 and n:
+        # The unscaled values: 16-byte little-endian two's complement integers.
+        words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset : 2 * (arr.offset + n)]
+        low, high = words[0::2], words[1::2]
+        # Fits in an int64 when the high word is the low word's sign extension.
+        fits = high == (low >> 63)
+        exact = fits & (low >= -_EXACT_INT) & (low <= _EXACT_INT)
+        out[exact] = low[exact].astype(np.float64) / float(10**scale)
+    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    rest = np.flatnonzero(valid & ~exact)
+    if rest.size:
+        values = arr.take(pa.array(rest)).to_pylist()  # decimal.Decimal: float() rounds exactly
+        out[rest] = [float(v) for v in values]
+    mask = None if arr.null_count == 0 else ~valid
+    return pa.array(out, pa.float64(), mask=mask)
