@@ -9,7 +9,9 @@
 //! - *must match*: the strict partition projection accepts the partition tuple, or the
 //!   StrictMetricsEvaluator proves every row matches the filter's residual for that
 //!   partition (so `region = 'eu' and id >= 10` is proven for a file of partition `eu` whose
-//!   ids are all >= 10). Such files are dropped whole, unread.
+//!   ids are all >= 10). Such files are dropped whole, unread, so both proofs take a null
+//!   as SQL does (matching nothing but `is null`), as the rows of a partly matching file
+//!   are decided: `x != 42` does not remove a file whose `x` may be null.
 //!
 //! Everything in between must be read to know (the partial files of an overwrite).
 
@@ -72,7 +74,7 @@ impl RowFilter {
         }
         Ok(RowFilter {
             inclusive: InclusiveMetricsEvaluator::new(&expr),
-            strict: StrictMetricsEvaluator::new(&expr),
+            strict: StrictMetricsEvaluator::for_row_removal(&expr),
             expr,
             by_spec,
         })
@@ -109,7 +111,7 @@ impl RowFilter {
                 BoundExpr::True => true,
                 BoundExpr::False => false,
                 r if r == self.expr => self.strict.eval(file),
-                r => StrictMetricsEvaluator::new(&r).eval(file),
+                r => StrictMetricsEvaluator::for_row_removal(&r).eval(file),
             },
         }
     }

@@ -259,11 +259,24 @@ fn set_misses_range(
 #[derive(Debug, Clone)]
 pub struct StrictMetricsEvaluator {
     expr: BoundExpr,
+    /// SQL's three-valued logic for nulls (see [`StrictMetricsEvaluator::for_row_removal`]).
+    nulls_unknown: bool,
 }
 
 impl StrictMetricsEvaluator {
+    /// Java's `StrictMetricsEvaluator`: `not_eq` / `not_in` hold for a null value, so a file
+    /// of nulls only matches them whole.
     pub fn new(expr: &BoundExpr) -> Self {
-        Self { expr: expr.clone().rewrite_not() }
+        Self { expr: expr.clone().rewrite_not(), nulls_unknown: false }
+    }
+
+    /// For removing (deleting, updating, overwriting) the rows a filter matches: a null value
+    /// satisfies no predicate but `is_null` / `not_nan`, as the row evaluator that decides
+    /// the rows of a partly matching file (and Spark's SQL) has it. A file proven here is
+    /// dropped unread, so `x != 42` or `x NOT IN (...)` must not prove a file whose `x` may
+    /// hold a null: that row would be lost, though a rewrite of the same file keeps it.
+    pub fn for_row_removal(expr: &BoundExpr) -> Self {
+        Self { expr: expr.clone().rewrite_not(), nulls_unknown: true }
     }
 
     /// Must every row of this file match? `true` only when the statistics prove it.
@@ -291,17 +304,22 @@ impl StrictMetricsEvaluator {
             BoundExpr::And(l, r) => self.visit(l, s) && self.visit(r, s),
             BoundExpr::Or(l, r) => self.visit(l, s) || self.visit(r, s),
             BoundExpr::Not(c) => !self.visit(c, s),
-            BoundExpr::Predicate(p) => strict_predicate(p, s),
+            BoundExpr::Predicate(p) => strict_predicate(p, s, self.nulls_unknown),
         }
     }
 }
 
-fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool {
+fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S, nulls_unknown: bool) -> bool {
     const MUST: bool = true;
     const MIGHT_NOT: bool = false;
     let id = p.term.field_id;
     let ty = &p.term.ty;
-    let can_contain_nulls = || !s.has_null_counts() || s.null_count(id).is_some_and(|n| n > 0);
+    // Java's test; for row removal a column without a null count may hold nulls.
+    let can_contain_nulls = || {
+        !s.has_null_counts()
+            || s.null_count(id).is_some_and(|n| n > 0)
+            || (nulls_unknown && s.null_count(id).is_none())
+    };
     let can_contain_nans = || s.nan_count(id).is_some_and(|n| n > 0);
     let unsure = || can_contain_nulls() || can_contain_nans();
     let lower = || s.lower_bound(id);
@@ -319,6 +337,7 @@ fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool {
         Operator::Eq => {
             !unsure() && cmp(lower()) == Some(Ordering::Equal) && cmp(upper()) == Some(Ordering::Equal)
         }
+        Operator::NotEq | Operator::NotIn if nulls_unknown && can_contain_nulls() => MIGHT_NOT,
         Operator::NotEq => {
             if nulls_only(s, id) || nans_only(s, id) {
                 return MUST;

@@ -193,3 +193,58 @@ def test_spark_delete_merge_on_read_matches_java(
         assert_same_rows(
             icefloe.spark.read(spark, catalog.load_table(ours)), oracle.df(java), context="spark read"
         )
+
+
+@pytest.mark.parametrize("partitioning", ["", "PARTITIONED BY (x)"])
+def test_copy_on_write_keeps_rows_whose_column_is_null_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, partitioning: str
+) -> None:
+    """A file (or partition) holding only a null and values outside the condition's literals:
+    `x != 42` and `x NOT IN (42, 43)` do not match its null row (SQL), so a copy-on-write
+    change must rewrite the file, not drop it whole. Java's UPDATE and NOT IN DELETE keep the
+    row; icefloe's delete, update, overwrite and icefloe.spark.update did drop it (the strict
+    metrics proof takes a null as matching `!=`, as Java's evaluator does)."""
+    import icefloe.spark
+    import pyarrow.compute as pc
+
+    cow = "'format-version'='2', 'write.delete.mode'='copy-on-write', 'write.update.mode'='copy-on-write'"
+
+    def twins() -> tuple[str, str]:
+        java, ours = new_table_name("cow_null_java"), new_table_name("cow_null_ours")
+        for name in (java, ours):
+            q = oracle.qualified(name)
+            oracle.sql(
+                f"CREATE TABLE {q} (id BIGINT, x INT) USING iceberg {partitioning} TBLPROPERTIES ({cow})"
+            )
+            oracle.sql(f"INSERT INTO {q} VALUES (1, 42)")
+            oracle.sql(f"INSERT INTO {q} VALUES (2, 7), (3, NULL)")
+        return java, ours
+
+    def same(java: str, ours: str, step: str) -> None:
+        expected = oracle.df(java)
+        assert sorted(r.id for r in expected.collect()) == ([1, 2, 3] if "update" in step else [1, 3]), step
+        assert_same_rows(oracle.df(ours), expected, context=step)
+        assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=step)
+
+    java, ours = twins()
+    oracle.sql(f"DELETE FROM {oracle.qualified(java)} WHERE x NOT IN (42, 43)")
+    catalog.load_table(ours).delete("x not in (42, 43)")
+    same(java, ours, "delete")
+
+    java, ours = twins()
+    oracle.sql(f"UPDATE {oracle.qualified(java)} SET x = 0 WHERE x != 42")
+    catalog.load_table(ours).update("x != 42", {"x": pc.scalar(pa.scalar(0, pa.int32()))})
+    same(java, ours, "update")
+
+    java, ours = twins()
+    oracle.sql(f"UPDATE {oracle.qualified(java)} SET x = 0 WHERE x NOT IN (42, 43)")
+    icefloe.spark.update(spark, catalog.load_table(ours), "x not in (42, 43)", {"x": "0"})
+    same(java, ours, "spark update")
+
+    # An overwrite by the same filter keeps the null row too (Java's DELETE's rows + the new).
+    java, ours = twins()
+    oracle.sql(f"DELETE FROM {oracle.qualified(java)} WHERE x NOT IN (42, 43)")
+    oracle.sql(f"INSERT INTO {oracle.qualified(java)} VALUES (9, 1)")
+    new = pa.table({"id": pa.array([9], pa.int64()), "x": pa.array([1], pa.int32())})
+    catalog.load_table(ours).overwrite(new, overwrite_filter="x not in (42, 43)")
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="overwrite")
