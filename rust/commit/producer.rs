@@ -11,9 +11,10 @@ use crate::commit::summary::SnapshotSummaryBuilder;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
 use crate::io;
 use crate::manifest::{
-    read_manifest, read_manifest_list, DataContentType, DataFile, ManifestContent, ManifestFile,
+    read_manifest, read_manifest_list, DataContentType, DataFile, FileFormat, ManifestContent, ManifestFile,
     ManifestListWriter, ManifestWriter,
 };
+use crate::scan::delete_file_index::referenced_data_file;
 use crate::spec::{Operation, Snapshot, Summary, TableMetadata};
 
 /// Which live data files of the parent snapshot a change removes.
@@ -224,17 +225,12 @@ fn build(
         }
         None => vec![],
     };
-    let delete_removal = Removal::Paths(change.removed_deletes.clone());
-    let mut deletes_to_find = change.removed_deletes.clone();
+    // Data manifests first: the deletion vectors of the data files they remove go too.
+    let mut removed_data: BTreeSet<String> = BTreeSet::new();
+    let mut parent_deletes = Vec::new();
     for m in parent_manifests {
         if m.content == ManifestContent::Deletes {
-            if deletes_to_find.is_empty() || (!m.has_added_files() && !m.has_existing_files()) {
-                delete_manifests.push(m);
-            } else {
-                let filtered =
-                    filter_manifest(&mut attempt, &m, &delete_removal, &mut deletes_to_find, &mut summary)?;
-                delete_manifests.push(filtered);
-            }
+            parent_deletes.push(m);
             continue;
         }
         if !m.has_added_files() && !m.has_existing_files() {
@@ -243,8 +239,42 @@ fn build(
         match &change.removal {
             Removal::Nothing => data_manifests.push(m),
             removal => {
-                data_manifests.push(filter_manifest(&mut attempt, &m, removal, &mut to_find, &mut summary)?);
+                let filter = Filter { removal, dvs_of: None };
+                data_manifests.push(filter_manifest(
+                    &mut attempt,
+                    &m,
+                    &filter,
+                    &mut to_find,
+                    &mut summary,
+                    &mut removed_data,
+                )?);
             }
+        }
+    }
+    // Java's `danglingDVs`: a deletion vector of a removed data file is removed with it (it
+    // would point at a file no longer in the table, and keep its Puffin file referenced).
+    let delete_removal = Removal::Paths(change.removed_deletes.clone());
+    if base.format_version() < 3 {
+        removed_data.clear(); // no deletion vectors before v3: the delete manifests stay unread
+    }
+    let delete_filter = Filter { removal: &delete_removal, dvs_of: Some(&removed_data) };
+    let mut deletes_to_find = change.removed_deletes.clone();
+    let mut removed_deletes = BTreeSet::new();
+    for m in parent_deletes {
+        if (deletes_to_find.is_empty() && removed_data.is_empty())
+            || (!m.has_added_files() && !m.has_existing_files())
+        {
+            delete_manifests.push(m);
+        } else {
+            let filtered = filter_manifest(
+                &mut attempt,
+                &m,
+                &delete_filter,
+                &mut deletes_to_find,
+                &mut summary,
+                &mut removed_deletes,
+            )?;
+            delete_manifests.push(filtered);
         }
     }
     if let Some(missing) = to_find.into_iter().chain(deletes_to_find).next() {
@@ -311,33 +341,57 @@ fn build(
     base.add_snapshot(snapshot, now_ms)
 }
 
-/// Rewrites `m` with the files `removal` selects marked DELETED (others EXISTING, DELETED
+/// What the filter step removes from one manifest: the files `removal` selects and, in delete
+/// manifests, the deletion vectors of the data files `dvs_of` (removed in the same change).
+struct Filter<'a> {
+    removal: &'a Removal,
+    dvs_of: Option<&'a BTreeSet<String>>,
+}
+
+/// Whether the filter removes a live entry: (selected by `removal`, a DV of a removed file).
+fn selects(
+    filter: &Filter<'_>,
+    base: &TableMetadata,
+    m: &ManifestFile,
+    f: &DataFile,
+) -> Result<(bool, bool)> {
+    let by_removal = match filter.removal {
+        Removal::Nothing => false,
+        Removal::Paths(p) => p.contains(f.removal_key().as_ref()),
+        Removal::Partitions(keys) => {
+            let mut f = f.clone();
+            f.spec_id = m.partition_spec_id;
+            keys.contains(&partition_key(base, &f)?)
+        }
+    };
+    let dv_of_removed = filter.dvs_of.is_some_and(|removed| {
+        f.file_format == FileFormat::Puffin
+            && f.content == DataContentType::PositionDeletes
+            && referenced_data_file(f).is_some_and(|p| removed.contains(&p))
+    });
+    Ok((by_removal, dv_of_removed))
+}
+
+/// Rewrites `m` with the files `filter` selects marked DELETED (others EXISTING, DELETED
 /// entries of earlier snapshots dropped), or returns it unchanged when it holds none. A
 /// manifest whose files are all removed is still written: its DELETED entries record the
-/// removal in this snapshot, as Java keeps them.
+/// removal in this snapshot, as Java keeps them. The removed files' paths go into `removed`.
 fn filter_manifest(
     attempt: &mut Attempt<'_>,
     m: &ManifestFile,
-    removal: &Removal,
+    filter: &Filter<'_>,
     to_find: &mut BTreeSet<String>,
     summary: &mut SnapshotSummaryBuilder,
+    removed: &mut BTreeSet<String>,
 ) -> Result<ManifestFile> {
     let base = attempt.base;
     let entries = read_manifest(m)?;
     let mut hit = Vec::with_capacity(entries.len());
     let mut any = false;
     for e in &entries {
-        let remove = e.status.is_live()
-            && match removal {
-                Removal::Nothing => false,
-                Removal::Paths(p) => p.contains(e.data_file.removal_key().as_ref()),
-                Removal::Partitions(keys) => {
-                    let mut f = e.data_file.clone();
-                    f.spec_id = m.partition_spec_id;
-                    keys.contains(&partition_key(base, &f)?)
-                }
-            };
-        any |= remove;
+        let remove =
+            if e.status.is_live() { selects(filter, base, m, &e.data_file)? } else { (false, false) };
+        any |= remove.0 || remove.1;
         hit.push(remove);
     }
     if !any {
@@ -355,10 +409,15 @@ fn filter_manifest(
         let snapshot_id = e.snapshot_id.unwrap_or(m.added_snapshot_id);
         let mut f = e.data_file;
         f.spec_id = m.partition_spec_id;
-        if remove {
-            if !to_find.remove(f.removal_key().as_ref()) && matches!(removal, Removal::Paths(_)) {
+        let (by_removal, dv_of_removed) = remove;
+        if by_removal || dv_of_removed {
+            if by_removal
+                && !to_find.remove(f.removal_key().as_ref())
+                && matches!(filter.removal, Removal::Paths(_))
+            {
                 return Err(validation(format!("file {} is live twice in the snapshot", f.file_path)));
             }
+            removed.insert(f.file_path.clone());
             summary.remove_file(&f, partition_key(base, &f)?);
             w.delete(f, seq, e.file_sequence_number)?;
         } else {

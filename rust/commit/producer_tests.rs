@@ -204,3 +204,80 @@ fn validation_finds_concurrent_data_in_scope_and_names_the_snapshot() {
     let v = Validation { start_snapshot_id: Some(42), data: ConflictScope::Everything, ..Default::default() };
     assert_eq!(validate(&md3, &v).unwrap_err().kind(), ErrorKind::CommitConflict);
 }
+
+/// The live delete files of the current snapshot, by path.
+fn live_deletes(md: &TableMetadata) -> Vec<String> {
+    let mut out = vec![];
+    for m in manifests(md) {
+        if m.content == crate::manifest::ManifestContent::Deletes {
+            for e in read_manifest(&m).unwrap() {
+                if e.status.is_live() {
+                    out.push(e.data_file.file_path.rsplit('/').next().unwrap().to_string());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn removing_a_data_file_removes_its_deletion_vector_as_javas_dangling_dvs() {
+    use crate::commit::{row_delta, RowDelta};
+    use crate::manifest::{DataContentType, FileFormat};
+    let dir = tempfile::tempdir().unwrap();
+    let mut md = crate::writer::test_tables::table(dir.path(), &[], 3);
+    let mut n = 0;
+    let mut set = |next: TableMetadata, md: &mut TableMetadata| {
+        n += 1;
+        *md = next.with_metadata_location(format!("{}/metadata/v{n}.json", dir.path().display()));
+    };
+    let (a, b, c) = (
+        file(dir.path(), "a.parquet", "eu", 10),
+        file(dir.path(), "b.parquet", "eu", 10),
+        file(dir.path(), "c.parquet", "us", 10),
+    );
+    let (next, _) =
+        merge_append(&md, vec![a.clone(), b.clone(), c.clone()], &no_props(), 1_700_000_000_000).unwrap();
+    set(next, &mut md);
+    // One Puffin file holding the DVs of a, b and c (three blobs).
+    let dv = |target: &DataFile, offset: i64| {
+        let mut d = file(dir.path(), "dvs.puffin", "", 1);
+        d.partition = target.partition.clone();
+        d.content = DataContentType::PositionDeletes;
+        d.file_format = FileFormat::Puffin;
+        d.referenced_data_file = Some(target.file_path.clone());
+        d.content_offset = Some(offset);
+        d.content_size_in_bytes = Some(40);
+        d
+    };
+    let delta = RowDelta { added_deletes: vec![dv(&a, 4), dv(&b, 44), dv(&c, 84)], ..Default::default() };
+    let (next, _) = row_delta(&md, delta, 1_700_000_000_001).unwrap();
+    set(next, &mut md);
+    assert_eq!(live_deletes(&md).len(), 3);
+
+    // Overwrite removing `a`: its DV goes in the same snapshot, b's stays.
+    let removed = BTreeSet::from([a.file_path.clone()]);
+    let (next, _) = overwrite_files(&md, vec![], removed, &no_props(), 1_700_000_000_002).unwrap();
+    set(next, &mut md);
+    let snap = md.current_snapshot().unwrap();
+    assert_eq!(snap.summary.get("removed-dvs"), Some("1"));
+    assert_eq!(snap.summary.get("removed-delete-files"), Some("1"));
+    assert_eq!(live_deletes(&md).len(), 2);
+
+    // Replacing partition `us` removes c and its DV.
+    let (next, _) = replace_partitions(
+        &md,
+        vec![file(dir.path(), "c2.parquet", "us", 5)],
+        &no_props(),
+        1_700_000_000_003,
+    )
+    .unwrap();
+    set(next, &mut md);
+    assert_eq!(md.current_snapshot().unwrap().summary.get("removed-dvs"), Some("1"));
+    let left: Vec<_> =
+        plan_files(&md, None).unwrap().into_iter().map(|t| (t.file.file_path, t.deletes.len())).collect();
+    assert_eq!(left.len(), 2);
+    assert_eq!(live_deletes(&md).len(), 1); // b's, still applied to b
+    assert!(left.iter().any(|(p, d)| p == &b.file_path && *d == 1), "{left:?}");
+}

@@ -248,3 +248,31 @@ def test_copy_on_write_keeps_rows_whose_column_is_null_as_java(
     new = pa.table({"id": pa.array([9], pa.int64()), "x": pa.array([1], pa.int32())})
     catalog.load_table(ours).overwrite(new, overwrite_filter="x not in (42, 43)")
     assert_same_rows(oracle.df(ours), oracle.df(java), context="overwrite")
+
+
+def test_removing_a_data_file_removes_its_deletion_vector_as_java(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """v3: a copy-on-write delete that removes a data file carrying a deletion vector removes
+    the vector in the same snapshot (Java's `danglingDVs`); it stayed live, pointing at a file
+    no longer in the table, and kept its Puffin file referenced."""
+    java, ours = new_table_name("dv_java"), new_table_name("dv_ours")
+    props = "'format-version'='3', 'write.delete.mode'='merge-on-read'"
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(f"CREATE TABLE {q} (id BIGINT, g STRING) USING iceberg TBLPROPERTIES ({props})")
+        oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'a'), (3, 'a')")
+        oracle.sql(f"INSERT INTO {q} VALUES (4, 'b'), (5, 'b')")
+        oracle.sql(f"DELETE FROM {q} WHERE id = 2")  # a DV on the first file
+        oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')")
+    oracle.sql(f"DELETE FROM {oracle.qualified(java)} WHERE g = 'a'")
+    catalog.load_table(ours).delete("g = 'a'")
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="rows")
+    for key in ("removed-dvs", "removed-delete-files", "total-delete-files", "deleted-data-files"):
+        assert _summary_value(oracle, ours, key) == _summary_value(oracle, java, key), key
+    assert _summary_value(oracle, ours, "removed-dvs") == "1"
+    assert oracle.sql(f"SELECT count(*) AS n FROM {oracle.qualified(ours)}.delete_files")[0]["n"] == 0
+
+
+def _summary_value(oracle: Oracle, name: str, key: str) -> Any:
+    return oracle.snapshots(name)[-1]["summary"].get(key)
