@@ -20,7 +20,7 @@ class IcefloeIOError(IcefloeError): ...  # permissions, disk, network
 class ResourceLimitError(IcefloeError): ...  # valid input past a stated budget (names it)
 
 # ---- spec model ----
-def schema_from_arrow(schema: pa.Schema) -> str:
+def schema_from_arrow(schema: pa.Schema, nanosecond_timestamps: bool = False) -> str:
     """Iceberg schema JSON for an Arrow schema: uses `PARQUET:field_id` metadata when every
     field has it, else assigns fresh ids 1..n (top-level fields first, then nested,
     as Iceberg Java's TypeUtil.assignFreshIds does). Non-nullable -> required."""

@@ -30,9 +30,13 @@ use self::errors::PyResultExt;
 use self::metadata::PyTableMetadata;
 use crate::spec::Schema;
 
+/// The Iceberg schema (JSON) of an Arrow schema; `nanosecond_timestamps` maps nanosecond
+/// timestamps to the v3 `timestamp_ns` / `timestamptz_ns` types.
 #[pyfunction]
-fn schema_from_arrow(schema: PyArrowType<ArrowSchema>) -> PyResult<String> {
-    let s = crate::arrow::schema_from_arrow(&schema.0).py()?;
+#[pyo3(signature = (schema, nanosecond_timestamps = false))]
+fn schema_from_arrow(schema: PyArrowType<ArrowSchema>, nanosecond_timestamps: bool) -> PyResult<String> {
+    let opts = crate::arrow::FromArrowOptions { nanosecond_timestamps };
+    let s = crate::arrow::schema_from_arrow_with(&schema.0, opts).py()?;
     Ok(s.to_json_string())
 }
 

@@ -257,7 +257,7 @@ class Catalog(ABC):
             format_version = int(fv_text)
         except ValueError:
             raise ValidationError(f"format-version must be 1, 2 or 3, found {fv_text!r}") from None
-        schema_json = _schema_json(schema)
+        schema_json = _schema_json(schema, format_version)
         spec = partition_spec or UNPARTITIONED_PARTITION_SPEC
         order = sort_order or UNSORTED_SORT_ORDER
         return _native.TableMetadata.new_table(
@@ -273,13 +273,15 @@ class Catalog(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
-def _schema_json(schema: object) -> str:
+def _schema_json(schema: object, format_version: int) -> str:
     if isinstance(schema, Schema):
         return schema.to_json()
     import pyarrow as pa
 
     if isinstance(schema, pa.Schema):
-        return _native.schema_from_arrow(schema)
+        # v3 has nanosecond timestamps: an Arrow `timestamp[ns]` column keeps its precision
+        # (PyIceberg's mapping); before v3 it becomes a microsecond column.
+        return _native.schema_from_arrow(schema, nanosecond_timestamps=format_version >= 3)
     raise ValidationError(f"expected an icefloe Schema or a pyarrow.Schema, found {type(schema).__name__}")
 
 
