@@ -134,7 +134,7 @@ class VariantType(PrimitiveType):
     """Format v3 `variant`: semi-structured values in the Variant binary encoding. Read as an
     Arrow struct of two binary columns, `metadata` and `value` (the Parquet form of an
     unshredded variant, Arrow's `arrow.parquet.variant` extension), and as Spark's `variant` on
-    PySpark 4; icefloe does not write variant columns yet."""
+    PySpark 4; written from the same struct (or a Spark `variant` column on PySpark 4)."""
 
     _json = "variant"
 

@@ -1,24 +1,30 @@
-//! Reading v3 `variant` columns. Parquet stores an unshredded variant as a group (annotated
-//! `VARIANT`, carrying the column's field id) of two required binary children without field
-//! ids, `metadata` and `value`; icefloe reads it as the Arrow struct of those two buffers
-//! (`schema::variant_fields`). A shredded variant (a `typed_value` child) is refused by name
-//! rather than read without its shredded values.
+//! v3 `variant` columns. Parquet stores an unshredded variant as a group (annotated `VARIANT`,
+//! carrying the column's field id) of two required binary children without field ids,
+//! `metadata` and `value`; icefloe reads it as the Arrow struct of those two buffers
+//! (`schema::variant_fields`) and writes such a struct back as that group (the annotation:
+//! `writer::parquet_writer::parquet_schema`). A shredded variant (a `typed_value` child) is
+//! refused by name rather than read without its shredded values. Input to a write is the same
+//! struct, children found by name (Spark's Arrow form has `value` first): each non-null row
+//! needs both buffers, and a metadata buffer of a version this encoding knows.
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, StructArray};
+use arrow_array::{Array, ArrayRef, BinaryArray, StructArray};
 use arrow_cast::{cast_with_options, CastOptions};
 use arrow_schema::{DataType, Fields};
 
 use super::reader::Match;
 use super::schema::{VARIANT_METADATA, VARIANT_VALUE};
-use crate::error::{invalid_data, not_supported, Result};
+use crate::error::{invalid_data, not_supported, validation, Error, Result};
 use crate::spec::NestedField;
 
 /// The child of a variant group that holds shredded values.
 const TYPED_VALUE: &str = "typed_value";
+/// The Variant encoding version in the low four bits of a metadata buffer's header byte.
+const VARIANT_VERSION: u8 = 1;
 
-/// A file's variant column as the Arrow struct `target` (`metadata`, `value`).
+/// A variant column (a file's, or a write's input) as the Arrow struct `target` (`metadata`,
+/// `value`).
 pub(crate) fn adapt_variant(
     array: &ArrayRef,
     f: &NestedField,
@@ -26,16 +32,20 @@ pub(crate) fn adapt_variant(
     path: &str,
     m: Match,
 ) -> Result<ArrayRef> {
-    if m == Match::ByName {
-        return Err(not_supported(format!(
-            "column '{path}' (field id {}) has type variant, which icefloe cannot write yet",
-            f.id
-        )));
-    }
+    let err = |msg: String| -> Error {
+        match m {
+            Match::ById => invalid_data(msg),
+            Match::ByName => validation(msg),
+        }
+    };
+    let source = match m {
+        Match::ById => "in the data file",
+        Match::ByName => "in the input",
+    };
     let sa = array.as_any().downcast_ref::<StructArray>().ok_or_else(|| {
-        invalid_data(format!(
-            "expected a variant group (metadata, value) for field '{path}' (id {}), found Arrow type {} \
-             in the data file",
+        err(format!(
+            "expected a variant struct (metadata, value) for field '{path}' (id {}), found Arrow type {} \
+             {source}",
             f.id,
             array.data_type()
         ))
@@ -44,15 +54,17 @@ pub(crate) fn adapt_variant(
     if child(TYPED_VALUE).is_some() {
         return Err(not_supported(format!(
             "column '{path}' (field id {}) holds a shredded variant (a '{TYPED_VALUE}' group), which \
-             icefloe cannot read yet; select the other columns",
-            f.id
+             icefloe cannot {} yet{}",
+            f.id,
+            if m == Match::ById { "read" } else { "write" },
+            if m == Match::ById { "; select the other columns" } else { "" }
         )));
     }
     let mut columns = Vec::with_capacity(2);
     for name in [VARIANT_METADATA, VARIANT_VALUE] {
         let col = child(name).ok_or_else(|| {
-            invalid_data(format!(
-                "expected a '{name}' child in variant field '{path}' (id {}), found children [{}]",
+            err(format!(
+                "expected a '{name}' child in variant field '{path}' (id {}), found children [{}] {source}",
                 f.id,
                 sa.fields().iter().map(|c| c.name().as_str()).collect::<Vec<_>>().join(", ")
             ))
@@ -62,8 +74,8 @@ pub(crate) fn adapt_variant(
         } else {
             let strict = CastOptions { safe: false, ..Default::default() };
             cast_with_options(col, &DataType::Binary, &strict).map_err(|e| {
-                invalid_data(format!(
-                    "expected binary for '{path}.{name}' (id {}), found Arrow type {}: {e}",
+                err(format!(
+                    "expected binary for '{path}.{name}' (id {}), found Arrow type {} {source}: {e}",
                     f.id,
                     col.data_type()
                 ))
@@ -71,9 +83,52 @@ pub(crate) fn adapt_variant(
         };
         columns.push(binary);
     }
+    if m == Match::ByName {
+        check_input(sa, &columns, f, path)?;
+    }
     let out = StructArray::try_new_with_length(target.clone(), columns, sa.nulls().cloned(), sa.len())
-        .map_err(|e| invalid_data(format!("cannot read variant field '{path}' (id {}): {e}", f.id)))?;
+        .map_err(|e| err(format!("cannot take variant field '{path}' (id {}): {e}", f.id)))?;
     Ok(Arc::new(out))
+}
+
+/// A write's variant values: every non-null row has both buffers, a non-empty value and a
+/// metadata buffer whose header names encoding version 1 (what readers check first).
+fn check_input(sa: &StructArray, columns: &[ArrayRef], f: &NestedField, path: &str) -> Result<()> {
+    let as_binary = |c: &ArrayRef| c.as_any().downcast_ref::<BinaryArray>().cloned();
+    let (Some(metadata), Some(value)) =
+        (columns.first().and_then(as_binary), columns.get(1).and_then(as_binary))
+    else {
+        return Err(validation(format!(
+            "variant field '{path}' (id {}): expected two binary children",
+            f.id
+        )));
+    };
+    for row in 0..sa.len() {
+        if sa.is_null(row) {
+            continue;
+        }
+        let problem = if metadata.is_null(row) || value.is_null(row) {
+            Some("a null metadata or value buffer in a non-null variant".to_string())
+        } else if value.value(row).is_empty() {
+            Some("an empty value buffer".to_string())
+        } else {
+            match metadata.value(row).first() {
+                None => Some("an empty metadata buffer".to_string()),
+                Some(h) if h & 0x0F != VARIANT_VERSION => {
+                    Some(format!("metadata of encoding version {} (expected {VARIANT_VERSION})", h & 0x0F))
+                }
+                Some(_) => None,
+            }
+        };
+        if let Some(p) = problem {
+            return Err(validation(format!(
+                "column '{path}' (field id {}) row {row}: {p}; a variant is written as Spark's and \
+                 Parquet's binary encoding (metadata, value)",
+                f.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -120,7 +175,7 @@ mod tests {
     }
 
     #[test]
-    fn shredded_missing_children_and_writes_are_refused_by_name() {
+    fn shredded_and_missing_children_are_refused_by_name() {
         let shredded = group(
             vec![
                 ("metadata", binary(&[b"\x01\x00\x00"])),
@@ -138,11 +193,41 @@ mod tests {
 
         let not_a_group = binary(&[b"x"]);
         let e = adapt_variant(&not_a_group, &field(), &variant_fields(), "v", Match::ById).unwrap_err();
-        assert!(e.to_string().contains("expected a variant group"), "{e}");
+        assert!(e.to_string().contains("expected a variant struct"), "{e}");
+    }
 
-        let input =
-            group(vec![("metadata", binary(&[b"\x01\x00\x00"])), ("value", binary(&[b"\x00"]))], None);
-        let e = adapt_variant(&input, &field(), &variant_fields(), "v", Match::ByName).unwrap_err();
+    #[test]
+    fn input_in_sparks_order_is_taken_and_malformed_values_are_refused() {
+        // Spark's Arrow form: value first. A null row may hold anything.
+        let input = group(
+            vec![("value", binary(&[b"\x0cA", b""])), ("metadata", binary(&[b"\x01\x00\x00", b""]))],
+            Some(NullBuffer::from(vec![true, false])),
+        );
+        let out = adapt_variant(&input, &field(), &variant_fields(), "v", Match::ByName).expect("taken");
+        let s = out.as_any().downcast_ref::<StructArray>().expect("struct");
+        assert_eq!(s.fields(), &variant_fields());
+        assert_eq!(s.column(1).as_any().downcast_ref::<BinaryArray>().expect("bin").value(0), b"\x0cA");
+        assert!(s.is_null(1));
+
+        for (metadata, value, expected) in [
+            (&b"\x02\x00\x00"[..], &b"\x00"[..], "row 0: metadata of encoding version 2 (expected 1)"),
+            (&b""[..], &b"\x00"[..], "row 0: an empty metadata buffer"),
+            (&b"\x01\x00\x00"[..], &b""[..], "row 0: an empty value buffer"),
+        ] {
+            let bad = group(vec![("metadata", binary(&[metadata])), ("value", binary(&[value]))], None);
+            let e = adapt_variant(&bad, &field(), &variant_fields(), "v", Match::ByName).unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::Validation);
+            assert!(e.to_string().contains(&format!("column 'v' (field id 7) {expected}")), "{e}");
+        }
+        let shredded = group(
+            vec![
+                ("metadata", binary(&[b"\x01\x00\x00"])),
+                ("value", binary(&[b"\x00"])),
+                ("typed_value", Arc::new(Int32Array::from(vec![1]))),
+            ],
+            None,
+        );
+        let e = adapt_variant(&shredded, &field(), &variant_fields(), "v", Match::ByName).unwrap_err();
         assert!(e.to_string().contains("cannot write yet"), "{e}");
     }
 }

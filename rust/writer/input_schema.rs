@@ -7,13 +7,13 @@ use arrow_array::{Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 
 use crate::arrow::reader::{absent, adapt, arrow_primitive_type, can_write_as, Match};
+use crate::arrow::schema::{VARIANT_METADATA, VARIANT_VALUE};
 use crate::error::{validation, Result};
-use crate::spec::{DefaultKind, NestedField, Schema, Type};
+use crate::spec::{DefaultKind, NestedField, PrimitiveType, Schema, Type};
 
 /// Checks that an Arrow schema can be written to a table schema: every required column present,
 /// no unknown columns, every type the same or a safe widening. All problems in one error.
 pub fn check_arrow_schema(schema: &Schema, arrow: &ArrowSchema) -> Result<()> {
-    super::parquet_writer::refuse_variant_columns(schema)?;
     let mut problems = Vec::new();
     check_fields(
         schema.fields().iter().map(|f| f.as_ref()),
@@ -72,6 +72,17 @@ fn check_type(ty: &Type, dt: &DataType, path: &str, problems: &mut Vec<String>) 
     match (ty, dt) {
         // All nulls fit any optional column (a required one fails the per-batch null check).
         (_, DataType::Null) => {}
+        // A variant: the struct of its two binary buffers, by name (Spark puts `value` first).
+        (Type::Primitive(PrimitiveType::Variant), DataType::Struct(fs)) => {
+            let binary = |name: &str| {
+                fs.iter().find(|c| c.name() == name).is_some_and(|c| {
+                    matches!(c.data_type(), DataType::Binary | DataType::LargeBinary | DataType::BinaryView)
+                })
+            };
+            if !(binary(VARIANT_METADATA) && binary(VARIANT_VALUE)) {
+                incompatible(problems)
+            }
+        }
         (Type::Primitive(p), _) => match arrow_primitive_type(dt, p) {
             Ok(from) if can_write_as(&from, p) => {}
             _ => incompatible(problems),

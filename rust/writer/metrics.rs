@@ -121,8 +121,24 @@ pub(crate) struct Leaf {
     pub ty: PrimitiveType,
     /// Inside a list or a map: counts and bounds are not kept (only the column size).
     pub repeated: bool,
+    /// Which Parquet column of the field this is: a `variant` is stored as two.
+    pub part: Part,
 }
 
+/// The Parquet column a [`Leaf`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The field's only column.
+    Whole,
+    /// A variant's `metadata` column: its counts are the variant's value and null counts, as
+    /// Java's metrics take them (an unshredded variant has no bounds, and like Java no
+    /// column size: neither of its columns carries a field id).
+    VariantMetadata,
+    /// A variant's `value` column: no metrics.
+    VariantValue,
+}
+
+/// The schema's leaves, one per Iceberg primitive field (a variant is one).
 pub(crate) fn leaves(schema: &Schema) -> Vec<Leaf> {
     let mut out = Vec::new();
     for f in schema.fields() {
@@ -131,9 +147,24 @@ pub(crate) fn leaves(schema: &Schema) -> Vec<Leaf> {
     out
 }
 
+/// The schema's Parquet columns, in file order: [`leaves`] with each variant as its two
+/// columns (`metadata`, `value`).
+pub(crate) fn parquet_columns(schema: &Schema) -> Vec<Leaf> {
+    let mut out = Vec::new();
+    for leaf in leaves(schema) {
+        if leaf.ty == PrimitiveType::Variant {
+            out.push(Leaf { part: Part::VariantMetadata, ..leaf.clone() });
+            out.push(Leaf { part: Part::VariantValue, ..leaf });
+        } else {
+            out.push(leaf);
+        }
+    }
+    out
+}
+
 fn visit_leaves(f: &NestedField, repeated: bool, out: &mut dyn FnMut(Leaf)) {
     match &f.field_type {
-        Type::Primitive(p) => out(Leaf { id: f.id, ty: p.clone(), repeated }),
+        Type::Primitive(p) => out(Leaf { id: f.id, ty: p.clone(), repeated, part: Part::Whole }),
         Type::Struct(s) => s.fields.iter().for_each(|c| visit_leaves(c, repeated, out)),
         Type::List(l) => visit_leaves(&l.element_field, true, out),
         Type::Map(m) => {
@@ -285,7 +316,7 @@ pub(crate) fn fill_metrics(
     floats: &FloatCollector,
 ) -> Result<()> {
     let leaves = leaves(schema);
-    let columns: Vec<Option<Leaf>> = leaves.iter().cloned().map(Some).collect();
+    let columns: Vec<Option<Leaf>> = parquet_columns(schema).into_iter().map(Some).collect();
     fill_metrics_of_columns(df, meta, &leaves, &columns, config, floats)
 }
 
@@ -323,10 +354,12 @@ pub(crate) fn fill_metrics_of_columns(
         for (leaf, cc) in columns.iter().zip(rg.columns()) {
             let Some(leaf) = leaf else { continue };
             let mode = config.mode(leaf.id);
-            if mode == MetricsMode::None {
+            if mode == MetricsMode::None || leaf.part == Part::VariantValue {
                 continue;
             }
-            *df.column_sizes.entry(leaf.id).or_insert(0) += cc.compressed_size();
+            if leaf.part == Part::Whole {
+                *df.column_sizes.entry(leaf.id).or_insert(0) += cc.compressed_size();
+            }
             if leaf.repeated || matches!(leaf.ty, PrimitiveType::Float | PrimitiveType::Double) {
                 continue;
             }
@@ -338,7 +371,7 @@ pub(crate) fn fill_metrics_of_columns(
                     null_ok.insert(leaf.id, false);
                 }
             }
-            if !mode.has_bounds() || leaf.ty == PrimitiveType::Uuid {
+            if !mode.has_bounds() || matches!(leaf.ty, PrimitiveType::Uuid | PrimitiveType::Variant) {
                 continue;
             }
             let acc = bounds.entry(leaf.id).or_default();

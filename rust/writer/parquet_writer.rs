@@ -169,61 +169,36 @@ impl ParquetWriterProps {
 
 /// The Parquet schema for an Iceberg schema: arrow-rs's conversion of `schema_to_arrow`
 /// (field ids on every node, INT32/INT64/FIXED decimals by precision, TIMESTAMP(MICROS)
-/// adjusted for timestamptz only) with the UUID logical type added to uuid columns.
+/// adjusted for timestamptz only) with the UUID logical type added to uuid columns and the
+/// VARIANT one (specification version 1) to variant groups, as Java's `TypeToMessageType`.
 pub fn parquet_schema(schema: &Schema, arrow: &arrow_schema::Schema) -> Result<SchemaDescriptor> {
     // Java names the Parquet root "table".
     let descr = ArrowSchemaConverter::new()
         .schema_root("table")
         .convert(arrow)
         .map_err(|e| invalid_data("cannot convert the Arrow schema to Parquet").with_source(e))?;
-    let mut uuid_ids = HashSet::new();
-    collect_uuid_ids(schema.fields().iter().map(|f| f.as_ref()), &mut uuid_ids);
-    if uuid_ids.is_empty() {
+    let annotated = |p: PrimitiveType| -> HashSet<i32> {
+        schema.all_fields().filter(|f| f.field_type == Type::Primitive(p.clone())).map(|f| f.id).collect()
+    };
+    let (uuid_ids, variant_ids) = (annotated(PrimitiveType::Uuid), annotated(PrimitiveType::Variant));
+    if uuid_ids.is_empty() && variant_ids.is_empty() {
         return Ok(descr);
     }
-    let root = patch_uuid(&descr.root_schema_ptr(), &uuid_ids)?;
+    let root = annotate(&descr.root_schema_ptr(), &uuid_ids, &variant_ids)?;
     Ok(SchemaDescriptor::new(root))
 }
 
-/// icefloe reads `variant` columns but does not write them yet (their Parquet form needs the
-/// `VARIANT` group annotation and Java's metrics for it): a write to a table with one is refused
-/// before any file is created.
-pub fn refuse_variant_columns(schema: &Schema) -> Result<()> {
-    let variant = Type::Primitive(PrimitiveType::Variant);
-    match schema.all_fields().filter(|f| f.field_type == variant).min_by_key(|f| f.id) {
-        Some(f) => Err(crate::error::not_supported(format!(
-            "column '{}' (field id {}) has type variant, which icefloe can read but not write yet",
-            schema.name_by_id(f.id).unwrap_or(&f.name),
-            f.id
-        ))),
-        None => Ok(()),
-    }
-}
+/// The version of the Variant binary encoding icefloe writes (Java's `VARIANT_SPEC_VERSION`).
+const VARIANT_SPEC_VERSION: i8 = 1;
 
-fn collect_uuid_ids<'a>(fields: impl Iterator<Item = &'a crate::spec::NestedField>, out: &mut HashSet<i32>) {
-    for f in fields {
-        match &f.field_type {
-            Type::Primitive(PrimitiveType::Uuid) => {
-                out.insert(f.id);
-            }
-            Type::Primitive(_) => {}
-            Type::Struct(s) => {
-                collect_uuid_ids(s.fields.iter().map(|c| c.as_ref()).collect::<Vec<_>>().into_iter(), out)
-            }
-            Type::List(l) => collect_uuid_ids(vec![l.element_field.as_ref()].into_iter(), out),
-            Type::Map(m) => {
-                collect_uuid_ids(vec![m.key_field.as_ref(), m.value_field.as_ref()].into_iter(), out)
-            }
-        }
-    }
-}
-
-fn patch_uuid(t: &TypePtr, ids: &HashSet<i32>) -> Result<TypePtr> {
+/// `t` with uuid columns as FIXED_LEN_BYTE_ARRAY(16) annotated UUID and variant groups
+/// annotated VARIANT (found by field id).
+fn annotate(t: &TypePtr, uuid_ids: &HashSet<i32>, variant_ids: &HashSet<i32>) -> Result<TypePtr> {
     let info = t.get_basic_info();
     let perr =
         |e: parquet::errors::ParquetError| invalid_data("cannot build the Parquet schema").with_source(e);
     if !t.is_group() {
-        if info.has_id() && ids.contains(&info.id()) {
+        if info.has_id() && uuid_ids.contains(&info.id()) {
             let p =
                 ParquetType::primitive_type_builder(info.name(), parquet::basic::Type::FIXED_LEN_BYTE_ARRAY)
                     .with_repetition(info.repetition())
@@ -236,10 +211,16 @@ fn patch_uuid(t: &TypePtr, ids: &HashSet<i32>) -> Result<TypePtr> {
         }
         return Ok(t.clone());
     }
-    let children = t.get_fields().iter().map(|c| patch_uuid(c, ids)).collect::<Result<Vec<_>>>()?;
+    let children =
+        t.get_fields().iter().map(|c| annotate(c, uuid_ids, variant_ids)).collect::<Result<Vec<_>>>()?;
+    let logical = if info.has_id() && variant_ids.contains(&info.id()) {
+        Some(LogicalType::variant(Some(VARIANT_SPEC_VERSION)))
+    } else {
+        info.logical_type_ref().cloned()
+    };
     let mut b = ParquetType::group_type_builder(info.name())
         .with_fields(children)
-        .with_logical_type(info.logical_type_ref().cloned())
+        .with_logical_type(logical)
         .with_converted_type(info.converted_type());
     if info.has_repetition() {
         b = b.with_repetition(info.repetition());
@@ -283,7 +264,6 @@ impl ParquetFileWriter {
         props: &ParquetWriterProps,
         metrics: Arc<MetricsConfig>,
     ) -> Result<Self> {
-        refuse_variant_columns(&schema)?;
         let arrow_schema: SchemaRef = Arc::new(schema_to_arrow(&schema)?);
         let is_unknown = |f: &NestedFieldRef| f.field_type == Type::Primitive(PrimitiveType::Unknown);
         let (schema, stored_columns) = if schema.fields().iter().any(is_unknown) {

@@ -497,22 +497,88 @@ fn held_back_slices_do_not_pin_their_parent_batch() {
 }
 
 #[test]
-fn a_variant_anywhere_in_the_schema_refuses_the_write_by_its_full_name() {
+fn variants_are_written_as_javas_annotated_groups_with_its_counts() {
     use crate::spec::{NestedField, PrimitiveType, Schema, StructType, Type};
-    let inner = StructType::new(vec![NestedField::optional(3, "w", Type::Primitive(PrimitiveType::Variant))]);
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let variant = || Type::Primitive(PrimitiveType::Variant);
+    let inner = StructType::new(vec![NestedField::optional(4, "w", variant())]);
     let schema = Schema::new(
         0,
         vec![
             NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
-            NestedField::optional(2, "s", Type::Struct(inner)),
+            NestedField::optional(2, "v", variant()),
+            NestedField::optional(3, "s", Type::Struct(inner)),
         ],
         vec![],
     )
     .expect("schema");
-    let e = super::refuse_variant_columns(&schema).expect_err("refused");
-    assert!(e.to_string().contains("column 's.w' (field id 3) has type variant"), "{e}");
-    let plain =
-        Schema::new(0, vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long))], vec![])
-            .expect("schema");
-    super::refuse_variant_columns(&plain).expect("no variant");
+    let arrow = Arc::new(schema_to_arrow(&schema).expect("arrow"));
+    let DataType::Struct(vf) = arrow.field(1).data_type().clone() else { panic!("variant struct") };
+    let bin = |v: &[&[u8]]| -> ArrayRef { Arc::new(BinaryArray::from_iter_values(v.iter().copied())) };
+    // Rows: an int8 variant 7, a null variant, the variant null (value 0x00).
+    let v = StructArray::try_new(
+        vf.clone(),
+        vec![bin(&[&b"\x01\x00\x00"[..], b"", b"\x01\x00\x00"]), bin(&[&b"\x0c\x07"[..], b"", b"\x00"])],
+        Some(NullBuffer::from(vec![true, false, true])),
+    )
+    .expect("v");
+    let DataType::Struct(sf) = arrow.field(2).data_type().clone() else { panic!("struct") };
+    let w = StructArray::try_new(vf, vec![bin(&[&b"\x01\x00\x00"[..]; 3]), bin(&[&b"\x00"[..]; 3])], None)
+        .expect("w");
+    let s = StructArray::try_new(sf, vec![Arc::new(w)], Some(NullBuffer::from(vec![true, true, false])))
+        .expect("s");
+    let batch = RecordBatch::try_new(
+        arrow.clone(),
+        vec![Arc::new(Int64Array::from(vec![1, 2, 3])), Arc::new(v), Arc::new(s)],
+    )
+    .expect("batch");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("v.parquet");
+    let props = BTreeMap::new();
+    let p = ParquetWriterProps::from_table_properties(&props).expect("props");
+    let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
+    let mut writer =
+        ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &p, mc).expect("writer");
+    writer.write(&batch).expect("write");
+    let df = writer.close(vec![], 0).expect("close");
+
+    // TypeToMessageType's form: VARIANT(1) group with the field id, required binary children
+    // without ids, metadata first.
+    let reader = SerializedFileReader::new(File::open(&path).expect("open")).expect("reader");
+    let descr = reader.metadata().file_metadata().schema_descr_ptr();
+    for (group, id) in
+        [(&descr.root_schema().get_fields()[1], 2), (&descr.root_schema().get_fields()[2].get_fields()[0], 4)]
+    {
+        let info = group.get_basic_info();
+        assert_eq!((info.has_id(), info.id()), (true, id));
+        assert_eq!(info.logical_type_ref(), Some(&LogicalType::variant(Some(1))));
+        let children: Vec<_> = group.get_fields().iter().map(|c| c.name().to_string()).collect();
+        assert_eq!(children, ["metadata", "value"]);
+        for c in group.get_fields() {
+            assert!(!c.get_basic_info().has_id());
+            assert_eq!(c.get_basic_info().repetition(), parquet::basic::Repetition::REQUIRED);
+            assert_eq!(c.get_physical_type(), PhysicalType::BYTE_ARRAY);
+        }
+    }
+    // Java's metrics of an unshredded variant: value and null counts, no bounds, no size.
+    assert_eq!((df.value_counts.get(&2), df.null_value_counts.get(&2)), (Some(&3), Some(&1)));
+    assert_eq!((df.value_counts.get(&4), df.null_value_counts.get(&4)), (Some(&3), Some(&1)));
+    for id in [2, 4] {
+        assert!(!df.column_sizes.contains_key(&id) && !df.lower_bounds.contains_key(&id), "{id}");
+        assert!(!df.upper_bounds.contains_key(&id), "{id}");
+    }
+    assert_eq!(df.value_counts.get(&1), Some(&3));
+
+    // The buffers come back as written.
+    let back = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).expect("open"))
+        .expect("builder")
+        .build()
+        .expect("reader")
+        .next()
+        .expect("a batch")
+        .expect("read");
+    let v = back.column(1).as_any().downcast_ref::<StructArray>().expect("struct");
+    assert!(v.is_valid(0) && v.is_null(1) && v.is_valid(2));
+    let value = v.column_by_name("value").expect("value");
+    assert_eq!(value.as_any().downcast_ref::<BinaryArray>().expect("bin").value(0), b"\x0c\x07");
 }

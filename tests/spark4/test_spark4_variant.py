@@ -1,8 +1,8 @@
 """v3 `variant` columns on PySpark 4 (collected only there, see conftest): Java's Spark writes
 them (`parse_json`, top level and inside a struct, with a merge-on-read delete on top) and
 icefloe reads the same rows as Spark `variant` values, byte for byte, through
-`format("icefloe")`, `icefloe.spark.read` and in process. Writing a variant is refused by
-name with nothing committed (icefloe reads variants but does not write them yet)."""
+`format("icefloe")`, `icefloe.spark.read` and in process; icefloe's writes of Spark variants
+(both Spark paths) read in Java as Java's own writes of the same rows."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Any
 import icefloe
 import icefloe.spark
 import pytest
-from icefloe.exceptions import NotSupportedError
 from support.oracle import Oracle
 from support.session import new_table_name
 
@@ -89,15 +88,40 @@ def test_variant_reads_as_java(source: Any, oracle: Oracle, warehouse: Path, var
     assert in_process == expected
 
 
-def test_variant_writes_are_refused_by_name(
+def _counts(oracle: Oracle, name: str) -> list[tuple[Any, Any]]:
+    rows = oracle.sql(f"SELECT value_counts, null_value_counts FROM {oracle.qualified(name)}.files")
+    return sorted((sorted(r["value_counts"].items()), sorted(r["null_value_counts"].items())) for r in rows)
+
+
+def test_variant_writes_read_as_javas(
     source: Any, oracle: Oracle, warehouse: Path, variant_table: str
 ) -> None:
-    table = icefloe.load_catalog("ds", type="filesystem", warehouse=str(warehouse)).load_table(variant_table)
-    before = table.current_snapshot().snapshot_id
-    df = oracle.df(variant_table).where("id = 1")
-    with pytest.raises(NotSupportedError, match=r"column 'v' \(field id \d+\) has type variant"):
-        icefloe.spark.append(df, table)
-    with pytest.raises(Exception, match=r"column 'v' \(field id \d+\) has type variant"):
-        df.write.format("icefloe").mode("append").save(f"local.{variant_table}")
-    assert table.refresh().current_snapshot().snapshot_id == before
-    assert oracle.df(variant_table).count() == 5
+    """Spark `variant` values written by icefloe (icefloe.spark.append and format("icefloe"))
+    read in Java as the values Java's own write of the same DataFrame holds, byte for byte
+    and through Spark's variant functions; the files' value and null counts (variant: counts
+    only, as Java's metrics) are Java's."""
+    spark = source
+    cat = icefloe.load_catalog("ds", type="filesystem", warehouse=str(warehouse))
+    df = oracle.df(variant_table).coalesce(1).sortWithinPartitions("id")
+    names = {k: new_table_name(f"variant_{k}") for k in ("java", "mapinarrow", "ds")}
+    for name in names.values():
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id int, v variant, s struct<n: int, w: variant>) "
+            "USING iceberg TBLPROPERTIES ('format-version'='3')"
+        )
+    df.writeTo(oracle.qualified(names["java"])).append()
+    icefloe.spark.append(df, cat.load_table(names["mapinarrow"]))
+    df.write.format("icefloe").mode("append").save(f"local.{names['ds']}")
+
+    expected = sorted(map(_key, oracle.df(names["java"]).collect()))
+    assert [r[0] for r in expected] == [1, 3, 4, 5, 6]
+    query = (
+        "SELECT id, to_json(v) AS v, variant_get(v, '$.a', 'int') AS a, to_json(s.w) AS w FROM {} ORDER BY id"
+    )
+    java_json = spark.sql(query.format(oracle.qualified(names["java"]))).collect()
+    for way in ("mapinarrow", "ds"):
+        assert sorted(map(_key, oracle.df(names[way]).collect())) == expected, way
+        assert spark.sql(query.format(oracle.qualified(names[way]))).collect() == java_json, way
+        assert _counts(oracle, names[way]) == _counts(oracle, names["java"]), way
+        back = spark.read.format("icefloe").load(f"local.{names[way]}")
+        assert sorted(map(_key, back.collect())) == expected, way

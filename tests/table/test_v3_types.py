@@ -5,8 +5,9 @@ Java writes and reads these tables through `tests/java/V3TypesTable.java`):
   and column bounds written by icefloe equal to Java's for the same rows, nanosecond filters;
 - `unknown`: read as an Arrow `null` column in both engines, never stored;
 - `variant`: read as the Arrow struct of its `metadata` and `value` buffers, byte for byte
-  what Java reads; on PySpark 3.5 (no variant type) and for writes, an error naming the
-  column, never other values (Spark 4 reads it: tests/spark4/test_variant.py).
+  what Java reads, and written back so that Java reads the same values; on PySpark 3.5 (no
+  variant type) an error naming the column, never other values (Spark 4 reads and writes it:
+  tests/spark4/test_spark4_variant.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from icefloe import LongType, NestedField, Schema
-from icefloe.exceptions import NotSupportedError
+from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.transforms import BucketTransform, DayTransform
 from icefloe.types import TimestampNanoType, TimestamptzNanoType, UnknownType, VariantType
@@ -182,9 +185,7 @@ def variant_hex(v: dict[str, bytes] | None) -> str | None:
     return None if v is None else f"{v['metadata'].hex()}:{v['value'].hex()}"
 
 
-def test_variant_column_reads_as_java_and_writes_are_refused_by_name(
-    spark: Any, catalog: Any, warehouse: Path
-) -> None:
+def test_variant_column_reads_and_writes_as_java(spark: Any, catalog: Any, warehouse: Path) -> None:
     name = new_table_name("variant")
     java("create", f"file://{warehouse}", name, "1")
     java_append(warehouse, name, ROWS[:8])
@@ -213,11 +214,49 @@ def test_variant_column_reads_as_java_and_writes_are_refused_by_name(
         icefloe.spark.read(spark, table, selected_fields=("id", "v"))
     assert icefloe.spark.read(spark, table, selected_fields=("id",)).count() == 8
 
-    # Writing is refused before anything is written or committed.
+    # Written back (the rows read, under new ids): Java reads the same variants, and the new
+    # file's counts for `v` are those of Java's file of the same rows (no bounds, as Java).
+    again = t.set_column(t.schema.get_field_index("id"), "id", pc.add(t.column("id"), 1000))
+    table.append(again)
+    theirs_now = {r[0]: r[4] for r in java_rows(warehouse, name)}
+    assert {i - 1000: v for i, v in theirs_now.items() if i >= 1000} == dict(theirs)
+    files = table.refresh().inspect.data_files().to_pylist()
+    # Each partition has Java's file and ours of the same rows: the same counts, twice.
+    counts = Counter(
+        (str(f["partition"]), dict(f["value_counts"])[5], dict(f["null_value_counts"])[5]) for f in files
+    )
+    assert len(files) > 2 and set(counts.values()) == {2}, counts
+    assert any(nulls for _, _, nulls in counts), counts
+    assert all(5 not in dict(f["lower_bounds"] or {}) for f in files)
+
+    # A malformed variant is refused by row before anything is written or committed.
     before = table.current_snapshot().snapshot_id
     data_dir = Path(table.location().removeprefix("file:").removeprefix("//")) / "data"
     files_before = sorted(p for p in data_dir.rglob("*") if p.is_file())
-    with pytest.raises(NotSupportedError, match=r"column 'v' \(field id 5\) has type variant"):
-        table.append(arrow_rows([(50, 1, 1)]))
+    bad = again.slice(0, 1).set_column(
+        t.schema.get_field_index("v"),
+        t.schema.field("v"),
+        pa.StructArray.from_arrays(
+            [pa.array([b"\x02\x00\x00"]), pa.array([b"\x00"])], fields=list(t.schema.field("v").type)
+        ),
+    )
+    with pytest.raises(ValidationError, match=r"'v' \(field id 5\) row 0: metadata of encoding version 2"):
+        table.append(bad)
     assert catalog.load_table(name).current_snapshot().snapshot_id == before
     assert sorted(p for p in data_dir.rglob("*") if p.is_file()) == files_before
+
+
+def test_an_arrow_schema_with_nanosecond_timestamps_creates_nanosecond_columns_on_v3(catalog: Any) -> None:
+    """PyIceberg's mapping: on v3 an Arrow `timestamp[ns]` column becomes `timestamp_ns` /
+    `timestamptz_ns`, so its nanoseconds survive a write (they were cut to microseconds);
+    before v3 it is a microsecond column."""
+    data = arrow_rows(ROWS[:8])
+    catalog.create_namespace_if_not_exists("db")
+    v3 = catalog.create_table(
+        new_table_name("ns_arrow"), schema=data.schema, properties={"format-version": "3"}
+    )
+    assert [f.field_type for f in v3.schema().fields][1:] == [TimestampNanoType(), TimestamptzNanoType()]
+    v3.append(data)
+    assert icefloe_rows(v3) == [r[:3] for r in expected(ROWS[:8])]
+    v2 = catalog.create_table(new_table_name("ns_arrow_v2"), schema=data.schema)
+    assert [f.field_type.to_json() for f in v2.schema().fields][1:] == ["timestamp", "timestamptz"]
