@@ -91,14 +91,18 @@ def load_config() -> tuple[dict[str, Any], list[Path]]:
 
 
 def _env_properties(name: str) -> dict[str, str]:
-    """`ICEFLOE_CATALOG__<NAME>__<KEY>` / `PYICEBERG_CATALOG__<NAME>__<KEY>` (`__` inside a
-    key is `-`, as PyIceberg reads them)."""
+    """`PYICEBERG_CATALOG__<NAME>__<KEY>` (then `ICEFLOE_CATALOG__...`, which wins), read as
+    PyIceberg's `Config` reads them: case-insensitive, and in `<KEY>` a `__` is `.` and a `_`
+    is `-` (`..._S3__ACCESS_KEY_ID` is `s3.access-key-id`)."""
     out: dict[str, str] = {}
-    for prefix in ("PYICEBERG_CATALOG__", "ICEFLOE_CATALOG__"):
-        want = f"{prefix}{name.upper()}__"
+    for prefix in ("pyiceberg_", "icefloe_"):
         for k, v in os.environ.items():
-            if k.startswith(want):
-                out[k[len(want) :].lower().replace("__", "-")] = v
+            key = k.lower()
+            if not key.startswith(prefix):
+                continue
+            parts = key[len(prefix) :].split("__", maxsplit=2)
+            if len(parts) == 3 and parts[0] == "catalog" and parts[1].replace("_", "-") == name.lower():
+                out[parts[2].replace("__", ".").replace("_", "-")] = v
     return out
 
 
@@ -440,7 +444,7 @@ def cmd_expire(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
 
 def cmd_remove_orphans(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
-    kwargs: dict[str, Any] = {"dry_run": args.dry_run}
+    kwargs: dict[str, Any] = {"dry_run": args.dry_run, "allow_recent": args.allow_recent}
     if args.older_than is not None:
         kwargs["older_than"] = parse_time(args.older_than)
     result = t.maintenance.remove_orphan_files(**kwargs)
@@ -527,6 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("table")
     sp.add_argument("--older-than", help="ISO-8601 time, epoch ms, or an age such as 3d")
     sp.add_argument("--dry-run", action="store_true", help="list the files, delete nothing")
+    sp.add_argument(
+        "--allow-recent",
+        action="store_true",
+        help="allow --older-than under 24 hours (only when nothing writes to the table meanwhile)",
+    )
     sp = command(
         "rewrite-manifests", cmd_rewrite_manifests, "cluster manifests by partition (rewrite_manifests)"
     )

@@ -7,6 +7,7 @@ metadata tables of the same table (the filesystem catalog shares the oracle's wa
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +252,34 @@ def test_text_tables_show_whole_values(wh: tuple[Path, icefloe.Catalog]) -> None
         assert s.manifest_list is not None and s.manifest_list in text  # never cut short
     hist = run("--warehouse", str(warehouse), "history", "db.events").stdout
     assert "is_current_ancestor" in hist and "True" in hist
+
+
+def test_environment_settings_are_read_as_pyicebergs_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`PYICEBERG_CATALOG__<NAME>__<KEY>` names the keys PyIceberg's Config gives for the same
+    environment (`__` in a key is `.`, `_` is `-`): S3 settings given this way reached the
+    catalog as `s3-access_key_id` and the like, unknown keys, and the command went to AWS."""
+    from icefloe.cli import _env_properties
+    from pyiceberg.utils.config import Config
+
+    for k in list(os.environ):
+        if k.upper().startswith(("PYICEBERG_", "ICEFLOE_")):
+            monkeypatch.delenv(k)
+    env = {
+        "PYICEBERG_CATALOG__ENVCAT__S3__ENDPOINT": "http://localhost:9000",
+        "PYICEBERG_CATALOG__ENVCAT__S3__ACCESS_KEY_ID": "key",
+        "PYICEBERG_CATALOG__ENVCAT__S3__PATH_STYLE_ACCESS": "true",
+        "pyiceberg_catalog__envcat__warehouse": "s3://b/wh",
+        "PYICEBERG_CATALOG__OTHER__URI": "http://elsewhere",
+    }
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    expected = {
+        "s3.endpoint": "http://localhost:9000",
+        "s3.access-key-id": "key",
+        "s3.path-style-access": "true",
+        "warehouse": "s3://b/wh",
+    }
+    assert _env_properties("envcat") == expected
+    assert Config().get_catalog_config("envcat") == expected
+    monkeypatch.setenv("ICEFLOE_CATALOG__ENVCAT__S3__ENDPOINT", "http://icefloe:9000")  # ours wins
+    assert _env_properties("ENVCAT")["s3.endpoint"] == "http://icefloe:9000"

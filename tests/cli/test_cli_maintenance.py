@@ -100,6 +100,16 @@ def test_remove_orphans_dry_run_then_for_real(tmp_path: Path) -> None:
     assert not orphan.exists()
     assert cat.load_table("db.t").scan().count() == 3
 
+    # Under 24 hours only with --allow-recent, which the refusal names.
+    young = orphan.with_name("orphan-00001.parquet")
+    young.write_bytes(b"not referenced")
+    old = time.time() - 7200
+    os.utime(young, (old, old))
+    refused = run(*w, "remove-orphans", "db.t", "--older-than", "1h", check=1)
+    assert "--allow-recent" in refused.stderr and young.exists()
+    recent = run_json(*w, "remove-orphans", "db.t", "--older-than", "1h", "--allow-recent")
+    assert "orphan-00001.parquet" in json.dumps(recent) and not young.exists()
+
 
 def test_compact(tmp_path: Path) -> None:
     warehouse = tmp_path / "wh"

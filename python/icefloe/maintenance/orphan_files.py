@@ -91,7 +91,8 @@ def remove_orphan_files(
         raise ValidationError(
             f"cannot remove orphan files with older_than less than 24 hours ago ({older_ms}, now {now}): "
             "files that young may belong to writes still in flight, and deleting them would corrupt "
-            "the table. Pass allow_recent=True only if nothing writes to the table meanwhile"
+            "the table. Pass allow_recent=True (the command: --allow-recent) only if nothing writes to "
+            "the table meanwhile"
         )
     if not isinstance(prefix_mismatch_mode, str):
         raise ValidationError(f"prefix_mismatch_mode must be a string, found {prefix_mismatch_mode!r}")
