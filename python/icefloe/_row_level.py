@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -301,6 +302,17 @@ def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
     return data.take(rows)
 
 
+def _lineage_merge(table: Table, keys: pa.Table, names: list[str]) -> bool:
+    """Whether a copy-on-write upsert runs as a MERGE: on v3 tables (row lineage), when the
+    keys are plain top-level columns without nulls (a MERGE's `=` never matches a null key,
+    which the upsert replaces like any other)."""
+    return (
+        table.format_version >= 3
+        and all(re.fullmatch(r"\w+", n) for n in names)
+        and all(keys.column(n).null_count == 0 for n in names)
+    )
+
+
 def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
     """A row filter matching exactly the rows with these keys (null keys match null)."""
     if len(names) == 1:
@@ -372,6 +384,16 @@ def upsert(
         ids, key_schema, specs = equality_delete_plan(table, names)
     if specs is None:
         keys = data.select(names)
+        if _lineage_merge(table, keys, names):
+            # v3: a MERGE updates the matched rows in place, so they keep their `_row_id` (row
+            # lineage, as Java's MERGE and icefloe.spark.upsert); an overwrite would re-insert
+            # them under new ids.
+            from icefloe import _merge
+
+            on = " and ".join(f"target.{n} = source.{n}" for n in names)
+            merger = _merge.merge(table, data, on, snapshot_properties=snapshot_properties)
+            m = merger.when_matched_update_all().when_not_matched_insert_all().execute()
+            return UpsertResult(data.num_rows, m.rows_updated, m.rows_inserted)
         condition = _key_filter(keys, names)
         matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0
         table.overwrite(data, overwrite_filter=condition, snapshot_properties=snapshot_properties)

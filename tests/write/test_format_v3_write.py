@@ -234,3 +234,46 @@ def test_upserts_on_v3_write_equality_deletes_java_reads(spark: Any, oracle: Ora
     _same_everywhere(oracle, catalog, name)
     ids = [r["_row_id"] for r in oracle.df(name, columns=("_row_id",)).collect()]
     assert len(ids) == len(set(ids)) == len(expected), "row ids stay unique"
+
+
+def test_copy_on_write_upsert_in_process_keeps_row_lineage_as_javas_merge(
+    oracle: Oracle, catalog: Any
+) -> None:
+    """`Table.upsert` on a v3 copy-on-write table updates matched rows in place (a MERGE), so
+    they keep their `_row_id` and take the new sequence number, as Java's `MERGE INTO ...
+    WHEN MATCHED UPDATE SET * WHEN NOT MATCHED INSERT *` on a twin; it re-inserted them
+    under new ids. A null key keeps the upsert's NULL-equals-NULL replacement."""
+    java, ours = new_table_name("v3_cow_upsert_java"), new_table_name("v3_cow_upsert_ours")
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(
+            f"CREATE TABLE {q} (id BIGINT, data STRING) USING iceberg "
+            "TBLPROPERTIES ('format-version'='3', 'write.merge.mode'='copy-on-write')"
+        )
+        oracle.sql(f"INSERT INTO {q} SELECT id, CAST(id AS STRING) FROM range(0, 10)")
+    src = pa.table({"id": pa.array([3, 7, 42], pa.int64()), "data": ["new3", "new7", "new42"]})
+    oracle.spark.createDataFrame(src.to_pylist(), "id bigint, data string").createOrReplaceTempView(
+        "upsert_src"
+    )
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING upsert_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    result = catalog.load_table(ours).upsert(src, join_cols=["id"])
+    assert (result.rows_updated, result.rows_inserted) == (2, 1)
+
+    def lineage(name: str) -> dict[int, tuple[Any, ...]]:
+        rows = oracle.df(name, columns=LINEAGE).collect()
+        return {r["id"]: (r["data"], r["_row_id"], r["_last_updated_sequence_number"]) for r in rows}
+
+    theirs, mine = lineage(java), lineage(ours)
+    assert {k: v for k, v in mine.items() if k != 42} == {k: v for k, v in theirs.items() if k != 42}
+    assert mine[42][0] == "new42" and mine[42][1] is not None
+    _same_everywhere(oracle, catalog, ours)
+
+    # A null key: replaced like any other (not the MERGE, whose `=` never matches a null).
+    table = catalog.load_table(ours)
+    table.append(pa.table({"id": pa.array([None], pa.int64()), "data": ["null-old"]}))
+    table.upsert(pa.table({"id": pa.array([None], pa.int64()), "data": ["null-new"]}), join_cols=["id"])
+    nulls = [r["data"] for r in oracle.df(ours).collect() if r["id"] is None]
+    assert nulls == ["null-new"]
