@@ -370,3 +370,30 @@ def test_numeric_columns_widen_into_the_table_as_javas_store_assignment(
     with pytest.raises(Exception, match="incompatible type for column 'd'"):
         spark.sql("SELECT 1L AS id, 'x' AS d").write.format("icefloe").mode("append").save(f"local.{ours}")
     assert oracle.df(ours).count() == 120
+
+
+def test_writes_with_a_branch_option_commit_to_the_branch_as_java(
+    icefloe_source: Any, oracle: Oracle
+) -> None:
+    """`option("branch", "dev")` on an append and a dynamic overwrite commits to `dev` and
+    leaves `main` where it was, as Java's writes with the same option on a twin table (the
+    option was ignored: the rows landed on main)."""
+    spark = icefloe_source
+    java, ours = _java_table(oracle), _java_table(oracle)
+    for name in (java, ours):
+        _rows(spark, [(1, "a", 1.0), (2, "b", 2.0)]).writeTo(oracle.qualified(name)).append()
+        oracle.sql(f"ALTER TABLE {oracle.qualified(name)} CREATE BRANCH dev")
+    steps = [
+        ({"branch": "dev"}, "append", [(3, "a", 3.0)]),
+        ({"branch": "dev", "overwrite-mode": "dynamic"}, "overwrite", [(4, "a", 4.0)]),
+    ]
+    for options, mode, rows in steps:
+        _rows(spark, rows).write.format("iceberg").options(**options).mode(mode).save(oracle.qualified(java))
+        _rows(spark, rows).write.format("icefloe").options(**options).mode(mode).save(f"local.{ours}")
+    for name in (java, ours):
+        assert _java_rows(oracle, name) == [(1, "a", 1.0), (2, "b", 2.0)], name  # main untouched
+    branch = {
+        n: sorted(tuple(r) for r in oracle.spark.table(f"{oracle.qualified(n)}.branch_dev").collect())
+        for n in (java, ours)
+    }
+    assert branch[ours] == branch[java] == [(2, "b", 2.0), (4, "a", 4.0)], branch

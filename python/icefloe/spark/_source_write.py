@@ -114,7 +114,10 @@ class BatchWriter(DataSourceArrowWriter):
                 raise ValidationError(f"option {key!r} needs mode('overwrite')")
         # Checked here, on the driver, before any task runs.
         self.filter = overwrite_filter(opts) if overwrite else None
-        table = opts.load_table()
+        # option("branch"): the write commits to that branch (created by the first write,
+        # as Java's), and an overwrite replaces the branch's rows.
+        self.branch = opts.options.get("branch") or None
+        table = self.target()
         self.start_snapshot_id = table.metadata.current_snapshot_id
         self.upsert: UpsertWriter | None = None
         if upsert_enabled(opts):
@@ -126,6 +129,12 @@ class BatchWriter(DataSourceArrowWriter):
             self.files = FileWriter(table, schema)
             self.write_id = self.files.write_id
 
+    def target(self) -> Table:
+        """The table as this write commits to it: a view of its branch, if one is named."""
+        from icefloe._branch import on_branch
+
+        return on_branch(self.opts.load_table(), self.branch)
+
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         if self.upsert is not None:
             return self.upsert.write(iterator, self.write_id)
@@ -133,7 +142,7 @@ class BatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[Any]) -> None:
         prepare_worker()  # Spark's commit process (see IcefloeDataSource.source_options)
-        table = self.opts.load_table()
+        table = self.target()
         if self.upsert is not None:
             self.upsert.commit(table, messages, self.write_id, self.opts.snapshot_properties())
             return
