@@ -397,3 +397,29 @@ def test_writes_with_a_branch_option_commit_to_the_branch_as_java(
         for n in (java, ours)
     }
     assert branch[ours] == branch[java] == [(2, "b", 2.0), (4, "a", 4.0)], branch
+
+
+def test_a_uuid_filter_is_decided_by_spark_as_a_string(icefloe_source: Any, catalog: Any) -> None:
+    """Spark shows a uuid as its (lower-case) string and compares it as one, so `u = 'F79C...'`
+    matches nothing; pushed as an Iceberg uuid predicate it matched the row stored as
+    'f79c...'. The filter still prunes, but Spark decides the rows."""
+    import uuid as uuidlib
+
+    import pyarrow as pa
+    from icefloe.schema import Schema
+    from icefloe.types import LongType, NestedField, UUIDType
+
+    spark = icefloe_source
+    name = new_table_name("ds_uuid")
+    table = catalog.create_table(
+        name,
+        Schema(
+            NestedField(1, "id", LongType(), required=False), NestedField(2, "u", UUIDType(), required=False)
+        ),
+    )
+    u = uuidlib.UUID("f79c3e09-677c-4b3c-8a8e-4a1b2c3d4e5f")
+    table.append(pa.table({"id": pa.array([1], pa.int64()), "u": pa.array([u.bytes], pa.binary(16))}))
+    df = spark.read.format("icefloe").load(f"local.{name}")
+    for cond in (f"u = '{str(u).upper()}'", f"u IN ('{str(u).upper()}')", f"u <=> '{str(u).upper()}'"):
+        assert df.where(cond).count() == 0, cond
+    assert df.where(f"u = '{u}'").count() == 1

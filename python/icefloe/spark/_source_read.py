@@ -154,6 +154,10 @@ class FilteringBatchReader(BatchReader):
             if converted is None:
                 yield f
                 continue
+            if exact and _is_uuid(schema, f):
+                # Spark compares a uuid column as its string (a literal's case matters);
+                # Iceberg compares uuid values: prune here, let Spark decide the rows.
+                exact = False
             self.row_filter = (
                 converted
                 if isinstance(self.row_filter, ex.AlwaysTrue)
@@ -161,6 +165,15 @@ class FilteringBatchReader(BatchReader):
             )
             if not exact:
                 yield f
+
+
+def _is_uuid(schema: Any, f: Any) -> bool:
+    name = ".".join(getattr(f, "attribute", ()) or ())
+    try:
+        field = schema.find_field(name)
+    except (IcefloeError, KeyError, ValueError):
+        return False
+    return field is not None and field.field_type.to_json() == "uuid"
 
 
 def _is_nan(value: Any) -> bool:
