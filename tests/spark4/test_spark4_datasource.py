@@ -423,3 +423,27 @@ def test_a_uuid_filter_is_decided_by_spark_as_a_string(icefloe_source: Any, cata
     for cond in (f"u = '{str(u).upper()}'", f"u IN ('{str(u).upper()}')", f"u <=> '{str(u).upper()}'"):
         assert df.where(cond).count() == 0, cond
     assert df.where(f"u = '{u}'").count() == 1
+
+
+def test_nested_field_names_match_ignoring_case_as_javas_writes(
+    icefloe_source: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """`st.X`, `l.element.A` and `m.value.B` fill `x`, `a` and `b`: Java's `writeTo().append()`
+    takes them (Spark resolves nested names ignoring case too); both icefloe paths refused
+    them as unknown columns."""
+    spark = icefloe_source
+    ddl = "id bigint, st struct<x: int, y: string>, l array<struct<a: int>>, m map<string, struct<b: int>>"
+    names = [new_table_name(p) for p in ("nested_case_java", "nested_case_ds", "nested_case_fn")]
+    for name in names:
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg")
+    src = spark.sql(
+        "SELECT 1L AS id, named_struct('X', 1, 'Y', 'y') AS st, array(named_struct('A', 2)) AS l, "
+        "map('k', named_struct('B', 3)) AS m"
+    )
+    src.writeTo(oracle.qualified(names[0])).append()
+    src.write.format("icefloe").mode("append").save(f"local.{names[1]}")
+    icefloe.spark.append(src, catalog.load_table(names[2]))
+    expected = [tuple(r) for r in oracle.df(names[0]).collect()]
+    assert expected and expected[0][1] == (1, "y")
+    for name in names[1:]:
+        assert [tuple(r) for r in oracle.df(name).collect()] == expected, name

@@ -57,3 +57,58 @@ def table_spelling(names: list[str], table_names: list[str]) -> list[str] | None
     if out == names or len(set(out)) != len(out):
         return None
     return out
+
+
+def nested_spelling(schema: pa.Schema, table_arrow: pa.Schema) -> pa.Schema | None:
+    """`schema` with the fields of its structs (in lists and maps too) named as the table's
+    (`table_arrow`), matched ignoring case as Spark resolves them; None when nothing changes.
+    Top-level names are `table_spelling`'s."""
+    fields = []
+    for f in schema:
+        i = table_arrow.get_field_index(f.name)
+        fields.append(f if i < 0 else f.with_type(_spelled(f.type, table_arrow.field(i).type)))
+    out = pa.schema(fields, metadata=schema.metadata)
+    return None if out.equals(schema) else out
+
+
+def _spelled(t: pa.DataType, target: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t) and pa.types.is_struct(target):
+        exact = {f.name: f for f in target}
+        folded: dict[str, list[pa.Field]] = {}
+        for f in target:
+            folded.setdefault(f.name.lower(), []).append(f)
+        children = []
+        for f in t:
+            match = exact.get(f.name)
+            if match is None:
+                candidates = folded.get(f.name.lower(), [])
+                match = candidates[0] if len(candidates) == 1 else None
+            children.append(
+                f if match is None else f.with_name(match.name).with_type(_spelled(f.type, match.type))
+            )
+        if len({c.name for c in children}) != len(children):
+            return t  # two inputs for one field: left to the schema check
+        return pa.struct(children)
+    if pa.types.is_list(t) and pa.types.is_list(target):
+        return pa.list_(t.value_field.with_type(_spelled(t.value_type, target.value_type)))
+    if pa.types.is_large_list(t) and (pa.types.is_list(target) or pa.types.is_large_list(target)):
+        return pa.large_list(t.value_field.with_type(_spelled(t.value_type, target.value_type)))
+    if pa.types.is_map(t) and pa.types.is_map(target):
+        key = t.key_field.with_type(_spelled(t.key_type, target.key_type))
+        return pa.map_(key, t.item_field.with_type(_spelled(t.item_type, target.item_type)))
+    return t
+
+
+def respelled(batch: pa.RecordBatch, schema: pa.Schema | None) -> pa.RecordBatch:
+    """`batch` (of `schema`'s layout) under `nested_spelling`'s names: a zero-copy view."""
+    if schema is None:
+        return batch
+    columns = [c if c.type == t else c.view(t) for c, t in zip(batch.columns, schema.types, strict=True)]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def table_arrow_schema(table: Any) -> pa.Schema:
+    """The table's current schema in Arrow (the names writes are matched to)."""
+    from icefloe import _native
+
+    return _native.schema_to_arrow(table.schema().to_json())

@@ -41,7 +41,14 @@ from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
-from icefloe.spark._names import renamed, renamed_schema, table_spelling
+from icefloe.spark._names import (
+    nested_spelling,
+    renamed,
+    renamed_schema,
+    respelled,
+    table_arrow_schema,
+    table_spelling,
+)
 from icefloe.spark._store_assign import store_assigned
 from icefloe.spark._worker import prepare_worker
 
@@ -107,6 +114,9 @@ class UpsertWriter:
         self.spelling = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
         if self.spelling is not None:
             arrow_schema = renamed_schema(arrow_schema, self.spelling)
+        self.nested = nested_spelling(arrow_schema, table_arrow_schema(table))
+        if self.nested is not None:
+            arrow_schema = self.nested
         self.input_schema = arrow_schema
         arrow_schema, self.widen = store_assigned(arrow_schema, table)
         self.delete_column = opts.options.get("delete-column") or None
@@ -151,7 +161,7 @@ class UpsertWriter:
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         partition = ctx.partitionId() if ctx is not None else 0
         widen = self.widen or (lambda b: b)
-        parts = [widen(renamed(b, self.spelling)) for b in batches if b.num_rows]
+        parts = [widen(respelled(renamed(b, self.spelling), self.nested)) for b in batches if b.num_rows]
         if not parts:
             return UpsertFiles(partition, [], [], b"")
         rows = _last_per_key(pa.Table.from_batches(parts), self.names)

@@ -23,7 +23,14 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
-from icefloe.spark._names import renamed, renamed_schema, table_spelling
+from icefloe.spark._names import (
+    nested_spelling,
+    renamed,
+    renamed_schema,
+    respelled,
+    table_arrow_schema,
+    table_spelling,
+)
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
 from icefloe.spark._store_assign import store_assigned
 from icefloe.spark._worker import prepare_worker
@@ -55,6 +62,9 @@ class FileWriter:
         self.names = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
         if self.names is not None:
             arrow_schema = renamed_schema(arrow_schema, self.names)
+        self.nested = nested_spelling(arrow_schema, table_arrow_schema(table))
+        if self.nested is not None:
+            arrow_schema = self.nested
         # Spark casts nothing for a Python data source: the numeric widenings its ANSI store
         # assignment makes for Java's writes are made here.
         self.input_schema = arrow_schema  # the batches' (PySpark 4.0's streams: rows made into them)
@@ -76,12 +86,12 @@ class FileWriter:
         task_id = ctx.taskAttemptId() if ctx is not None else 0
 
         widen = self.widen or (lambda b: b)
-        head = widen(renamed(first, self.names))
+        head = widen(respelled(renamed(first, self.names), self.nested))
 
         def chained() -> Iterator[pa.RecordBatch]:
             yield head
             for b in batches:
-                yield widen(renamed(b, self.names))
+                yield widen(respelled(renamed(b, self.names), self.nested))
 
         reader = pa.RecordBatchReader.from_batches(head.schema, chained())
         md = _native.TableMetadata.from_json(self.metadata_json)

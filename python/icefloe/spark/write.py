@@ -17,7 +17,15 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
-from icefloe.spark._names import positional, quoted, renamed, table_spelling
+from icefloe.spark._names import (
+    nested_spelling,
+    positional,
+    quoted,
+    renamed,
+    respelled,
+    table_arrow_schema,
+    table_spelling,
+)
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
 
@@ -133,6 +141,10 @@ def _write_on_executors(
         arrow_schema = to_arrow_schema(df.schema)
     except TypeError as e:  # a Spark type Arrow cannot carry
         raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
+    # Nested struct fields are matched ignoring case too (top-level ones were renamed above).
+    nested = None if case_sensitive else nested_spelling(arrow_schema, table_arrow_schema(table))
+    if nested is not None:
+        arrow_schema = nested
     # Fail fast, before any task runs, when the DataFrame cannot fit the table.
     _native.check_arrow_schema(table.metadata, arrow_schema)
 
@@ -154,8 +166,8 @@ def _write_on_executors(
         first = next(it, None)
         if first is None:
             return
-        first = renamed(first, names)
-        rest = (renamed(b, names) for b in it)
+        first = respelled(renamed(first, names), nested)
+        rest = (respelled(renamed(b, names), nested) for b in it)
         reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, rest))
         md = native.TableMetadata.from_json(metadata_json)
         descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
