@@ -190,3 +190,89 @@ def test_a_bad_stream_option_is_icefloes_error(
         _run(_stream(source, name, Batches(), tmp_path / "ck", **{key.replace("-", "_"): value}))
     errors = [line for line in str(info.value).splitlines() if "Error" in line]
     assert errors and "ValidationError" in errors[-1] and f"option {key!r}" in errors[-1], errors[-3:]
+
+
+class Rows:
+    """A foreachBatch sink keeping every row (as a tuple) and the stream's column names."""
+
+    def __init__(self) -> None:
+        self.columns: list[str] = []
+        self.rows: list[tuple[Any, ...]] = []
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        self.columns = list(df.columns)
+        self.rows.extend(tuple(r) for r in df.collect())
+
+
+def test_a_running_stream_keeps_its_schema_through_schema_changes(
+    source: Any, oracle: Oracle, tmp_path: Path
+) -> None:
+    """As Java's source: a running query reads every batch with the schema it started with,
+    by field id (an added column is not shown; a dropped column, even one added again
+    under the same name, reads as null)."""
+    name = _java_table(oracle, [[1]])
+    q = oracle.qualified(name)
+    ours, java = Rows(), Rows()
+    queries = [
+        _stream(source, name, ours, tmp_path / "ours"),
+        _stream(source, name, java, tmp_path / "java", fmt="iceberg"),
+    ]
+    try:
+        for query in queries:
+            query.processAllAvailable()
+        oracle.sql(f"ALTER TABLE {q} ADD COLUMN extra string")
+        oracle.sql(f"INSERT INTO {q} VALUES (2, 's2', 'x2')")
+        oracle.sql(f"ALTER TABLE {q} DROP COLUMN s")
+        oracle.sql(f"ALTER TABLE {q} ADD COLUMN s string")  # a new field id
+        oracle.sql(f"INSERT INTO {q} VALUES (3, 'x3', 'new-s3')")
+        for query in queries:
+            query.processAllAvailable()
+    finally:
+        for query in queries:
+            query.stop()
+    assert java.columns == ["id", "s"]
+    assert sorted(java.rows) == [(1, "s1"), (2, "s2"), (3, None)]
+    assert ours.columns == java.columns
+    assert sorted(ours.rows) == sorted(java.rows)
+
+
+def test_stream_from_a_timestamp_after_the_newest_snapshot(
+    source: Any, oracle: Oracle, catalog: Any, tmp_path: Path
+) -> None:
+    """`stream-from-timestamp` after every snapshot when the query starts (a table with a
+    snapshot, an empty table): as Java's source, a commit made before the timestamp is never
+    streamed, the first one at or after it is (from where the query stood at its restart)."""
+    import time
+
+    def append(name: str, i: int) -> int:
+        table = catalog.load_table(name)
+        table.append(pa.table({"id": pa.array([i], pa.int64()), "s": [f"s{i}"]}))
+        return int(table.current_snapshot().timestamp_ms)
+
+    future = int(time.time() * 1000) + 3_600_000
+    later, empty, soon = _java_table(oracle, [[1]]), _java_table(oracle, []), _java_table(oracle, [])
+    first = append(soon, 1)
+    starts = {later: future, empty: future, soon: first + 1}
+    sinks = {(name, fmt): Batches() for name in starts for fmt in ("icefloe", "iceberg")}
+
+    def run_all() -> None:  # one query at a time, each restarted from its checkpoint
+        for (name, fmt), sink in sinks.items():
+            _run(
+                _stream(
+                    source,
+                    name,
+                    sink,
+                    tmp_path / f"{name}-{fmt}",
+                    fmt=fmt,
+                    stream_from_timestamp=starts[name],
+                )
+            )
+
+    run_all()
+    assert append(later, 2) < future and append(empty, 2) < future
+    time.sleep(max(0.0, (first + 2 - time.time() * 1000) / 1000))
+    assert append(soon, 2) > first
+    run_all()
+    streamed = {key: sorted(i for _, ids in sink.seen for i in ids) for key, sink in sinks.items()}
+    assert [streamed[name, "iceberg"] for name in starts] == [[], [], [2]]
+    assert [streamed[name, "icefloe"] for name in starts] == [[], [], [2]]

@@ -2,13 +2,17 @@
 
 Like Iceberg's Spark source: the stream is the data files added by the table's snapshots,
 oldest first, along the current snapshot's ancestry (from the oldest ancestor, or from the
-first snapshot at or after `stream-from-timestamp`, in ms). An offset is a snapshot and a
-position among the data files that snapshot added (the files before the position are
-consumed), so one huge commit is split into micro-batches of at most
-`max-files-per-trigger` files and `max-records-per-trigger` rows (at least one file per
-batch). `replace` snapshots (compaction) add no new rows and are passed over; `overwrite`
-and `delete` snapshots are an error unless `streaming-skip-overwrite-snapshots` /
-`streaming-skip-delete-snapshots` is true, as in Java.
+first snapshot at or after `stream-from-timestamp`, in ms: when the query starts before any
+such snapshot, its offset keeps the timestamp until one is committed, so earlier commits are
+never streamed). Every batch is read with the schema the query started with (the one
+`schema()` gave Spark), by field id, as Java does: a column added later is not shown, one
+dropped later reads as null. An offset is a snapshot and a position among the data files
+that snapshot added (the files before the position are consumed), so one huge commit is
+split into micro-batches of at most `max-files-per-trigger` files and
+`max-records-per-trigger` rows (at least one file per batch). `replace` snapshots
+(compaction) add no new rows and are passed over; `overwrite` and `delete` snapshots are an
+error unless `streaming-skip-overwrite-snapshots` / `streaming-skip-delete-snapshots` is
+true, as in Java.
 
 Spark keeps one reader object per query on the driver and tells it where a restarted query
 stands (an empty `partitions(offset, offset)` call for the newest offset of the checkpoint,
@@ -38,7 +42,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from icefloe import _native
 from icefloe.exceptions import ValidationError
-from icefloe.spark._source_read import ScanReader, TaskPartition
+from icefloe.spark._source_read import ScanReader, TaskPartition, table_scan
 
 _limits: Any
 try:  # PySpark >= 4.2: read limits and Trigger.AvailableNow for Python streaming sources
@@ -52,6 +56,7 @@ else:
     _AvailableNow = object if _limits is None else _limits.SupportsTriggerAvailableNow
 
 if TYPE_CHECKING:
+    from icefloe.scan import DataScan
     from icefloe.snapshots import Snapshot
     from icefloe.spark.datasource import SourceOptions
     from icefloe.table import Table
@@ -65,13 +70,20 @@ _PLANS_KEPT = 64
 @dataclass(frozen=True)
 class StreamOffset:
     """Everything before `position` among the data files `snapshot_id` added is consumed
-    (and every earlier snapshot of the stream)."""
+    (and every earlier snapshot of the stream). Before any snapshot (`_NO_SNAPSHOT`),
+    `from_timestamp` (ms) is where the stream will start: at the first ancestor committed at
+    or after it (`stream-from-timestamp` later than every snapshot when the query started);
+    the offsets of other streams have none (their dicts are those of earlier versions)."""
 
     snapshot_id: int
     position: int
+    from_timestamp: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": 1, "snapshot_id": self.snapshot_id, "position": self.position}
+        d: dict[str, Any] = {"version": 1, "snapshot_id": self.snapshot_id, "position": self.position}
+        if self.from_timestamp is not None:
+            d["from_timestamp"] = self.from_timestamp
+        return d
 
     @staticmethod
     def from_dict(d: dict[str, Any] | str | None) -> StreamOffset:
@@ -80,7 +92,8 @@ class StreamOffset:
         if not isinstance(d, dict) or d.get("version") != 1:
             raise ValidationError(f"not an icefloe stream offset: {d!r}")
         try:
-            return StreamOffset(int(d["snapshot_id"]), int(d["position"]))
+            ts = d.get("from_timestamp")
+            return StreamOffset(int(d["snapshot_id"]), int(d["position"]), None if ts is None else int(ts))
         except (KeyError, TypeError, ValueError):
             raise ValidationError(f"not an icefloe stream offset: {d!r}") from None
 
@@ -121,10 +134,20 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
         self._last: StreamOffset | None = None
         self._plans: dict[int, list[AddedFile]] = {}
         self._table: Table | None = None
+        # The query's read schema (field ids), fixed when the reader first loads the table.
+        self._scan: DataScan | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The loaded table (its catalog's connections) stays on the driver.
+        return {**self.__dict__, "_table": None, "_scan": None}
 
     # ---- the table, its snapshots, their added files ----
     def _refresh(self) -> Table:
         self._table = self.opts.load_table() if self._table is None else self._table.refresh()
+        if self._scan is None:
+            # What `schema()` gave Spark (the reader starts with the query): every batch is
+            # read with it, whatever the table's schema becomes.
+            self._scan = table_scan(self._table, self.opts)
         return self._table
 
     def _ancestry(self, table: Table) -> list[Snapshot]:
@@ -177,10 +200,14 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
         return found
 
     def _after(self, table: Table, start: StreamOffset) -> list[Snapshot]:
-        """The stream's snapshots from `start`'s snapshot on (all of them before any)."""
+        """The stream's snapshots from `start`'s snapshot on (before any: all of them, or
+        from the first committed at or after `start.from_timestamp`)."""
         chain = self._ancestry(table)
         if start.snapshot_id == _NO_SNAPSHOT:
-            return chain
+            if start.from_timestamp is None:
+                return chain
+            later = [i for i, s in enumerate(chain) if s.timestamp_ms >= start.from_timestamp]
+            return chain[later[0] :] if later else []
         ids = [s.snapshot_id for s in chain]
         if start.snapshot_id not in ids:
             raise ValidationError(
@@ -196,15 +223,12 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
         offset = StreamOffset(_NO_SNAPSHOT, 0)
         if chain and self.from_timestamp is None:
             offset = StreamOffset(chain[0].snapshot_id, 0)
-        elif chain:
-            later = [s for s in chain if s.timestamp_ms >= self.from_timestamp]  # type: ignore[operator]
+        elif self.from_timestamp is not None:
+            later = [s for s in chain if s.timestamp_ms >= self.from_timestamp]
             if later:
                 offset = StreamOffset(later[0].snapshot_id, 0)
-            else:  # nothing yet: start after the current snapshot
-                last = chain[-1]
-                offset = StreamOffset(
-                    last.snapshot_id, len(self._added(table, last)) if self._should_read(last) else 0
-                )
+            else:  # nothing yet (as Java): start at the first snapshot committed at or after it
+                offset = StreamOffset(_NO_SNAPSHOT, 0, self.from_timestamp)
         self._last = offset
         return offset.to_dict()
 
@@ -256,7 +280,11 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
         table = self._refresh()
         files = records = size = 0
         end = begin
-        for snap in self._after(table, begin):
+        after = self._after(table, begin)
+        if stop_at is not None and begin.from_timestamp is not None:
+            if stop_at not in [s.snapshot_id for s in after]:  # the end precedes the start
+                return begin.to_dict()
+        for snap in after:
             if self._should_read(snap):
                 added = self._added(table, snap)
                 first = begin.position if snap.snapshot_id == begin.snapshot_id else 0
@@ -289,7 +317,8 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
             picked.extend(added[first:last])
             if snap.snapshot_id == stop.snapshot_id:
                 break
-        reader = ScanReader(table.scan(), table.properties.get("schema.name-mapping.default"))
+        assert self._scan is not None  # set by `_refresh`
+        reader = ScanReader(self._scan, table.properties.get("schema.name-mapping.default"))
         target = int(table.properties.get("read.split.target-size", str(128 << 20)))
         return [TaskPartition(task, reader) for task in _pack(picked, target)]
 
