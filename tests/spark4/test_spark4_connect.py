@@ -1,7 +1,8 @@
 """icefloe from a Spark Connect client (PySpark 4, collected only there): a Connect server
 started from the PySpark package (its own JVM, with Iceberg Java's runtime as the oracle's
 catalog), and a client process running `tests/support/workers/connect_client.py` — `icefloe.spark.read`,
-`append`, `delete` and the `format("icefloe")` data source, each checked by Java's reads."""
+`append`, `delete` and the `format("icefloe")` data source, each checked by Java's reads; and
+`merge`, `read_changelog` and `batch_writer` from clients of their own (`_CLIENTS`)."""
 
 from __future__ import annotations
 
@@ -95,4 +96,103 @@ def test_icefloe_from_a_connect_client(connect_server: tuple[str, Path], tmp_pat
         env=dict(os.environ, PYTHONPATH=str(CLIENT.parent)),
     )
     assert res.returncode == 0, f"client failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    assert res.stdout.strip().splitlines()[-1] == "OK"
+
+
+# Clients of the tests below, run as `python -c` with argv (url, warehouse, table name): each
+# checks icefloe against Iceberg Java in the Connect server and prints OK.
+_PRELUDE = """
+import sys
+import icefloe.spark
+from icefloe import load_catalog
+from pyspark.sql import SparkSession
+
+url, warehouse, name = sys.argv[1:4]
+spark = SparkSession.builder.remote(url).getOrCreate()
+assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+catalog = load_catalog("local", type="filesystem", warehouse=warehouse)
+
+
+def rows(df):
+    return sorted((tuple(r) for r in df.collect()), key=str)
+"""
+
+_CLIENTS = {
+    # MergeBuilder._target_pruning and _keyed_upsert.matched_keys collect the source's keys as
+    # Arrow (classic PySpark's `_collect_as_arrow` is missing over Connect).
+    "merge": """
+java, ice = f"oracle.{name}_java", f"{name}_ice"
+for t in (java, f"oracle.{ice}"):
+    spark.sql(f"CREATE TABLE {t} (id bigint, s string) USING iceberg")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (4, 'd')")
+src = spark.createDataFrame([(1, "A"), (3, "c")], "id bigint, s string")
+src.createOrReplaceTempView("src")
+spark.sql(f"MERGE INTO {java} t USING src s ON t.id = s.id "
+          "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+# update_all + insert_all on unique keys: the keyed-upsert path (matched_keys).
+icefloe.spark.merge(src, catalog.load_table(ice), "target.id = source.id") \
+    .when_matched_update_all().when_not_matched_insert_all().execute()
+assert rows(spark.table(f"oracle.{ice}")) == rows(spark.table(java)), rows(spark.table(f"oracle.{ice}"))
+# A conditional clause: the join path, pruned by the source's keys.
+spark.sql(f"MERGE INTO {java} t USING src s ON t.id = s.id "
+          "WHEN MATCHED AND s.s = 'A' THEN DELETE WHEN NOT MATCHED THEN INSERT *")
+icefloe.spark.merge(src, catalog.load_table(ice), "target.id = source.id") \
+    .when_matched_delete("source.s = 'A'").when_not_matched_insert_all().execute()
+assert rows(spark.table(f"oracle.{ice}")) == rows(spark.table(java)), rows(spark.table(f"oracle.{ice}"))
+""",
+    # A plan past INLINE_UNIT_BYTES travels as rows of units (no SparkContext over Connect).
+    "changelog": """
+import icefloe.spark.changelog
+
+icefloe.spark.changelog.INLINE_UNIT_BYTES = 0
+spark.sql(f"CREATE TABLE oracle.{name} (id bigint, p int) USING iceberg PARTITIONED BY (p)")
+spark.range(0, 6).selectExpr("id", "cast(id % 3 as int) as p").writeTo(f"oracle.{name}").append()
+spark.sql(f"DELETE FROM oracle.{name} WHERE id = 4")
+view = spark.sql(f"CALL oracle.system.create_changelog_view(table => '{name}')").collect()[0][0]
+cols = ["id", "p", "_change_type", "_change_ordinal"]
+ice = icefloe.spark.read_changelog(spark, catalog.load_table(name))
+assert rows(ice.select(cols)) == rows(spark.table(view).select(cols)), rows(ice.select(cols))
+""",
+    # foreachBatch pickles the writer for the server's Python process.
+    "batch_writer": """
+import os
+
+src, dst = f"oracle.{name}_src", f"{name}_dst"
+spark.sql(f"CREATE TABLE {src} (id bigint) USING iceberg")
+spark.sql(f"CREATE TABLE oracle.{dst} (id bigint) USING iceberg TBLPROPERTIES ('format-version'='2')")
+spark.sql(f"INSERT INTO {src} VALUES (1), (2)")
+writer = icefloe.spark.batch_writer(catalog.load_table(dst), query_id="q1")
+for more in ("INSERT INTO {src} VALUES (3)", None):  # a query per run, from one checkpoint
+    query = (
+        spark.readStream.format("iceberg").load(src).writeStream.foreachBatch(writer)
+        .option("checkpointLocation", os.path.join(os.getcwd(), "checkpoint"))
+        .trigger(availableNow=True).start()
+    )
+    query.awaitTermination()
+    assert query.exception() is None, query.exception()
+    if more:
+        spark.sql(more.format(src=src))
+assert rows(spark.table(f"oracle.{dst}")) == [(1,), (2,), (3,)], rows(spark.table(f"oracle.{dst}"))
+snapshots = spark.sql(f"SELECT summary FROM oracle.{dst}.snapshots ORDER BY committed_at")
+summaries = [r[0] for r in snapshots.collect()]
+assert [s.get("icefloe.streaming.query-id") for s in summaries] == ["q1", "q1"], summaries
+""",
+}
+
+
+@pytest.mark.parametrize("client", sorted(_CLIENTS))
+def test_icefloe_spark_functions_from_a_connect_client(
+    connect_server: tuple[str, Path], tmp_path: Path, client: str
+) -> None:
+    url, warehouse = connect_server
+    code = _PRELUDE + _CLIENTS[client] + '\nprint("OK")\n'
+    res = subprocess.run(
+        [sys.executable, "-c", code, url, str(warehouse), new_table_name(client)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert res.returncode == 0, f"{client} client failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     assert res.stdout.strip().splitlines()[-1] == "OK"

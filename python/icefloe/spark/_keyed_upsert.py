@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from icefloe._merge import Clause
 from icefloe.spark._names import quoted
-from icefloe.spark._session import default_parallelism
+from icefloe.spark._session import collect_arrow, default_parallelism
 from icefloe.spark.read import SemiJoinKeys, read_rows
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def matched_keys(spark: Any, table: Table, row_filter: Any, semi: SemiJoinKeys) 
     collected on the driver."""
     keys = list(semi.key_columns)
     df = read_rows(spark, table, row_filter=row_filter, selected_fields=tuple(keys), semi_join=semi)
-    batches = df._collect_as_arrow()
+    batches = collect_arrow(df)
     if batches:
         return pa.Table.from_batches(batches).select(keys)
     with pa.ipc.open_stream(semi.keys_ipc) as r:

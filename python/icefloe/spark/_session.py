@@ -7,12 +7,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 
 def is_connect(spark: Any) -> bool:
     """A Spark Connect session (its class lives in pyspark.sql.connect)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def collect_arrow(df: DataFrame) -> list[pa.RecordBatch]:
+    """The rows of `df` as Arrow record batches on the driver (none for no rows): classic
+    PySpark's `_collect_as_arrow` (3.5 has no public `toArrow`); over Spark Connect, which
+    has no `_collect_as_arrow`, `toArrow` (PySpark >= 4)."""
+    if is_connect(df):
+        to_arrow: Any = getattr(df, "toArrow")  # noqa: B009 (PySpark >= 4.0; 3.5 has no toArrow)
+        return list(to_arrow().to_batches())
+    return list(df._collect_as_arrow())
 
 
 def default_parallelism(spark: SparkSession) -> int:

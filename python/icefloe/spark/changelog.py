@@ -30,6 +30,7 @@ from icefloe.changelog import (
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
 from icefloe.spark._names import quoted
+from icefloe.spark._session import rows_frame
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["read_changelog"]
 
 # Units travel inside the mapInArrow closure while (their bytes) x (their count) stays under
-# this (as `icefloe.spark.read`); larger plans travel as RDD rows, one per unit.
+# this (as `icefloe.spark.read`); larger plans travel as rows (`rows_frame`), one per unit.
 INLINE_UNIT_BYTES = 16 << 20
 _SEQ = "__icefloe_seq"
 
@@ -94,8 +95,8 @@ def read_changelog(
     if sum(len(u) for u in encoded) * n <= INLINE_UNIT_BYTES:
         raw = spark.range(0, n, 1, n).mapInArrow(reader(encoded), spark_schema)
     else:
-        rdd = spark.sparkContext.parallelize([(bytearray(u),) for u in encoded], numSlices=n)
-        raw = spark.createDataFrame(rdd, "unit binary").mapInArrow(reader(None), spark_schema)
+        units = rows_frame(spark, [(bytearray(u),) for u in encoded], "unit binary", n)
+        raw = units.mapInArrow(reader(None), spark_schema)
     out = _remove_carryovers(raw, names)
     if plan.identifier_columns:
         out = _compute_updates(out, plan.identifier_columns)
@@ -120,12 +121,41 @@ def _counts(df: DataFrame, keys: list[Column]) -> tuple[Column, Column, Column]:
     return deletes, inserts, rank
 
 
+def _orderable(t: Any) -> bool:
+    """Whether Spark can partition (group, sort) by a column of type `t`: not a map or a
+    variant, nor a struct or array holding one."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.MapType) or type(t).__name__ == "VariantType":
+        return False
+    if isinstance(t, T.StructType):
+        return all(_orderable(f.dataType) for f in t.fields)
+    if isinstance(t, T.ArrayType):
+        return _orderable(t.elementType)
+    return True
+
+
+def _carryover_keys(df: DataFrame, names: Sequence[str]) -> list[Column]:
+    """The data columns as window keys: a column Spark cannot partition by (a map or a
+    variant, or a struct or array holding one) by its JSON text instead, in a one-element
+    array so a null differs from every value (`to_json` keeps a map's entries in their
+    stored order; the DELETE and INSERT copies of a row that a copy-on-write rewrite carries
+    over hold equal values in equal order)."""
+    from pyspark.sql import functions as F
+
+    keys: list[Column] = []
+    for name in names:
+        col = df[quoted(name)]
+        keys.append(col if _orderable(df.schema[name].dataType) else F.to_json(F.array(col)))
+    return keys
+
+
 def _remove_carryovers(df: DataFrame, names: list[str]) -> DataFrame:
     """Identical DELETE and INSERT rows of one ordinal cancel out in pairs."""
     from pyspark.sql import functions as F
 
     df = df.withColumn(_SEQ, F.monotonically_increasing_id())
-    deletes, inserts, rank = _counts(df, [*_cols(df, names), df[CHANGE_ORDINAL]])
+    deletes, inserts, rank = _counts(df, [*_carryover_keys(df, names), df[CHANGE_ORDINAL]])
     df = df.withColumn("__d", deletes).withColumn("__i", inserts).withColumn("__r", rank)
     keep = F.when(F.col(CHANGE_TYPE) == DELETE, F.col("__r") >= F.col("__i")).otherwise(
         F.col("__r") >= F.col("__d")

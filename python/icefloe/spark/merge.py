@@ -40,7 +40,7 @@ from icefloe.spark._row_delta import (
     rewrite_files_on_executors,
     write_position_deletes_on_executors,
 )
-from icefloe.spark._session import default_parallelism
+from icefloe.spark._session import collect_arrow, default_parallelism
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
@@ -289,7 +289,7 @@ class MergeBuilder(MergeClauses):
         cols = [F.col(quoted(s)).cast(spark_type).alias(t) for t, s, spark_type in keys]
         not_null = " AND ".join(f"{quoted(t)} IS NOT NULL" for t, _s, _ty in keys)
         picked = src.select(cols).where(not_null)
-        batches = picked._collect_as_arrow()
+        batches = collect_arrow(picked)
         arrow_schema = pa.schema([(t, _arrow_type(ty)) for t, _s, ty in keys])
         # (Spark's batches may mark a column not null; the set does not care.)
         table = pa.Table.from_batches(batches).cast(arrow_schema) if batches else arrow_schema.empty_table()

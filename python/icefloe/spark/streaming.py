@@ -100,7 +100,15 @@ class BatchWriter:
                 f"key_columns {key_columns!r} apply to mode='upsert' only; mode is {mode!r}"
             )
         _streaming_commit.batch_properties("q", 0, snapshot_properties)  # a clash fails here
-        self.table = table
+        self._table: Table | None = table
+        # What loads the table again where the writer is unpickled (Spark Connect pickles the
+        # foreachBatch function for the server's Python process; the loaded table does not
+        # pickle): its catalog's class, name and properties, and its identifier.
+        catalog = table.catalog
+        self._catalog_class = type(catalog)
+        self._catalog_name = catalog.name
+        self._catalog_properties = dict(catalog.properties)
+        self._identifier = tuple(table.identifier)
         self.query_id = query_id
         self.mode = mode
         self.key_columns = key_columns
@@ -108,6 +116,19 @@ class BatchWriter:
         self.snapshot_properties = dict(snapshot_properties or {})
         self.last_snapshot: Snapshot | None = None
         self.skipped: list[int] = []
+
+    @property
+    def table(self) -> Table:
+        """The target table (loaded from its catalog once where the writer was unpickled)."""
+        if self._table is None:
+            catalog = self._catalog_class(self._catalog_name, **self._catalog_properties)
+            self._table = catalog.load_table(self._identifier)
+        return self._table
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The loaded table (native metadata, the catalog's connections) and the last batch's
+        # snapshot stay behind; the table is loaded again on first use.
+        return {**self.__dict__, "_table": None, "last_snapshot": None}
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         query_id = self.query_id or spark_query_id(batch_df)
