@@ -571,3 +571,68 @@ def test_spark_append_matches_names_ignoring_case_and_fills_fixed_from_binary(
     finally:
         spark.conf.unset("spark.sql.caseSensitive")
     assert oracle.df(name).count() == 2
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_values_that_do_not_fit_fail_the_write_as_javas(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str
+) -> None:
+    """A bigint into an int column or a decimal(9,3) into a decimal(6,2) one: Java's UPDATE and
+    MERGE fail (ANSI store assignment) and commit nothing; icefloe's Spark update / merge /
+    upsert stored 705032704 and NULL. Values that fit are stored as Java stores them."""
+    import icefloe.spark
+
+    java, ours = new_table_name("fit_java"), new_table_name("fit_ours")
+    for name in (java, ours):
+        q = oracle.qualified(name)
+        oracle.sql(
+            f"CREATE TABLE {q} (id bigint, small int, d decimal(6,2)) USING iceberg "
+            f"TBLPROPERTIES ({_props(mode)})"
+        )
+        oracle.sql(f"INSERT INTO {q} VALUES (1, 1, 1.00), (2, 2, 2.00)")
+    before = oracle.snapshot_ids(ours)
+    for column, value in (("small", "5000000000"), ("d", "CAST(123456.789 AS DECIMAL(9,3))")):
+        bad = {column: value}
+        with pytest.raises(Exception, match=r"CAST_OVERFLOW|NUMERIC_VALUE_OUT_OF_RANGE"):
+            oracle.sql(f"UPDATE {oracle.qualified(java)} SET {column} = {value} WHERE id = 1")
+        with pytest.raises(Exception, match=r"CAST_OVERFLOW|NUMERIC_VALUE_OUT_OF_RANGE"):
+            icefloe.spark.update(spark, catalog.load_table(ours), "id = 1", bad)
+    source = spark.sql("SELECT 2L AS id, 5000000000L AS small, CAST(3.5 AS DECIMAL(9,3)) AS d")
+    with pytest.raises(Exception, match=r"CAST_OVERFLOW|NUMERIC_VALUE_OUT_OF_RANGE"):
+        icefloe.spark.upsert(source, catalog.load_table(ours), join_cols=["id"])
+    with pytest.raises(Exception, match=r"CAST_OVERFLOW|NUMERIC_VALUE_OUT_OF_RANGE"):
+        (
+            icefloe.spark.merge(source, catalog.load_table(ours), "target.id = source.id")
+            .when_matched_update_all()
+            .execute()
+        )
+    assert oracle.snapshot_ids(ours) == before
+    # Values that fit: stored, as Java stores them.
+    fits = {"small": "CAST(7 AS BIGINT)", "d": "CAST(12.345 AS DECIMAL(9,3))"}
+    oracle.sql(f"UPDATE {oracle.qualified(java)} SET small = {fits['small']}, d = {fits['d']} WHERE id = 1")
+    icefloe.spark.update(spark, catalog.load_table(ours), "id = 1", fits)
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="fits")
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_a_merge_of_delete_clauses_only_twins_java(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str
+) -> None:
+    """`when_matched_delete()` alone (no clause writes rows) deletes the matched rows as Java's
+    `MERGE ... WHEN MATCHED THEN DELETE`; it failed with an IndexError."""
+    import icefloe.spark
+
+    java, ours = _twins(spark, oracle, mode)
+    source = spark.sql("SELECT id FROM range(100, 120)")
+    source.createOrReplaceTempView("delete_only_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING delete_only_src s ON t.id = s.id "
+        "WHEN MATCHED THEN DELETE"
+    )
+    metrics = (
+        icefloe.spark.merge(source, catalog.load_table(ours), "target.id = source.id")
+        .when_matched_delete()
+        .execute()
+    )
+    assert metrics.rows_deleted == 20
+    assert_same_rows(oracle.df(ours), oracle.df(java), context="delete-only merge")

@@ -521,9 +521,18 @@ class MergeBuilder(MergeClauses):
                 ]
                 probe = rows.select(values + lineage)
                 lineage = [F.col(_lineage.ROW_ID), F.col(_lineage.LAST_UPDATED)]
+            found = {f.name: f.dataType for f in probe.schema.fields}
             parts.append(
-                probe.select([F.col(quoted(col)).cast(types[col]).alias(col) for col in columns] + lineage)
+                probe.select(
+                    [_stored(col, F.col(quoted(col)), found[col], types[col]).alias(col) for col in columns]
+                    + lineage
+                )
             )
+        if not parts:  # only delete clauses: no new rows, in the columns the writers expect
+            lineage_cols = [_lineage.ROW_ID, _lineage.LAST_UPDATED] if self._lineage_read else []
+            empty = [F.lit(None).cast(types[col]).alias(col) for col in columns]
+            empty += [F.lit(None).cast("long").alias(c) for c in lineage_cols]
+            return acted.where(F.lit(False)).select(empty)
         out = parts[0]
         for p in parts[1:]:
             out = out.unionByName(p)
@@ -663,6 +672,41 @@ def _check_type(column: str, found: Any, expected: Any) -> None:
         f"cannot store a value of type {found.simpleString()} in column {column!r} "
         f"of type {expected.simpleString()}"
     )
+
+
+_INTEGRAL_RANGES = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
+
+
+def _stored(column: str, value: Any, found: Any, expected: Any) -> Any:
+    """`value` (of Spark type `found`) cast to the column's type `expected`, failing the write
+    when it does not fit, as Spark's ANSI store assignment fails Java's UPDATE / MERGE
+    (CAST_OVERFLOW_IN_TABLE_INSERT). A plain cast wraps an integer and makes an overflowing
+    decimal null (PySpark 3.5's default), so the check is made here."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    cast = value.cast(expected)
+    if found == expected:
+        return cast
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    fractional = (T.FloatType, T.DoubleType, T.DecimalType)
+    fail = None
+    if isinstance(expected, integral) and isinstance(found, integral):
+        fail = cast.cast(found) != value
+    elif isinstance(expected, integral) and isinstance(found, fractional):
+        half = _INTEGRAL_RANGES[expected.simpleString()]
+        fail = (value <= -half - 1) | (value >= half)
+        if isinstance(found, (T.FloatType, T.DoubleType)):
+            fail = fail | F.isnan(value)
+    elif isinstance(expected, T.DecimalType) and isinstance(found, (*integral, *fractional)):
+        fail = value.isNotNull() & cast.isNull()
+    if fail is None:
+        return cast
+    message = (
+        f"CAST_OVERFLOW_IN_TABLE_INSERT: a value does not fit column {column!r} "
+        f"of type {expected.simpleString()}"
+    )
+    return F.when(fail, F.raise_error(F.lit(message))).otherwise(cast)
 
 
 def _write_default(table: Table, column: str) -> Any:
