@@ -5,7 +5,7 @@
 //! writer makes ([`super::metrics`]), floats from the data; its partition tuple is computed
 //! from the data with the table's transforms, and the file must hold exactly one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parquet::file::metadata::ParquetMetaData;
@@ -21,7 +21,7 @@ use crate::io::InputFile;
 use crate::manifest::DataFile;
 use crate::scan::FileScanTask;
 use crate::spec::{
-    NameMapping, NestedFieldRef, PrimitiveType, Schema, StructValue, TableMetadata,
+    NameMapping, NestedFieldRef, PrimitiveType, Schema, StructValue, TableMetadata, Type,
     PROPERTY_NAME_MAPPING_DEFAULT,
 };
 
@@ -51,6 +51,45 @@ fn read_footer(location: &str) -> Result<(InputFile, ParquetMetaData)> {
 }
 
 /// A DataFile for the existing Parquet file at `location`, in the table's default spec.
+/// A file whose column of a required table field (required at every level: a required field
+/// of an optional struct is null where the struct is) holds nulls is refused, by the footer's
+/// null counts: committed, the table could no longer be read (icefloe refuses the nulls,
+/// Java reads made-up values), and an append of the same rows is refused too.
+fn check_required_columns(
+    schema: &Schema,
+    meta: &ParquetMetaData,
+    columns: &[Option<Leaf>],
+    location: &str,
+) -> Result<()> {
+    fn required_leaves(fields: &[NestedFieldRef], out: &mut HashSet<i32>) {
+        for f in fields.iter().filter(|f| f.required) {
+            match &f.field_type {
+                Type::Primitive(_) => {
+                    out.insert(f.id);
+                }
+                Type::Struct(s) => required_leaves(&s.fields, out),
+                Type::List(_) | Type::Map(_) => {}
+            }
+        }
+    }
+    let mut required = HashSet::new();
+    required_leaves(schema.fields(), &mut required);
+    for rg in meta.row_groups() {
+        for (leaf, cc) in columns.iter().zip(rg.columns()) {
+            let Some(leaf) = leaf.as_ref().filter(|l| required.contains(&l.id)) else { continue };
+            if let Some(n) = cc.statistics().and_then(|s| s.null_count_opt()).filter(|n| *n > 0) {
+                return Err(validation(format!(
+                    "file {location}: column '{}' (field id {}) is required in the table but holds {n} \
+                     null value(s); add_files would make the table unreadable",
+                    schema.name_by_id(leaf.id).unwrap_or("?"),
+                    leaf.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<DataFile> {
     let schema = table.current_schema();
     let spec = table.default_spec();
@@ -170,6 +209,7 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
             )))
         }
     };
+    check_required_columns(schema, &meta, &columns, location)?;
     let config = MetricsConfig::from_table_properties(table.properties(), schema)?;
     fill_metrics_of_columns(&mut df, &meta, &all, &columns, &config, &floats)
         .map_err(|e| e.with_context("file", location))?;

@@ -251,6 +251,16 @@ def test_add_files_refusals_leave_nothing_behind(tmp_path: Path) -> None:
     empty = write(tmp_path / "in" / "empty.parquet", SCHEMA.empty_table())
     refused(ValidationError, r"empty\.parquet holds no rows", [empty])
 
+    # A null in the required `id` (the file's column is optional): committed, no reader could
+    # read the table back; an append of the same rows is refused too.
+    nullable = rows([11, 12], "a").cast(pa.schema([SCHEMA.field(0).with_nullable(True), *list(SCHEMA)[1:]]))
+    with_null = nullable.set_column(0, nullable.schema.field(0), pa.array([11, None], pa.int64()))
+    refused(
+        ValidationError,
+        r"withnull\.parquet: column 'id' \(field id 1\) is required in the table but holds 1 null",
+        [write(tmp_path / "in" / "withnull.parquet", with_null)],
+    )
+
     not_parquet = tmp_path / "in" / "notes.parquet"
     not_parquet.write_text("this is not parquet")
     refused(InvalidDataError, r"notes\.parquet", [str(not_parquet)])
