@@ -325,6 +325,11 @@ fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S, nulls_unkn
     let lower = || s.lower_bound(id);
     let upper = || s.upper_bound(id);
     let cmp = |b: Option<&[u8]>| -> Option<Ordering> { cmp_bound(ty, b?, p.literal()?) };
+    // Bounds order -0.0 below 0.0, while rows compare them equal (SQL, and the row evaluator
+    // a rewrite uses): a proof for row removal never rests on a zero, in a bound or a literal.
+    if nulls_unknown && zero_involved(p, ty, lower(), upper()) && !matches!(p.op, Operator::IsNull) {
+        return MIGHT_NOT;
+    }
     match p.op {
         Operator::IsNull => nulls_only(s, id),
         Operator::NotNull => s.null_count(id) == Some(0),
@@ -363,6 +368,33 @@ fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S, nulls_unkn
         }
         Operator::StartsWith | Operator::NotStartsWith => MIGHT_NOT,
     }
+}
+
+/// A float or double predicate whose literal(s) or bounds include a (signed) zero.
+fn zero_involved(
+    p: &BoundPredicate,
+    ty: &crate::spec::PrimitiveType,
+    lower: Option<&[u8]>,
+    upper: Option<&[u8]>,
+) -> bool {
+    use crate::spec::PrimitiveType as P;
+    if !matches!(ty, P::Float | P::Double) {
+        return false;
+    }
+    let zero_literal = p.literals.iter().any(|l| match l {
+        Literal::Float(v) => *v == 0.0,
+        Literal::Double(v) => *v == 0.0,
+        _ => false,
+    });
+    let zero_bound = |b: Option<&[u8]>| {
+        b.is_some_and(|b| match ty {
+            P::Float => {
+                b.get(..4).and_then(|x| x.try_into().ok()).is_some_and(|x| f32::from_le_bytes(x) == 0.0)
+            }
+            _ => b.get(..8).and_then(|x| x.try_into().ok()).is_some_and(|x| f64::from_le_bytes(x) == 0.0),
+        })
+    };
+    zero_literal || zero_bound(lower) || zero_bound(upper)
 }
 
 #[cfg(test)]

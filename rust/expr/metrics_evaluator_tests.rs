@@ -237,6 +237,29 @@ fn row_removal_takes_a_null_as_matching_nothing_but_is_null() {
 }
 
 #[test]
+fn row_removal_never_proves_a_file_by_a_signed_zero() {
+    // `f` (id 7) holds only -0.0: Java's bounds order it below 0.0, rows compare it equal.
+    let removal = |filter: &str, f: &DataFile| {
+        let e = bind(&parse_filter(filter).unwrap(), &schema(), true).unwrap();
+        StrictMetricsEvaluator::for_row_removal(&e).eval(f)
+    };
+    let mut f = DataFile::new_data("z.parquet", 2, 100);
+    f.value_counts.insert(7, 2);
+    f.null_value_counts.insert(7, 0);
+    f.nan_value_counts.insert(7, 0);
+    f.lower_bounds.insert(7, (-0.0f32).to_le_bytes().to_vec());
+    f.upper_bounds.insert(7, (-0.0f32).to_le_bytes().to_vec());
+    for flt in ["f != 0.0", "f < 0.0", "f NOT IN (0.0, 1.0)", "f < 1.0"] {
+        assert!(!removal(flt, &f), "{flt}");
+    }
+    assert!(strict("f != 0.0", &f), "Java's evaluator is unchanged");
+    // Away from zero the proof stands.
+    f.lower_bounds.insert(7, 2.0f32.to_le_bytes().to_vec());
+    f.upper_bounds.insert(7, 3.0f32.to_le_bytes().to_vec());
+    assert!(removal("f > 1.0", &f) && removal("f != 0.5", &f));
+}
+
+#[test]
 fn eval_all_reuses_the_buffer() {
     let e = bind(&parse_filter("id > 60").unwrap(), &schema(), true).unwrap();
     let ev = InclusiveMetricsEvaluator::new(&e);
