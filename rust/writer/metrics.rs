@@ -377,7 +377,10 @@ pub(crate) fn fill_metrics_of_columns(
             let acc = bounds.entry(leaf.id).or_default();
             let all_null =
                 stats.and_then(|s| s.null_count_opt()).is_some_and(|n| n as i64 == cc.num_values());
-            match stats.map(|s| (stat_literal(&leaf.ty, s, true), stat_literal(&leaf.ty, s, false))) {
+            let scale = time_scale(cc, &leaf.ty);
+            match stats
+                .map(|s| (stat_literal(&leaf.ty, s, true, scale), stat_literal(&leaf.ty, s, false, scale)))
+            {
                 Some((Some(lo), Some(hi))) => {
                     if acc.min.as_ref().is_none_or(|m| lo.cmp_same_type(m).is_some_and(|o| o.is_lt())) {
                         acc.min = Some(lo);
@@ -450,25 +453,57 @@ fn truncate_bound(v: Literal, mode: MetricsMode, upper: bool) -> Option<Literal>
     }
 }
 
+/// How a column chunk's INT64 time values become values of the Iceberg type's unit
+/// (micro- or nanoseconds): `(multiply, divide)`, by the column's Parquet unit. A file icefloe
+/// writes has the type's own unit; `add_files` may bring milli- or nanosecond columns (read
+/// back converted, so their bounds must be too). None when the unit is not known.
+fn time_scale(cc: &parquet::file::metadata::ColumnChunkMetaData, ty: &PrimitiveType) -> Option<(i64, i64)> {
+    use parquet::basic::{ConvertedType, LogicalType, TimeUnit};
+    let descr = cc.column_descr();
+    let unit = match descr.logical_type_ref() {
+        Some(LogicalType::Timestamp(t)) => Some(&t.unit),
+        Some(LogicalType::Time(t)) => Some(&t.unit),
+        _ => None,
+    };
+    let nanos_per_unit = match unit {
+        Some(unit) => match unit {
+            TimeUnit::MILLIS => 1_000_000,
+            TimeUnit::MICROS => 1_000,
+            TimeUnit::NANOS => 1,
+        },
+        _ => match descr.converted_type() {
+            ConvertedType::TIMESTAMP_MILLIS => 1_000_000,
+            ConvertedType::TIMESTAMP_MICROS | ConvertedType::TIME_MICROS => 1_000,
+            _ => return None,
+        },
+    };
+    let target =
+        if matches!(ty, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs) { 1 } else { 1_000 };
+    Some(if nanos_per_unit >= target { (nanos_per_unit / target, 1) } else { (1, target / nanos_per_unit) })
+}
+
 /// A footer min (`min = true`) or max as an Iceberg value of `ty`; None if absent or not exact.
-fn stat_literal(ty: &PrimitiveType, s: &Statistics, min: bool) -> Option<Literal> {
+fn stat_literal(ty: &PrimitiveType, s: &Statistics, min: bool, scale: Option<(i64, i64)>) -> Option<Literal> {
     let exact = if min { s.min_is_exact() } else { s.max_is_exact() };
     if !exact {
         return None;
     }
     use PrimitiveType as P;
+    // A time value in the type's unit (truncated toward zero, as the reader converts it).
+    let time = |v: &parquet::file::statistics::ValueStatistics<i64>| -> Option<i64> {
+        let (mul, div) = scale?;
+        Some(pick(v.min_opt(), v.max_opt(), min)?.checked_mul(mul)? / div)
+    };
     Some(match (ty, s) {
         (P::Boolean, Statistics::Boolean(v)) => Literal::Boolean(*pick(v.min_opt(), v.max_opt(), min)?),
         (P::Int, Statistics::Int32(v)) => Literal::Int(*pick(v.min_opt(), v.max_opt(), min)?),
         (P::Date, Statistics::Int32(v)) => Literal::Date(*pick(v.min_opt(), v.max_opt(), min)?),
         (P::Long, Statistics::Int64(v)) => Literal::Long(*pick(v.min_opt(), v.max_opt(), min)?),
-        (P::Time, Statistics::Int64(v)) => Literal::Time(*pick(v.min_opt(), v.max_opt(), min)?),
-        (P::Timestamp, Statistics::Int64(v)) => Literal::Timestamp(*pick(v.min_opt(), v.max_opt(), min)?),
-        (P::Timestamptz, Statistics::Int64(v)) => Literal::Timestamptz(*pick(v.min_opt(), v.max_opt(), min)?),
-        (P::TimestampNs, Statistics::Int64(v)) => Literal::TimestampNs(*pick(v.min_opt(), v.max_opt(), min)?),
-        (P::TimestamptzNs, Statistics::Int64(v)) => {
-            Literal::TimestamptzNs(*pick(v.min_opt(), v.max_opt(), min)?)
-        }
+        (P::Time, Statistics::Int64(v)) => Literal::Time(time(v)?),
+        (P::Timestamp, Statistics::Int64(v)) => Literal::Timestamp(time(v)?),
+        (P::Timestamptz, Statistics::Int64(v)) => Literal::Timestamptz(time(v)?),
+        (P::TimestampNs, Statistics::Int64(v)) => Literal::TimestampNs(time(v)?),
+        (P::TimestamptzNs, Statistics::Int64(v)) => Literal::TimestamptzNs(time(v)?),
         (P::Decimal { .. }, Statistics::Int32(v)) => {
             Literal::Decimal(i128::from(*pick(v.min_opt(), v.max_opt(), min)?))
         }

@@ -360,3 +360,34 @@ def test_row_level_changes_on_added_files_match_java(
     if mode == "merge-on-read":  # the added files were never rewritten: their deletes apply
         live = {Path(f["file_path"]).name for f in oracle.data_files(table_name)}
         assert "part-0.parquet" in live
+
+
+@pytest.mark.parametrize("unit", ["ms", "ns"])
+def test_add_files_of_milli_and_nanosecond_timestamps_keep_true_bounds(tmp_path: Path, unit: str) -> None:
+    """A file whose `ts` column is in milli- or nanoseconds: its rows read as microseconds, and
+    its bounds are converted the same way (they were taken as microseconds: a millisecond
+    file's lower bound read as 1970-01-20, a filtered read missed its rows and a delete that
+    matched none of them removed the file)."""
+    cat = icefloe.load_catalog("local", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", schema=SCHEMA)
+    data = rows([1, 30], "a")
+    data = data.set_column(
+        4, pa.field("ts", pa.timestamp(unit, tz="UTC")), data.column("ts").cast(pa.timestamp(unit, tz="UTC"))
+    )
+    kw: dict[str, Any] = {"coerce_timestamps": "ms"} if unit == "ms" else {"version": "2.6"}
+    t.add_files([write(tmp_path / "in" / f"{unit}.parquet", data, **kw)])
+    assert sorted(
+        t.scan(row_filter="ts >= '2026-01-02T00:00:00+00:00'").to_arrow().column("id").to_pylist()
+    ) == [30]
+    assert sorted(
+        t.scan(row_filter="ts < '2026-01-01T02:00:00+00:00'").to_arrow().column("id").to_pylist()
+    ) == [1]
+    t.delete("ts < '2025-12-31T00:00:00+00:00'")  # matches no row
+    assert sorted(cat.load_table("db.t").scan().to_arrow().column("id").to_pylist()) == [1, 30]
+    (f,) = t.inspect.data_files().to_pylist()
+    lower = dict(f["lower_bounds"])[5]
+    assert (
+        int.from_bytes(lower, "little", signed=True)
+        == int(dt.datetime(2026, 1, 1, 1, tzinfo=UTC).timestamp()) * 10**6
+    )
