@@ -273,7 +273,7 @@ class Catalog(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
-def _schema_json(schema: object, format_version: int) -> str:
+def _schema_json(schema: object, format_version: int = 2) -> str:
     if isinstance(schema, Schema):
         return schema.to_json()
     import pyarrow as pa
