@@ -256,7 +256,7 @@ class TableMerger(MergeClauses):
         )
         right = pa.table(
             {
-                **{f"k{i}": self.source.column(s) for i, (_, s) in enumerate(pairs)},
+                **{f"k{i}": self._source_key(target, t, s) for i, (t, s) in enumerate(pairs)},
                 "__s": pa.array(range(self.source.num_rows), pa.int64()),
             }
         )
@@ -273,6 +273,21 @@ class TableMerger(MergeClauses):
         columns.update({f"{sa}.{c}": self.source.column(c).take(s_index) for c in self.source.column_names})
         columns[f"{sa}.__present"] = s_index
         return pa.table(columns)
+
+    def _source_key(self, target: pa.Table, t: str, s: str) -> pa.ChunkedArray:
+        """The source's join column `s` in the type of the target's `t` (an int key against a
+        long column, large_string against string, another timestamp unit or decimal scale),
+        as Spark's MERGE compares them; Arrow's join needs equal types."""
+        key, want = self.source.column(s), target.column(t).type
+        if key.type == want:
+            return key
+        try:
+            return key.cast(want)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise ValidationError(
+                f"MERGE join column {self.source_alias}.{s} ({key.type}) cannot be compared with "
+                f"{self.target_alias}.{t} ({want}): {e}"
+            ) from None
 
     def _join_condition(self) -> tuple[list[tuple[str, str]], BooleanExpression | None]:
         """The (target column, source column) equalities of `on` and the AND of its

@@ -547,3 +547,35 @@ def test_delete_by_a_struct_field_or_a_dotted_column_name(cat: Catalog, mode: st
     assert t.refresh().current_snapshot().summary["total-records"] == (
         "6" if mode == "merge-on-read" else "3"
     )
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_merge_and_upsert_take_join_keys_of_another_width(cat: Catalog, version: str) -> None:
+    """A source whose key is int32 / large_string against the table's long / string columns
+    joins as Spark's MERGE compares them (Arrow's join needs equal types: it failed with a raw
+    ArrowInvalid, and so did a v3 copy-on-write upsert, which runs as a MERGE)."""
+    props = {"format-version": version, "write.merge.mode": "copy-on-write"}
+    t = cat.create_table(f"db.keys{version}", schema=SCHEMA, properties=props)
+    t.append(rows(range(5)))
+
+    def source(ids: list[int], region: str) -> pa.Table:
+        return pa.table(
+            {
+                "id": pa.array(ids, pa.int32()),
+                "region": pa.array([region] * len(ids), pa.large_string()),
+                "amount": pa.array([10.0 * i for i in ids]),
+            }
+        )
+
+    m = (
+        t.merge(source([1, 7], "us"), "target.id = source.id and target.region = source.region")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    assert (m.rows_updated, m.rows_inserted) == (0, 2)  # id 1 is 'eu' in the table
+    t.delete("region = 'us'")
+    result = t.upsert(source([1, 8], "eu"), join_cols=["id"])
+    assert (result.rows_updated, result.rows_inserted) == (1, 1)
+    got = sorted((r["id"], r["amount"]) for r in t.scan().to_arrow().to_pylist())
+    assert [i for i, _ in got] == [0, 1, 2, 3, 4, 8] and dict(got)[1] == 10.0
