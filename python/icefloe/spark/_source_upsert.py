@@ -41,15 +41,7 @@ from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
-from icefloe.spark._names import (
-    nested_spelling,
-    renamed,
-    renamed_schema,
-    respelled,
-    table_arrow_schema,
-    table_spelling,
-)
-from icefloe.spark._store_assign import store_assigned
+from icefloe.spark._store_assign import InputShape
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -96,8 +88,6 @@ class UpsertWriter:
     write started. Everything is checked here, on the driver, before any task runs."""
 
     def __init__(self, table: Table, opts: SourceOptions, spark_schema: Any) -> None:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         from icefloe._row_level import _join_columns, equality_delete_plan
 
         if table.format_version < 2:
@@ -106,19 +96,10 @@ class UpsertWriter:
             )
         keys = opts.options.get("key-columns")
         names = _join_columns(table, [k.strip() for k in keys.split(",")] if keys else None)
-        try:
-            arrow_schema = to_arrow_schema(spark_schema)
-        except TypeError as e:  # a Spark type Arrow cannot carry
-            raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
         # As the data source's appends: the table's spelling of names, Spark's numeric widenings.
-        self.spelling = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
-        if self.spelling is not None:
-            arrow_schema = renamed_schema(arrow_schema, self.spelling)
-        self.nested = nested_spelling(arrow_schema, table_arrow_schema(table))
-        if self.nested is not None:
-            arrow_schema = self.nested
-        self.input_schema = arrow_schema
-        arrow_schema, self.widen = store_assigned(arrow_schema, table)
+        self.shape = InputShape(spark_schema, table)
+        self.input_schema = self.shape.input_schema
+        arrow_schema = self.shape.schema
         self.delete_column = opts.options.get("delete-column") or None
         if self.delete_column is not None:
             field = _field(arrow_schema, self.delete_column, "delete-column")
@@ -160,8 +141,7 @@ class UpsertWriter:
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
         partition = ctx.partitionId() if ctx is not None else 0
-        widen = self.widen or (lambda b: b)
-        parts = [widen(respelled(renamed(b, self.spelling), self.nested)) for b in batches if b.num_rows]
+        parts = [self.shape(b) for b in batches if b.num_rows]
         if not parts:
             return UpsertFiles(partition, [], [], b"")
         rows = _last_per_key(pa.Table.from_batches(parts), self.names)

@@ -23,16 +23,8 @@ from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
-from icefloe.spark._names import (
-    nested_spelling,
-    renamed,
-    renamed_schema,
-    respelled,
-    table_arrow_schema,
-    table_spelling,
-)
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
-from icefloe.spark._store_assign import store_assigned
+from icefloe.spark._store_assign import InputShape
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -52,23 +44,11 @@ class FileWriter:
     write's id and the storage settings."""
 
     def __init__(self, table: Table, spark_schema: Any) -> None:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        try:
-            arrow_schema = to_arrow_schema(spark_schema)
-        except TypeError as e:  # a Spark type Arrow cannot carry
-            raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
-        # Names matched ignoring case, as Spark resolves them: the batches get the table's.
-        self.names = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
-        if self.names is not None:
-            arrow_schema = renamed_schema(arrow_schema, self.names)
-        self.nested = nested_spelling(arrow_schema, table_arrow_schema(table))
-        if self.nested is not None:
-            arrow_schema = self.nested
-        # Spark casts nothing for a Python data source: the numeric widenings its ANSI store
-        # assignment makes for Java's writes are made here.
-        self.input_schema = arrow_schema  # the batches' (PySpark 4.0's streams: rows made into them)
-        arrow_schema, self.widen = store_assigned(arrow_schema, table)
+        # Spark renames and casts nothing for a Python data source: done here, as Spark's
+        # name resolution and ANSI store assignment do it for Java's writes.
+        self.shape = InputShape(spark_schema, table)
+        self.input_schema = self.shape.input_schema  # PySpark 4.0's stream rows become these
+        arrow_schema = self.shape.schema
         _native.check_arrow_schema(table.metadata, arrow_schema)  # fail before any task runs
         self.arrow_schema = arrow_schema
         self.metadata_json = table.metadata.to_json()
@@ -85,13 +65,12 @@ class FileWriter:
         ctx = TaskContext.get()
         task_id = ctx.taskAttemptId() if ctx is not None else 0
 
-        widen = self.widen or (lambda b: b)
-        head = widen(respelled(renamed(first, self.names), self.nested))
+        head = self.shape(first)
 
         def chained() -> Iterator[pa.RecordBatch]:
             yield head
             for b in batches:
-                yield widen(respelled(renamed(b, self.names), self.nested))
+                yield self.shape(b)
 
         reader = pa.RecordBatchReader.from_batches(head.schema, chained())
         md = _native.TableMetadata.from_json(self.metadata_json)

@@ -10,11 +10,21 @@ with Spark's own casts (`write._store_assigned`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from icefloe.exceptions import ValidationError
+from icefloe.spark._names import (
+    nested_spelling,
+    renamed,
+    renamed_schema,
+    respelled,
+    table_arrow_schema,
+    table_spelling,
+)
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -26,6 +36,34 @@ Widen = Callable[[pa.RecordBatch], pa.RecordBatch]
 # exact operands, hence the correctly rounded quotient.
 _EXACT_INT = 2**53
 _EXACT_POW10 = 22
+
+
+class InputShape:
+    """How the data source's writers take Spark's batches, which Spark hands a Python data
+    source as the DataFrame has them: names (top level and in structs) in the table's
+    spelling, matched ignoring case as Spark resolves them, then Spark's numeric widenings.
+    `input_schema` is the batches' schema once renamed (PySpark 4.0's stream rows are made
+    into it), `schema` the one the writer gets."""
+
+    def __init__(self, spark_schema: Any, table: Table) -> None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        try:
+            arrow_schema = to_arrow_schema(spark_schema)
+        except TypeError as e:  # a Spark type Arrow cannot carry
+            raise ValidationError(f"DataFrame schema cannot be written to Iceberg: {e}") from e
+        self.names = table_spelling(arrow_schema.names, [f.name for f in table.schema().fields])
+        if self.names is not None:
+            arrow_schema = renamed_schema(arrow_schema, self.names)
+        self.nested = nested_spelling(arrow_schema, table_arrow_schema(table))
+        if self.nested is not None:
+            arrow_schema = self.nested
+        self.input_schema = arrow_schema
+        self.schema, self.widen = store_assigned(arrow_schema, table)
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        out = respelled(renamed(batch, self.names), self.nested)
+        return out if self.widen is None else self.widen(out)
 
 
 def _to_double_type(t: pa.DataType) -> bool:
