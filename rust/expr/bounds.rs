@@ -49,6 +49,15 @@ pub fn is_nan_bound(ty: &PrimitiveType, bound: &[u8]) -> bool {
     }
 }
 
+/// True when the bound is a floating point zero of either sign.
+pub fn is_zero_bound(ty: &PrimitiveType, bound: &[u8]) -> bool {
+    match ty {
+        PrimitiveType::Float => read_f32(bound).is_some_and(|v| v == 0.0),
+        PrimitiveType::Double => read_double(bound).is_some_and(|v| v == 0.0),
+        _ => false,
+    }
+}
+
 /// Orders two bounds of the same type (bytes against bytes).
 pub fn cmp_bounds(ty: &PrimitiveType, a: &[u8], b: &[u8]) -> Option<Ordering> {
     use PrimitiveType as P;

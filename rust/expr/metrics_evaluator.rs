@@ -15,7 +15,7 @@
 use std::cmp::Ordering;
 
 use super::bind::{BoundExpr, BoundPredicate};
-use super::bounds::{cmp_bound, cmp_bounds, is_nan_bound, prefix};
+use super::bounds::{cmp_bound, cmp_bounds, is_nan_bound, is_zero_bound, prefix};
 use super::predicate::Operator;
 use crate::manifest::DataFile;
 use crate::spec::Literal;
@@ -377,23 +377,12 @@ fn zero_involved(
     lower: Option<&[u8]>,
     upper: Option<&[u8]>,
 ) -> bool {
-    use crate::spec::PrimitiveType as P;
-    if !matches!(ty, P::Float | P::Double) {
-        return false;
-    }
     let zero_literal = p.literals.iter().any(|l| match l {
         Literal::Float(v) => *v == 0.0,
         Literal::Double(v) => *v == 0.0,
         _ => false,
     });
-    let zero_bound = |b: Option<&[u8]>| {
-        b.is_some_and(|b| match ty {
-            P::Float => {
-                b.get(..4).and_then(|x| x.try_into().ok()).is_some_and(|x| f32::from_le_bytes(x) == 0.0)
-            }
-            _ => b.get(..8).and_then(|x| x.try_into().ok()).is_some_and(|x| f64::from_le_bytes(x) == 0.0),
-        })
-    };
+    let zero_bound = |b: Option<&[u8]>| b.is_some_and(|b| is_zero_bound(ty, b));
     zero_literal || zero_bound(lower) || zero_bound(upper)
 }
 
