@@ -7,10 +7,11 @@ The target is read with its `_file` / `_pos` metadata columns — without a `not
 source` clause, only the rows the target-only conjuncts select and, for a single-column
 join, whose keys the source holds. The commit's conflict-detection filter is those
 conjuncts (and, merge-on-read, the source's keys; see `_merge_condition`), so a concurrent
-commit elsewhere in the table is no conflict. Clause conditions are row-filter strings over
-the aliases (`"source.amount < 0 AND target.qty > 1"`) decided by the reader's own Rust
-evaluator (one evaluator for every operation); the first clause whose kind and condition hold
-takes a row, as in Spark. Set / insert values: a string
+commit elsewhere in the table is no conflict. Float and double keys compare as Spark's join
+keys: NaN matches NaN, -0.0 matches 0.0 (`join_key`, `matching_keys`). Clause conditions
+are row-filter strings over the aliases (`"source.amount < 0 AND target.qty > 1"`) decided
+by the reader's own Rust evaluator (one evaluator for every operation); the first clause
+whose kind and condition hold takes a row, as in Spark. Set / insert values: a string
 `"<alias>.<column>"` is that column, a pyarrow compute expression is evaluated over the
 columns named `"<alias>.<column>"`, anything else is a literal.
 
@@ -22,6 +23,7 @@ before anything is written.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,12 +35,13 @@ from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
+    matching_keys,
     split_conjuncts,
     target_only_filter,
 )
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe.exceptions import NotSupportedError, ValidationError
-from icefloe.expressions import And, BooleanExpression, In
+from icefloe.expressions import And, BooleanExpression
 
 if TYPE_CHECKING:
     from icefloe.table import ArrowData, Table
@@ -250,13 +253,13 @@ class TableMerger(MergeClauses):
         ta, sa = self.target_alias, self.source_alias
         left = pa.table(
             {
-                **{f"k{i}": target.column(t) for i, (t, _) in enumerate(pairs)},
+                **{f"k{i}": join_key(target.column(t)) for i, (t, _) in enumerate(pairs)},
                 "__t": pa.array(range(target.num_rows), pa.int64()),
             }
         )
         right = pa.table(
             {
-                **{f"k{i}": self._source_key(target, t, s) for i, (t, s) in enumerate(pairs)},
+                **{f"k{i}": join_key(self._source_key(target, t, s)) for i, (t, s) in enumerate(pairs)},
                 "__s": pa.array(range(self.source.num_rows), pa.int64()),
             }
         )
@@ -358,7 +361,7 @@ class TableMerger(MergeClauses):
                 if not keys:
                     return empty()
                 if len(keys) <= _KEY_FILTER_MAX:
-                    by_key = In(pairs[0][0], keys)
+                    by_key = matching_keys(pairs[0][0], keys)
                     row_filter = by_key if row_filter is None else And(row_filter, by_key)
         return table.scan(row_filter=row_filter, selected_fields=self._target_fields()).to_arrow()
 
@@ -553,6 +556,17 @@ class TableMerger(MergeClauses):
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(descriptors)
         result.data_files_removed = len(touched)
+
+
+def join_key(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A join column as Spark compares join keys (NormalizeFloatingNumbers): a float / double
+    -0.0 becomes 0.0 and every NaN one NaN, so that Arrow's join, which matches floats by
+    their bits, matches -0.0 with 0.0 and NaN with NaN. Other types as they are."""
+    t = column.type
+    if not (pa.types.is_float32(t) or pa.types.is_float64(t)):
+        return column
+    # -0.0 + 0.0 is 0.0 (IEEE 754, rounding to nearest); NaN payloads differ, so one NaN.
+    return pc.if_else(pc.is_nan(column), pa.scalar(math.nan, t), pc.add(column, pa.scalar(0.0, t)))
 
 
 def merge(

@@ -20,13 +20,14 @@ two columns) are left out of the filter, which only widens it: never a missed co
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _native
 from icefloe.exceptions import IcefloeError
-from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, from_json
+from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, IsNaN, Or, from_json
 
 if TYPE_CHECKING:
     from icefloe.schema import Schema
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 CONFLICT_KEYS_MAX = 2_000
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_NAN = object()
 
 
 def split_conjuncts(condition: str) -> list[str]:
@@ -212,30 +214,56 @@ def target_filter(on: str, schema: Schema, target_alias: str, source_alias: str)
 
 
 def key_filter(schema: Schema, column: str, values: Iterable[Any]) -> BooleanExpression | None:
-    """`In(column, values)` for at most `CONFLICT_KEYS_MAX` distinct non-null values that
-    bind to the column (AlwaysFalse for none); None when there are more, or they do not bind."""
+    """The rows whose `column` equals one of `values` (`matching_keys`) for at most
+    `CONFLICT_KEYS_MAX` distinct non-null values that bind to the column (AlwaysFalse for
+    none); None when there are more, or they do not bind."""
     distinct: list[Any] = []
     seen: set[Any] = set()
     for v in values:
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None:
             continue
+        key = _NAN if _is_nan(v) else v  # every NaN one key (a set keeps each NaN object)
         try:
-            if v in seen:
+            if key in seen:
                 continue
-            seen.add(v)
+            seen.add(key)
         except TypeError:
             return None
         distinct.append(v)
         if len(distinct) > CONFLICT_KEYS_MAX:
             return None
-    if not distinct:
-        return AlwaysFalse()
     try:
-        expr = In(column, distinct)
+        expr = matching_keys(column, distinct)
         _native.bind_filter(expr.to_json(), schema.to_json())
     except IcefloeError:
         return None
     return expr
+
+
+def matching_keys(column: str, values: Iterable[Any]) -> BooleanExpression:
+    """A row filter selecting the rows whose `column` equals one of `values` (non-null) as
+    Spark's `=` compares join keys (NormalizeFloatingNumbers): a NaN key matches NaN rows
+    (`IsNaN`: NaN is no literal) and a zero of either sign matches both (both literals, as
+    file bounds order -0.0 below 0.0). AlwaysFalse for no values."""
+    literals: list[Any] = []
+    nan = zero = False
+    for v in values:
+        if _is_nan(v):
+            nan = True
+        elif isinstance(v, float) and v == 0.0:
+            zero = True
+        else:
+            literals.append(v)
+    if zero:
+        literals += [0.0, -0.0]
+    expr: BooleanExpression | None = In(column, literals) if literals else None
+    if nan:
+        expr = IsNaN(column) if expr is None else Or(expr, IsNaN(column))
+    return AlwaysFalse() if expr is None else expr
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
 
 
 def conflict_filter_json(

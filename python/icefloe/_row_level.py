@@ -29,9 +29,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _lineage, _native, _pending_write
+from icefloe._merge_condition import matching_keys
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe.exceptions import ValidationError
-from icefloe.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or, as_row_filter
+from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
@@ -293,10 +294,19 @@ def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
 
 
 def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
-    """One row per key, the last one given (documented: the last duplicate wins)."""
+    """One row per key, the last one given (documented: the last duplicate wins). Float keys
+    group as Spark compares them: -0.0 with 0.0, NaN with NaN (see `_merge.join_key`)."""
+    from icefloe._merge import join_key
+
     idx = "__icefloe_row__"
-    numbered = data.append_column(idx, pa.array(range(data.num_rows), pa.int64()))
-    last = numbered.group_by(keys, use_threads=False).aggregate([(idx, "max")])
+    numbered = pa.table(
+        {
+            **{f"k{i}": join_key(data.column(k)) for i, k in enumerate(keys)},
+            idx: pa.array(range(data.num_rows), pa.int64()),
+        }
+    )
+    groups = [f"k{i}" for i in range(len(keys))]
+    last = numbered.group_by(groups, use_threads=False).aggregate([(idx, "max")])
     keep = pc.sort_indices(last.column(f"{idx}_max"))
     rows = pc.take(last.column(f"{idx}_max"), keep)
     return data.take(rows)
@@ -314,19 +324,20 @@ def _lineage_merge(table: Table, keys: pa.Table, names: list[str]) -> bool:
 
 
 def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
-    """A row filter matching exactly the rows with these keys (null keys match null)."""
+    """A row filter matching exactly the rows with these keys (null keys match null; float
+    keys as Spark's MERGE compares them: NaN matches NaN, -0.0 matches 0.0)."""
     if len(names) == 1:
         col = keys.column(0)
         values = [v for v in pc.unique(col).to_pylist() if v is not None]
-        expr: BooleanExpression = In(names[0], values) if values else AlwaysFalse()
+        expr = matching_keys(names[0], values)
         if col.null_count:
-            expr = Or(expr, IsNull(names[0]))
+            expr = IsNull(names[0]) if isinstance(expr, AlwaysFalse) else Or(expr, IsNull(names[0]))
         return expr
     parts: list[BooleanExpression] = []
     for row in keys.to_pylist():
         conj: BooleanExpression | None = None
         for n in names:
-            p: BooleanExpression = IsNull(n) if row[n] is None else EqualTo(n, row[n])
+            p: BooleanExpression = IsNull(n) if row[n] is None else matching_keys(n, [row[n]])
             conj = p if conj is None else And(conj, p)
         assert conj is not None
         parts.append(conj)
@@ -334,6 +345,22 @@ def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
     for p in parts:
         out = p if isinstance(out, AlwaysFalse) else Or(out, p)
     return out
+
+
+def _matched_counts(table: Table, condition: BooleanExpression, names: list[str]) -> tuple[int, int]:
+    """How many rows of the table `condition` (`_key_filter` of the upsert's keys) selects,
+    and how many distinct keys they hold: the upsert's rows that update rather than insert
+    (one key may match several rows, e.g. -0.0 and 0.0, or keys appended twice)."""
+    if table.metadata.current_snapshot_id is None:
+        return 0, 0
+    from icefloe._merge import join_key
+
+    found = table.scan(row_filter=condition, selected_fields=tuple(names)).to_arrow()
+    if found.num_rows == 0:
+        return 0, 0
+    keys = pa.table({f"k{i}": join_key(found.column(n)) for i, n in enumerate(names)})
+    distinct = keys.group_by(keys.column_names, use_threads=False).aggregate([]).num_rows
+    return found.num_rows, distinct
 
 
 def equality_delete_plan(table: Table, names: list[str]) -> tuple[list[int], pa.Schema, list[int] | None]:
@@ -370,6 +397,16 @@ def upsert(
 
     reader = _as_reader(df)
     _native.check_arrow_schema(table.metadata, reader.schema)
+    # An upsert replaces whole rows: a source without an optional column would store nulls
+    # over the matched rows' values. PyIceberg's upsert fails on such a source as soon as
+    # one of its rows matches (it casts the source to the table's schema), so refuse it in
+    # every mode, before anything is read, rather than null the column out.
+    absent = [f.name for f in table.schema().fields if f.name not in reader.schema.names]
+    if absent:
+        raise ValidationError(
+            f"the upsert's rows lack column(s) {absent} of the table; an upsert replaces whole "
+            "rows, so give every column (null where there is no value)"
+        )
     data = reader.read_all()
     names = _join_columns(table, join_cols)
     missing = [n for n in names if n not in data.column_names]
@@ -395,9 +432,9 @@ def upsert(
             m = merger.when_matched_update_all().when_not_matched_insert_all().execute()
             return UpsertResult(data.num_rows, m.rows_updated, m.rows_inserted)
         condition = _key_filter(keys, names)
-        matched = table.scan(row_filter=condition).count() if md.current_snapshot_id is not None else 0
+        matched, found = _matched_counts(table, condition, names)
         table.overwrite(data, overwrite_filter=condition, snapshot_properties=snapshot_properties)
-        return UpsertResult(data.num_rows, matched, data.num_rows - matched)
+        return UpsertResult(data.num_rows, matched, data.num_rows - found)
     keys = data.select(key_schema.names)
     write = RowDeltaWrite(
         table,
