@@ -90,8 +90,23 @@ oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE40_JAR) $(ORACLE_EXTRA_STAMP) $(RES
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q
 
-release: venv  ## build the extension (release) into .venv
-	$(VENV)/bin/maturin develop -q --release
+# The release build is the manylinux wheel of `make dist` for this machine (zig as linker,
+# glibc $(MANYLINUX)'s symbols), installed editable into .venv as `maturin develop` would
+# (.ci/install_editable.py); the wheel test (tests/packaging/test_wheel.py) installs the same
+# file into fresh venvs, so `make test` builds the crate in release once, not twice.
+MANYLINUX ?= manylinux_2_28
+HOST_TARGET := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+RELEASE_WHEEL_DIR := target/wheel-release
+DIST_TOOLS := $(VENV)/.dist-tools
+$(DIST_TOOLS): $(VENV)/.installed
+	$(VPY) -m pip install -q "ziglang>=0.13" "auditwheel>=6" "twine>=5"
+	touch $@
+
+release: venv $(DIST_TOOLS)  ## build the extension (release) into .venv: the manylinux wheel, installed editable
+	rm -rf $(RELEASE_WHEEL_DIR)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/maturin build --release -q --zig --target $(HOST_TARGET) \
+		--compatibility $(MANYLINUX) -o $(RELEASE_WHEEL_DIR)
+	$(VPY) .ci/install_editable.py $(RELEASE_WHEEL_DIR)/icefloe-*.whl python
 
 demo: release  ## build in release mode and run the example pipeline on local Spark
 	$(VPY) examples/pipeline.py
@@ -104,7 +119,8 @@ servers:  ## the real servers the tests start: Postgres from Debian (as root, wh
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
 
 test-python: release oracle servers  ## the pytest suite, Spark and interop included
-	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
+	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) \
+		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
 
 test-spark4: release oracle servers venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q $(SPARK4_TESTS) $(PYTEST_ARGS)
@@ -126,12 +142,7 @@ wheel: venv  ## build an abi3 wheel into dist/
 # aws-lc-sys and mimalloc for aarch64) and an sdist. Each target builds in target/<triple>/, so
 # it does not disturb the `make release` build.
 .PHONY: dist docs test-docs
-MANYLINUX ?= manylinux_2_28
 DIST_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
-DIST_TOOLS := $(VENV)/.dist-tools
-$(DIST_TOOLS): $(VENV)/.installed
-	$(VPY) -m pip install -q "ziglang>=0.13" "auditwheel>=6" "twine>=5"
-	touch $@
 
 dist-wheel-%: $(DIST_TOOLS)  ## one manylinux wheel into dist/, e.g. make dist-wheel-x86_64-unknown-linux-gnu
 	rustup target list --installed | grep -qx '$*' || rustup target add '$*'

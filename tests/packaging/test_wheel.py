@@ -6,9 +6,10 @@ run; 4.0: Iceberg 1.11.0, the newest built for it) Iceberg Java reads the table 
 the same session. PySpark 4.1 has the whole Spark-facing suite (`make test-spark4`); Spark 4.2
 and 4.3 have no Iceberg runtime on Maven Central yet, so there icefloe is checked on its own.
 
-The wheel is built once per run with zig as the linker (`maturin build --zig`, as `make dist`
-does; cargo's build in target/x86_64-unknown-linux-gnu/ is reused between runs), or taken from
-ICEFLOE_TEST_WHEEL. The venvs install from pip's cache, each once.
+The wheel is the one `make release` built and installed for the suite (zig as the linker,
+`maturin build --zig`, as `make dist` does), which `make test-python` passes in
+ICEFLOE_TEST_WHEEL; without it the test builds one itself. The venvs install from pip's
+cache, each once.
 """
 
 from __future__ import annotations
