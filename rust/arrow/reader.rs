@@ -432,9 +432,46 @@ fn adapt_primitive(
             m.source_name()
         )));
     }
+    if m == Match::ByName {
+        refuse_lost_nanoseconds(array, target, path)?;
+    }
     cast_with_options(array, target, &strict()).map_err(|e| {
         m.err(format!("cannot convert field '{path}' from Arrow {} to {target}: {e}", array.data_type()))
     })
+}
+
+/// A write of nanosecond timestamps into a microsecond column keeps every value only when none
+/// has sub-microsecond digits: Arrow's cast would cut them off silently. (Reading a file's
+/// nanosecond column as microseconds, `Match::ById`, truncates as Iceberg Java's readers do.)
+fn refuse_lost_nanoseconds(array: &ArrayRef, target: &DataType, path: &str) -> Result<()> {
+    use arrow_array::types::TimestampNanosecondType;
+    use arrow_schema::TimeUnit;
+
+    let (DataType::Timestamp(TimeUnit::Nanosecond, _), DataType::Timestamp(unit, _)) =
+        (array.data_type(), target)
+    else {
+        return Ok(());
+    };
+    if *unit == TimeUnit::Nanosecond {
+        return Ok(());
+    }
+    let Some(ns) = array.as_any().downcast_ref::<arrow_array::PrimitiveArray<TimestampNanosecondType>>()
+    else {
+        return Ok(());
+    };
+    let lost = ns.iter().enumerate().find_map(|(row, v)| v.filter(|v| v % 1000 != 0).map(|v| (row, v)));
+    match lost {
+        None => Ok(()),
+        Some((row, v)) => Err(Error::new(
+            ErrorKind::Validation,
+            format!(
+                "column '{path}' is a microsecond timestamp but the data has nanosecond values that it \
+                 cannot store without losing digits (row {row}: {v} ns since the epoch); cast the \
+                 column to timestamp('us') first to drop them on purpose, or store it in a \
+                 timestamp_ns column (format v3)"
+            ),
+        )),
+    }
 }
 
 /// Engines without a uuid type (Spark) hand uuids over as strings: parse them.

@@ -136,7 +136,7 @@ pub fn conform_batch(schema: &Schema, target: &SchemaRef, batch: &RecordBatch) -
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{Int32Array, Int64Array, StringArray};
+    use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
 
     use super::*;
     use crate::arrow::schema_to_arrow;
@@ -222,5 +222,69 @@ mod tests {
         let err = conform_batch(&table_schema(), &target, &with_null).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Validation);
         assert!(err.to_string().contains("column 'id' is required"), "{err}");
+    }
+
+    #[test]
+    fn nanoseconds_into_a_microsecond_column_only_when_no_digit_is_lost() {
+        use arrow_array::types::TimestampMicrosecondType;
+        use arrow_array::{cast::AsArray, StructArray, TimestampNanosecondArray};
+        use arrow_schema::{Fields, TimeUnit};
+
+        let ts = |tz: bool| {
+            NestedField::optional(
+                2,
+                "ts",
+                if tz { PrimitiveType::Timestamptz } else { PrimitiveType::Timestamp }.into(),
+            )
+        };
+        let nested = Schema::new(
+            0,
+            vec![NestedField::optional(1, "s", Type::Struct(crate::spec::StructType::new(vec![ts(true)])))],
+            vec![],
+        )
+        .unwrap();
+        let flat = Schema::new(0, vec![ts(false)], vec![]).unwrap();
+        let ns_field = |tz: Option<&str>| {
+            Field::new("ts", DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)), true)
+        };
+        let ns = |values: Vec<Option<i64>>, tz: Option<&str>| -> ArrayRef {
+            Arc::new(TimestampNanosecondArray::from(values).with_timezone_opt(tz.map(str::to_string)))
+        };
+
+        // Whole microseconds (and nulls) are kept exactly.
+        let target = Arc::new(schema_to_arrow(&flat).unwrap());
+        let whole = RecordBatch::try_new(
+            Arc::new(ArrowSchema::new(vec![ns_field(None)])),
+            vec![ns(vec![Some(1_700_000_000_123_456_000), None, Some(-1_000)], None)],
+        )
+        .unwrap();
+        let out = conform_batch(&flat, &target, &whole).unwrap();
+        let micros = out.column(0).as_primitive::<TimestampMicrosecondType>();
+        assert_eq!(micros.value(0), 1_700_000_000_123_456);
+        assert!(micros.is_null(1));
+        assert_eq!(micros.value(2), -1);
+
+        // A value with sub-microsecond digits is refused, naming the column, the row and the value.
+        let cut = RecordBatch::try_new(
+            Arc::new(ArrowSchema::new(vec![ns_field(None)])),
+            vec![ns(vec![Some(1_000), None, Some(-1_500)], None)],
+        )
+        .unwrap();
+        let err = conform_batch(&flat, &target, &cut).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Validation);
+        let msg = err.to_string();
+        assert!(msg.contains("'ts'") && msg.contains("row 2") && msg.contains("-1500"), "{msg}");
+
+        // The same inside a struct, with a time zone.
+        let target = Arc::new(schema_to_arrow(&nested).unwrap());
+        let child = ns(vec![Some(7)], Some("UTC"));
+        let s = StructArray::new(Fields::from(vec![ns_field(Some("UTC"))]), vec![child], None);
+        let batch = RecordBatch::try_new(
+            Arc::new(ArrowSchema::new(vec![Field::new("s", s.data_type().clone(), true)])),
+            vec![Arc::new(s) as ArrayRef],
+        )
+        .unwrap();
+        let err = conform_batch(&nested, &target, &batch).unwrap_err();
+        assert!(err.to_string().contains("'s.ts'"), "{err}");
     }
 }

@@ -260,3 +260,33 @@ def test_an_arrow_schema_with_nanosecond_timestamps_creates_nanosecond_columns_o
     assert icefloe_rows(v3) == [r[:3] for r in expected(ROWS[:8])]
     v2 = catalog.create_table(new_table_name("ns_arrow_v2"), schema=data.schema)
     assert [f.field_type.to_json() for f in v2.schema().fields][1:] == ["timestamp", "timestamptz"]
+
+
+def test_nanoseconds_into_microsecond_columns_are_kept_whole_or_refused(catalog: Any) -> None:
+    """Arrow nanosecond timestamps appended to microsecond columns (a v2 table, or a v3 table
+    created with `timestamp` columns): values of whole microseconds are stored exactly; a value
+    with sub-microsecond digits is refused with the column named and nothing committed (Arrow's
+    cast cut the digits off silently). PyIceberg refuses every nanosecond column unless told to
+    downcast."""
+    catalog.create_namespace_if_not_exists("db")
+    rows = ROWS[:8]
+    data = arrow_rows(rows)
+    name = new_table_name("ns_into_us")
+    table = catalog.create_table(name, schema=data.schema)
+    with pytest.raises(ValidationError, match=r"'ts'.*row 0: 1000000001 ns"):
+        table.append(data)
+    assert catalog.load_table(name).current_snapshot() is None
+    only_tstz_cut = arrow_rows([(i, None if ts is None else ts - ts % 1000, tz) for i, ts, tz in rows])
+    with pytest.raises(ValidationError, match=r"'tstz'.*row 0: 5 ns"):
+        table.append(only_tstz_cut)
+    whole = [
+        (i, None if ts is None else ts - ts % 1000, None if tz is None else tz - tz % 1000)
+        for i, ts, tz in rows
+    ]
+    table.append(arrow_rows(whole))
+    got = table.scan().to_arrow()
+    assert got.schema.field("ts").type == pa.timestamp("us")
+    assert icefloe_rows(table) == [
+        (i, None if ts is None else ts // 1000, None if tz is None else tz // 1000)
+        for i, ts, tz in sorted(whole)
+    ]
