@@ -100,7 +100,7 @@ def spark_session() -> Any:
 
 
 def build_table(spark: Any) -> None:
-    from test_merge_on_read import commit_eq_delete
+    from support.java_commits import commit_eq_delete
 
     marker = WAREHOUSE / "READY"
     if marker.exists():

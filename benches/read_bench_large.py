@@ -57,7 +57,7 @@ def spark_session(memory: str = "6g") -> Any:
 
 def build() -> None:
     """Child: writes the table through Iceberg Java (Spark), then the equality delete (Java API)."""
-    from test_merge_on_read import commit_eq_delete
+    from support.java_commits import commit_eq_delete
 
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
     WAREHOUSE.mkdir(parents=True)
