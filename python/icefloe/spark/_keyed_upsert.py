@@ -101,8 +101,12 @@ def new_rows(
     from pyspark.sql import functions as F
 
     from icefloe.spark._arrow import spark_schema
+    from icefloe.spark._store_assign import stored
 
-    out = src.select([F.col(quoted(c)).cast(types[c]).alias(c) for c in columns])
+    # Stored as MERGE stores them (values that do not fit fail the write), not plainly cast.
+    found = {f.name.lower(): f.dataType for f in src.schema.fields}
+    values = [stored(c, F.col(quoted(c)), found[c.lower()], types[c]).alias(c) for c in columns]
+    out = src.select(values)
     if copies.num_rows:
         spark = src.sparkSession
         aliases = [f"__icefloe_key{i}" for i in range(len(semi_keys))]
@@ -115,7 +119,7 @@ def new_rows(
         more = (
             src.join(F.broadcast(extra), cond, "inner")
             .withColumn("__icefloe_copy", F.explode(F.array_repeat(F.lit(1), F.col(_COPIES).cast("int"))))
-            .select([F.col(quoted(c)).cast(types[c]).alias(c) for c in columns])
+            .select(values)
         )
         out = out.unionByName(more)
     slots = default_parallelism(src.sparkSession)

@@ -41,6 +41,7 @@ from icefloe.spark._row_delta import (
     write_position_deletes_on_executors,
 )
 from icefloe.spark._session import collect_arrow, default_parallelism
+from icefloe.spark._store_assign import check_assignable, stored
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
@@ -250,7 +251,7 @@ class MergeBuilder(MergeClauses):
         by_lower = {c.lower(): c for c in self.source.columns}
         source_types = {f.name: f.dataType for f in self.source.schema.fields}
         for c in columns:
-            _check_type(c, source_types[by_lower[c.lower()]], spark_types[c])
+            check_assignable(c, source_types[by_lower[c.lower()]], spark_types[c])
         rows = _keyed_upsert.new_rows(src, columns, spark_types, self._semi_key_pairs, copies)
         removed = _keyed_upsert.matched_positions(spark, table, row_filter, semi)
         if mode == "merge-on-read":
@@ -509,7 +510,7 @@ class MergeBuilder(MergeClauses):
             values = [(F.expr(sql) if isinstance(sql, str) else sql).alias(col) for col, sql in exprs]
             probe = rows.select(values)
             for f in probe.schema.fields:
-                _check_type(f.name, f.dataType, types[f.name])
+                check_assignable(f.name, f.dataType, types[f.name])
             lineage = []
             if self._lineage_read:
                 # v3: an updated row keeps its id, an inserted one gets one; both inherit
@@ -524,7 +525,7 @@ class MergeBuilder(MergeClauses):
             found = {f.name: f.dataType for f in probe.schema.fields}
             parts.append(
                 probe.select(
-                    [_stored(col, F.col(quoted(col)), found[col], types[col]).alias(col) for col in columns]
+                    [stored(col, F.col(quoted(col)), found[col], types[col]).alias(col) for col in columns]
                     + lineage
                 )
             )
@@ -652,61 +653,6 @@ def _arrow_type(spark_type: Any) -> Any:
     from pyspark.sql.pandas.types import to_arrow_type
 
     return to_arrow_type(spark_type)
-
-
-def _check_type(column: str, found: Any, expected: Any) -> None:
-    """Refuses a value Spark would silently turn into null or truncate when cast to the
-    column's type (a string into a number, a number into a date, ...)."""
-    from pyspark.sql import types as T
-
-    if found == expected or isinstance(found, T.NullType):
-        return
-    numeric = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
-    if isinstance(found, numeric) and isinstance(expected, numeric):
-        return
-    if isinstance(found, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(
-        expected, (T.DateType, T.TimestampType, T.TimestampNTZType)
-    ):
-        return
-    raise ValidationError(
-        f"cannot store a value of type {found.simpleString()} in column {column!r} "
-        f"of type {expected.simpleString()}"
-    )
-
-
-_INTEGRAL_RANGES = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
-
-
-def _stored(column: str, value: Any, found: Any, expected: Any) -> Any:
-    """`value` (of Spark type `found`) cast to the column's type `expected`, failing the write
-    when it does not fit, as Spark's ANSI store assignment fails Java's UPDATE / MERGE
-    (CAST_OVERFLOW_IN_TABLE_INSERT). A plain cast wraps an integer and makes an overflowing
-    decimal null (PySpark 3.5's default), so the check is made here."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    cast = value.cast(expected)
-    if found == expected:
-        return cast
-    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
-    fractional = (T.FloatType, T.DoubleType, T.DecimalType)
-    fail = None
-    if isinstance(expected, integral) and isinstance(found, integral):
-        fail = cast.cast(found) != value
-    elif isinstance(expected, integral) and isinstance(found, fractional):
-        half = _INTEGRAL_RANGES[expected.simpleString()]
-        fail = (value <= -half - 1) | (value >= half)
-        if isinstance(found, (T.FloatType, T.DoubleType)):
-            fail = fail | F.isnan(value)
-    elif isinstance(expected, T.DecimalType) and isinstance(found, (*integral, *fractional)):
-        fail = value.isNotNull() & cast.isNull()
-    if fail is None:
-        return cast
-    message = (
-        f"CAST_OVERFLOW_IN_TABLE_INSERT: a value does not fit column {column!r} "
-        f"of type {expected.simpleString()}"
-    )
-    return F.when(fail, F.raise_error(F.lit(message))).otherwise(cast)
 
 
 def _write_default(table: Table, column: str) -> Any:

@@ -135,7 +135,7 @@ def update(
     from icefloe.exceptions import ValidationError
     from icefloe.expressions import as_row_filter
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
-    from icefloe.spark.merge import _check_type, _stored
+    from icefloe.spark._store_assign import check_assignable, stored
     from icefloe.spark.write import _write_on_executors
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
@@ -160,10 +160,10 @@ def update(
         [F.expr(set.get(c, quoted(c))).alias(c) for c in columns] + [F.col(c) for c in lineage]
     )
     for f in probe.schema.fields:
-        _check_type(f.name, f.dataType, types[f.name])
+        check_assignable(f.name, f.dataType, types[f.name])
     found = {f.name: f.dataType for f in probe.schema.fields}
     new_rows = probe.select(
-        [_stored(c, F.col(quoted(c)), found[c], types[c]).alias(c) for c in columns]
+        [stored(c, F.col(quoted(c)), found[c], types[c]).alias(c) for c in columns]
         + [F.col(c) for c in lineage]
     )
     if lineage:
@@ -254,7 +254,7 @@ def upsert(
         last = last.withColumn("__icefloe_delete", F.lit(False))
     data_columns = [f.name for f in table.schema().fields]
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema
-    from icefloe.spark.merge import _check_type, _stored
+    from icefloe.spark._store_assign import check_assignable, stored
 
     # As MERGE stores them (and the copy-on-write path below): checked, then cast to the
     # columns' types (a decimal literal into a double column, an int into a long).
@@ -263,9 +263,9 @@ def upsert(
     given = {f.name: f.dataType for f in df.schema.fields}
     for name in data_columns:
         if name in given:
-            _check_type(name, given[name], types[name])
+            check_assignable(name, given[name], types[name])
     inserts = last.where(~F.col("__icefloe_delete")).select(
-        [_stored(c, F.col(quoted(c)), given.get(c, types[c]), types[c]).alias(c) for c in data_columns]
+        [stored(c, F.col(quoted(c)), given.get(c, types[c]), types[c]).alias(c) for c in data_columns]
     )
 
     specs = None
