@@ -2,7 +2,8 @@
 `UPDATE` / `MERGE INTO` on twin tables: struct, array and map values (of the column's type but
 for nullability, narrower, structs with fields in another order) are stored as Java stores
 them, also after a nested int -> long promotion; what Java refuses is refused naming the
-nested field; a nested value that does not fit fails the write as Java's."""
+nested field; a nested value that does not fit fails the write as Java's; an upsert whose rows
+lack a table column is refused naming it."""
 
 from __future__ import annotations
 
@@ -275,3 +276,28 @@ def test_a_null_into_a_required_nested_field_fails_the_write_as_javas(
     oracle.sql(f"UPDATE {oracle.qualified(java)} SET r = {fits} WHERE id = 1")
     icefloe.spark.update(spark, catalog.load_table(ours), "id = 1", {"r": fits})
     assert_same_rows(oracle.df(ours), oracle.df(java), context="required nested field")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_upsert_refuses_rows_lacking_an_optional_column(
+    spark: Any, oracle: Oracle, catalog: Any, mode: str
+) -> None:
+    """Rows without one of the table's optional columns: the upsert failed with Spark's
+    UNRESOLVED_COLUMN naming icefloe's internal columns. PyIceberg's `Table.upsert` fails on
+    such rows as soon as one matches a table row (and stores nulls while none does): icefloe
+    refuses them whatever they match, naming the column, and writes nothing."""
+    import icefloe.spark
+
+    name = new_table_name("upsert_lacking")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (id bigint NOT NULL, a string, b string) USING iceberg "
+        f"TBLPROPERTIES ({_props(mode)})"
+    )
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'x', 'keep')")
+    before = oracle.snapshot_ids(name)
+    for ids in ([1, 2], [3]):  # one matching a row, one matching none
+        rows = spark.createDataFrame([(i, "y") for i in ids], "id bigint, a string")
+        with pytest.raises(ValidationError, match=r"lack the table's column\(s\) \['b'\]"):
+            icefloe.spark.upsert(rows, catalog.load_table(name), join_cols=["id"])
+    assert oracle.snapshot_ids(name) == before

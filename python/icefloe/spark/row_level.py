@@ -236,6 +236,16 @@ def upsert(
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
+    # An upserted row replaces the whole row of its key, so it gives every column. PyIceberg's
+    # upsert takes rows lacking an optional column only while none matches a table row (it
+    # fails on the first that does); here they are refused whatever they match.
+    lacking = [f.name for f in table.schema().fields if f.name not in df.columns]
+    if lacking:
+        raise ValidationError(
+            f"the upsert's rows lack the table's column(s) {lacking}: an upserted row replaces the "
+            "whole row with its key, so every column must be given (a null one as a typed null, "
+            "e.g. F.lit(None).cast(...))"
+        )
     if delete_column is not None and delete_column not in df.columns:
         raise ValidationError(f"delete_column {delete_column!r} is not a column of the DataFrame")
     order = "__icefloe_order"
@@ -262,10 +272,9 @@ def upsert(
     types = {f.name: f.dataType for f in spark_schema(spark_arrow_schema(projection)).fields}
     given = {f.name: f.dataType for f in df.schema.fields}
     for name in data_columns:
-        if name in given:
-            check_assignable(name, given[name], types[name])
+        check_assignable(name, given[name], types[name])
     inserts = last.where(~F.col("__icefloe_delete")).select(
-        [stored(c, F.col(quoted(c)), given.get(c, types[c]), types[c]).alias(c) for c in data_columns]
+        [stored(c, F.col(quoted(c)), given[c], types[c]).alias(c) for c in data_columns]
     )
 
     specs = None
