@@ -1,5 +1,5 @@
 // Commits one equality-delete file to an unpartitioned Iceberg table of any catalog, the way
-// Flink's upsert writer does (GenericAppenderFactory.newEqDeleteWriter + newRowDelta), as
+// Flink's upsert writer does (GenericFileWriterFactory.newEqualityDeleteWriter + newRowDelta), as
 // tests/java/EqDeleteWriter.java does for a HadoopCatalog on local disk. Benchmark helper for
 // tables on an object store (benches/s3_bench.py: a JdbcCatalog with S3FileIO).
 //
@@ -22,7 +22,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
@@ -44,11 +44,18 @@ public class CatalogEqDeleteWriter {
     Schema schema = t.schema();
     Schema del = schema.select(a[3]);
     int[] ids = {schema.findField(a[3]).fieldId()};
-    GenericAppenderFactory factory = new GenericAppenderFactory(schema, t.spec(), ids, del, null);
+    // Iceberg 1.12's writer factory (GenericAppenderFactory is gone), as in EqDeleteWriter.
+    GenericFileWriterFactory factory =
+        new GenericFileWriterFactory.Builder(t)
+            .dataSchema(schema)
+            .deleteFileFormat(FileFormat.PARQUET)
+            .equalityFieldIds(ids)
+            .equalityDeleteRowSchema(del)
+            .build();
     String name = "eq-" + UUID.randomUUID() + ".parquet";
     OutputFile out = t.io().newOutputFile(t.locationProvider().newDataLocation(name));
     EqualityDeleteWriter<Record> w =
-        factory.newEqDeleteWriter(EncryptedFiles.plainAsEncryptedOutput(out), FileFormat.PARQUET, null);
+        factory.newEqualityDeleteWriter(EncryptedFiles.plainAsEncryptedOutput(out), t.spec(), null);
     GenericRecord template = GenericRecord.create(del);
     try (BufferedReader in = Files.newBufferedReader(Paths.get(a[4]))) {
       String line;
