@@ -16,7 +16,10 @@ A target row matched by two source rows is an error naming it, before anything i
 against the conjuncts of `on` over the target alone (`target.region = 'eu'`): only concurrent
 files that may hold such rows conflict (see `icefloe._merge_condition`). Set expressions and
 conditions are Spark SQL over the aliases (`{"amount": "source.amount + target.amount"}`);
-a value whose type cannot be stored in its column is an error naming the column.
+a value whose type cannot be stored in its column is an error naming the column. An update
+clause may assign a field of a struct at any depth (`{"s.a": "source.x"}`, Spark's `UPDATE
+SET t.s.a = src.x`), as `icefloe.spark.update` does (`_nested_assign`); an insert's keys are
+columns only, as in Spark's MERGE INTO.
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
+from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
 from icefloe.spark._row_delta import (
     planned_tasks_by_path,
     rewrite_files_on_executors,
     write_position_deletes_on_executors,
 )
 from icefloe.spark._session import collect_arrow, default_parallelism
-from icefloe.spark._store_assign import check_assignable, stored
+from icefloe.spark._store_assign import check_assignable
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import _write_on_executors
@@ -101,6 +105,17 @@ class MergeBuilder(MergeClauses):
                 f"MERGE value for column {column!r} must be a Spark SQL expression string, found {value!r}"
             )
         return value
+
+    def _add(self, kind: str, action: str, condition: str | None, values: dict[str, Any] | None) -> Any:
+        # Update keys may be nested fields ("s.a"), insert keys columns only, each resolved as
+        # Spark's MERGE INTO resolves them (`_nested_assign`); checked here, resolved again
+        # by `_new_rows` under the session's case rules then.
+        if values is None or action == "delete" or not isinstance(values, dict) or not values:
+            return super()._add(kind, action, condition, values)
+        resolve(values, table_spark_schema(self.table), what=f"MERGE {action}", nested=action == "update")
+        values = {str(k): self._check_value(str(k), v) for k, v in values.items()}
+        self._clauses.append(Clause(kind, action, condition, values))
+        return self
 
     # ---- execution ----
     def execute(self) -> MergeMetrics:
@@ -490,27 +505,32 @@ class MergeBuilder(MergeClauses):
 
         ta, sa = self.target_alias, self.source_alias
         source_columns = {c.lower() for c in self.source.columns}
+        schema = table_spark_schema(self.table)
         parts = []
         for i in writing:
             c = self._clauses[i]
+            assigned = (
+                [] if c.assignments is None else resolve(c.assignments, schema, what=f"MERGE {c.action}")
+            )
+            values = NestedValues(assigned, F.expr)
             exprs: list[tuple[str, Any]] = []
             for col in columns:
                 if c.assignments is None:
                     if col.lower() not in source_columns:
                         raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
                     sql = f"{sa}.{quoted(col)}"
-                elif col in c.assignments:
-                    sql = c.assignments[col]
+                elif col in values.top:
+                    sql = values.top[col]
                 elif c.action == "update":
                     sql = f"{ta}.{quoted(col)}"
                 else:  # an inserted row takes the column's write-default (format v3), else null
                     sql = _write_default(self.table, col)
                 exprs.append((col, sql))
             rows = acted.where(F.col(_ACTION) == i)
-            values = [(F.expr(sql) if isinstance(sql, str) else sql).alias(col) for col, sql in exprs]
-            probe = rows.select(values)
-            for f in probe.schema.fields:
-                check_assignable(f.name, f.dataType, types[f.name])
+            selected = [(F.expr(sql) if isinstance(sql, str) else sql).alias(col) for col, sql in exprs]
+            selected += values.probe_columns()
+            probe = rows.select(selected)
+            values.check(probe.schema, {col: types[col] for col in columns})
             lineage = []
             if self._lineage_read:
                 # v3: an updated row keeps its id, an inserted one gets one; both inherit
@@ -520,14 +540,10 @@ class MergeBuilder(MergeClauses):
                     F.expr(row_id).cast("long").alias(_lineage.ROW_ID),
                     F.lit(None).cast("long").alias(_lineage.LAST_UPDATED),
                 ]
-                probe = rows.select(values + lineage)
+                probe = rows.select(selected + lineage)
                 lineage = [F.col(_lineage.ROW_ID), F.col(_lineage.LAST_UPDATED)]
-            found = {f.name: f.dataType for f in probe.schema.fields}
             parts.append(
-                probe.select(
-                    [stored(col, F.col(quoted(col)), found[col], types[col]).alias(col) for col in columns]
-                    + lineage
-                )
+                probe.select([values.column(col, types[col]).alias(col) for col in columns] + lineage)
             )
         if not parts:  # only delete clauses: no new rows, in the columns the writers expect
             lineage_cols = [_lineage.ROW_ID, _lineage.LAST_UPDATED] if self._lineage_read else []
@@ -628,7 +644,11 @@ def merge(
     branch: str | None = None,
 ) -> MergeBuilder:
     """A MERGE of `source_df` into `table` joined on `on` (Spark SQL over the aliases);
-    add clauses, then `.execute()`. `branch`: merge into that branch instead of `main`."""
+    add clauses, then `.execute()`. `branch`: merge into that branch instead of `main`.
+    Update clauses (`when_matched_update`, `when_not_matched_by_source_update`) take keys
+    that are columns or fields of structs at any depth (`{"s.a": "source.x"}`, the rest of
+    `s` kept; a NULL `s` becomes a struct of NULLs holding `a`, as Java's MERGE INTO stores
+    it), with the rules of `icefloe.spark.update`'s `set`; insert clauses take columns only."""
     table, snapshot_properties = write_target(source_df.sparkSession, table, branch, snapshot_properties)
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")

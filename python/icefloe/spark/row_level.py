@@ -122,11 +122,18 @@ def update(
     branch: str | None = None,
 ) -> Snapshot | None:
     """Spark SQL's `UPDATE t SET ... WHERE condition`: `set` maps column names to Spark SQL
-    expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). The matching
-    rows are read and rewritten by Spark tasks; merge-on-read (`write.update.mode`) writes
-    position deletes for the old rows, copy-on-write rewrites their files (in Spark tasks).
-    ValidationError, before anything is written, for an unknown column or a value of a type
-    the column cannot hold."""
+    expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). A key may
+    also be a field of a struct at any depth, `{"s.a": "5", "s.inner.x": "s.a + 1"}` (Spark's
+    `SET s.a = 5`; a part holding a dot in backticks, "s.`x.y`"; a key that is a top-level
+    column's name is that column): the struct's other fields keep their values, and a NULL
+    struct becomes a struct of NULLs holding the assigned field, as Java's UPDATE stores it.
+    Names match ignoring case unless `spark.sql.caseSensitive`; every value reads the row as
+    it was. The matching rows are read and rewritten by Spark tasks; merge-on-read
+    (`write.update.mode`) writes position deletes for the old rows, copy-on-write rewrites
+    their files (in Spark tasks). ValidationError, before anything is written, for an unknown
+    column or field, a field inside an array or map element, one field assigned twice or
+    together with its struct (as Java's UPDATE refuses them), or a value of a type the column
+    or field cannot hold."""
     from pyspark.sql import functions as F
 
     import icefloe.spark
@@ -134,17 +141,15 @@ def update(
     from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
     from icefloe.expressions import as_row_filter
+    from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
-    from icefloe.spark._store_assign import check_assignable, stored
     from icefloe.spark.write import _write_on_executors
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if not isinstance(set, dict) or not set:
         raise ValidationError("update needs a non-empty dict of column name to Spark SQL expression")
     columns = [f.name for f in table.schema().fields]
-    for name in set:
-        if name not in columns:
-            raise ValidationError(f"cannot update column {name!r}: the table has no such column ({columns})")
+    assigned = resolve(set, table_spark_schema(table), what="update")
     bound = as_row_filter(condition).bind(table.schema())
     md = table.metadata
     start = md.current_snapshot_id
@@ -156,15 +161,15 @@ def update(
         spark, table, row_filter=bound, selected_fields=(*columns, *lineage, "_file", "_pos")
     )
     types = {f.name: f.dataType for f in rows.schema.fields}
+    values = NestedValues(assigned, F.expr)
     probe = rows.select(
-        [F.expr(set.get(c, quoted(c))).alias(c) for c in columns] + [F.col(c) for c in lineage]
-    )
-    for f in probe.schema.fields:
-        check_assignable(f.name, f.dataType, types[f.name])
-    found = {f.name: f.dataType for f in probe.schema.fields}
-    new_rows = probe.select(
-        [stored(c, F.col(quoted(c)), found[c], types[c]).alias(c) for c in columns]
+        [F.expr(values.top.get(c, quoted(c))).alias(c) for c in columns]
+        + values.probe_columns()
         + [F.col(c) for c in lineage]
+    )
+    values.check(probe.schema, {c: types[c] for c in columns})
+    new_rows = probe.select(
+        [values.column(c, types[c]).alias(c) for c in columns] + [F.col(c) for c in lineage]
     )
     if lineage:
         new_rows = new_rows.withColumn(_lineage.LAST_UPDATED, F.lit(None).cast("long"))
