@@ -3,8 +3,11 @@
 even when the commit fails.
 
 Each file is checked and described in Rust (`rust/writer/parquet_import.rs`): its schema
-against the table's (a file with Parquet field ids must carry the table's own ids; one
-without is read through the table's name mapping), metrics from the footer as for the files
+against the table's (a file with Parquet field ids must carry ids the table's schemas gave
+those names, earlier schemas included; one without is read through the table's name
+mapping, old names of renamed columns included; as Java's `add_files` procedure, columns of
+dropped fields are accepted and keep their metrics, two columns of one field id are refused),
+metrics from the footer as for the files
 icefloe writes, and its partition tuple computed from the data with the table's transforms
 (exactly one tuple per file, else a ValidationError naming the file). As PyIceberg does, the
 table gets a `schema.name-mapping.default` made from its schema when it has none, in the same

@@ -1,27 +1,34 @@
 //! Registering Parquet files written elsewhere as data files of a table (`table.add_files`,
-//! PyIceberg's `add_files`, Java's `TableMigrationUtil`): the file's schema is checked against
-//! the table's (by field id when the file carries ids, which must be the table's own; else by
-//! the table's name mapping), its metrics come from the footer exactly as for the files the
-//! writer makes ([`super::metrics`]), floats from the data; its partition tuple is computed
-//! from the data with the table's transforms, and the file must hold exactly one.
+//! PyIceberg's `add_files`, Java's `TableMigrationUtil`): the file's columns are matched to
+//! fields by id (the file's own Parquet field ids, which must be ids the table's schemas gave
+//! those names; else the table's name mapping, aliases of renamed columns included) and
+//! checked against the current schema; its metrics come from the footer exactly as for the
+//! files the writer makes ([`super::metrics`]), floats from the data; its partition tuple is
+//! computed from the data with the table's transforms, and the file must hold exactly one.
+//!
+//! As Java's `add_files` procedure does, a column of a field the table has since dropped is
+//! accepted and gets metrics under its id, and a renamed column is matched by its id or its
+//! old name; two columns resolving to one field id are refused (Java fails on them too).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::Length;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use super::metrics::{fill_metrics_of_columns, leaves, FloatCollector, Leaf, MetricsConfig};
 use super::partitioner::Partitioner;
-use crate::arrow::name_mapped::{file_has_field_ids, mapped_leaf_columns};
+use crate::arrow::name_mapped::{file_has_field_ids, mapped_arrow_schema, mapped_leaf_columns};
 use crate::arrow::read_task::{read_task, ReadOptions};
+use crate::arrow::schema::arrow_field_id;
 use crate::error::{invalid_data, validation, Result};
 use crate::io::InputFile;
 use crate::manifest::DataFile;
 use crate::scan::FileScanTask;
 use crate::spec::{
-    NameMapping, NestedFieldRef, PrimitiveType, Schema, StructValue, TableMetadata, Type,
+    NameMapping, NestedField, NestedFieldRef, PrimitiveType, Schema, StructValue, TableMetadata, Type,
     PROPERTY_NAME_MAPPING_DEFAULT,
 };
 
@@ -98,18 +105,27 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
     let has_ids = file_has_field_ids(descr);
     let mapping = if has_ids { None } else { Some(Arc::new(import_name_mapping(table)?)) };
     if has_ids {
-        check_field_ids(schema, descr, location)?;
+        check_field_ids(table, descr, location)?;
     }
     let arrow = parquet::arrow::parquet_to_arrow_schema(descr, None).map_err(|e| {
         invalid_data("cannot convert the Parquet schema to Arrow")
             .with_context("file", location)
             .with_source(e)
     })?;
-    super::check_arrow_schema(schema, &arrow)
+    // The file's columns with their field ids (by the name mapping for a file without ids),
+    // checked against the current schema under its names.
+    let arrow = match &mapping {
+        Some(m) => mapped_arrow_schema(&arrow, m).as_ref().clone(),
+        None => arrow,
+    };
+    check_distinct_ids(&arrow, has_ids, location)?;
+    super::check_arrow_schema(schema, &in_current_names(&arrow, schema)?)
         .map_err(|e| validation(format!("file {location}: {}", e.message())))?;
 
-    // Which table leaf each Parquet column is (by id, or by the name mapping).
-    let all = leaves(schema);
+    // Which field each Parquet column is (by id, or by the name mapping): a field of the
+    // current schema or one it dropped, whose metrics Java's add_files records as well.
+    let import = import_schema(table)?;
+    let all = leaves(&import);
     let by_id: HashMap<i32, &Leaf> = all.iter().map(|l| (l.id, l)).collect();
     let mut columns: Vec<Option<Leaf>> = vec![None; descr.num_columns()];
     match &mapping {
@@ -133,14 +149,17 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
 
     // Partition source columns and float/double columns are read: the partition tuple and
     // the float metrics (NaN counts, NaN-free bounds) come from the data.
+    // Only float columns the file has: one it lacks (a field added or dropped since) reads
+    // as nulls, which are not the file's metrics.
     let float_tops = all
         .iter()
         .filter(|l| !l.repeated && matches!(l.ty, PrimitiveType::Float | PrimitiveType::Double))
-        .map(|l| top_level_id(schema, l.id))
+        .filter(|l| columns.iter().flatten().any(|c| c.id == l.id))
+        .map(|l| top_level_id(&import, l.id))
         .collect::<Vec<_>>();
     let mut wanted: Vec<NestedFieldRef> = Vec::new();
     let source_tops: Vec<i32> = spec.fields().iter().map(|p| top_level_id(schema, p.source_id)).collect();
-    for f in schema.fields() {
+    for f in import.fields() {
         if source_tops.contains(&f.id) || float_tops.contains(&f.id) {
             wanted.push(f.clone());
         }
@@ -210,7 +229,7 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
         }
     };
     check_required_columns(schema, &meta, &columns, location)?;
-    let config = MetricsConfig::from_table_properties(table.properties(), schema)?;
+    let config = MetricsConfig::from_table_properties(table.properties(), &import)?;
     fill_metrics_of_columns(&mut df, &meta, &all, &columns, &config, &floats)
         .map_err(|e| e.with_context("file", location))?;
     Ok(df)
@@ -229,36 +248,171 @@ fn top_level_id(schema: &Schema, mut id: i32) -> i32 {
     id
 }
 
-/// A file with field ids must carry the table's own: every id names a field of the current
-/// schema, with the same name (else it was written for another table or schema).
-fn check_field_ids(schema: &Schema, descr: &SchemaDescriptor, location: &str) -> Result<()> {
-    fn walk(t: &ParquetType, schema: &Schema, problems: &mut Vec<String>) {
+/// The schemas of the table, the current one first, then the others newest first.
+fn schemas_newest_first(table: &TableMetadata) -> Vec<&Schema> {
+    let current = table.current_schema();
+    let mut older: Vec<&Schema> =
+        table.schemas().iter().map(|s| s.as_ref()).filter(|s| s.schema_id() != current.schema_id()).collect();
+    older.sort_by_key(|s| std::cmp::Reverse(s.schema_id()));
+    std::iter::once(current.as_ref()).chain(older).collect()
+}
+
+/// The current schema plus every top-level field an earlier schema had and the current one
+/// dropped (as optional, renamed `<name>#<id>` should a later field have taken its name):
+/// a file written before the drop carries its column, whose metrics Java's `add_files`
+/// records under its id. Nested fields dropped from a surviving struct are not added.
+fn import_schema(table: &TableMetadata) -> Result<Schema> {
+    let current = table.current_schema();
+    let mut fields: Vec<NestedField> = current.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut ids: HashSet<i32> = current.all_fields().map(|f| f.id).collect();
+    let mut names: HashSet<String> = fields.iter().map(|f| f.name.clone()).collect();
+    for older in schemas_newest_first(table).into_iter().skip(1) {
+        for f in older.fields() {
+            let mut sub = vec![f.id];
+            sub.extend(older.all_fields().filter(|c| top_level_id(older, c.id) == f.id).map(|c| c.id));
+            if sub.iter().any(|id| ids.contains(id)) {
+                continue;
+            }
+            ids.extend(sub);
+            let mut dropped = f.as_ref().clone();
+            dropped.required = false;
+            if !names.insert(dropped.name.clone()) {
+                dropped.name = format!("{}#{}", dropped.name, dropped.id);
+                names.insert(dropped.name.clone());
+            }
+            fields.push(dropped);
+        }
+    }
+    Schema::new(current.schema_id(), fields, vec![])
+}
+
+/// The file's Arrow schema (field ids in its metadata) under the current schema's names: a
+/// field with an id of the current schema takes that field's name (a renamed column), one
+/// with an id the current schema lacks (a dropped column) is left out; fields without an id
+/// stay as they are (and are then unknown columns, unless the table has their name).
+fn in_current_names(arrow: &ArrowSchema, schema: &Schema) -> Result<ArrowSchema> {
+    fn fields(fs: &Fields, schema: &Schema) -> Result<Fields> {
+        let mut out = Vec::with_capacity(fs.len());
+        for f in fs {
+            match arrow_field_id(f)? {
+                Some(id) => {
+                    let Some(tf) = schema.field_by_id(id) else { continue };
+                    out.push(Arc::new(field(f, schema)?.with_name(tf.name.clone())));
+                }
+                None => out.push(Arc::new(field(f, schema)?)),
+            }
+        }
+        Ok(out.into())
+    }
+    // A field with nested struct children renamed; list elements and map entries keep
+    // their names (they are not matched by name).
+    fn field(f: &Field, schema: &Schema) -> Result<Field> {
+        let dt = match f.data_type() {
+            DataType::Struct(cs) => DataType::Struct(fields(cs, schema)?),
+            DataType::List(e) => DataType::List(Arc::new(field(e, schema)?)),
+            DataType::LargeList(e) => DataType::LargeList(Arc::new(field(e, schema)?)),
+            DataType::Map(entries, sorted) => {
+                let kv = match entries.data_type() {
+                    DataType::Struct(kv) => DataType::Struct(
+                        kv.iter().map(|c| field(c, schema).map(Arc::new)).collect::<Result<Vec<_>>>()?.into(),
+                    ),
+                    other => other.clone(),
+                };
+                DataType::Map(Arc::new(entries.as_ref().clone().with_data_type(kv)), *sorted)
+            }
+            other => other.clone(),
+        };
+        Ok(f.clone().with_data_type(dt))
+    }
+    Ok(ArrowSchema::new_with_metadata(fields(arrow.fields(), schema)?, arrow.metadata().clone()))
+}
+
+/// Two columns of one file resolving to the same field id (a renamed column under both its
+/// old and new name through the name mapping, or a repeated Parquet field id) are refused:
+/// which one holds the field's values is unknown, and Java's `add_files` fails on them
+/// ("Multiple entries with same value").
+fn check_distinct_ids(arrow: &ArrowSchema, has_ids: bool, location: &str) -> Result<()> {
+    fn walk(
+        fs: &Fields,
+        prefix: &str,
+        seen: &mut HashMap<i32, String>,
+        clash: &mut Vec<String>,
+    ) -> Result<()> {
+        for f in fs {
+            let path = if prefix.is_empty() { f.name().clone() } else { format!("{prefix}.{}", f.name()) };
+            if let Some(id) = arrow_field_id(f)? {
+                if let Some(first) = seen.get(&id) {
+                    clash.push(format!("columns '{first}' and '{path}' both have field id {id}"));
+                } else {
+                    seen.insert(id, path.clone());
+                }
+            }
+            match f.data_type() {
+                DataType::Struct(cs) => walk(cs, &path, seen, clash)?,
+                DataType::List(e) | DataType::LargeList(e) => {
+                    walk(&Fields::from(vec![e.clone()]), &path, seen, clash)?
+                }
+                DataType::Map(entries, _) => {
+                    if let DataType::Struct(kv) = entries.data_type() {
+                        walk(kv, &path, seen, clash)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    let (mut seen, mut clash) = (HashMap::new(), Vec::new());
+    walk(arrow.fields(), "", &mut seen, &mut clash)?;
+    if clash.is_empty() {
+        return Ok(());
+    }
+    let how = if has_ids { "by its Parquet field ids" } else { "by the table's name mapping" };
+    Err(validation(format!(
+        "file {location} has more than one column for a field ({how}): {}",
+        clash.join("; ")
+    )))
+}
+
+/// A file with field ids must carry the table's own: every id is one a schema of the table
+/// (the current one or an earlier one) gave a field of the same name, so a file written
+/// before a rename or a drop is accepted, one written for another table is not.
+fn check_field_ids(table: &TableMetadata, descr: &SchemaDescriptor, location: &str) -> Result<()> {
+    fn walk(t: &ParquetType, schemas: &[&Schema], problems: &mut Vec<String>) {
         let info = t.get_basic_info();
         if info.has_id() {
-            match schema.field_by_id(info.id()) {
-                None => problems.push(format!(
-                    "column '{}' has field id {}, which is not in the table schema",
+            let id = info.id();
+            let mut names: Vec<&str> = Vec::new();
+            for s in schemas {
+                if let Some(f) = s.field_by_id(id) {
+                    if !names.contains(&f.name.as_str()) {
+                        names.push(&f.name);
+                    }
+                }
+            }
+            if names.is_empty() {
+                problems.push(format!(
+                    "column '{}' has field id {id}, which no schema of the table has",
+                    t.name()
+                ));
+            } else if !names.contains(&t.name()) {
+                problems.push(format!(
+                    "column '{}' has field id {id}, which the table schema names '{}'",
                     t.name(),
-                    info.id()
-                )),
-                Some(f) if f.name != t.name() => problems.push(format!(
-                    "column '{}' has field id {}, which the table schema names '{}'",
-                    t.name(),
-                    info.id(),
-                    f.name
-                )),
-                Some(_) => {}
+                    names.join("' / '")
+                ));
             }
         }
         if t.is_group() {
             for c in t.get_fields() {
-                walk(c, schema, problems);
+                walk(c, schemas, problems);
             }
         }
     }
+    let schemas = schemas_newest_first(table);
     let mut problems = Vec::new();
     for c in descr.root_schema().get_fields() {
-        walk(c, schema, &mut problems);
+        walk(c, &schemas, &mut problems);
     }
     if problems.is_empty() {
         return Ok(());

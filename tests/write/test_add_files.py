@@ -391,3 +391,159 @@ def test_add_files_of_milli_and_nanosecond_timestamps_keep_true_bounds(tmp_path:
         int.from_bytes(lower, "little", signed=True)
         == int(dt.datetime(2026, 1, 1, 1, tzinfo=UTC).timestamp()) * 10**6
     )
+
+
+def _evolved_twins(catalog: icefloe.Catalog, oracle: Any, table_name: str, tmp_path: Path) -> str:
+    """icefloe's table and Java's twin, each given one file without field ids (which sets the
+    name mapping) and then evolved alike: `name` renamed to `label` (the mapping keeps `name`
+    as an alias of field 6), `v` (field 3) and `d` (field 4) dropped."""
+    first = tmp_path / "first"
+    write(first / "first.parquet", rows([1, 2], "a"))
+    catalog.create_table(table_name, schema=SCHEMA).add_files([str(first / "first.parquet")])
+    with catalog.load_table(table_name).update_schema() as u:
+        u.rename_column("name", "label")
+        u.delete_column("v")
+        u.delete_column("d")
+    twin = table_name + "_java"
+    q = oracle.qualified(twin)
+    oracle.sql(f"CREATE TABLE {q} ({JAVA_COLUMNS}) USING iceberg")
+    _java_add_files(oracle, twin, first)
+    oracle.sql(f"ALTER TABLE {q} RENAME COLUMN name TO label")
+    oracle.sql(f"ALTER TABLE {q} DROP COLUMNS (v, d)")
+    mapping = json.loads(catalog.load_table(table_name).properties["schema.name-mapping.default"])
+    assert mapping == json.loads(oracle.java_table(twin).properties().get("schema.name-mapping.default"))
+    assert {"field-id": 6, "names": ["name", "label"]} in mapping
+    return twin
+
+
+def _java_add_files(oracle: Any, twin: str, folder: Path) -> None:
+    oracle.sql(
+        f"CALL {oracle.catalog}.system.add_files(table => '{twin}', source_table => '`parquet`.`{folder}`')"
+    )
+
+
+def _assert_twins_agree(catalog: icefloe.Catalog, oracle: Any, table_name: str, twin: str) -> None:
+    """Java reads both tables alike (and icefloe reads its own so), and the data files of both
+    carry the same metrics: in `files` (by field id, the dropped fields' ids included) and in
+    `readable_metrics` (by current column)."""
+    java = oracle.df(twin)
+    assert_same_rows(oracle.df(table_name), java, context="Java reads icefloe's table")
+    ours = catalog.load_table(table_name).scan().to_arrow()
+    assert_same_rows(ours, java, context="icefloe reads its table")
+    mine = {Path(f["file_path"]).name: f for f in oracle.data_files(table_name)}
+    theirs = {Path(f["file_path"]).name: f for f in oracle.data_files(twin)}
+    assert sorted(mine) == sorted(theirs)
+    for name, j in theirs.items():
+        m = mine[name]
+        for col in (
+            "record_count",
+            "file_size_in_bytes",
+            "column_sizes",
+            "value_counts",
+            "null_value_counts",
+            "lower_bounds",
+            "upper_bounds",
+        ):
+            assert m[col] == j[col], f"{name}: {col} differs: icefloe {m[col]!r}, Java {j[col]!r}"
+        # Java counts no NaNs in imported files; icefloe reads float columns (the dropped `v`).
+        assert j["nan_value_counts"] == {}
+        if name == "new.parquet":
+            assert sorted(j["value_counts"]) == [1, 2, 5, 6] and not m["nan_value_counts"]
+        else:
+            assert 4 in j["lower_bounds"] and 3 in j["value_counts"], "Java keeps the dropped fields' metrics"
+            assert m["nan_value_counts"] == {3: 0}
+        assert m["readable_metrics"] == j["readable_metrics"], name
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+def test_add_files_maps_old_names_through_name_mapping_aliases_like_java(
+    catalog: icefloe.Catalog, oracle: Any, table_name: str, tmp_path: Path
+) -> None:
+    """A file without field ids written before the rename: its `name` column is field 6
+    through the mapping's alias, and its `v` / `d` columns the dropped fields 3 / 4 (the
+    mapping keeps them), as Java's add_files procedure maps them. icefloe refused the file
+    (unknown columns 'd', 'name'). A file holding both `name` and `label` gives field 6 twice:
+    Java fails on it, icefloe refuses it naming both columns and the id."""
+    twin = _evolved_twins(catalog, oracle, table_name, tmp_path)
+    old = tmp_path / "old"
+    write(old / "old.parquet", rows([3, 4, 5], "b"))
+    catalog.load_table(table_name).add_files([str(old / "old.parquet")])
+    _java_add_files(oracle, twin, old)
+    # A file of the current schema lacks the dropped `v`: no metrics for it either.
+    new = tmp_path / "new"
+    write(
+        new / "new.parquet",
+        rows([6], "c").drop_columns(["v", "d"]).rename_columns(["id", "kind", "ts", "label"]),
+    )
+    catalog.load_table(table_name).add_files([str(new / "new.parquet")])
+    _java_add_files(oracle, twin, new)
+    _assert_twins_agree(catalog, oracle, table_name, twin)
+    assert sorted(r["label"] for r in oracle.df(table_name).collect()) == [
+        f"name-{i:04d}-" + "x" * i for i in range(1, 7)
+    ]
+
+    both = tmp_path / "both"
+    write(both / "both.parquet", rows([6], "c").append_column("label", pa.array(["y"])))
+    with pytest.raises(Exception, match="Multiple entries with same value: label=6 and name=6"):
+        _java_add_files(oracle, twin, both)
+    before = catalog.load_table(table_name).metadata_location
+    with pytest.raises(
+        ValidationError,
+        match=r"both\.parquet has more than one column for a field \(by the table's name mapping\): "
+        r"columns 'name' and 'label' both have field id 6",
+    ):
+        catalog.load_table(table_name).add_files([str(both / "both.parquet")])
+    assert catalog.load_table(table_name).metadata_location == before
+    _assert_twins_agree(catalog, oracle, table_name, twin)
+
+
+def _with_ids(data: pa.Table, ids: list[int]) -> pa.Table:
+    return data.cast(
+        pa.schema([f.with_metadata({b"PARQUET:field_id": str(i).encode()}) for f, i in zip(data.schema, ids)])
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+def test_add_files_of_a_file_with_older_field_ids_like_java(
+    catalog: icefloe.Catalog, oracle: Any, table_name: str, tmp_path: Path
+) -> None:
+    """A file carrying the field ids of the table's first schema: field 6 still named `name`
+    (renamed since) is read as `label`, and the dropped fields 3 (`v`) and 4 (`d`) are
+    ignored by reads but keep their metrics, as Java's add_files procedure does. icefloe
+    refused the file (ids 'of another schema'). A file repeating a field id: Java fails on it,
+    icefloe refuses it naming both columns and the id; ids no schema of the table has are
+    still refused."""
+    twin = _evolved_twins(catalog, oracle, table_name, tmp_path)
+    older = tmp_path / "older"
+    write(older / "older.parquet", _with_ids(rows([3, 4, 5], "b"), [1, 2, 3, 4, 5, 6]))
+    catalog.load_table(table_name).add_files([str(older / "older.parquet")])
+    _java_add_files(oracle, twin, older)
+    _assert_twins_agree(catalog, oracle, table_name, twin)
+    assert sorted(r["label"] for r in oracle.df(table_name).collect()) == [
+        f"name-{i:04d}-" + "x" * i for i in range(1, 6)
+    ]
+
+    before = catalog.load_table(table_name).metadata_location
+    twice = tmp_path / "twice"
+    data = rows([6], "c").append_column("label", pa.array(["y"]))
+    write(twice / "twice.parquet", _with_ids(data, [1, 2, 3, 4, 5, 6, 6]))
+    with pytest.raises(Exception, match="Multiple entries with same value: label=6 and name=6"):
+        _java_add_files(oracle, twin, twice)
+    with pytest.raises(
+        ValidationError,
+        match=r"twice\.parquet has more than one column for a field \(by its Parquet field ids\): "
+        r"columns 'name' and 'label' both have field id 6",
+    ):
+        catalog.load_table(table_name).add_files([str(twice / "twice.parquet")])
+    foreign = tmp_path / "foreign.parquet"
+    write(foreign, _with_ids(rows([7], "c"), [1, 2, 3, 4, 5, 7]))
+    with pytest.raises(
+        ValidationError,
+        match=r"foreign\.parquet carries Parquet field ids of another schema: "
+        r"column 'name' has field id 7, which no schema of the table has",
+    ):
+        catalog.load_table(table_name).add_files([str(foreign)])
+    assert catalog.load_table(table_name).metadata_location == before
+    _assert_twins_agree(catalog, oracle, table_name, twin)
