@@ -127,6 +127,7 @@ def write_data_files(
     sort_buffer_bytes: int | None = None,
     target_file_size_bytes: int | None = None,
     spec_id: int | None = None,
+    sort_order: str | None = None,
 ) -> list[str]:
     """Writes the batches as Parquet data files under the table's data location
     (`write.data.path`, default `<location>/data`), split by the default spec's (or
@@ -142,9 +143,14 @@ def write_data_files(
     the runs at the end): each file is sorted and a partition's files hold disjoint key
     ranges one after the other. Default: sort when the table has a sort order (of primitive
     columns or struct fields), as Iceberg Java's Spark writes order a sorted table's rows;
-    False keeps the input order.
+    False keeps the input order. `sort_order` (JSON): sort by this order instead of the
+    default one, its order id recorded on the files (0 allowed: an order the table lacks).
     Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
     and raises (ValidationError for a null in a required field, naming the column)."""
+
+def check_sort_order(metadata: TableMetadata, sort_order: str) -> None:
+    """Checks a sort order (JSON) as `write_data_files(sort_order=...)` will: fields on
+    primitive columns of the current schema, transforms that apply to them."""
 
 def apply_transform(transform: str, source_type: str, array: pa.Array) -> pa.Array:
     """A partition transform (`bucket[16]`, `truncate[4]`, `day`, ...) applied to an array

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
 use crate::error::validation;
-use crate::spec::{PrimitiveType, Transform};
+use crate::spec::{PrimitiveType, SortOrder, Transform};
 use crate::writer::{WriteOptions, WriterMode};
 
 #[pyfunction]
@@ -21,7 +21,7 @@ fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchem
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=None, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None))]
+#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=None, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None, sort_order=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_data_files(
     py: Python<'_>,
@@ -35,7 +35,9 @@ fn write_data_files(
     sort_buffer_bytes: Option<usize>,
     target_file_size_bytes: Option<u64>,
     spec_id: Option<i32>,
+    sort_order: Option<&str>,
 ) -> PyResult<Vec<String>> {
+    let sort_order = sort_order.map(|j| custom_sort_order(&metadata.inner, j)).transpose().py()?;
     let opts = WriteOptions {
         mode: mode.map(WriterMode::parse).transpose().py()?.unwrap_or_default(),
         max_open_files,
@@ -43,6 +45,7 @@ fn write_data_files(
         sort_buffer_bytes,
         target_file_size_bytes,
         spec_id,
+        sort_order,
     };
     let md = metadata.inner.clone();
     let reader = batches.0;
@@ -62,6 +65,25 @@ fn write_data_files(
         })
         .py()?;
     files.iter().map(|f| f.to_descriptor().py()).collect()
+}
+
+/// A sort order to write by instead of the table's default (a rewrite's `sort_order`,
+/// JSON), checked against the current schema: its columns exist and are primitive, its
+/// transforms apply to them. Its order id may be 0 with fields: the id files record for an
+/// order that is none of the table's.
+fn custom_sort_order(table: &crate::spec::TableMetadata, json: &str) -> crate::Result<SortOrder> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| crate::error::invalid_data("expected a sort order as JSON").with_source(e))?;
+    let order = SortOrder::from_json(&value)?;
+    crate::writer::check_sort_order(table.current_schema(), &order)?;
+    Ok(order)
+}
+
+/// Checks a custom sort order (JSON) as `write_data_files(sort_order=...)` will, before
+/// anything is written: ValidationError / NotSupportedError naming the column otherwise.
+#[pyfunction]
+fn check_sort_order(metadata: &PyTableMetadata, sort_order: &str) -> PyResult<()> {
+    custom_sort_order(&metadata.inner, sort_order).map(|_| ()).py()
 }
 
 fn arrow_stream(
@@ -291,6 +313,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(import_name_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
+    m.add_function(wrap_pyfunction!(check_sort_order, m)?)?;
     m.add_function(wrap_pyfunction!(apply_transform, m)?)?;
     m.add_function(wrap_pyfunction!(delete_rows, m)?)?;
     m.add_function(wrap_pyfunction!(write_position_deletes, m)?)?;

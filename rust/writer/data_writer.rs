@@ -75,6 +75,10 @@ pub struct WriteOptions {
     /// Partition the files by this spec of the table instead of the default spec (a
     /// rewrite's `output-spec-id`).
     pub spec_id: Option<i32>,
+    /// When sorting: sort by this order instead of the table's default; the files record
+    /// its order id (a rewrite's `sort_order`: the id of the table's order with the same
+    /// fields, or 0 when it is none of them, as Java records).
+    pub sort_order: Option<SortOrder>,
 }
 
 /// Writes `batches` into data files of `table` (current schema, default spec, properties).
@@ -120,7 +124,7 @@ pub fn write_data_files_opts(
     let task = WriteTask::new(
         &schema,
         spec,
-        table.default_sort_order(),
+        options.sort_order.as_ref().unwrap_or_else(|| table.default_sort_order()),
         table.location(),
         table.properties(),
         write_id,

@@ -32,7 +32,7 @@ pub use metrics::{MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
 pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;
-pub use sorter::SPILL_DIR_ENV;
+pub use sorter::{check_sort_order, SPILL_DIR_ENV};
 #[cfg(test)]
 #[path = "partitioned_tests.rs"]
 mod partitioned_tests;

@@ -126,6 +126,15 @@ fn internal(msg: &'static str) -> impl FnOnce(ArrowError) -> Error {
     move |e| Error::new(ErrorKind::Internal, msg).with_source(e)
 }
 
+/// Checks that rows of `schema` can be sorted by `order` (a custom order given to a write):
+/// it has fields, each on a primitive column or struct field, with a transform that applies.
+pub fn check_sort_order(schema: &Schema, order: &SortOrder) -> Result<()> {
+    match Sorter::try_new(schema, order, 1)? {
+        Some(_) => Ok(()),
+        None => Err(validation("expected a sort order with at least one field, found none")),
+    }
+}
+
 impl Sorter {
     /// `None` when the order is unsorted. Sort keys are primitive columns or fields of
     /// struct columns.
@@ -142,8 +151,19 @@ impl Sorter {
                 ))
             })?;
             let ty = field.field_type.as_primitive().cloned().ok_or_else(|| {
-                validation(format!("sort order {} sorts by a non-primitive column", order.order_id))
+                validation(format!(
+                    "sort order {}: expected a primitive column to sort by, found column '{}' of type {}",
+                    order.order_id, field.name, field.field_type
+                ))
             })?;
+            // A custom order (a rewrite's `sort_order`) is checked here, before any row is
+            // read: a transform that does not apply would otherwise fail mid-write.
+            if !matches!(f.transform, Transform::Unknown(_)) && !f.transform.can_transform(&ty) {
+                return Err(validation(format!(
+                    "sort order {}: expected a transform that applies to column '{}' of type {ty}, found {}",
+                    order.order_id, field.name, f.transform
+                )));
+            }
             let opts = SortOptions {
                 descending: f.direction == SortDirection::Descending,
                 nulls_first: f.null_order == NullOrder::NullsFirst,

@@ -216,3 +216,20 @@ fn the_merge_orders_as_the_in_memory_sort_does() {
         assert_eq!(show(&merged), show(&once), "{d1:?} {n1:?}");
     }
 }
+
+#[test]
+fn a_custom_order_is_checked_before_any_row_and_keeps_its_id() {
+    // A rewrite's custom order that is none of the table's orders is recorded as id 0.
+    let custom = SortOrder::new(
+        0,
+        vec![SortField::new(2, Transform::Truncate(2), SortDirection::Ascending, NullOrder::NullsFirst)],
+    );
+    let sorter = Sorter::try_new(&schema(), &custom, 1).unwrap().expect("a sorted order");
+    assert_eq!(sorter.order_id, 0);
+    let day_of_long = SortOrder::new(
+        0,
+        vec![SortField::new(1, Transform::Day, SortDirection::Ascending, NullOrder::NullsFirst)],
+    );
+    let msg = Sorter::try_new(&schema(), &day_of_long, 1).unwrap_err().to_string();
+    assert!(msg.contains("applies to column 'k' of type long, found day"), "{msg}");
+}

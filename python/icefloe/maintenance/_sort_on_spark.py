@@ -1,9 +1,10 @@
 """The `sort` strategy of `rewrite_data_files` on Spark, spread over many tasks as Java's
 `SparkSortFileRewriteRunner` does: the groups' rows are read on the executors (deletes
 applied, v3 lineage kept), range-partitioned by the output spec's partition keys and the
-table's sort order into as many Spark partitions as the groups expect output files, and each
-partition is sorted and written by the Rust writer. The new files then cover disjoint key
-ranges and a large group sorts on every core, not in one task.
+sort order (the table's, or the rewrite's `sort_order`) into as many Spark partitions as the
+groups expect output files, and each partition is sorted and written by the Rust writer. The
+new files then cover disjoint key ranges and a large group sorts on every core, not in one
+task.
 
 Tables with a column Spark cannot carry losslessly (uuid, fixed, time, nanosecond timestamps,
 unknown, variant, geometry) keep the one-task-per-group path (`rewrite_data_files`), which
@@ -21,6 +22,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from icefloe.sorting import SortOrder
     from icefloe.table import Table
 
 # Iceberg types whose values Spark holds as they are (through Arrow and Spark rows).
@@ -56,12 +58,14 @@ def sort_rewrite_on_spark(
     write_id: str,
     read_json: str,
     mapping: str | None,
+    order: SortOrder | None = None,
 ) -> list[str] | None:
     """Writes the rows of `read_tasks` (JSON lists of FileScanTasks, one Spark task each)
     range-partitioned into `output_files` sorted runs; returns the new files' descriptors,
     or None (nothing written) when Spark cannot compute the sort order's first term (a
     bucket of a string, say): the caller then sorts each group in one writer. On failure
-    the files of `write_id` are deleted by the caller's abort."""
+    the files of `write_id` are deleted by the caller's abort. `order`: the order to sort by
+    and record on the files (default: the table's)."""
     from icefloe import _progress
     from icefloe._io import IoConfig
     from icefloe.maintenance.rewrite_data_files import _task_reader
@@ -87,13 +91,15 @@ def sort_rewrite_on_spark(
 
     out_schema = spark_schema(target)
     types = {f.name: f.dataType for f in out_schema.fields}
-    order = sort_keys(table, types, prefix=True)
-    if not order:
+    keys = sort_keys(table, types, prefix=True, order=order)
+    if not keys:
         return None
     rows = rows_frame(spark, [(t,) for t in read_tasks], "tasks string", len(read_tasks))
     df = rows.mapInArrow(read, out_schema)
-    ranged = df.repartitionByRange(max(1, output_files), *partition_keys(table, types), *order)
-    options = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
+    ranged = df.repartitionByRange(max(1, output_files), *partition_keys(table, types), *keys)
+    options: dict[str, Any] = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
+    if order is not None:
+        options["sort_order"] = order.to_json()
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
     with _progress.spark_job(spark, label):
         return _write_on_executors(ranged, table, write_id, options)

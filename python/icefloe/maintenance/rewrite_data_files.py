@@ -26,6 +26,12 @@ as many tasks as they expect output files, as Java does (`_sort_on_spark`); in p
 for a table with a column Spark cannot carry losslessly, a group sorts in one writer (it
 spills sorted runs and merges them) rolling files at the target size. Both give files with
 disjoint key ranges.
+
+`sort_order` sorts by another order than the table's (or sorts a table that has none), as
+Java's `sort_order => '...'`: an icefloe `SortOrder` or Java's string form
+(`sorting.parse_sort_order`; `zorder(...)` is not supported). The new files record the id of
+the table's sort order with the same fields, or 0 (unsorted) when it is none of the table's
+orders, as Java does.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from icefloe import _lineage, _native, _pending_write, _progress
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.maintenance import _sort_on_spark
+from icefloe.sorting import SortOrder, parse_sort_order
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -102,7 +109,7 @@ def rewrite_data_files(
     table: Table,
     filter: BooleanExpression | str | None = None,
     strategy: str = "binpack",
-    sort_order: Any = None,
+    sort_order: SortOrder | str | None = None,
     target_file_size_bytes: int | None = None,
     min_input_files: int = 5,
     delete_file_threshold: int | None = None,
@@ -125,7 +132,14 @@ def rewrite_data_files(
     case_sensitive: bool = True,
 ) -> RewriteDataFilesResult:
     """Compacts the table's data files (see the module doc); options as Java's procedure
-    names them (`min-input-files`, `target-file-size-bytes`, ...)."""
+    names them (`min-input-files`, `target-file-size-bytes`, ...).
+
+    `strategy="sort"` sorts the rewritten rows by the table's sort order, or by `sort_order`
+    when given: a `SortOrder` or Java's string form (`"id DESC NULLS LAST, bucket(4, name)"`,
+    transforms identity, bucket, truncate, years, months, days, hours). The new files record
+    the id of the table's order with the same fields, else 0, as Java. An unknown column or
+    transform or a malformed string is a ValidationError, `zorder(...)` a NotSupportedError,
+    both before anything is written."""
     if strategy not in _STRATEGIES:
         raise ValidationError(f"expected rewrite strategy 'binpack' or 'sort', found {strategy!r}")
     if partial_progress_max_commits < 1:
@@ -133,8 +147,9 @@ def rewrite_data_files(
             f"partial_progress_max_commits must be positive, found {partial_progress_max_commits}"
         )
     sort = strategy == "sort"
+    order: SortOrder | None = None
     if sort:
-        _check_sort_order(table, sort_order)
+        order = _resolve_sort_order(table, sort_order)
     elif sort_order is not None:
         raise ValidationError("sort_order applies to strategy='sort' only")
     md = table.metadata
@@ -168,7 +183,7 @@ def rewrite_data_files(
     for batch in batches:
         write_id = _pending_write.new_write_id()
         try:
-            _rewrite(table, batch, write_id, sort, spark)
+            _rewrite(table, batch, write_id, order, spark)
         except Exception:
             _pending_write.abort_write(table, write_id)
             if partial_progress:  # Java's partial progress: a failed group does not stop the others
@@ -182,17 +197,34 @@ def rewrite_data_files(
     return commit.result()
 
 
-def _check_sort_order(table: Table, sort_order: Any) -> None:
-    order = table.sort_order()
-    if order.is_unsorted:
+def _resolve_sort_order(table: Table, sort_order: SortOrder | str | None) -> SortOrder:
+    """The order a sort rewrite sorts by, with the id its files record: that of the table's
+    order with the same fields, else 0 (Java's `sort_order_id` for an order the table does
+    not have). Checked against the schema before anything is read."""
+    if sort_order is None:
+        order = table.sort_order()
+        if order.is_unsorted:
+            raise ValidationError(
+                "strategy='sort' needs a sort order: the table has none "
+                "(pass sort_order= or set one with replace_sort_order)"
+            )
+        return order
+    if isinstance(sort_order, str):
+        fields = parse_sort_order(sort_order, table.schema()).fields
+    elif isinstance(sort_order, SortOrder):
+        fields = sort_order.fields
+    else:
         raise ValidationError(
-            "strategy='sort' needs a sort order: the table has none (set one with replace_sort_order)"
+            "expected sort_order as a SortOrder or a string such as 'id DESC NULLS LAST', "
+            f"found {type(sort_order).__name__}"
         )
-    if sort_order is not None and tuple(getattr(sort_order, "fields", ())) != order.fields:
-        raise ValidationError(
-            "strategy='sort' sorts by the table's sort order; a different sort_order is not supported "
-            f"(table: {order}, given: {sort_order})"
-        )
+    if not fields:
+        raise ValidationError("expected a sort_order with at least one field, found an unsorted order")
+    orders = json.loads(table.metadata.to_json()).get("sort-orders", [])
+    same = [o["order-id"] for o in orders if SortOrder.from_json(o).fields == fields]
+    order = SortOrder(*fields, order_id=int(same[0]) if same else 0)
+    _native.check_sort_order(table.metadata, order.to_json())
+    return order
 
 
 def _batches(groups: list[_Group], max_commits: int) -> list[list[_Group]]:
@@ -209,10 +241,12 @@ def _read_schema_json(table: Table) -> str:
 
 
 def _rewrite(
-    table: Table, groups: list[_Group], write_id: str, sort: bool, spark: SparkSession | None
+    table: Table, groups: list[_Group], write_id: str, order: SortOrder | None, spark: SparkSession | None
 ) -> None:
-    """Writes the new files of `groups` (sets each group's `added`)."""
+    """Writes the new files of `groups` (sets each group's `added`), sorted by `order` if any."""
     read_json = _read_schema_json(table)
+    sort = order is not None
+    order_json = None if order is None else order.to_json()
     mapping = table.properties.get("schema.name-mapping.default")
     if sort and spark is not None and _sort_on_spark.spark_carries(read_json):
         # Range-partitioned over many tasks; the batch commits as a whole, so the new files
@@ -227,6 +261,7 @@ def _rewrite(
             write_id,
             read_json,
             mapping,
+            order,
         )
         if ranged is not None:
             groups[0].added.extend(ranged)
@@ -252,6 +287,7 @@ def _rewrite(
                 sort=sort,
                 target_file_size_bytes=size,
                 spec_id=spec_id,
+                sort_order=order_json,
             )
             return index, files
 
@@ -264,7 +300,7 @@ def _rewrite(
                 by_index[index].added.extend(files)
                 advance(1)
         return
-    written = _rewrite_on_spark(spark, table, work, weights, write_id, sort, read_json, mapping)
+    written = _rewrite_on_spark(spark, table, work, weights, write_id, order_json, read_json, mapping)
     for index, descriptor in written:
         by_index[index].added.append(descriptor)
 
@@ -288,7 +324,7 @@ def _rewrite_on_spark(
     work: list[tuple[int, str, int, int]],
     weights: list[int],
     write_id: str,
-    sort: bool,
+    order_json: str | None,
     read_json: str,
     mapping: str | None,
 ) -> list[tuple[int, str]]:
@@ -313,7 +349,14 @@ def _rewrite_on_spark(
                 reader = _task_reader(native, tasks, read_json, mapping)
                 task_id = packed_row_task_id(row, n_rows)
                 files = native.write_data_files(
-                    md, reader, write_id, task_id, sort=sort, target_file_size_bytes=size, spec_id=spec_id
+                    md,
+                    reader,
+                    write_id,
+                    task_id,
+                    sort=order_json is not None,
+                    target_file_size_bytes=size,
+                    spec_id=spec_id,
+                    sort_order=order_json,
                 )
                 yield pa.RecordBatch.from_pydict(
                     {

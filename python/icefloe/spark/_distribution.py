@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe._row_delta import write_mode
 from icefloe.exceptions import ValidationError
-from icefloe.sorting import NullOrder, SortDirection
+from icefloe.sorting import NullOrder, SortDirection, SortOrder
 from icefloe.spark._names import quoted_path
 from icefloe.transforms import (
     BucketTransform,
@@ -136,14 +136,16 @@ def partition_keys(table: Table, types: dict[str, Any]) -> list[Column]:
     return keys
 
 
-def sort_keys(table: Table, types: dict[str, Any], prefix: bool = False) -> list[Column]:
-    """The table's sort order as Spark sort expressions. A term with a transform sorts by
-    `transform_key`, which orders as Iceberg's transform does (time units and truncation
-    are monotone; a bucket sorts by its number); a term Spark cannot compute is left out,
+def sort_keys(
+    table: Table, types: dict[str, Any], prefix: bool = False, order: SortOrder | None = None
+) -> list[Column]:
+    """The table's sort order (or `order`) as Spark sort expressions. A term with a transform
+    sorts by `transform_key`, which orders as Iceberg's transform does (time units and
+    truncation are monotone; a bucket sorts by its number); a term Spark cannot compute is left out,
     or with `prefix` ends the keys (ranges by later terms alone would not follow the order)."""
     schema = table.schema()
     out = []
-    for f in table.sort_order().fields:
+    for f in (table.sort_order() if order is None else order).fields:
         path = _path(schema, f.source_id)
         col = None if path is None else transform_key(f.transform, path, types)
         if col is None:
