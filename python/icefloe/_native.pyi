@@ -551,6 +551,15 @@ def parse_filter(text: str) -> str:
     """JSON of the unbound expression a row-filter string means (ValidationError naming the
     bad token; NotSupportedError for SQL outside the supported subset)."""
 
+def parse_sort_order_terms(
+    text: str,
+) -> list[tuple[list[list[str]], str | None, list[int], str | None, str | None]]:
+    """The terms of Iceberg Java's string form of a sort order, parsed by sqlparser as an
+    ORDER BY list: (column paths, transform lower-cased or None for a bare column, integer
+    args, "asc" / "desc" or None, "first" / "last" or None). Syntax only; anything but
+    columns, calls on columns and integers, ASC / DESC and NULLS FIRST / LAST is a
+    ValidationError "sort_order '<text>': expected ..., found ..."."""
+
 def bind_filter(expr_json: str, schema_json: str, case_sensitive: bool = True) -> str:
     """JSON of the expression bound to the schema (field ids, types, converted literals)."""
 

@@ -4,10 +4,10 @@ string form of a sort order (`parse_sort_order`: `rewrite_data_files`' `sort_ord
 from __future__ import annotations
 
 import json
-import re
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from icefloe import _native
 from icefloe.exceptions import InvalidDataError, NotSupportedError, ValidationError
 from icefloe.transforms import (
     BucketTransform,
@@ -139,7 +139,9 @@ UNSORTED_SORT_ORDER = SortOrder(order_id=0)
 # (`IcebergSqlExtensions.g4` `order`, then `Spark3Util.toIcebergTerm`): terms `col`,
 # `a.b` (a struct field), `` `quoted name` `` or `transform(args)`, each optionally followed
 # by ASC / DESC and NULLS FIRST / LAST (keywords and transform names in any case; column
-# names exact). Transform names as Java takes them:
+# names exact). The syntax is parsed in Rust with sqlparser (`_native.parse_sort_order_terms`,
+# an ORDER BY list); the transforms and columns are checked here. Transform names as Java
+# takes them:
 _TRANSFORMS: dict[str, str] = {
     "identity": "identity",
     "bucket": "bucket",
@@ -149,68 +151,14 @@ _TRANSFORMS: dict[str, str] = {
     **dict.fromkeys(("date", "day", "days"), "day"),
     **dict.fromkeys(("date_hour", "hour", "hours"), "hour"),
 }
-_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|([A-Za-z0-9_]+)|([(),.])|(\S))")
 _EXPECTED_TRANSFORMS = "identity, bucket, truncate, years, months, days or hours"
-
-
-class _Tokens:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.items: list[tuple[str, str]] = []  # (kind, value): kind name / int / punct
-        for m in _TOKEN.finditer(text):
-            quoted, word, punct, other = m.groups()
-            if other is not None:
-                self.fail("a column, a transform, ',', '(', ')' or '.'", repr(other))
-            if quoted is not None:
-                self.items.append(("name", quoted[1:-1].replace("``", "`")))
-            elif word is not None:
-                self.items.append(("int" if word.isdigit() else "name", word))
-            elif punct is not None:
-                self.items.append(("punct", punct))
-        self.pos = 0
-
-    def fail(self, expected: str, found: str) -> None:
-        raise ValidationError(f"sort_order {self.text!r}: expected {expected}, found {found}")
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.items[self.pos] if self.pos < len(self.items) else None
-
-    def found(self) -> str:
-        t = self.peek()
-        return "the end" if t is None else repr(t[1])
-
-    def take(self) -> tuple[str, str]:
-        t = self.peek()
-        if t is None:
-            self.fail("more", "the end")
-            raise AssertionError  # unreachable: fail raises
-        self.pos += 1
-        return t
-
-    def punct(self, value: str) -> bool:
-        if self.peek() == ("punct", value):
-            self.pos += 1
-            return True
-        return False
-
-    def keyword(self, *words: str) -> str | None:
-        t = self.peek()
-        if t is not None and t[0] == "name" and t[1].upper() in words:
-            self.pos += 1
-            return t[1].upper()
-        return None
-
-    def name(self) -> str:
-        parts = [self.take_name()]
-        while self.punct("."):
-            parts.append(self.take_name())
-        return ".".join(parts)
-
-    def take_name(self) -> str:
-        t = self.peek()
-        if t is None or t[0] != "name":
-            self.fail("a column name", self.found())
-        return self.take()[1]
+_BY_NAME: dict[str, Transform] = {
+    "identity": IdentityTransform(),
+    "year": YearTransform(),
+    "month": MonthTransform(),
+    "day": DayTransform(),
+    "hour": HourTransform(),
+}
 
 
 def parse_sort_order(text: str, schema: Schema, order_id: int = 1) -> SortOrder:
@@ -219,81 +167,50 @@ def parse_sort_order(text: str, schema: Schema, order_id: int = 1) -> SortOrder:
     in `schema` by exact (dotted) name; nulls default as in `SortField`. A malformed string,
     an unknown column or transform is a ValidationError naming what was expected and found;
     `zorder(...)` is a NotSupportedError."""
-    tokens = _Tokens(text)
     fields = []
-    while True:
-        source_id, transform = _term(tokens, schema)
-        direction = tokens.keyword("ASC", "DESC") or "ASC"
-        null_order = None
-        if tokens.keyword("NULLS"):
-            which = tokens.keyword("FIRST", "LAST")
-            if which is None:
-                tokens.fail("FIRST or LAST after NULLS", tokens.found())
-            null_order = NullOrder.NULLS_FIRST if which == "FIRST" else NullOrder.NULLS_LAST
-        fields.append(SortField(source_id, transform, SortDirection(direction.lower()), null_order))
-        if tokens.peek() is None:
-            return SortOrder(*fields, order_id=order_id)
-        if not tokens.punct(","):
-            tokens.fail("',', ASC, DESC, NULLS or the end of the order", tokens.found())
+    for columns, name, args, direction, nulls in _native.parse_sort_order_terms(text):
+        source_id, transform = _term(text, schema, [".".join(c) for c in columns], name, args)
+        null_order = None if nulls is None else NullOrder(f"nulls-{nulls}")
+        fields.append(SortField(source_id, transform, SortDirection(direction or "asc"), null_order))
+    return SortOrder(*fields, order_id=order_id)
 
 
-def _term(tokens: _Tokens, schema: Schema) -> tuple[int, Transform]:
-    if tokens.peek() is None:
-        tokens.fail("a column or a transform", "the end")
-    start = tokens.pos
-    name = tokens.name()
-    if not tokens.punct("("):
-        return _column(tokens, schema, name), IdentityTransform()
-    if "." in name or tokens.items[start][1] != name:
-        tokens.fail(f"a transform ({_EXPECTED_TRANSFORMS})", repr(name))
-    columns: list[str] = []
-    widths: list[int] = []
-    while True:
-        t = tokens.peek()
-        if t is not None and t[0] == "int":
-            widths.append(int(tokens.take()[1]))
-        else:
-            columns.append(tokens.name())
-        if tokens.punct(")"):
-            break
-        if not tokens.punct(","):
-            tokens.fail(f"',' or ')' in {name}(...)", tokens.found())
-    kind = name.lower()
-    if kind == "zorder":
+def _fail(text: str, expected: str, found: str) -> NoReturn:
+    raise ValidationError(f"sort_order {text!r}: expected {expected}, found {found}")
+
+
+def _term(
+    text: str, schema: Schema, columns: list[str], name: str | None, widths: list[int]
+) -> tuple[int, Transform]:
+    if name is None:
+        return _column(text, schema, columns[0]), IdentityTransform()
+    if name == "zorder":
         raise NotSupportedError(
-            f"sort_order {tokens.text!r}: zorder(...) is not supported (Java's z-order rewrite); "
+            f"sort_order {text!r}: zorder(...) is not supported (Java's z-order rewrite); "
             "expected a sort order of columns and transforms"
         )
-    transform = _TRANSFORMS.get(kind)
+    transform = _TRANSFORMS.get(name)
     if transform is None:
-        tokens.fail(f"a transform ({_EXPECTED_TRANSFORMS})", repr(name))
+        _fail(text, f"a transform ({_EXPECTED_TRANSFORMS})", repr(name))
     if len(columns) != 1:
-        tokens.fail(f"one column in {name}(...)", f"{len(columns)}: {columns}")
+        _fail(text, f"one column in {name}(...)", f"{len(columns)}: {columns}")
     takes_width = transform in ("bucket", "truncate")
     if len(widths) != (1 if takes_width else 0):
         expected = f"one integer width in {name}(...)" if takes_width else f"no number in {name}(...)"
-        tokens.fail(expected, f"{len(widths)}: {widths}")
+        _fail(text, expected, f"{len(widths)}: {widths}")
     if takes_width and widths[0] <= 0:
-        tokens.fail(f"a positive width in {name}(...)", str(widths[0]))
-    source_id = _column(tokens, schema, columns[0])
+        _fail(text, f"a positive width in {name}(...)", str(widths[0]))
+    source_id = _column(text, schema, columns[0])
     if transform == "bucket":
         return source_id, BucketTransform(widths[0])
     if transform == "truncate":
         return source_id, TruncateTransform(widths[0])
-    by_name: dict[str, Transform] = {
-        "identity": IdentityTransform(),
-        "year": YearTransform(),
-        "month": MonthTransform(),
-        "day": DayTransform(),
-        "hour": HourTransform(),
-    }
-    return source_id, by_name[str(transform)]
+    return source_id, _BY_NAME[transform]
 
 
-def _column(tokens: _Tokens, schema: Schema, name: str) -> int:
+def _column(text: str, schema: Schema, name: str) -> int:
     try:
         return schema.find_field(name).field_id
     except ValidationError:
         columns = ", ".join(f.name for f in schema.fields)
-        tokens.fail(f"a column of the table ({columns})", repr(name))
-        raise
+        _fail(text, f"a column of the table ({columns})", repr(name))

@@ -10,12 +10,39 @@ use crate::expr::{
     StrictMetricsEvaluator,
 };
 use crate::manifest::DataFile;
-use crate::spec::Schema;
+use crate::spec::{
+    parse_sort_order_terms as core_parse_sort_order_terms, Schema, TermDirection, TermNullOrder,
+};
 
 /// JSON of the unbound expression a filter string means.
 #[pyfunction]
 fn parse_filter(text: &str) -> PyResult<String> {
     Ok(core_parse_filter(text).py()?.to_json().to_string())
+}
+
+/// One term of a sort order string: (column paths, transform lower-cased or None, integer
+/// args, "asc" / "desc" or None, "first" / "last" or None).
+type PySortTerm = (Vec<Vec<String>>, Option<String>, Vec<i64>, Option<&'static str>, Option<&'static str>);
+
+/// The terms of Iceberg Java's string form of a sort order (syntax only; the caller checks
+/// transforms and columns against the table).
+#[pyfunction]
+fn parse_sort_order_terms(text: &str) -> PyResult<Vec<PySortTerm>> {
+    let terms = core_parse_sort_order_terms(text).py()?;
+    Ok(terms
+        .into_iter()
+        .map(|t| {
+            let direction = t.direction.map(|d| match d {
+                TermDirection::Asc => "asc",
+                TermDirection::Desc => "desc",
+            });
+            let nulls = t.null_order.map(|n| match n {
+                TermNullOrder::First => "first",
+                TermNullOrder::Last => "last",
+            });
+            (t.columns, t.transform, t.args, direction, nulls)
+        })
+        .collect())
 }
 
 /// JSON of `expr_json` bound to the schema (field ids, types, converted literals).
@@ -85,6 +112,7 @@ fn filter_mask(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(filter_mask, m)?)?;
     m.add_function(wrap_pyfunction!(parse_filter, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_sort_order_terms, m)?)?;
     m.add_function(wrap_pyfunction!(bind_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_inclusive_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(eval_strict_metrics, m)?)?;

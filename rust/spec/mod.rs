@@ -12,6 +12,8 @@ pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+pub mod sort_order_parse;
 pub mod table_metadata;
 mod table_metadata_branch;
 mod table_metadata_expire;
@@ -43,6 +45,7 @@ pub use snapshot::{
     MetadataLogEntry, Operation, Snapshot, SnapshotLogEntry, SnapshotRef, SnapshotRetention, Summary,
 };
 pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
+pub use sort_order_parse::{parse_sort_order_terms, SortTerm, TermDirection, TermNullOrder};
 pub use table_metadata::{
     TableMetadata, PROPERTY_PARQUET_COMPRESSION, PROPERTY_PREVIOUS_VERSIONS_MAX,
     PROPERTY_PREVIOUS_VERSIONS_MAX_DEFAULT,
