@@ -23,7 +23,6 @@ before anything is written.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
+    join_key,
     matching_keys,
     split_conjuncts,
     target_only_filter,
@@ -556,17 +556,6 @@ class TableMerger(MergeClauses):
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(descriptors)
         result.data_files_removed = len(touched)
-
-
-def join_key(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A join column as Spark compares join keys (NormalizeFloatingNumbers): a float / double
-    -0.0 becomes 0.0 and every NaN one NaN, so that Arrow's join, which matches floats by
-    their bits, matches -0.0 with 0.0 and NaN with NaN. Other types as they are."""
-    t = column.type
-    if not (pa.types.is_float32(t) or pa.types.is_float64(t)):
-        return column
-    # -0.0 + 0.0 is 0.0 (IEEE 754, rounding to nearest); NaN payloads differ, so one NaN.
-    return pc.if_else(pc.is_nan(column), pa.scalar(math.nan, t), pc.add(column, pa.scalar(0.0, t)))
 
 
 def merge(

@@ -25,6 +25,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from icefloe import _native
 from icefloe.exceptions import IcefloeError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, IsNaN, Or, from_json
@@ -260,6 +263,17 @@ def matching_keys(column: str, values: Iterable[Any]) -> BooleanExpression:
     if nan:
         expr = IsNaN(column) if expr is None else Or(expr, IsNaN(column))
     return AlwaysFalse() if expr is None else expr
+
+
+def join_key(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A join column as Spark compares join keys (NormalizeFloatingNumbers): a float / double
+    -0.0 becomes 0.0 and every NaN one NaN, so that Arrow's join, which matches floats by
+    their bits, matches -0.0 with 0.0 and NaN with NaN. Other types as they are."""
+    t = column.type
+    if not (pa.types.is_float32(t) or pa.types.is_float64(t)):
+        return column
+    # -0.0 + 0.0 is 0.0 (IEEE 754, rounding to nearest); NaN payloads differ, so one NaN.
+    return pc.if_else(pc.is_nan(column), pa.scalar(math.nan, t), pc.add(column, pa.scalar(0.0, t)))
 
 
 def _is_nan(v: Any) -> bool:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _lineage, _native, _pending_write
-from icefloe._merge_condition import matching_keys
+from icefloe._merge_condition import join_key, matching_keys
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
@@ -295,9 +295,7 @@ def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
 
 def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
     """One row per key, the last one given (documented: the last duplicate wins). Float keys
-    group as Spark compares them: -0.0 with 0.0, NaN with NaN (see `_merge.join_key`)."""
-    from icefloe._merge import join_key
-
+    group as Spark compares them: -0.0 with 0.0, NaN with NaN (see `_merge_condition.join_key`)."""
     idx = "__icefloe_row__"
     numbered = pa.table(
         {
@@ -353,8 +351,6 @@ def _matched_counts(table: Table, condition: BooleanExpression, names: list[str]
     (one key may match several rows, e.g. -0.0 and 0.0, or keys appended twice)."""
     if table.metadata.current_snapshot_id is None:
         return 0, 0
-    from icefloe._merge import join_key
-
     found = table.scan(row_filter=condition, selected_fields=tuple(names)).to_arrow()
     if found.num_rows == 0:
         return 0, 0

@@ -9,17 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from icefloe import _native
 from icefloe.exceptions import InvalidDataError, NotSupportedError, ValidationError
-from icefloe.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
-    parse_transform,
-)
+from icefloe.transforms import IdentityTransform, Transform, parse_transform
 
 if TYPE_CHECKING:
     from icefloe.schema import Schema
@@ -152,13 +142,6 @@ _TRANSFORMS: dict[str, str] = {
     **dict.fromkeys(("date_hour", "hour", "hours"), "hour"),
 }
 _EXPECTED_TRANSFORMS = "identity, bucket, truncate, years, months, days or hours"
-_BY_NAME: dict[str, Transform] = {
-    "identity": IdentityTransform(),
-    "year": YearTransform(),
-    "month": MonthTransform(),
-    "day": DayTransform(),
-    "hour": HourTransform(),
-}
 
 
 def parse_sort_order(text: str, schema: Schema, order_id: int = 1) -> SortOrder:
@@ -200,12 +183,9 @@ def _term(
         _fail(text, expected, f"{len(widths)}: {widths}")
     if takes_width and widths[0] <= 0:
         _fail(text, f"a positive width in {name}(...)", str(widths[0]))
-    source_id = _column(text, schema, columns[0])
-    if transform == "bucket":
-        return source_id, BucketTransform(widths[0])
-    if transform == "truncate":
-        return source_id, TruncateTransform(widths[0])
-    return source_id, _BY_NAME[transform]
+    # Iceberg's own transform strings (`bucket[4]`, `day`): the spec's parser builds it.
+    spec_form = f"{transform}[{widths[0]}]" if takes_width else transform
+    return _column(text, schema, columns[0]), parse_transform(spec_form)
 
 
 def _column(text: str, schema: Schema, name: str) -> int:

@@ -116,6 +116,14 @@ class Table:
     def sort_order(self) -> SortOrder:
         return SortOrder.from_json(self._metadata.sort_order_json())
 
+    def sort_orders(self) -> dict[int, SortOrder]:
+        """Every sort order of the table by id (PyIceberg's `sort_orders`)."""
+        out = {}
+        for text in self._metadata.sort_orders_json():
+            o = SortOrder.from_json(text)
+            out[o.order_id] = o
+        return out
+
     # ---- snapshots ----
     def current_snapshot(self) -> Snapshot | None:
         sid = self._metadata.current_snapshot_id

@@ -191,6 +191,10 @@ impl PyTableMetadata {
         Ok(self.inner.partition_specs().iter().map(|s| s.to_json().to_string()).collect())
     }
 
+    fn sort_orders_json(&self) -> PyResult<Vec<String>> {
+        Ok(self.inner.sort_orders().iter().map(|s| s.to_json().to_string()).collect())
+    }
+
     #[pyo3(signature = (order_id=None))]
     fn sort_order_json(&self, order_id: Option<i32>) -> PyResult<String> {
         let s = match order_id {

@@ -220,9 +220,8 @@ def _resolve_sort_order(table: Table, sort_order: SortOrder | str | None) -> Sor
         )
     if not fields:
         raise ValidationError("expected a sort_order with at least one field, found an unsorted order")
-    orders = json.loads(table.metadata.to_json()).get("sort-orders", [])
-    same = [o["order-id"] for o in orders if SortOrder.from_json(o).fields == fields]
-    order = SortOrder(*fields, order_id=int(same[0]) if same else 0)
+    same = [o.order_id for o in table.sort_orders().values() if o.fields == fields]
+    order = SortOrder(*fields, order_id=same[0] if same else 0)
     _native.check_sort_order(table.metadata, order.to_json())
     return order
 
