@@ -250,8 +250,6 @@ class MergeBuilder(MergeClauses):
         `icefloe.spark._keyed_upsert`): the new rows are the source's (plus a copy per further
         target row holding a key), the removed rows the target rows the keys match."""
 
-        from icefloe.spark._arrow import spark_arrow_schema, spark_schema
-
         table = self.table
         spark = self.source.sparkSession
         columns = [f.name for f in table.schema().fields]
@@ -261,8 +259,7 @@ class MergeBuilder(MergeClauses):
         if not (metrics.rows_updated or metrics.rows_inserted):
             metrics.snapshot_id = start
             return metrics
-        projection = json.loads(table.scan(selected_fields=tuple(columns)).projection().to_json())
-        spark_types = {f.name: f.dataType for f in spark_schema(spark_arrow_schema(projection)).fields}
+        spark_types = {f.name: f.dataType for f in table_spark_schema(table).fields}
         by_lower = {c.lower(): c for c in self.source.columns}
         source_types = {f.name: f.dataType for f in self.source.schema.fields}
         for c in columns:

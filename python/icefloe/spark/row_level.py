@@ -11,7 +11,6 @@ condition partly matches read and rewritten in Spark tasks (`_row_delta.filter_r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -268,13 +267,12 @@ def upsert(
     else:
         last = last.withColumn("__icefloe_delete", F.lit(False))
     data_columns = [f.name for f in table.schema().fields]
-    from icefloe.spark._arrow import spark_arrow_schema, spark_schema
+    from icefloe.spark._nested_assign import table_spark_schema
     from icefloe.spark._store_assign import check_assignable, stored
 
     # As MERGE stores them (and the copy-on-write path below): checked, then cast to the
     # columns' types (a decimal literal into a double column, an int into a long).
-    projection = json.loads(table.scan(selected_fields=tuple(data_columns)).projection().to_json())
-    types = {f.name: f.dataType for f in spark_schema(spark_arrow_schema(projection)).fields}
+    types = {f.name: f.dataType for f in table_spark_schema(table).fields}
     given = {f.name: f.dataType for f in df.schema.fields}
     for name in data_columns:
         check_assignable(name, given[name], types[name])
