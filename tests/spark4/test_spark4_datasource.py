@@ -192,6 +192,30 @@ def test_filters_prune_files(icefloe_source: Any, oracle: Oracle, partitioned_ta
     assert [r.id for r in only_b.collect()] == [5]
 
 
+def test_small_scan_is_split_for_the_session_parallelism(
+    icefloe_source: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """Without `split-size`, a scan smaller than one 128 MB split is sized for the session's
+    parallelism (down to 16 MB splits) as icefloe.spark.read and Java's scans size theirs:
+    three files of 5 MB of data make two partitions, not one that leaves the other slots idle."""
+    import os
+
+    import pyarrow as pa
+
+    name = new_table_name("ds_split")
+    oracle.sql(f"CREATE TABLE {oracle.qualified(name)} (id bigint, blob binary) USING iceberg")
+    table = catalog.load_table(name)
+    for f in range(3):  # incompressible: two files fit in one 16 MB split, three do not
+        ids = pa.array(range(f * 5, f * 5 + 5), pa.int64())
+        table.append(pa.table({"id": ids, "blob": [os.urandom(1 << 20) for _ in range(5)]}))
+    plain = _read(icefloe_source, name)
+    assert plain.rdd.getNumPartitions() == 2
+    table = catalog.load_table(name)
+    assert icefloe.spark.read(icefloe_source, table).rdd.getNumPartitions() == 2
+    assert _read(icefloe_source, name, split_size=128 << 20).rdd.getNumPartitions() == 1
+    assert_same_rows(plain.select("id"), oracle.df(name).select("id"))
+
+
 def test_missing_catalog_is_a_clear_error(icefloe_source: Any) -> None:
     with pytest.raises(Exception, match="no properties for catalog 'nosuch'"):
         icefloe_source.read.format("icefloe").option("catalog", "nosuch").load("db.t").collect()

@@ -38,6 +38,13 @@ def default_parallelism(spark: SparkSession) -> int:
     return 1
 
 
+def scan_parallelism(spark: SparkSession) -> int:
+    """The parallelism a scan's splits are sized for, as Iceberg's Spark scans size theirs:
+    the larger of the task slots and `spark.sql.shuffle.partitions`."""
+    shuffle_partitions = str(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
+    return max(default_parallelism(spark), int(shuffle_partitions) if shuffle_partitions.isdigit() else 200)
+
+
 def rows_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, partitions: int) -> DataFrame:
     """A DataFrame of `rows` in `partitions` partitions (one row per partition when they are
     as many): an RDD on classic Spark; over Spark Connect the rows travel in the plan and are

@@ -27,6 +27,8 @@ class IcefloeDataSource(DataSource):
 
     _catalogs: Mapping[str, Mapping[str, str]] = {}
     _push_filters = False
+    # The parallelism batch reads size their splits for (`register`: the session's).
+    _parallelism: int | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -58,7 +60,7 @@ class IcefloeDataSource(DataSource):
         from icefloe.spark._source_read import BatchReader, FilteringBatchReader
 
         cls = FilteringBatchReader if self._push_filters else BatchReader
-        return cls(self.source_options())
+        return cls(self.source_options(), self._parallelism)
 
     def writer(self, schema: Any, overwrite: bool) -> Any:
         from icefloe.spark._source_write import BatchWriter
@@ -76,9 +78,17 @@ class IcefloeDataSource(DataSource):
         return StreamReader(self.source_options())
 
 
-def source_class(catalogs: Mapping[str, Mapping[str, str]], push_filters: bool) -> type[IcefloeDataSource]:
-    """A subclass of IcefloeDataSource carrying `catalogs`: a class made here is not
-    importable by name, so cloudpickle sends it (and the catalogs) by value."""
+def source_class(
+    catalogs: Mapping[str, Mapping[str, str]], push_filters: bool, parallelism: int | None = None
+) -> type[IcefloeDataSource]:
+    """A subclass of IcefloeDataSource carrying `catalogs` and the scan `parallelism`: a
+    class made here is not importable by name, so cloudpickle sends it (and its settings)
+    by value."""
     frozen = {name: dict(props) for name, props in catalogs.items()}
-    attrs = {"_catalogs": frozen, "_push_filters": push_filters, "__module__": __name__ + "._session"}
+    attrs = {
+        "_catalogs": frozen,
+        "_push_filters": push_filters,
+        "_parallelism": parallelism,
+        "__module__": __name__ + "._session",
+    }
     return type("IcefloeDataSource", (IcefloeDataSource,), attrs)

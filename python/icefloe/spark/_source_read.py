@@ -102,8 +102,9 @@ class ScanReader:
 
 
 class BatchReader(DataSourceReader):
-    def __init__(self, opts: SourceOptions) -> None:
+    def __init__(self, opts: SourceOptions, parallelism: int | None = None) -> None:
         self.opts = opts
+        self.parallelism = parallelism
         self.row_filter: ex.BooleanExpression = ex.AlwaysTrue()
         self._table: Table | None = None
 
@@ -125,7 +126,8 @@ class BatchReader(DataSourceReader):
         split = self.opts.int_option("split-size")
         if split is not None and split <= 0:
             raise ValidationError(f"option 'split-size' must be a positive number of bytes, found {split}")
-        tasks = scan.plan_tasks(target_size=split)
+        # Without `split-size`, a small scan gets splits small enough for every slot.
+        tasks = scan.plan_tasks(target_size=split, parallelism=self.parallelism)
         if not tasks:
             return [TaskPartition(None, reader)]
         return [TaskPartition(t.to_bytes(), reader) for t in tasks]

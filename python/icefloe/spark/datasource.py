@@ -156,7 +156,7 @@ def session_catalogs(spark: SparkSession) -> dict[str, dict[str, str]]:
     return found
 
 
-_REGISTERED: dict[int, tuple[dict[str, dict[str, str]], bool]] = {}
+_REGISTERED: dict[int, tuple[dict[str, dict[str, str]], bool, int]] = {}
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
@@ -164,6 +164,9 @@ def register(spark: SparkSession) -> None:
     """Registers the data source `icefloe` in the session (PySpark >= 4.0), with the
     catalogs configured in its `icefloe.catalog.<name>.<property>` settings at this moment
     (call it again after changing them; calling it again without a change does nothing).
+    Batch reads size their splits for the session's parallelism at this moment too (the
+    task slots or `spark.sql.shuffle.partitions`, whichever is larger), as
+    `icefloe.spark.read` and Iceberg's Spark scans do; option `split-size` overrides it.
 
     On PySpark >= 4.1 Spark's filters are pushed into planning; this turns on
     `spark.sql.python.filterPushdown.enabled` unless the session set it to false."""
@@ -183,10 +186,15 @@ def register(spark: SparkSession) -> None:
     push_filters = major > 4 or int(pyspark.__version__.split(".")[1]) >= 1
     push_filters = push_filters and str(spark.conf.get(PUSHDOWN_CONF, "true")).lower() == "true"
     catalogs = session_catalogs(spark)
+    # Spark's driver-side Python processes cannot ask the session: the parallelism batch
+    # reads size their splits for (as icefloe.spark.read does) travels with the class.
+    from icefloe.spark._session import scan_parallelism
+
+    parallelism = scan_parallelism(spark)
     key = id(spark)
-    if _REGISTERED.get(key) == (catalogs, push_filters):
+    if _REGISTERED.get(key) == (catalogs, push_filters, parallelism):
         return
     from icefloe.spark._source import source_class
 
-    spark.dataSource.register(source_class(catalogs, push_filters))  # type: ignore[attr-defined]
-    _REGISTERED[key] = (catalogs, push_filters)
+    spark.dataSource.register(source_class(catalogs, push_filters, parallelism))  # type: ignore[attr-defined]
+    _REGISTERED[key] = (catalogs, push_filters, parallelism)

@@ -26,7 +26,7 @@ import pyarrow as pa
 from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
-from icefloe.spark._session import default_parallelism, rows_frame
+from icefloe.spark._session import rows_frame, scan_parallelism
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -142,9 +142,7 @@ def read_rows(
     name_mapping = table.properties.get("schema.name-mapping.default")
 
     # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
-    shuffle_partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
-    parallelism = max(default_parallelism(spark), shuffle_partitions)
-    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=parallelism)]
+    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=scan_parallelism(spark))]
     if not combined:
         return spark.createDataFrame([], spark_schema)
     # An empty projection: PySpark 3.5 loses the row count of a batch without columns, and
