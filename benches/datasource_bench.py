@@ -9,6 +9,12 @@ cannot be pruned by Spark, so `format("icefloe")` is told the columns as
 `icefloe.spark.read` is (`selected-fields`), and the full read compares all three on the
 same columns.
 
+Two floors show what Spark itself costs on each path: the same Arrow batches (the columns a
+query reads, straight from the data files with pyarrow, no deletes) handed to Spark by a
+minimal Python data source and by mapInArrow. Their ratio bounds what `format("icefloe")`
+can reach against `icefloe.spark.read`: both read in the same Rust code, only Spark's path
+from the Python worker to rows differs.
+
 Bars (issue 15): format("icefloe") at most Java's time, and within 1.1x of icefloe.spark.read.
 Run with `make bench-datasource` (PySpark 4 in .venv4; the table is cached under
 .cache/bench_read/).
@@ -40,6 +46,73 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
+def floor_frames(
+    spark: Any, files: list[str], partitions: int
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """(data source floor, mapInArrow floor): functions of the column names (None: all)
+    giving DataFrames of the data files' batches of those columns, in `partitions` tasks of
+    consecutive files, through a minimal Python data source and through mapInArrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    file_schema = pa.schema([f.remove_metadata() for f in pq.read_schema(files[0])])
+    groups = [files[i::partitions] for i in range(partitions)]
+
+    def batches(group: list[str], columns: list[str]) -> Any:
+        schema = pa.schema([file_schema.field(c) for c in columns])
+        for path in group:
+            for b in pq.ParquetFile(path).iter_batches(batch_size=1 << 16, columns=columns):
+                yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
+
+    class FloorReader(DataSourceReader):
+        def __init__(self, columns: list[str]) -> None:
+            self.columns = columns
+
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(g) for g in groups]
+
+        def read(self, partition: InputPartition) -> Any:
+            return batches(partition.value, self.columns)
+
+    class FloorSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "icefloe_bench_floor"
+
+        def columns(self) -> list[str]:
+            return self.options.get("columns", ",".join(file_schema.names)).split(",")
+
+        def schema(self) -> Any:
+            return from_arrow_schema(pa.schema([file_schema.field(c) for c in self.columns()]))
+
+        def reader(self, schema: Any) -> Any:
+            return FloorReader(self.columns())
+
+    spark.dataSource.register(FloorSource)
+
+    def source(columns: list[str] | None) -> Any:
+        return (
+            spark.read.format("icefloe_bench_floor")
+            .option("columns", ",".join(columns or file_schema.names))
+            .load()
+        )
+
+    def mapinarrow(columns: list[str] | None) -> Any:
+        cols = columns or file_schema.names
+
+        def read(it: Any) -> Any:
+            for batch in it:
+                for i in batch.column(0).to_pylist():
+                    yield from batches(groups[i], cols)
+
+        schema = from_arrow_schema(pa.schema([file_schema.field(c) for c in cols]))
+        return spark.range(0, partitions, 1, partitions).mapInArrow(read, schema)
+
+    return source, mapinarrow
+
+
 def main() -> None:
     import icefloe
     import icefloe.spark
@@ -68,6 +141,14 @@ def main() -> None:
         t = catalog.load_table(read_bench.TABLE)
         return icefloe.spark.read(spark, t, selected_fields=fields, snapshot_id=snap)
 
+    files = [
+        r.file_path.removeprefix("file:")
+        for r in spark.sql(f"SELECT file_path FROM {q}.data_files").collect()
+    ]
+    partitions = source(None).rdd.getNumPartitions()  # the floors run as many tasks
+    floor_source, floor_mia = floor_frames(spark, files, partitions)
+    floors = ("floor: Python data source", "floor: mapInArrow")
+
     queries: list[tuple[str, list[tuple[str, Callable[[], Any]]]]] = [
         (
             "count(*)",
@@ -75,6 +156,8 @@ def main() -> None:
                 ("Java", lambda: java("order_id").count()),
                 ("format(icefloe)", lambda: source("order_id").count()),
                 ("icefloe.spark.read", lambda: mapinarrow(("order_id",)).count()),
+                (floors[0], lambda: floor_source(["order_id"]).count()),
+                (floors[1], lambda: floor_mia(["order_id"]).count()),
             ],
         ),
         (
@@ -86,6 +169,8 @@ def main() -> None:
                     "icefloe.spark.read",
                     lambda: mapinarrow(("amount",)).agg({"amount": "sum"}).collect()[0][0],
                 ),
+                (floors[0], lambda: floor_source(["amount"]).agg({"amount": "sum"}).collect()[0][0]),
+                (floors[1], lambda: floor_mia(["amount"]).agg({"amount": "sum"}).collect()[0][0]),
             ],
         ),
         (
@@ -97,12 +182,14 @@ def main() -> None:
                     "icefloe.spark.read",
                     lambda: mapinarrow(None).write.format("noop").mode("overwrite").save(),
                 ),
+                (floors[0], lambda: floor_source(None).write.format("noop").mode("overwrite").save()),
+                (floors[1], lambda: floor_mia(None).write.format("noop").mode("overwrite").save()),
             ],
         ),
     ]
     print(f"\ndata source benchmark: PySpark {spark.version}, snapshot {snap}, best/median of {REPEAT}\n")
-    print(f"| {'query':<26} | {'engine':<20} | {'best s':>7} | {'median s':>8} | vs Java | vs spark.read |")
-    print(f"|{'-' * 28}|{'-' * 22}|{'-' * 9}|{'-' * 10}|---------|---------------|")
+    print(f"| {'query':<26} | {'engine':<26} | {'best s':>7} | {'median s':>8} | vs Java | vs spark.read |")
+    print(f"|{'-' * 28}|{'-' * 28}|{'-' * 9}|{'-' * 10}|---------|---------------|")
     for what, engines in queries:
         for _ in range(WARMUP):
             for _name, fn in engines:
@@ -114,17 +201,20 @@ def main() -> None:
                 t, out = timed(fn)
                 times[name].append(t)
                 results[name] = out
-        if what != "all columns (noop write)":
-            values = list(results.values())
+        if what != "all columns (noop write)":  # the floors read no deletes
+            values = [v for k, v in results.items() if k not in floors]
             assert all(abs(v - values[0]) < 1e-6 * max(1.0, abs(values[0])) for v in values), results
         java_best = min(times["Java"])
         read_best = min(times["icefloe.spark.read"])
         for name, _fn in engines:
             b, m = min(times[name]), statistics.median(times[name])
             print(
-                f"| {what:<26} | {name:<20} | {b:7.3f} | {m:8.3f} | {b / java_best:6.2f}x "
+                f"| {what:<26} | {name:<26} | {b:7.3f} | {m:8.3f} | {b / java_best:6.2f}x "
                 f"| {b / read_best:12.2f}x |"
             )
+        ds_floor, mia_floor = (min(times[f]) for f in floors)
+        label, gap = "floors: source / mIA", ""
+        print(f"| {what:<26} | {label:<26} | {ds_floor / mia_floor:6.2f}x |{gap:10}|{gap:9}|{gap:15}|")
 
 
 if __name__ == "__main__":
