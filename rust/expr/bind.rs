@@ -54,7 +54,15 @@ impl BoundPredicate {
 
     /// Is `v` one of the `in` literals? (binary search: the literals are sorted)
     pub fn set_contains(&self, v: &Literal) -> bool {
-        self.literals.binary_search_by(|x| x.cmp_same_type(v).unwrap_or(Ordering::Less)).is_ok()
+        let found = |v: &Literal| {
+            self.literals.binary_search_by(|x| x.cmp_same_type(v).unwrap_or(Ordering::Less)).is_ok()
+        };
+        // A float zero is in the set when either zero is (SQL: `-0.0 IN (0.0)`).
+        match v {
+            Literal::Float(x) if *x == 0.0 => found(&Literal::Float(0.0)) || found(&Literal::Float(-0.0)),
+            Literal::Double(x) if *x == 0.0 => found(&Literal::Double(0.0)) || found(&Literal::Double(-0.0)),
+            _ => found(v),
+        }
     }
 }
 

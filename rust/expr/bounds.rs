@@ -40,6 +40,20 @@ pub fn cmp_bound(ty: &PrimitiveType, bound: &[u8], lit: &Literal) -> Option<Orde
     }
 }
 
+/// `cmp_bound` in the order rows compare in (SQL, Spark, icefloe's row evaluator): a float
+/// or double zero equals the other zero (`-0.0 = 0.0`, `-0.0 >= 0.0`), where Java's bound
+/// order puts `-0.0` below `0.0`. Pruning uses this: a file whose values are all `-0.0`
+/// holds rows of `x >= 0.0`, though its upper bound is below `0.0` in Java's order (Java
+/// 1.12 prunes it and loses those rows). NaN stays above everything.
+pub fn cmp_bound_sql(ty: &PrimitiveType, bound: &[u8], lit: &Literal) -> Option<Ordering> {
+    let zeroless = |v: f64| if v == 0.0 { 0.0 } else { v };
+    match lit {
+        Literal::Float(v) => Some(cmp_f64(zeroless(f64::from(read_f32(bound)?)), zeroless(f64::from(*v)))),
+        Literal::Double(v) => Some(cmp_f64(zeroless(read_double(bound)?), zeroless(*v))),
+        _ => cmp_bound(ty, bound, lit),
+    }
+}
+
 /// True when the bound is a floating point NaN (Java ignores a NaN lower bound).
 pub fn is_nan_bound(ty: &PrimitiveType, bound: &[u8]) -> bool {
     match ty {
@@ -132,6 +146,19 @@ mod tests {
         assert_eq!(cmp_bound(&d, &(-0.0f64).to_le_bytes(), &Literal::Double(0.0)), Some(Ordering::Less));
         assert_eq!(cmp_bound(&d, &f64::NAN.to_le_bytes(), &Literal::Double(1e300)), Some(Ordering::Greater));
         assert!(is_nan_bound(&d, &f64::NAN.to_le_bytes()));
+        // Rows' order: the zeros are equal; other values and NaN as in Java's order.
+        let neg_zero = (-0.0f64).to_le_bytes();
+        assert_eq!(cmp_bound_sql(&d, &neg_zero, &Literal::Double(0.0)), Some(Ordering::Equal));
+        assert_eq!(cmp_bound_sql(&d, &0.0f64.to_le_bytes(), &Literal::Double(-0.0)), Some(Ordering::Equal));
+        assert_eq!(cmp_bound_sql(&d, &neg_zero, &Literal::Double(1e-300)), Some(Ordering::Less));
+        assert_eq!(
+            cmp_bound_sql(&d, &f64::NAN.to_le_bytes(), &Literal::Double(0.0)),
+            Some(Ordering::Greater)
+        );
+        let f = PrimitiveType::Float;
+        assert_eq!(cmp_bound_sql(&f, &(-0.0f32).to_le_bytes(), &Literal::Float(0.0)), Some(Ordering::Equal));
+        // A float bound of a double column (written before the promotion).
+        assert_eq!(cmp_bound_sql(&d, &(-0.0f32).to_le_bytes(), &Literal::Double(0.0)), Some(Ordering::Equal));
         let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
         assert_eq!(cmp_bound(&dec, &[0x80], &Literal::Decimal(-127)), Some(Ordering::Less));
         assert_eq!(

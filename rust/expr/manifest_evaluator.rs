@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::bind::{BoundExpr, BoundPredicate};
-use super::bounds::{cmp_bound, prefix};
+use super::bounds::{cmp_bound_sql, prefix};
 use super::metrics_evaluator::IN_PREDICATE_LIMIT;
 use super::predicate::Operator;
 use super::projection::inclusive_projection;
@@ -82,7 +82,8 @@ fn summary_may_match(p: &BoundPredicate, fs: &FieldSummary) -> bool {
     let ty = &p.term.ty;
     let lower = fs.lower_bound.as_deref();
     let upper = fs.upper_bound.as_deref();
-    let cmp = |b: &[u8], l: &Literal| cmp_bound(ty, b, l);
+    // Rows' order: -0.0 = 0.0 (see `cmp_bound_sql`).
+    let cmp = |b: &[u8], l: &Literal| cmp_bound_sql(ty, b, l);
     match p.op {
         Operator::IsNull => fs.contains_null,
         Operator::NotNull => !all_values_null(fs, ty),

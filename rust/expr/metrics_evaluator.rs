@@ -11,11 +11,16 @@
 //! into a reused output buffer — the form the planner calls per manifest. The statistics
 //! come through [`FileStats`], implemented for `DataFile` and for Parquet row groups
 //! ([`super::row_group`]).
+//!
+//! Bounds are compared with literals in the order rows compare in (`cmp_bound_sql`: a
+//! float zero equals the other zero), not Java's bound order (`-0.0 < 0.0`): Java 1.12
+//! prunes a file of only `-0.0` for `x >= 0.0` and proves `x < 0.0` for it, both wrong for
+//! SQL, which Spark applies to the rows.
 
 use std::cmp::Ordering;
 
 use super::bind::{BoundExpr, BoundPredicate};
-use super::bounds::{cmp_bound, cmp_bounds, is_nan_bound, is_zero_bound, prefix};
+use super::bounds::{cmp_bound_sql, cmp_bounds, is_nan_bound, is_zero_bound, prefix};
 use super::predicate::Operator;
 use crate::manifest::DataFile;
 use crate::spec::Literal;
@@ -129,14 +134,14 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         // Java 1.12: a column whose rows all hold one value (see `unique_value`) cannot
         // match `!= that value` / `not in (.., that value, ..)`.
         Operator::NotEq => unique_value(s, id, ty)
-            .is_none_or(|u| p.literal().is_none_or(|l| cmp_bound(ty, u, l) != Some(Ordering::Equal))),
+            .is_none_or(|u| p.literal().is_none_or(|l| cmp_bound_sql(ty, u, l) != Some(Ordering::Equal))),
         Operator::NotIn => !unique_value(s, id, ty)
-            .is_some_and(|u| p.literals.iter().any(|l| cmp_bound(ty, u, l) == Some(Ordering::Equal))),
+            .is_some_and(|u| p.literals.iter().any(|l| cmp_bound_sql(ty, u, l) == Some(Ordering::Equal))),
         // Bounds first (cheaper, and they prune most files), then the nulls/NaN-only check:
         // the result is the same as Java's order (either one alone proves "cannot").
         Operator::Lt | Operator::LtEq => {
             let bounds_may = match (p.literal(), lower()) {
-                (Some(lit), Some(lo)) if !is_nan_bound(ty, lo) => match cmp_bound(ty, lo, lit) {
+                (Some(lit), Some(lo)) if !is_nan_bound(ty, lo) => match cmp_bound_sql(ty, lo, lit) {
                     Some(Ordering::Greater) => false,
                     Some(Ordering::Equal) => p.op != Operator::Lt,
                     _ => true,
@@ -147,7 +152,7 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         }
         Operator::Gt | Operator::GtEq => {
             let bounds_may = match (p.literal(), upper()) {
-                (Some(lit), Some(up)) => match cmp_bound(ty, up, lit) {
+                (Some(lit), Some(up)) => match cmp_bound_sql(ty, up, lit) {
                     Some(Ordering::Less) => false,
                     Some(Ordering::Equal) => p.op != Operator::Gt,
                     _ => true,
@@ -159,13 +164,14 @@ fn inclusive_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S) -> bool
         Operator::Eq => {
             let Some(lit) = p.literal() else { return !no_values() };
             let lo = lower();
-            if lo.is_some_and(|lo| !is_nan_bound(ty, lo) && cmp_bound(ty, lo, lit) == Some(Ordering::Greater))
-            {
+            if lo.is_some_and(|lo| {
+                !is_nan_bound(ty, lo) && cmp_bound_sql(ty, lo, lit) == Some(Ordering::Greater)
+            }) {
                 return CANNOT;
             }
             // a NaN lower bound is ignored by Java, the upper bound still prunes
             if !lo.is_some_and(|lo| is_nan_bound(ty, lo))
-                && upper().is_some_and(|up| cmp_bound(ty, up, lit) == Some(Ordering::Less))
+                && upper().is_some_and(|up| cmp_bound_sql(ty, up, lit) == Some(Ordering::Less))
             {
                 return CANNOT;
             }
@@ -245,12 +251,12 @@ fn set_misses_range(
 ) -> bool {
     // First literal >= lower (literals are sorted ascending).
     let start = match lower {
-        Some(lo) => lits.partition_point(|l| cmp_bound(ty, lo, l) == Some(Ordering::Greater)),
+        Some(lo) => lits.partition_point(|l| cmp_bound_sql(ty, lo, l) == Some(Ordering::Greater)),
         None => 0,
     };
     let Some(first) = lits.get(start) else { return true };
     match upper {
-        Some(up) => cmp_bound(ty, up, first) == Some(Ordering::Less),
+        Some(up) => cmp_bound_sql(ty, up, first) == Some(Ordering::Less),
         None => false,
     }
 }
@@ -324,7 +330,7 @@ fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S, nulls_unkn
     let unsure = || can_contain_nulls() || can_contain_nans();
     let lower = || s.lower_bound(id);
     let upper = || s.upper_bound(id);
-    let cmp = |b: Option<&[u8]>| -> Option<Ordering> { cmp_bound(ty, b?, p.literal()?) };
+    let cmp = |b: Option<&[u8]>| -> Option<Ordering> { cmp_bound_sql(ty, b?, p.literal()?) };
     // Bounds order -0.0 below 0.0, while rows compare them equal (SQL, and the row evaluator
     // a rewrite uses): a proof for row removal never rests on a zero, in a bound or a literal.
     if nulls_unknown && zero_involved(p, ty, lower(), upper()) && !matches!(p.op, Operator::IsNull) {
@@ -358,7 +364,7 @@ fn strict_predicate<S: FileStats + ?Sized>(p: &BoundPredicate, s: &S, nulls_unkn
             if cmp_bounds(ty, lo, up) != Some(Ordering::Equal) {
                 return MIGHT_NOT;
             }
-            p.literals.iter().any(|l| cmp_bound(ty, lo, l) == Some(Ordering::Equal))
+            p.literals.iter().any(|l| cmp_bound_sql(ty, lo, l) == Some(Ordering::Equal))
         }
         Operator::NotIn => {
             if nulls_only(s, id) || nans_only(s, id) {

@@ -252,7 +252,8 @@ fn row_removal_never_proves_a_file_by_a_signed_zero() {
     for flt in ["f != 0.0", "f < 0.0", "f NOT IN (0.0, 1.0)", "f < 1.0"] {
         assert!(!removal(flt, &f), "{flt}");
     }
-    assert!(strict("f != 0.0", &f), "Java's evaluator is unchanged");
+    // The plain strict evaluator compares as rows do too (Java 1.12 proves this one).
+    assert!(!strict("f != 0.0", &f));
     // Away from zero the proof stands.
     f.lower_bounds.insert(7, 2.0f32.to_le_bytes().to_vec());
     f.upper_bounds.insert(7, 3.0f32.to_le_bytes().to_vec());
@@ -301,7 +302,9 @@ fn inclusive_not_eq_on_a_single_valued_column() {
     let mut range = f.clone();
     range.upper_bounds.insert(1, 43i64.to_le_bytes().to_vec());
     assert!(inc("id != 42", &range));
-    // float: a NaN count that is not 0 (or unknown) proves nothing; -0.0 is not 0.0
+    // float: a NaN count that is not 0 (or unknown) proves nothing; rows compare -0.0 equal
+    // to 0.0, so neither `!= -0.0` nor `!= 0.0` matches a row of -0.0 (Java 1.12 keeps the
+    // file for `!= 0.0`: its bound order has -0.0 below 0.0)
     let mut fl = DataFile::new_data("f.parquet", 5, 100);
     fl.null_value_counts.insert(7, 0);
     fl.lower_bounds.insert(7, (-0.0f32).to_le_bytes().to_vec());
@@ -309,5 +312,38 @@ fn inclusive_not_eq_on_a_single_valued_column() {
     assert!(inc("f != -0.0", &fl), "NaN count unknown");
     fl.nan_value_counts.insert(7, 0);
     assert!(!inc("f != -0.0", &fl));
-    assert!(inc("f != 0.0", &fl));
+    assert!(!inc("f != 0.0", &fl));
+    assert!(inc("f != 1.0", &fl));
+}
+
+#[test]
+fn inclusive_pruning_compares_zeros_as_rows_do() {
+    // Rows compare -0.0 equal to 0.0 (SQL, Spark, the row evaluator); Java 1.12 prunes by its
+    // bound order (-0.0 < 0.0) and so drops the rows of these files for these filters.
+    let file = |lo: f32, hi: f32| {
+        let mut f = DataFile::new_data("z.parquet", 2, 100);
+        f.value_counts.insert(7, 2);
+        f.null_value_counts.insert(7, 0);
+        f.nan_value_counts.insert(7, 0);
+        f.lower_bounds.insert(7, lo.to_le_bytes().to_vec());
+        f.upper_bounds.insert(7, hi.to_le_bytes().to_vec());
+        f
+    };
+    let neg = file(-0.0, -0.0); // only -0.0
+    for flt in ["f >= 0.0", "f = 0.0", "f IN (0.0, 5.0)", "f <= -0.0", "f >= -0.0"] {
+        assert!(inc(flt, &neg), "{flt} on -0.0");
+    }
+    for flt in ["f > 0.0", "f > -0.0", "f < 0.0", "f < -0.0", "f = 1.0", "f IN (1.0, 2.0)"] {
+        assert!(!inc(flt, &neg), "{flt} on -0.0");
+    }
+    let pos = file(0.0, 0.0); // only 0.0 (bounds as another writer may leave them)
+    for flt in ["f <= -0.0", "f = -0.0", "f IN (-0.0)", "f >= 0.0"] {
+        assert!(inc(flt, &pos), "{flt} on 0.0");
+    }
+    for flt in ["f < 0.0", "f < -0.0", "f > 0.0"] {
+        assert!(!inc(flt, &pos), "{flt} on 0.0");
+    }
+    // The plain strict evaluator follows the rows too: a file of -0.0 does not prove `< 0.0`.
+    assert!(!strict("f < 0.0", &neg) && strict("f <= 0.0", &neg) && strict("f = 0.0", &neg));
+    assert!(!strict("f > -0.0", &pos) && strict("f >= -0.0", &pos));
 }

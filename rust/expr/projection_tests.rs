@@ -7,6 +7,7 @@ use crate::expr::residual::ResidualEvaluator;
 use crate::expr::struct_evaluator::StructEvaluator;
 use crate::expr::{bind, parse_filter};
 use crate::manifest::FieldSummary;
+use crate::spec::StructValue;
 
 fn spec(fields: &[(i32, &str, Transform)]) -> PartitionSpec {
     PartitionSpec::new(
@@ -198,6 +199,37 @@ fn manifest_evaluator() {
     assert!(ev4("ts >= '2024-01-02T10:00:00+00:00'"));
     assert!(!ev4("ts >= '2024-01-03'"));
     assert!(!ev4("ts < '2024-01-01'"));
+}
+
+#[test]
+fn zero_partitions_compare_as_rows_do() {
+    // An identity partition of a float column holds -0.0 or 0.0; rows compare the two equal
+    // (SQL), where Java 1.12's summaries and partition tests order -0.0 below 0.0.
+    let s = spec(&[(7, "f", Transform::Identity)]);
+    let zero =
+        |v: f32| summary(Some(v.to_le_bytes().to_vec()), Some(v.to_le_bytes().to_vec()), false, Some(false));
+    let ev = |f: &str, sm: &[FieldSummary]| ManifestEvaluator::new(&b(f), &s).unwrap().eval_summaries(sm);
+    for f in ["f >= 0.0", "f = 0.0", "f IN (0.0, 2.0)"] {
+        assert!(ev(f, &[zero(-0.0)]), "{f} on a manifest of -0.0");
+    }
+    for f in ["f <= -0.0", "f = -0.0"] {
+        assert!(ev(f, &[zero(0.0)]), "{f} on a manifest of 0.0");
+    }
+    assert!(!ev("f < 0.0", &[zero(-0.0)]) && !ev("f > -0.0", &[zero(0.0)]));
+
+    let neg = vec![Some(Literal::Float(-0.0))];
+    let pos = vec![Some(Literal::Float(0.0))];
+    let incl = |f: &str, part: &StructValue| {
+        StructEvaluator::new(inclusive_projection(&b(f), &s).unwrap(), &s, false).eval(part)
+    };
+    assert!(incl("f >= 0.0", &neg) && incl("f = 0.0", &neg) && incl("f IN (0.0)", &neg));
+    assert!(incl("f <= -0.0", &pos) && incl("f IN (-0.0, 3.0)", &pos));
+    assert!(!incl("f < 0.0", &neg) && !incl("f NOT IN (0.0)", &neg) && !incl("f != 0.0", &neg));
+    // A residual is never dropped on Java's order: `f < 0.0` holds for no row of -0.0.
+    let r = ResidualEvaluator::new(&b("f < 0.0"), &s).unwrap();
+    assert_eq!(r.residual_for(&neg), BoundExpr::False);
+    let r = ResidualEvaluator::new(&b("f <= 0.0"), &s).unwrap();
+    assert_eq!(r.residual_for(&neg), BoundExpr::True);
 }
 
 #[test]

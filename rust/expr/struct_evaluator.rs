@@ -67,9 +67,15 @@ pub fn eval_value(p: &BoundPredicate, v: Option<&Literal>, strict: bool) -> bool
             _ => false,
         };
     };
+    // Rows' order: a float zero equals the other zero (`-0.0 >= 0.0`, as SQL and the row
+    // evaluator have it; an identity partition of `-0.0` holds rows of `x = 0.0`).
+    let zeroless = |x: f64| if x == 0.0 { 0.0 } else { x };
     let cmp = |l: &Literal| -> Option<Ordering> {
         match (v, l) {
-            (Literal::Float(a), Literal::Float(b)) => Some(cmp_f64(f64::from(*a), f64::from(*b))),
+            (Literal::Float(a), Literal::Float(b)) => {
+                Some(cmp_f64(zeroless(f64::from(*a)), zeroless(f64::from(*b))))
+            }
+            (Literal::Double(a), Literal::Double(b)) => Some(cmp_f64(zeroless(*a), zeroless(*b))),
             _ => v.cmp_same_type(l),
         }
     };

@@ -409,6 +409,11 @@ pub(crate) fn fill_metrics_of_columns(
             df.nan_value_counts.insert(leaf.id, st.nans);
             if mode.has_bounds() {
                 if let (Some(lo), Some(hi)) = (st.min, st.max) {
+                    // A zero bound is written as the zero that covers both (lower -0.0, upper
+                    // 0.0), as Parquet's statistics rule has it: readers that order -0.0 below
+                    // 0.0 (Java) then never prune a file of -0.0 for `x >= 0.0` or of 0.0 for
+                    // `x <= -0.0`, where SQL's rows match.
+                    let (lo, hi) = (if lo == 0.0 { -0.0 } else { lo }, if hi == 0.0 { 0.0 } else { hi });
                     let (lo, hi) = if leaf.ty == PrimitiveType::Float {
                         (Literal::Float(lo as f32), Literal::Float(hi as f32))
                     } else {
