@@ -46,12 +46,17 @@ pub fn cmp_bound(ty: &PrimitiveType, bound: &[u8], lit: &Literal) -> Option<Orde
 /// holds rows of `x >= 0.0`, though its upper bound is below `0.0` in Java's order (Java
 /// 1.12 prunes it and loses those rows). NaN stays above everything.
 pub fn cmp_bound_sql(ty: &PrimitiveType, bound: &[u8], lit: &Literal) -> Option<Ordering> {
-    let zeroless = |v: f64| if v == 0.0 { 0.0 } else { v };
     match lit {
-        Literal::Float(v) => Some(cmp_f64(zeroless(f64::from(read_f32(bound)?)), zeroless(f64::from(*v)))),
-        Literal::Double(v) => Some(cmp_f64(zeroless(read_double(bound)?), zeroless(*v))),
+        Literal::Float(v) => Some(cmp_f64_sql(f64::from(read_f32(bound)?), f64::from(*v))),
+        Literal::Double(v) => Some(cmp_f64_sql(read_double(bound)?, *v)),
         _ => cmp_bound(ty, bound, lit),
     }
+}
+
+/// The rows' float order: Java's (`cmp_f64`, NaN above everything) with the two zeros equal.
+pub fn cmp_f64_sql(a: f64, b: f64) -> Ordering {
+    let zeroless = |v: f64| if v == 0.0 { 0.0 } else { v };
+    cmp_f64(zeroless(a), zeroless(b))
 }
 
 /// True when the bound is a floating point NaN (Java ignores a NaN lower bound).

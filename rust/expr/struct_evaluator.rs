@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::bind::{BoundExpr, BoundPredicate};
-use super::bounds::cmp_f64;
+use super::bounds::cmp_f64_sql;
 use super::predicate::Operator;
 use crate::spec::{Literal, PartitionSpec, StructValue};
 
@@ -69,13 +69,10 @@ pub fn eval_value(p: &BoundPredicate, v: Option<&Literal>, strict: bool) -> bool
     };
     // Rows' order: a float zero equals the other zero (`-0.0 >= 0.0`, as SQL and the row
     // evaluator have it; an identity partition of `-0.0` holds rows of `x = 0.0`).
-    let zeroless = |x: f64| if x == 0.0 { 0.0 } else { x };
     let cmp = |l: &Literal| -> Option<Ordering> {
         match (v, l) {
-            (Literal::Float(a), Literal::Float(b)) => {
-                Some(cmp_f64(zeroless(f64::from(*a)), zeroless(f64::from(*b))))
-            }
-            (Literal::Double(a), Literal::Double(b)) => Some(cmp_f64(zeroless(*a), zeroless(*b))),
+            (Literal::Float(a), Literal::Float(b)) => Some(cmp_f64_sql(f64::from(*a), f64::from(*b))),
+            (Literal::Double(a), Literal::Double(b)) => Some(cmp_f64_sql(*a, *b)),
             _ => v.cmp_same_type(l),
         }
     };
