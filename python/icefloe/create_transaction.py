@@ -20,8 +20,10 @@ When the table was created meanwhile the commit raises TableAlreadyExistsError; 
 an abort (an exception in the `with` block, `abort()`, or the transaction dropped without a
 commit), every file the transaction wrote is deleted: the files the staged snapshots reference
 (data, delete files, manifests, manifest lists) and every file under the table's data location
-carrying one of the transaction's write ids (files of failed writes). A CommitStateUnknownException
-keeps them (the table may exist). Writes through Spark (`icefloe.spark`) on the staged table are
+carrying one of the transaction's write ids (files of failed writes); never the files
+`txn.table.add_files` registered, which were the caller's before and stay (as Iceberg Java's
+create transaction never deletes a file it was given). A CommitStateUnknownException keeps them
+(the table may exist). Writes through Spark (`icefloe.spark`) on the staged table are
 not supported: their commits go through the catalog named in the session.
 """
 
@@ -150,14 +152,37 @@ class _StagingCatalog(Catalog):
 
 class _StagedTable(Table):
     """The table of a create transaction: records the write ids of its writes (their files
-    are deleted if the transaction does not commit)."""
+    are deleted if the transaction does not commit) and the files `add_files` registered
+    (the caller's: never deleted)."""
 
     _write_ids: list[str]
+    _registered: set[tuple[str, str]]
 
     def _new_write_id(self) -> str:  # type: ignore[override]
         write_id = _pending_write.new_write_id()
         self._write_ids.append(write_id)
         return write_id
+
+    def add_files(
+        self,
+        file_paths: list[str],
+        snapshot_properties: dict[str, str] | None = None,
+        check_duplicate_files: bool = True,
+    ) -> Snapshot | None:
+        # Noted before the commit: whatever happens next, these files are not the transaction's
+        # to delete (Java's create transaction never deletes an appended file either).
+        if not isinstance(file_paths, str):
+            file_paths = [str(p) for p in file_paths]
+            self._registered.update(_file_key(p) for p in file_paths)
+        return super().add_files(file_paths, snapshot_properties, check_duplicate_files)
+
+
+def _file_key(location: str) -> tuple[str, str]:
+    """A file's storage root and key: `/x`, `file:/x` and `file:///x` are one file."""
+    try:
+        return _io.parse(location)[1:]
+    except Exception:  # not a location icefloe reads: add_files refuses it
+        return ("", location)
 
 
 class CreateTableTransaction:
@@ -176,8 +201,10 @@ class CreateTableTransaction:
         self._identifier = tuple(identifier)
         self._stage = _StagingCatalog(catalog, self._identifier, metadata)
         self._write_ids: list[str] = []
+        self._registered: set[tuple[str, str]] = set()
         table = _StagedTable(self._identifier, metadata, self._stage.location, self._stage, io_properties)
         table._write_ids = self._write_ids
+        table._registered = self._registered
         self._staged_table: Table = table
         self._committed: Table | None = None
         location = metadata.location
@@ -185,7 +212,7 @@ class CreateTableTransaction:
         # Runs once: on abort, on a failed commit, or when the transaction is dropped uncommitted
         # (at the latest when the interpreter exits). Holds no reference to `self`.
         self._discard = weakref.finalize(
-            self, _discard_files, self._stage, table, self._write_ids, not existed
+            self, _discard_files, self._stage, table, self._write_ids, self._registered, not existed
         )
 
     # ---- state ----
@@ -315,24 +342,34 @@ def _first_version(metadata: _native.TableMetadata) -> _native.TableMetadata:
     return _native.TableMetadata.from_json(json.dumps(doc))
 
 
-def staged_files(metadata: _native.TableMetadata) -> list[str]:
+def staged_files(
+    metadata: _native.TableMetadata, registered: set[tuple[str, str]] | None = None
+) -> list[str]:
     """Every file the staged snapshots reference: data and delete files, manifests,
-    manifest lists, statistics."""
+    manifest lists, statistics; less the files `registered` by `add_files` (see
+    `_file_key`), which were there before the transaction and stay."""
     ids = [sid for s in metadata.snapshots() if isinstance(sid := s.get("snapshot-id"), int)]
     if not ids:
         return []
-    return sorted({loc for _kind, loc, _size in _native.expired_snapshot_files(metadata, ids, [])})
+    files = {loc for _kind, loc, _size in _native.expired_snapshot_files(metadata, ids, [])}
+    return sorted(f for f in files if not registered or _file_key(f) not in registered)
 
 
-def _discard_files(stage: _StagingCatalog, table: Table, write_ids: list[str], remove_location: bool) -> None:
-    """Deletes what an uncommitted create transaction wrote. Best effort: logged, never raised
-    (it may run from a finalizer)."""
+def _discard_files(
+    stage: _StagingCatalog,
+    table: Table,
+    write_ids: list[str],
+    registered: set[tuple[str, str]],
+    remove_location: bool,
+) -> None:
+    """Deletes what an uncommitted create transaction wrote (not the files `add_files`
+    registered). Best effort: logged, never raised (it may run from a finalizer)."""
     if stage.closed == "committed":
         return  # a commit was under way (interrupted?): the table may reference the files
     stage.closed = "aborted"
     metadata = stage.current
     try:
-        _native.delete_files(staged_files(metadata))
+        _native.delete_files(staged_files(metadata, registered))
     except Exception as e:
         logger.warning("icefloe: create transaction of %s: could not delete its files: %s", stage._name(), e)
     for write_id in write_ids:

@@ -10,6 +10,7 @@ with `assert-create`). Iceberg Java reads each through a Spark catalog on the sa
   table and no files.
 - A create of the same name before the commit makes the commit a TableAlreadyExistsError and
   deletes the transaction's files, leaving the other table whole.
+- Files `txn.table.add_files` registered were the caller's: no abort deletes them.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from typing import Any
 
 import icefloe
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import TableAlreadyExistsError
-from support.catalogs import KINDS, catalog_props_for, files_under
+from support.catalogs import KINDS, catalog_props_for, files_under, new_catalog
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -210,3 +212,50 @@ def test_a_table_created_meanwhile_fails_the_commit_and_its_files_go(env: Env, n
     assert sorted(now.scan().to_arrow().column("id").to_pylist()) == [100, 101]
     assert sorted(r["id"] for r in env.java_rows(ident).collect()) == [100, 101]
     assert env.java_properties(ident)["who"] == "other"
+
+
+@pytest.mark.parametrize("kind", ["filesystem", "sqlite"])
+def test_files_registered_by_add_files_outlive_an_abort(
+    request: pytest.FixtureRequest, kind: str, tmp_path: Path
+) -> None:
+    """`txn.table.add_files` registers files that were there before: an aborted, dropped or
+    losing create transaction deletes the files it wrote, never those (Iceberg Java's create
+    transaction never deletes a file it was given: its clean-up deletes only the manifests and
+    manifest lists it wrote, and a write's own abort only that write's files)."""
+    _, cat = new_catalog(request, kind, tmp_path / "cat", namespace="db")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+
+    def parquet(name: str, ids: range) -> str:
+        path = outside / name
+        pq.write_table(rows(ids), path)
+        return str(path)
+
+    registered = parquet("a.parquet", range(3))
+    with pytest.raises(RuntimeError, match="boom"):
+        with cat.create_table_transaction("db.a", SCHEMA) as txn:
+            txn.table.add_files([registered])
+            txn.append(rows(range(3, 5)))
+            location = txn.table.location()
+            raise RuntimeError("boom")
+    assert os.path.exists(registered)
+    assert files_under(location, None) == set()  # what the transaction wrote is gone
+
+    # Dropped without a commit; the file named with another spelling of its path.
+    registered = parquet("b.parquet", range(3))
+    dropped = cat.create_table_transaction("db.b", SCHEMA)
+    dropped.table.add_files([f"file://{registered}"])
+    del dropped
+    gc.collect()
+    assert os.path.exists(registered)
+
+    # A table of that name created meanwhile: the commit fails, the file stays.
+    registered = parquet("c.parquet", range(3))
+    txn = cat.create_table_transaction("db.c", SCHEMA)
+    txn.table.add_files([registered])
+    cat.create_table("db.c", SCHEMA)
+    with pytest.raises(TableAlreadyExistsError):
+        txn.commit_transaction()
+    assert os.path.exists(registered)
+    cat.load_table("db.c").add_files([registered])
+    assert cat.load_table("db.c").scan().count() == 3
