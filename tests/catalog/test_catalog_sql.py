@@ -423,3 +423,33 @@ def test_a_commit_without_an_answer(
         assert set(meta_dir.iterdir()) == before  # the loser's metadata, manifest, list: gone
     else:
         assert Path(again.metadata_location).exists()
+
+
+def test_an_interrupt_as_a_create_commits_keeps_its_metadata_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt landing once the COMMIT of a create went through: the table exists,
+    so its first metadata file must stay (as a commit keeps its files on an interrupt: the
+    swap may have happened); deleting it left a table that cannot be loaded."""
+    from icefloe.catalog import _sql_backend
+
+    cat = icefloe.load_catalog(
+        "cat", type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=str(tmp_path)
+    )
+    cat.create_namespace("db")
+    real = _sql_backend.Connection.execute
+
+    def execute(self: Any, sql: str, params: Any = ()) -> Any:
+        result = real(self, sql, params)
+        if sql == "COMMIT":
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(_sql_backend.Connection, "execute", execute)
+    with pytest.raises(KeyboardInterrupt):
+        cat.create_table("db.t", schema=ARROW_SCHEMA)
+    monkeypatch.undo()
+    t = cat.load_table("db.t")
+    assert Path(t.metadata_location).exists()
+    t.append(rows(2))
+    assert cat.load_table("db.t").scan().count() == 2

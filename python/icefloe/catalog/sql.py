@@ -239,7 +239,10 @@ class SqlCatalog(Catalog):
             raise TableAlreadyExistsError(
                 f"table {'.'.join(parts)} already exists (another writer created it first)"
             ) from None
-        except BaseException:
+        except Exception:
+            # Not on an interrupt (KeyboardInterrupt, SystemExit), which may land after the
+            # COMMIT: a table whose first metadata file is gone cannot be loaded, while an orphan
+            # file is harmless (as in `_commit_table`).
             _io.remove_quietly(metadata_location)
             raise
         return _native.TableMetadata.from_json(text, metadata_location)
