@@ -2,7 +2,12 @@
 written by Iceberg Java and by icefloe: both engines read both alike (plain and filtered),
 and icefloe's deletes and appends on Java's table leave rows Java reads. Before, a NaN or
 infinite partition value became `null` in icefloe's scan-task and data-file JSON, so every
-scan of such a table and every icefloe write to it failed."""
+scan of such a table and every icefloe write to it failed.
+
+Filtered reads equal Java's, except for `f < 0` on the partition `f = -0.0`: Java 1.12
+orders -0.0 below 0 in its partition test, takes the filter as answered by the partition
+and returns the row, which Spark's filter (`-0.0 < 0` is false) does not keep; icefloe
+compares the zeros as rows do and leaves it out."""
 
 from __future__ import annotations
 
@@ -32,6 +37,18 @@ def _java(oracle: Oracle, name: str, where: str = "") -> list[tuple[Any, ...]]:
     return _rows([tuple(r) for r in oracle.sql(q)])
 
 
+def _spark_filter(oracle: Oracle, name: str, where: str) -> list[tuple[Any, ...]]:
+    """Spark's own filter over Java's unfiltered rows (made into a local DataFrame first, so
+    nothing is pushed into Iceberg)."""
+    rows = [tuple(r) for r in oracle.sql(f"SELECT id, f, g FROM {oracle.qualified(name)}")]
+    df = oracle.spark.createDataFrame(rows, "id bigint, f double, g float")
+    return _rows([tuple(r) for r in df.where(where).collect()])
+
+
+# The filters where Java 1.12's partition test orders -0.0 below 0 (see the module doc).
+JAVA_ZERO_ORDER = {"f < 0"}
+
+
 def _ours(catalog: Any, name: str, where: str = "") -> list[tuple[Any, ...]]:
     scan = catalog.load_table(name).scan(row_filter=where) if where else catalog.load_table(name).scan()
     t = scan.to_arrow()
@@ -51,9 +68,20 @@ def test_nan_and_infinite_partition_values_read_and_write_as_java(
 
     def same(step: str) -> None:
         for where in ["", *FILTERS]:
-            assert _ours(catalog, table_name, where) == _java(oracle, table_name, where), f"{step}: {where!r}"
+            ours, java = _ours(catalog, table_name, where), _java(oracle, table_name, where)
+            if where not in JAVA_ZERO_ORDER:
+                assert ours == java, f"{step}: {where!r}"
+                continue
+            # Only the -0.0 row differs: icefloe gives what Spark's filter keeps of it.
+            minus_zero = [r for r in java if r[1] == ("f", -0.0, -1.0)]
+            assert ours == [r for r in java if r not in minus_zero], f"{step}: {where!r}"
+            assert all(r not in _spark_filter(oracle, table_name, where) for r in minus_zero), step
 
     same("Java's rows")
+    # Pinned: the exception above exists because Java returns the -0.0 row (id 4) here.
+    assert ("v", 4) in [r[0] for r in _java(oracle, table_name, "f < 0")], (
+        "Java changed: drop JAVA_ZERO_ORDER"
+    )
     assert len(_ours(catalog, table_name)) == 6
     table = catalog.load_table(table_name)
     table.append(

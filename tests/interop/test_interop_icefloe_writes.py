@@ -122,6 +122,10 @@ def truth(arr: pa.Array) -> dict[str, Any]:
     ordered = [v for v in non_null if not (is_float and math.isnan(v))]
     lower = min(ordered, key=_sort_key) if ordered else None
     upper = max(ordered, key=_sort_key) if ordered else None
+    if is_float and lower == 0.0:  # a zero bound covers both zeros (Parquet's statistics rule)
+        lower = -0.0
+    if is_float and upper == 0.0:
+        upper = 0.0
     if isinstance(lower, str):
         lower, upper = lower[:16], truncate_upper_str(upper)
     elif isinstance(lower, bytes):
