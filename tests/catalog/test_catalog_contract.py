@@ -267,6 +267,42 @@ def test_purge_deletes_files(contract: Contract, ns: str) -> None:
         cat.purge_table(f"{ns}.t")
 
 
+def test_purge_keeps_data_files_when_gc_is_disabled(contract: Contract, ns: str) -> None:
+    """With `gc.enabled=false` a purge deletes no data file, as Iceberg Java's
+    `CatalogUtil.dropTableData` (HadoopCatalog, JdbcCatalog, the REST server's purge): the
+    files may be another table's, as they are here (Java's `snapshot` procedure and
+    `add_files` make such tables)."""
+    cat = contract.catalog
+    cat.create_namespace(ns)
+    source = cat.create_table(f"{ns}.src", schema=ARROW_SCHEMA)
+    source.append(rows(5))
+    shared = [task.file.file_path for task in source.scan().plan_files()]
+    t = cat.create_table(f"{ns}.snap", schema=ARROW_SCHEMA, properties={"gc.enabled": "false"})
+    t.add_files(shared)
+    cat.purge_table(f"{ns}.snap")
+    assert not cat.table_exists(f"{ns}.snap")
+    assert all(contract.file_exists(p) for p in shared)
+    assert cat.load_table(f"{ns}.src").scan().count() == 5
+
+
+def test_purge_leaves_a_shared_metadata_folder_to_the_other_tables(contract: Contract, ns: str) -> None:
+    """Tables may share the folder `write.metadata.path` names (their files have unique
+    names): a purge deletes its own files there, not the folder, as Iceberg Java's
+    `CatalogUtil.dropTableData`."""
+    cat = contract.catalog
+    cat.create_namespace(ns)
+    shared = cat.create_table(f"{ns}.probe", schema=ARROW_SCHEMA).location() + "_metadata"
+    props = {"write.metadata.path": shared}
+    cat.create_table(f"{ns}.a", schema=ARROW_SCHEMA, properties=props).append(rows(3))
+    before = contract.files_under(shared)
+    assert before
+    cat.create_table(f"{ns}.b", schema=ARROW_SCHEMA, properties=props).append(rows(2, 3))
+    assert contract.files_under(shared) > before
+    cat.purge_table(f"{ns}.b")
+    assert contract.files_under(shared) == before
+    assert cat.load_table(f"{ns}.a").scan().count() == 3
+
+
 def test_append_and_scan_round_trip(contract: Contract, ns: str) -> None:
     cat = contract.catalog
     cat.create_namespace(ns)

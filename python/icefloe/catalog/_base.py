@@ -190,7 +190,10 @@ class Catalog(ABC):
 
     def purge_table(self, identifier: IdentifierLike) -> None:
         """Drops the table and deletes its files: data files and manifest lists of every
-        snapshot, old metadata files, and the table's metadata folder."""
+        snapshot, old metadata files, and the table's metadata folder (when `write.metadata.path`
+        names a folder other tables may share, only this table's files in it). With `gc.enabled=false`
+        no data or delete file is deleted, as Iceberg Java's `CatalogUtil.dropTableData`: they
+        may belong to another table (Java's `snapshot` procedure, `add_files`)."""
         table = self.load_table(identifier)
         files = _table_files(table)
         self.drop_table(identifier)
@@ -286,21 +289,31 @@ def _schema_json(schema: object, format_version: int = 2) -> str:
 
 
 def _table_files(table: Table) -> list[str]:
-    """Every file the table's metadata references that purge should delete."""
+    """Every file the table's metadata references that purge should delete: data and delete
+    files only while `gc.enabled` (default true; any value but `true`, in any case, turns it
+    off, as Java's `Boolean.parseBoolean` reads it)."""
     md = table.metadata
+    gc_enabled = md.properties.get("gc.enabled", "true").lower() == "true"
     files: set[str] = set()
     for snap in md.snapshots():
         sid = snap.get("snapshot-id")
         ml = snap.get("manifest-list")
         if isinstance(ml, str):
             files.add(ml)
-        if isinstance(sid, int):
+        if gc_enabled and isinstance(sid, int):
             try:
                 for task in table.scan(snapshot_id=sid).plan_files():
                     files.add(task.file_path)
                     files.update(task.delete_paths)
             except NotSupportedError:
                 logger.warning("icefloe: purge of %s: snapshot %s has delete files; skipped", table, sid)
+    if not _own_metadata_folder(table):
+        # Its metadata folder is not deleted whole (see `_remove_table_dirs`): the table's own
+        # manifests and statistics files go one by one, as Java's `dropTableData` deletes them.
+        ids = [sid for s in md.snapshots() if isinstance(sid := s.get("snapshot-id"), int)]
+        if ids:
+            reached = _native.expired_snapshot_files(md, ids, [])
+            files.update(loc for kind, loc, _size in reached if kind in _METADATA_KINDS)
     for entry in md.metadata_log():
         loc = entry.get("metadata-file")
         if isinstance(loc, str):
@@ -310,15 +323,30 @@ def _table_files(table: Table) -> list[str]:
     return sorted(files)
 
 
+# The kinds of `_native.expired_snapshot_files` that are metadata, not data or delete files.
+_METADATA_KINDS = ("manifest", "manifest_list", "statistics")
+
+
+def _own_metadata_folder(table: Table) -> bool:
+    """Whether the table's metadata folder is its own, `<location>/metadata`: not one that
+    `write.metadata.path` names, which other tables may share (their files have unique names,
+    so Java lets them)."""
+    return "write.metadata.path" not in table.metadata.properties
+
+
 def _remove_table_dirs(table: Table) -> None:
-    """Removes the table's metadata folder (manifests live there) and, when local, its data
-    folder if it now holds nothing but what this table wrote."""
+    """Removes the table's metadata folder (manifests live there) when it is the table's own,
+    else only what is left of it empty; and, when local, its data folder if it now holds
+    nothing but what this table wrote."""
     loc = table.location()
     meta = table.metadata.metadata_root
-    try:
-        _io.delete_prefix(meta)
-    except IcefloeError as e:
-        logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
+    if _own_metadata_folder(table):
+        try:
+            _io.delete_prefix(meta)
+        except IcefloeError as e:
+            logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
+    elif _io.is_local(meta):
+        _remove_empty_dirs(_io.local_path(meta))
     if not _io.is_local(loc):
         return  # object stores have no empty folders to remove
     data = table.metadata.data_location
