@@ -119,6 +119,7 @@ impl FileUri {
                 path.push(c);
             }
         }
+        let mut path = remove_dot_segments(path);
         if path.len() > 1 && path.ends_with('/') {
             path.pop();
         }
@@ -128,6 +129,32 @@ impl FileUri {
         };
         FileUri { scheme: map(scheme, schemes), authority: map(authority, authorities), path }
     }
+}
+
+/// `.` and `..` segments resolved as `java.net.URI.normalize` resolves them (Hadoop's `Path`,
+/// through which Java compares locations, normalizes so): `a/./b` and `a/x/../b` are `a/b`; a
+/// `..` with no segment before it to cancel stays. Without this a live file referenced as
+/// `data/x/../f.parquet` was listed as `data/f.parquet`, taken for an orphan and deleted.
+fn remove_dot_segments(path: String) -> String {
+    if !path.split('/').any(|s| s == "." || s == "..") {
+        return path;
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        match seg {
+            "." => {}
+            ".." if kept.last().is_some_and(|l| *l != "..") => {
+                kept.pop();
+            }
+            _ => kept.push(seg),
+        }
+    }
+    let mut out = String::with_capacity(path.len());
+    if path.starts_with('/') {
+        out.push('/');
+    }
+    out.push_str(&kept.join("/"));
+    out
 }
 
 /// Java's `FileURI.uriComponentMatch`: a reference without the component matches any.

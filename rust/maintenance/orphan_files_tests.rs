@@ -107,6 +107,24 @@ fn finds_unreferenced_old_visible_files() {
 }
 
 #[test]
+fn a_file_referenced_through_dot_segments_is_no_orphan() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    touch(&format!("{d}/data/imported/f.parquet"), 3 * HOUR);
+    let md = table(&d, &[&format!("file:{d}/data/imported/../imported/./f.parquet")]);
+    let got = find_orphan_files(&md, &opts(now_ms() - HOUR)).unwrap();
+    assert!(!names(&got, &d).contains(&"data/imported/f.parquet".to_string()), "{:?}", names(&got, &d));
+    // The table location itself spelled with `..`: the listed files are still its own.
+    let spelled = format!("{d}/data/../data/..");
+    let o = OrphanOptions { location: Some(spelled), ..opts(now_ms() - HOUR) };
+    let canonical = |files: &[OrphanFile]| -> Vec<std::path::PathBuf> {
+        let local = |f: &OrphanFile| f.location.trim_start_matches("file:").to_string();
+        files.iter().map(|f| std::fs::canonicalize(local(f)).unwrap()).collect()
+    };
+    assert_eq!(canonical(&find_orphan_files(&md, &o).unwrap()), canonical(&got));
+}
+
+#[test]
 fn prefix_mismatches_follow_the_mode() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
@@ -145,6 +163,17 @@ fn locations_split_as_hadoop_paths() {
     assert_eq!((u.scheme.as_deref(), u.authority, u.path.as_str()), (Some("file"), None, "/tmp/x"));
     let u = FileUri::parse("/tmp/a:b/x", &none, &none);
     assert_eq!((u.scheme, u.path.as_str()), (None, "/tmp/a:b/x"));
+    // Dot segments resolve as java.net.URI.normalize (Hadoop's Path) resolves them.
+    for (given, want) in [
+        ("s3://b/t/data/x/../f.parquet", "/t/data/f.parquet"),
+        ("s3://b/t/./data//./f.parquet", "/t/data/f.parquet"),
+        ("/tmp/a/b/../../c", "/tmp/c"),
+        ("/../a/./b/..", "/../a"),
+        ("file:/tmp/x/..", "/tmp"),
+        ("/tmp/..x/.y", "/tmp/..x/.y"),
+    ] {
+        assert_eq!(FileUri::parse(given, &none, &none).path, want, "{given}");
+    }
     assert!(component_matches(&None, &Some("x".into())));
     assert!(component_matches(&Some("S3".into()), &Some("s3".into())));
     assert!(!component_matches(&Some("s3".into()), &None));
