@@ -66,11 +66,12 @@ fn property_i64(md: &TableMetadata, key: &str, default: i64) -> Result<i64> {
     }
 }
 
-/// Java's `gc.enabled` (default true; any value but `true` turns it off, as
-/// `Boolean.parseBoolean` reads it). Expiry and orphan removal delete files only with it on.
+/// Java's `gc.enabled` (default true; any value but `true` in any case turns it off, as
+/// `Boolean.parseBoolean` reads it: `" true"` too). Expiry and orphan removal delete files
+/// only with it on.
 pub fn check_gc_enabled(md: &TableMetadata, what: &str) -> Result<()> {
     match md.property(GC_ENABLED) {
-        Some(v) if !v.trim().eq_ignore_ascii_case("true") => Err(validation(format!(
+        Some(v) if !v.eq_ignore_ascii_case("true") => Err(validation(format!(
             "cannot {what}: GC is disabled (table property {GC_ENABLED}={v}; deleting files may \
              corrupt other tables that share them)"
         ))),

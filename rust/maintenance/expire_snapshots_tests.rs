@@ -151,9 +151,13 @@ fn explicit_ids_expire_unless_a_kept_ref_points_at_them() {
 fn nothing_to_expire_is_no_change_and_gc_disabled_is_refused() {
     let md = history(&[(MAX_SNAPSHOT_AGE_MS, &(50 * DAY).to_string())]);
     assert!(expire(&md, &opts()).unwrap().is_none());
-    let md = history(&[(GC_ENABLED, "false")]);
-    let e = select_expired(&md, &opts()).unwrap_err();
-    assert!(e.to_string().contains("GC is disabled"), "{e}");
+    for off in ["false", " true", "yes"] {
+        // Java's Boolean.parseBoolean: only `true` (any case, nothing around it) is on.
+        let md = history(&[(GC_ENABLED, off)]);
+        let e = select_expired(&md, &opts()).unwrap_err();
+        assert!(e.to_string().contains("GC is disabled"), "{off:?}: {e}");
+    }
+    assert!(select_expired(&history(&[(GC_ENABLED, "TRUE")]), &opts()).is_ok());
     let empty = TableMetadata::new_table(schema(), None, None, "/t", BTreeMap::new(), 2).unwrap();
     assert!(expire(&empty, &opts()).unwrap().is_none());
 }
