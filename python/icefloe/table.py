@@ -97,32 +97,20 @@ class Table:
         return Schema.from_json(self._metadata.schema_json())
 
     def schemas(self) -> dict[int, Schema]:
-        out = {}
-        for text in self._metadata.schemas_json():
-            s = Schema.from_json(text)
-            out[s.schema_id] = s
-        return out
+        return {s.schema_id: s for s in map(Schema.from_json, self._metadata.schemas_json())}
 
     def spec(self) -> PartitionSpec:
         return PartitionSpec.from_json(self._metadata.spec_json())
 
     def specs(self) -> dict[int, PartitionSpec]:
-        out = {}
-        for text in self._metadata.specs_json():
-            s = PartitionSpec.from_json(text)
-            out[s.spec_id] = s
-        return out
+        return {s.spec_id: s for s in map(PartitionSpec.from_json, self._metadata.specs_json())}
 
     def sort_order(self) -> SortOrder:
         return SortOrder.from_json(self._metadata.sort_order_json())
 
     def sort_orders(self) -> dict[int, SortOrder]:
         """Every sort order of the table by id (PyIceberg's `sort_orders`)."""
-        out = {}
-        for text in self._metadata.sort_orders_json():
-            o = SortOrder.from_json(text)
-            out[o.order_id] = o
-        return out
+        return {o.order_id: o for o in map(SortOrder.from_json, self._metadata.sort_orders_json())}
 
     # ---- snapshots ----
     def current_snapshot(self) -> Snapshot | None:

@@ -38,11 +38,8 @@ def _java(oracle: Oracle, name: str, where: str = "") -> list[tuple[Any, ...]]:
 
 
 def _spark_filter(oracle: Oracle, name: str, where: str) -> list[tuple[Any, ...]]:
-    """Spark's own filter over Java's unfiltered rows (made into a local DataFrame first, so
-    nothing is pushed into Iceberg)."""
-    rows = [tuple(r) for r in oracle.sql(f"SELECT id, f, g FROM {oracle.qualified(name)}")]
-    df = oracle.spark.createDataFrame(rows, "id bigint, f double, g float")
-    return _rows([tuple(r) for r in df.where(where).collect()])
+    """Spark's own filter over Java's unfiltered rows (nothing pushed into Iceberg)."""
+    return _rows([tuple(r) for r in oracle.spark_filtered(name, where, ["id", "f", "g"]).collect()])
 
 
 # The filters where Java 1.12's partition test orders -0.0 below 0 (see the module doc).

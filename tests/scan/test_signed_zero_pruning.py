@@ -38,10 +38,8 @@ FILTERS = [
 
 
 def _spark_rows(oracle: Any, name: str, where: str) -> list[float]:
-    """Spark's own filter over Java's unfiltered read (collected first: nothing is pushed)."""
-    rows = [(r.id, r.x) for r in oracle.df(name).collect()]
-    df = oracle.spark.createDataFrame(rows, "id long, x double")
-    return sorted((r.id, r.x) for r in df.where(where).collect())
+    """Spark's own filter over Java's unfiltered rows (nothing pushed into Iceberg)."""
+    return sorted((r.id, r.x) for r in oracle.spark_filtered(name, where).collect())
 
 
 def _ours(catalog: Any, name: str, where: str) -> list[Any]:

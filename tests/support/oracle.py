@@ -371,6 +371,13 @@ class Oracle:
             stmt += f" WHERE {where}"
         return self.spark.sql(stmt)
 
+    def spark_filtered(self, table: str, where: str, columns: Sequence[str] | None = None) -> Any:
+        """`where` applied by Spark itself to Java's unfiltered rows: the rows are made a local
+        DataFrame first, so nothing is pushed into Iceberg (SQL's answer, whatever either
+        engine prunes)."""
+        full = self.df(table, columns=columns)
+        return self.spark.createDataFrame(full.collect(), full.schema).where(where)
+
     def canonical(
         self,
         table: str,
