@@ -43,10 +43,13 @@ _NAN = object()
 
 
 def split_conjuncts(condition: str) -> list[str]:
-    """The top-level AND-ed parts of a SQL condition (quotes, backticks, parentheses and
-    `BETWEEN x AND y` respected; a part wholly in parentheses is split in turn)."""
+    """The top-level AND-ed parts of a SQL condition (quotes, backticks, parentheses,
+    `CASE ... END` and `BETWEEN x AND y` respected; a part wholly in parentheses is split in
+    turn). AND binds tighter than OR: a condition with an OR at its top level is one part
+    (`a AND b OR c` is `(a AND b) OR c`)."""
     parts: list[str] = []
     depth = 0
+    case_depth = 0
     start = 0
     i = 0
     between = False
@@ -75,7 +78,15 @@ def split_conjuncts(condition: str) -> list[str]:
             m = _WORD.match(text, i)
             assert m is not None
             word = m.group(0).lower()
-            if word == "between":
+            if word == "case":
+                case_depth += 1
+            elif word == "end" and case_depth:
+                case_depth -= 1
+            elif case_depth:
+                pass  # inside CASE ... END: its ANDs and ORs are its own
+            elif word == "or":
+                return [condition.strip()] if condition.strip() else []
+            elif word == "between":
                 between = True
             elif word == "and":
                 if between:

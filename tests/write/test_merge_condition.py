@@ -61,6 +61,23 @@ MOR = {"format-version": "2", "write.merge.mode": "merge-on-read", "write.delete
         ("band = 1 AND android = 2", ["band = 1", "android = 2"]),
         ("`x and y` = 1 AND target.s = 'it''s and'", ["`x and y` = 1", "target.s = 'it''s and'"]),
         ("f(a AND b) AND c", ["f(a AND b)", "c"]),
+        # OR binds looser than AND: a top-level OR makes the whole condition one conjunct.
+        ("t.id = s.id AND t.a = 1 OR t.b = 2", ["t.id = s.id AND t.a = 1 OR t.b = 2"]),
+        (
+            "t.id = s.id AND (t.a = 1 OR t.a = 2 AND t.b = 3)",
+            ["t.id = s.id", "t.a = 1 OR t.a = 2 AND t.b = 3"],
+        ),
+        ("a = 1 or b = 2 and c = 3", ["a = 1 or b = 2 and c = 3"]),
+        # CASE ... END holds its own ANDs (and ORs).
+        (
+            "t.id = s.id AND CASE WHEN t.a > 0 AND t.b > 0 THEN true ELSE t.c OR t.d END",
+            ["t.id = s.id", "CASE WHEN t.a > 0 AND t.b > 0 THEN true ELSE t.c OR t.d END"],
+        ),
+        (
+            "case when x between 1 and 2 then 1 end = 1 AND y = 2",
+            ["case when x between 1 and 2 then 1 end = 1", "y = 2"],
+        ),
+        ("t.end = 1 AND t.`or` = 2", ["t.end = 1", "t.`or` = 2"]),
     ],
 )
 def test_split_conjuncts(condition: str, parts: list[str]) -> None:
@@ -183,6 +200,53 @@ def test_merge_with_target_only_conjuncts_matches_java(
         2,
         1 + by_source_deleted,
     )
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({engine})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({engine})")
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+@pytest.mark.parametrize("engine", ["in-process", "spark"])
+def test_merge_condition_with_or_keeps_sql_precedence_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, engine: str
+) -> None:
+    """`id = id AND (region = 'us' OR region = 'eu' AND amount > 5)`: AND binds tighter than
+    OR, so every us row can match (us 5 has amount 5). Read as `(us OR eu) AND amount > 5`,
+    us 5 would be cut from the target rows and source key 5 inserted a second time."""
+    import icefloe.spark
+
+    source_rows = [*SOURCE, (5, "us", 50.0)]
+    java, ours = new_table_name("mc_or_java"), new_table_name("mc_or_ours")
+    src = spark.createDataFrame(BEFORE, "id bigint, region string, amount double")
+    for name in (java, ours):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, region STRING, amount DOUBLE) USING iceberg "
+            "TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')"
+        )
+        src.coalesce(1).writeTo(oracle.qualified(name)).append()
+    spark.createDataFrame(source_rows, "id bigint, region string, amount double").createOrReplaceTempView(
+        "mc_or_src"
+    )
+    cond = "{t}.id = {s}.id AND ({t}.region = 'us' OR {t}.region = 'eu' AND {t}.amount > 5)"
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING mc_or_src s ON {cond.format(t='t', s='s')} "
+        "WHEN MATCHED THEN UPDATE SET amount = s.amount + t.amount WHEN NOT MATCHED THEN INSERT *"
+    )
+    on = cond.format(t="target", s="source")
+    table = catalog.load_table(ours)
+    if engine == "spark":
+        m: Any = icefloe.spark.merge(spark.table("mc_or_src"), table, on).when_matched_update(
+            {"amount": "source.amount + target.amount"}
+        )
+    else:
+        source = pa.Table.from_pylist([dict(zip(ARROW.names, r)) for r in source_rows], schema=ARROW)
+        m = table.merge(source, on).when_matched_update(
+            {"amount": pc.field("source.amount") + pc.field("target.amount")}
+        )
+    metrics = m.when_not_matched_insert_all().execute()
+    # Matched: us 5, us 7 and eu 7, us 12; inserted: 1, 3, 40.
+    assert (metrics.rows_updated, metrics.rows_inserted) == (4, 3)
     expected = oracle.df(java)
     assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({engine})")
     assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({engine})")
