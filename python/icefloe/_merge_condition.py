@@ -19,9 +19,11 @@ two columns) are left out of the filter, which only widens it: never a missed co
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
+import zoneinfo
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ import pyarrow.compute as pc
 from icefloe import _native
 from icefloe.exceptions import IcefloeError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, IsNaN, Or, from_json
+from icefloe.types import TimestamptzNanoType, TimestamptzType
 
 if TYPE_CHECKING:
     from icefloe.schema import Schema
@@ -137,10 +140,15 @@ def _unwrap(part: str) -> str | None:
 
 
 def target_only_filter(
-    conjunct: str, schema: Schema, target_alias: str, source_alias: str
+    conjunct: str, schema: Schema, target_alias: str, source_alias: str, time_zone: str | None = None
 ) -> BooleanExpression | None:
     """The conjunct as a row filter over the table's columns when it names target columns
-    only (`target.region = 'eu'` -> `region = 'eu'`) and icefloe's parser takes it; else None."""
+    only (`target.region = 'eu'` -> `region = 'eu'`) and icefloe's parser takes it; else None.
+
+    `time_zone`: the Spark session's (`spark.sql.session.timeZone`) when Spark evaluates the
+    condition. Spark casts a zone-less string compared with a `timestamptz` column in that
+    zone, where icefloe's filters read it as UTC: such strings get the zone's offset for their
+    date, and a conjunct whose string or zone cannot be read so is left out (None)."""
     try:
         parsed = json.loads(_native.parse_filter(conjunct))
     except IcefloeError:
@@ -165,6 +173,8 @@ def target_only_filter(
                 return False
             node["term"] = exact
             terms.append(exact)
+            if time_zone is not None and isinstance(field.field_type, (TimestamptzType, TimestamptzNanoType)):
+                return _in_session_zone(node, time_zone)
         return all(rename(node[k]) for k in ("left", "right", "child") if k in node)
 
     if source_alias.lower() == target_alias.lower() or not rename(parsed) or not terms:
@@ -175,6 +185,80 @@ def target_only_filter(
     except IcefloeError:
         return None
     return expr
+
+
+# A timestamp string as Spark casts it: date, optional time, optional zone (Z, +HH[:MM]).
+_TS = re.compile(
+    r"^\s*(\d{4}-\d{2}-\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*"
+    r"(Z|[+-]\d{2}(?::?\d{2})?)?\s*$"
+)
+_OFFSET_ZONE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+def _zone(name: str) -> dt.tzinfo | None:
+    """A Spark session time zone: a region id (`America/Los_Angeles`), `UTC`/`Z`, or an
+    offset (`+05:00`, `UTC+8`); None when Python cannot read it."""
+    if name.upper() in ("UTC", "Z", "GMT", "UT"):
+        return dt.timezone.utc
+    m = _OFFSET_ZONE.match(name)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _zoned_timestamp(text: str, zone: dt.tzinfo) -> str | None:
+    """`text` with the offset `zone` has at that wall time (Java's `ZonedDateTime.of`: the
+    earlier offset in an overlap, the offset before a gap), or as is when it names a zone;
+    None when it is not a timestamp string or the offset is not whole minutes."""
+    m = _TS.match(text)
+    if m is None:
+        return None
+    day, hour, minute, second, fraction, offset = m.groups()
+    if offset is not None:
+        return text
+    try:
+        wall = dt.datetime.fromisoformat(day).replace(
+            hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0)
+        )
+    except ValueError:
+        return None
+    delta = wall.replace(tzinfo=zone).utcoffset()
+    if delta is None or delta.seconds % 60 or delta.microseconds:
+        return None
+    minutes = int(delta.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    hh, mm = divmod(abs(minutes), 60)
+    frac = f".{fraction}" if fraction else ""
+    return f"{wall.isoformat()}{frac}{sign}{hh:02d}:{mm:02d}"
+
+
+def _in_session_zone(node: dict[str, Any], time_zone: str) -> bool:
+    """Rewrites a predicate's zone-less timestamp strings into `time_zone`; False when one
+    cannot be (the conjunct is then not used)."""
+    zone = _zone(time_zone)
+
+    def convert(v: Any) -> Any:
+        if not isinstance(v, str):
+            return v
+        if zone is None:
+            raise ValueError(time_zone)
+        out = _zoned_timestamp(v, zone)
+        if out is None:
+            raise ValueError(v)
+        return out
+
+    try:
+        if "value" in node:
+            node["value"] = convert(node["value"])
+        if "values" in node:
+            node["values"] = [convert(v) for v in node["values"]]
+    except ValueError:
+        return False
+    return True
 
 
 _NAME = r"(?:`[^`]+`|[A-Za-z_]\w*)"
@@ -202,7 +286,9 @@ def equi_key_pairs(on: str, target_alias: str, source_alias: str) -> list[tuple[
     return pairs
 
 
-def keys_only_pairs(on: str, schema: Schema, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+def keys_only_pairs(
+    on: str, schema: Schema, target_alias: str, source_alias: str, time_zone: str | None = None
+) -> list[tuple[str, str]]:
     """The equi-key pairs of `on` when they are all it says about the source: every other
     conjunct names target columns only. Then a source row matches some target row exactly
     when its keys equal the keys of a target row that matched. Empty otherwise."""
@@ -212,16 +298,20 @@ def keys_only_pairs(on: str, schema: Schema, target_alias: str, source_alias: st
     for part in split_conjuncts(on):
         if equi_key_pairs(part, target_alias, source_alias):
             continue
-        if target_only_filter(part, schema, target_alias, source_alias) is None:
+        if target_only_filter(part, schema, target_alias, source_alias, time_zone) is None:
             return []
     return pairs
 
 
-def target_filter(on: str, schema: Schema, target_alias: str, source_alias: str) -> BooleanExpression | None:
+def target_filter(
+    on: str, schema: Schema, target_alias: str, source_alias: str, time_zone: str | None = None
+) -> BooleanExpression | None:
     """The AND of the target-only conjuncts of `on` (None when there are none)."""
     found = [
         f
-        for f in (target_only_filter(c, schema, target_alias, source_alias) for c in split_conjuncts(on))
+        for f in (
+            target_only_filter(c, schema, target_alias, source_alias, time_zone) for c in split_conjuncts(on)
+        )
         if f is not None
     ]
     return _and_all(found)
@@ -298,6 +388,7 @@ def conflict_filter_json(
     source_alias: str,
     kinds: set[str],
     source_keys: Sequence[tuple[str, Iterable[Any]]] = (),
+    time_zone: str | None = None,
 ) -> str:
     """The conflict-detection filter (unbound JSON) of a MERGE with clauses of `kinds`: the
     target-only conjuncts of `on`, AND `In(key, values)` for each (target column, source
@@ -306,7 +397,7 @@ def conflict_filter_json(
     if "not_matched_by_source" in kinds:
         return AlwaysTrue().to_json()
     parts: list[BooleanExpression] = []
-    target = target_filter(on, schema, target_alias, source_alias)
+    target = target_filter(on, schema, target_alias, source_alias, time_zone)
     if target is not None:
         parts.append(target)
     for column, values in source_keys:

@@ -6,6 +6,7 @@ its target-only conjuncts may match."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import icefloe
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema
+from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema, _native
 from icefloe._merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
@@ -24,7 +25,7 @@ from icefloe._merge_condition import (
 )
 from icefloe.exceptions import CommitConflictError, NotSupportedError
 from icefloe.expressions import And, EqualTo, GreaterThan, In
-from icefloe.types import DoubleType, LongType, StringType
+from icefloe.types import DoubleType, LongType, StringType, TimestamptzType
 from support.oracle import Oracle, assert_same_rows
 from support.session import new_table_name
 
@@ -40,6 +41,7 @@ ARROW = pa.schema(
         pa.field("amount", pa.float64()),
     ]
 )
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 MOR = {"format-version": "2", "write.merge.mode": "merge-on-read", "write.delete.mode": "merge-on-read"}
 
 
@@ -250,6 +252,108 @@ def test_merge_condition_with_or_keeps_sql_precedence_as_java(
     expected = oracle.df(java)
     assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({engine})")
     assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe ({engine})")
+
+
+@pytest.mark.spark
+def test_zone_less_timestamp_strings_read_as_sparks_cast(spark: Any) -> None:
+    """The instant icefloe gives a zone-less string in a session zone is the one Spark's
+    cast gives it, across a DST gap (02:30 on a spring-forward day) and overlap (01:30 on a
+    fall-back day), date-only strings, zoned strings and fractions."""
+    from icefloe._merge_condition import _zone, _zoned_timestamp
+
+    texts = [
+        "2024-03-10 02:30:00",
+        "2024-11-03 01:30:00",
+        "2024-11-03T01:59:59.999999",
+        "2024-06-01",
+        "1969-12-31 23:59:59.5",
+        "2024-06-01T03:00:00Z",
+        "2024-06-01 03:00:00+02:00",
+        "2024-06-01 3:04",
+    ]
+    before = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone in ("America/Los_Angeles", "Europe/Berlin", "Asia/Kolkata", "-03:30", "UTC"):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            row = spark.sql(
+                "SELECT "
+                + ", ".join(f"unix_micros(CAST('{t}' AS TIMESTAMP)) AS c{i}" for i, t in enumerate(texts))
+            ).collect()[0]
+            tz = _zone(zone)
+            assert tz is not None, zone
+            for i, text in enumerate(texts):
+                ours = _zoned_timestamp(text, tz)
+                assert ours is not None, (zone, text)
+                got = json.loads(
+                    _native.bind_filter(
+                        EqualTo("ts", ours).to_json(),
+                        Schema(NestedField(1, "ts", TimestamptzType())).to_json(),
+                    )
+                )["value"]
+                micros = int((dt.datetime.fromisoformat(got) - EPOCH) / dt.timedelta(microseconds=1))
+                assert micros == row[i], (zone, text, ours, got)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+    assert _zoned_timestamp("not a time", dt.timezone.utc) is None
+    assert _zone("Mars/Olympus") is None
+
+
+@pytest.mark.spark
+@pytest.mark.interop
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata", "+05:00"])
+def test_spark_merge_reads_zone_less_timestamps_in_the_session_time_zone_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, zone: str
+) -> None:
+    """`ON t.id = s.id AND t.ts < '2024-06-01 00:00:00'` on a timestamptz column: Spark casts
+    the string in the session time zone. The target rows icefloe reads for the merge (its
+    target-only conjuncts as a row filter) must be read the same way, or a row Spark would
+    match is never seen and its source row is inserted again."""
+    import icefloe.spark
+
+    java, ours = new_table_name("mc_tz_java"), new_table_name("mc_tz_ours")
+    rows = [
+        (1, "2024-05-31 20:00:00"),
+        (2, "2024-06-01 03:00:00"),
+        (3, "2024-06-01 06:59:59"),
+        (4, "2024-06-01 12:00:00"),
+        (5, "2024-06-02 00:00:00"),
+    ]
+    before = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        target = spark.createDataFrame(rows, "id bigint, ts string").selectExpr(
+            "id", "to_timestamp(ts) AS ts", "0D AS amount"
+        )
+        for name in (java, ours):
+            oracle.sql(
+                f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, ts TIMESTAMP, amount DOUBLE) "
+                "USING iceberg TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')"
+            )
+            target.coalesce(1).writeTo(oracle.qualified(name)).append()
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        source = spark.createDataFrame(
+            [(i, 10.0 * i) for i in range(1, 7)], "id bigint, amount double"
+        ).selectExpr("id", "to_timestamp('2030-01-01') AS ts", "amount")
+        source.createOrReplaceTempView("mc_tz_src")
+        cond = (
+            "{t}.id = {s}.id AND {t}.ts < '2024-06-01 00:00:00' "
+            "AND {t}.ts IN ('2024-05-31 20:00:00', '2024-06-01 03:00:00', '2024-06-01 06:59:59', "
+            "'2024-06-01T03:00:00Z', '2024-05-31 13:00:00', '2024-05-31 08:30:00', "
+            "'2024-05-31 23:59:59', '2024-05-31 01:00:00')"
+        )
+        oracle.sql(
+            f"MERGE INTO {oracle.qualified(java)} t USING mc_tz_src s ON {cond.format(t='t', s='s')} "
+            "WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT *"
+        )
+        table = catalog.load_table(ours)
+        icefloe.spark.merge(
+            spark.table("mc_tz_src"), table, cond.format(t="target", s="source")
+        ).when_matched_update({"amount": "source.amount"}).when_not_matched_insert_all().execute()
+        expected = oracle.df(java)
+        assert_same_rows(oracle.df(ours), expected, context=f"Java reads ours ({zone})")
+        assert expected.count() > len(rows), "the source's unmatched keys were inserted"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
 
 
 @pytest.mark.spark
