@@ -20,9 +20,11 @@ two columns) are left out of the filter, which only widens it: never a missed co
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import math
 import re
+import struct
 import zoneinfo
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +35,7 @@ import pyarrow.compute as pc
 from icefloe import _native
 from icefloe.exceptions import IcefloeError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, In, IsNaN, Or, from_json
-from icefloe.types import TimestamptzNanoType, TimestamptzType
+from icefloe.types import FloatType, TimestamptzNanoType, TimestamptzType
 
 if TYPE_CHECKING:
     from icefloe.schema import Schema
@@ -146,9 +148,13 @@ def target_only_filter(
     only (`target.region = 'eu'` -> `region = 'eu'`) and icefloe's parser takes it; else None.
 
     `time_zone`: the Spark session's (`spark.sql.session.timeZone`) when Spark evaluates the
-    condition. Spark casts a zone-less string compared with a `timestamptz` column in that
-    zone, where icefloe's filters read it as UTC: such strings get the zone's offset for their
-    date, and a conjunct whose string or zone cannot be read so is left out (None)."""
+    condition, whose reading the filter must then keep exactly (a merge takes the target rows
+    it selects as the ones that can match). Spark casts a zone-less string compared with a
+    `timestamptz` column in that zone, where icefloe's filters read it as UTC: such strings
+    get the zone's offset for their date, and a conjunct whose string or zone cannot be read
+    so is left out (None). Spark compares a `float` column with a number as doubles
+    (`f = 0.1` is false for the float 0.1), icefloe as floats: a conjunct with a number no
+    float holds exactly is left out."""
     try:
         parsed = json.loads(_native.parse_filter(conjunct))
     except IcefloeError:
@@ -175,6 +181,8 @@ def target_only_filter(
             terms.append(exact)
             if time_zone is not None and isinstance(field.field_type, (TimestamptzType, TimestamptzNanoType)):
                 return _in_session_zone(node, time_zone)
+            if time_zone is not None and isinstance(field.field_type, FloatType):
+                return _float_exact(node)
         return all(rename(node[k]) for k in ("left", "right", "child") if k in node)
 
     if source_alias.lower() == target_alias.lower() or not rename(parsed) or not terms:
@@ -185,6 +193,33 @@ def target_only_filter(
     except IcefloeError:
         return None
     return expr
+
+
+def _float_exact(node: dict[str, Any]) -> bool:
+    """Whether every number of a predicate on a float column is a float exactly, so that
+    comparing as floats (icefloe) and as doubles (Spark) agree."""
+    values = node.get("values", [node["value"]] if "value" in node else [])
+    for v in values:
+        if isinstance(v, dict) and set(v) == {"decimal"}:
+            try:
+                exact = decimal.Decimal(v["decimal"])
+            except decimal.InvalidOperation:
+                return False
+            if not exact.is_finite() or exact != decimal.Decimal(_as_float32(float(exact))):
+                return False
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            if math.isfinite(v) and decimal.Decimal(v) != decimal.Decimal(_as_float32(float(v))):
+                return False
+        else:
+            return False
+    return True
+
+
+def _as_float32(v: float) -> float:
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", v))[0])
+    except OverflowError:
+        return math.inf
 
 
 # A timestamp string as Spark casts it: date, optional time, optional zone (Z, +HH[:MM]).

@@ -358,6 +358,40 @@ def test_spark_merge_reads_zone_less_timestamps_in_the_session_time_zone_as_java
 
 @pytest.mark.spark
 @pytest.mark.interop
+@pytest.mark.parametrize("conjunct", ["{t}.f > 0.1", "{t}.f = 0.1", "{t}.f IN (0.1, 0.5)", "{t}.f >= 0.5"])
+def test_spark_merge_compares_a_float_column_as_spark_does(
+    spark: Any, oracle: Oracle, catalog: Any, conjunct: str
+) -> None:
+    """Spark compares a float column with `0.1` as doubles: the float 0.1 is above 0.1 and
+    not equal to it. The target rows icefloe reads as the ones that can match must agree,
+    or a matched key is inserted again, or an unmatched one is lost."""
+    import icefloe.spark
+
+    java, ours = new_table_name("mc_f_java"), new_table_name("mc_f_ours")
+    target = spark.createDataFrame([(1, 0.1), (2, 0.5), (3, 0.0)], "id bigint, f float")
+    for name in (java, ours):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id BIGINT, f FLOAT) USING iceberg "
+            "TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')"
+        )
+        target.coalesce(1).writeTo(oracle.qualified(name)).append()
+    spark.createDataFrame([(i, 9.0) for i in range(1, 5)], "id bigint, f float").createOrReplaceTempView(
+        "mc_f_src"
+    )
+    cond = "{t}.id = {s}.id AND " + conjunct
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING mc_f_src s ON {cond.format(t='t', s='s')} "
+        "WHEN MATCHED THEN UPDATE SET f = s.f WHEN NOT MATCHED THEN INSERT *"
+    )
+    table = catalog.load_table(ours)
+    icefloe.spark.merge(
+        spark.table("mc_f_src"), table, cond.format(t="target", s="source")
+    ).when_matched_update({"f": "source.f"}).when_not_matched_insert_all().execute()
+    assert_same_rows(oracle.df(ours), oracle.df(java), context=conjunct)
+
+
+@pytest.mark.spark
+@pytest.mark.interop
 def test_spark_merge_conflicts_only_with_files_its_target_conjuncts_may_match(
     spark: Any, catalog: Any
 ) -> None:
