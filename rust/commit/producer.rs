@@ -179,7 +179,13 @@ fn build(
 
     // New files: one manifest per spec, written first (so the merge sees them first, as Java).
     let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
-    for f in change.added {
+    for mut f in change.added {
+        // v3 row lineage: an added file's rows take ids from this snapshot's range (the
+        // manifest's first_row_id, which `added-rows` accounts for), never ids it carried
+        // from where it was read, e.g. the snapshot a cherry-pick re-applies (Java's
+        // `MergingSnapshotProducer.add` wraps every added data file in
+        // `Delegates.suppressFirstRowId`).
+        f.first_row_id = None;
         by_spec.entry(f.spec_id).or_default().push(f);
     }
     let mut data_manifests: Vec<ManifestFile> = Vec::new();

@@ -281,3 +281,28 @@ fn removing_a_data_file_removes_its_deletion_vector_as_javas_dangling_dvs() {
     assert_eq!(live_deletes(&md).len(), 1); // b's, still applied to b
     assert!(left.iter().any(|(p, d)| p == &b.file_path && *d == 1), "{left:?}");
 }
+
+#[test]
+fn an_added_file_takes_row_ids_from_the_new_snapshot_not_ones_it_carried() {
+    // Java's `MergingSnapshotProducer.add` suppresses an added data file's first_row_id: a
+    // file re-added from another snapshot (a cherry-pick) gets ids from this snapshot's range.
+    let dir = tempfile::tempdir().unwrap();
+    let md = crate::writer::test_tables::table(dir.path(), &[], 3);
+    let (md, _) =
+        merge_append(&md, vec![file(dir.path(), "a.parquet", "eu", 10)], &no_props(), 1_700_000_000_000)
+            .unwrap();
+    let md = md.with_metadata_location(format!("{}/metadata/v1.json", dir.path().display()));
+    let mut carried = file(dir.path(), "b.parquet", "eu", 5);
+    carried.first_row_id = Some(3);
+    let (md, _) = merge_append(&md, vec![carried], &no_props(), 1_700_000_000_001).unwrap();
+    let snap = md.current_snapshot().unwrap();
+    assert_eq!((snap.first_row_id, snap.added_rows), (Some(10), Some(5)));
+    assert_eq!(md.next_row_id(), Some(15));
+    let mut ids: Vec<(String, Option<i64>)> = plan_files(&md, None)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.file.file_path.rsplit('/').next().unwrap().to_string(), t.file.first_row_id))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![("a.parquet".to_string(), Some(0)), ("b.parquet".to_string(), Some(10))]);
+}
