@@ -187,9 +187,15 @@ class StreamReader(DataSourceStreamReader, _AvailableNow):
         found = self._plans.get(snap.snapshot_id)
         if found is not None:
             return found
+        # The range (parent, snap]: the files `snap` added. A parent that was expired (the
+        # oldest snapshot left) cannot bound the range; without it the range runs back along
+        # `snap`'s ancestry, which ends at `snap` itself then.
+        parent = snap.parent_snapshot_id
+        if parent is not None and table.snapshot_by_id(parent) is None:
+            parent = None
         plan = _native.plan_scan(
             table.metadata,
-            from_snapshot_id=snap.parent_snapshot_id,
+            from_snapshot_id=parent,
             to_snapshot_id=snap.snapshot_id,
             incremental=True,
         )
