@@ -295,3 +295,21 @@ def test_empty_table_then_appends(source: Any, oracle: Oracle, tmp_path: Path) -
             query.stop()
     assert sinks["iceberg"].all() == [1, 2, 3]
     assert sinks["icefloe"].all() == sinks["iceberg"].all()
+
+
+def test_oldest_snapshot_left_is_a_compaction(source: Any, oracle: Oracle, tmp_path: Path) -> None:
+    """Compaction, then every earlier snapshot expired: the oldest snapshot left is a
+    `replace`, passed over as Java does (the compacted rows are not streamed again), and the
+    appends after it are streamed."""
+    name = _table(oracle, [[1], [2], [3]])
+    oracle.sql(
+        f"CALL oracle.system.rewrite_data_files(table => '{name}', options => map('min-input-files','2'))"
+    )
+    _append(oracle, name, [4])
+    replace = oracle.snapshot_ids(name)[3]
+    java_table = oracle.java_table(name)
+    java_table.expireSnapshots().expireOlderThan(java_table.snapshot(replace).timestampMillis()).commit()
+    assert _ops(oracle, name) == ["replace", "append"]
+    ours, java = _both(source, name, tmp_path)
+    assert java.all() == [4]
+    assert ours.all() == java.all()
