@@ -178,6 +178,7 @@ def test_ten_million_rows_in_one_commit_stream_in_bounded_batches(
         ("max-files-per-trigger", "0"),
         ("max-records-per-trigger", "x"),
         ("streaming-skip-delete-snapshots", "yes"),
+        ("streaming-max-rows-per-micro-batch", "-1"),
     ],
 )
 def test_a_bad_stream_option_is_icefloes_error(
@@ -276,3 +277,20 @@ def test_stream_from_a_timestamp_after_the_newest_snapshot(
     streamed = {key: sorted(i for _, ids in sink.seen for i in ids) for key, sink in sinks.items()}
     assert [streamed[name, "iceberg"] for name in starts] == [[], [], [2]]
     assert [streamed[name, "icefloe"] for name in starts] == [[], [], [2]]
+
+
+def test_a_limit_under_both_names_must_agree() -> None:
+    """`max-files-per-trigger` and Java's `streaming-max-files-per-micro-batch` are one limit:
+    either name sets it, and two different values are refused."""
+    from icefloe.exceptions import ValidationError
+    from icefloe.spark._source_stream import stream_options
+    from icefloe.spark.datasource import SourceOptions
+
+    def limits(**options: str) -> tuple[int | None, int | None]:
+        opts = SourceOptions("c", {}, "db.t", {k.replace("_", "-"): v for k, v in options.items()})
+        return stream_options(opts)[:2]
+
+    assert limits(streaming_max_files_per_micro_batch="3", streaming_max_rows_per_micro_batch="7") == (3, 7)
+    assert limits(max_files_per_trigger="3", streaming_max_files_per_micro_batch="3") == (3, None)
+    with pytest.raises(ValidationError, match="set one limit twice"):
+        limits(max_records_per_trigger="5", streaming_max_rows_per_micro_batch="6")

@@ -9,16 +9,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
-from icefloe.spark.datasource import SourceOptions
-
-# Options of the streaming source, checked in `schema()` (see `_source_stream.stream_options`).
-_STREAM_OPTIONS = (
-    "max-files-per-trigger",
-    "max-records-per-trigger",
-    "stream-from-timestamp",
-    "streaming-skip-overwrite-snapshots",
-    "streaming-skip-delete-snapshots",
-)
+from icefloe.spark.datasource import STREAM_READ_OPTIONS, SourceOptions
 
 
 class IcefloeDataSource(DataSource):
@@ -49,7 +40,8 @@ class IcefloeDataSource(DataSource):
         from icefloe.spark._source_read import table_scan
 
         opts = self.source_options()
-        if any(k in opts.options for k in _STREAM_OPTIONS):
+        # The streaming source's options are checked here too (see `stream_options`).
+        if any(k in opts.options for k in STREAM_READ_OPTIONS):
             from icefloe.spark._source_stream import stream_options
 
             stream_options(opts)

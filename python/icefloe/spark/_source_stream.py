@@ -360,8 +360,8 @@ def stream_options(opts: SourceOptions) -> tuple[int | None, int | None, int | N
     reaches the user as icefloe's error (PySpark 4.1 reports an error raised while its stream
     reader starts as an UnboundLocalError of its own)."""
     return (
-        _positive(opts, "max-files-per-trigger"),
-        _positive(opts, "max-records-per-trigger"),
+        _limit(opts, "max-files-per-trigger", "streaming-max-files-per-micro-batch"),
+        _limit(opts, "max-records-per-trigger", "streaming-max-rows-per-micro-batch"),
         opts.int_option("stream-from-timestamp"),
         opts.bool_option("streaming-skip-overwrite-snapshots"),
         opts.bool_option("streaming-skip-delete-snapshots"),
@@ -370,6 +370,15 @@ def stream_options(opts: SourceOptions) -> tuple[int | None, int | None, int | N
 
 def _smaller(a: int, b: int | None) -> int:
     return a if b is None else min(a, b)
+
+
+def _limit(opts: SourceOptions, key: str, java_key: str) -> int | None:
+    """A per-batch limit under icefloe's name or Iceberg Java's (a query moved from Java's
+    source keeps its limits); the two names must not disagree."""
+    ours, java = _positive(opts, key), _positive(opts, java_key)
+    if ours is not None and java is not None and ours != java:
+        raise ValidationError(f"options {key!r} ({ours}) and {java_key!r} ({java}) set one limit twice")
+    return ours if ours is not None else java
 
 
 def _positive(opts: SourceOptions, key: str) -> int | None:

@@ -49,13 +49,19 @@ READ_OPTIONS = frozenset(
     }
 )
 WRITE_OPTIONS = frozenset({"overwrite-mode", "overwrite-filter", "replacewhere", "snapshot-property"})
+# The streaming source's own options (checked by `_source_stream.stream_options`).
+STREAM_READ_OPTIONS = (
+    "max-files-per-trigger",
+    "max-records-per-trigger",
+    "streaming-max-files-per-micro-batch",  # Iceberg Java's names of the two limits
+    "streaming-max-rows-per-micro-batch",
+    "stream-from-timestamp",
+    "streaming-skip-overwrite-snapshots",
+    "streaming-skip-delete-snapshots",
+)
 STREAM_OPTIONS = frozenset(
     {
-        "max-files-per-trigger",
-        "max-records-per-trigger",
-        "stream-from-timestamp",
-        "streaming-skip-overwrite-snapshots",
-        "streaming-skip-delete-snapshots",
+        *STREAM_READ_OPTIONS,
         "query-id",
         "checkpointlocation",
         "upsert-enabled",
