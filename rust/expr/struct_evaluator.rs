@@ -67,6 +67,10 @@ pub fn eval_value(p: &BoundPredicate, v: Option<&Literal>, strict: bool) -> bool
             _ => false,
         };
     };
+    // A value written before its column's promotion (an `int` partition value of a field
+    // that is `long` now) is read as the current type, as Java's manifest reader does.
+    let promoted = v.promoted_to(&p.term.ty);
+    let v = promoted.as_ref().unwrap_or(v);
     // Rows' order: a float zero equals the other zero (`-0.0 >= 0.0`, as SQL and the row
     // evaluator have it; an identity partition of `-0.0` holds rows of `x = 0.0`).
     let cmp = |l: &Literal| -> Option<Ordering> {

@@ -191,7 +191,10 @@ pub(crate) fn coerce_partition(
         .map(|tf| match spec.fields.iter().position(|sf| sf.field_id == tf.id) {
             Some(i) => {
                 found += 1;
-                Cell::opt_lit(f.partition[i].clone())
+                // A value written before its field's promotion reads as the current type.
+                let v = f.partition[i].as_ref();
+                let promoted = v.zip(tf.field_type.as_primitive()).and_then(|(v, t)| v.promoted_to(t));
+                Cell::opt_lit(promoted.or_else(|| v.cloned()))
             }
             None => Cell::Null,
         })

@@ -223,7 +223,7 @@ pub fn validate_conversion(
                             d.data_sequence_number > seq
                                 && (global(d)
                                     || (d.file.spec_id == m.partition_spec_id
-                                        && d.file.partition == f.partition))
+                                        && crate::spec::same_partition(&d.file.partition, &f.partition)))
                         });
                         if let Some(d) = hit {
                             return Err(conflict(

@@ -11,7 +11,7 @@ use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGN
 use super::manifest_schema::{manifest_entry_iceberg_schema, manifest_entry_schema};
 use crate::error::{validation, Result};
 use crate::io;
-use crate::spec::{Literal, PartitionSpec, Schema, StructType, TableMetadata};
+use crate::spec::{Literal, NestedFieldRef, PartitionSpec, Schema, StructType, StructValue, TableMetadata};
 
 /// Min/max/null/NaN of one partition field over all entries (Java `PartitionSummary`).
 #[derive(Debug, Clone, Default)]
@@ -226,6 +226,18 @@ impl ManifestWriter {
             ))
             .with_context("file", entry.data_file.file_path.clone()));
         }
+        // An entry copied from a manifest written before a type promotion (merge append,
+        // rewrites, copy-on-write) holds partition values of the old type: write them as the
+        // field's current type, as Java's writer does with the values its reader promoted.
+        let promoted = promoted_partition(&entry.data_file.partition, &self.partition_type);
+        let entry = match promoted {
+            Some(partition) => {
+                let mut e = entry.clone();
+                e.data_file.partition = partition;
+                std::borrow::Cow::Owned(e)
+            }
+            None => std::borrow::Cow::Borrowed(entry),
+        };
         for (acc, v) in self.summaries.iter_mut().zip(&entry.data_file.partition) {
             acc.update(v.as_ref());
         }
@@ -234,7 +246,7 @@ impl ManifestWriter {
                 self.min_sequence_number = Some(self.min_sequence_number.map_or(s, |m| m.min(s)));
             }
         }
-        encode_entry(self.writer.record_buf(), entry, &self.partition_type, self.format_version >= 3)
+        encode_entry(self.writer.record_buf(), &entry, &self.partition_type, self.format_version >= 3)
             .map_err(|e| e.with_context("manifest", self.path.clone()))?;
         self.writer.end_record()
     }
@@ -332,4 +344,16 @@ impl ManifestWriter {
             first_row_id: None,
         })
     }
+}
+
+/// `values` with each value written before a promotion of its field (int -> long, float ->
+/// double) as the field's current type in `ty`; `None` when none needs it.
+fn promoted_partition(values: &StructValue, ty: &StructType) -> Option<StructValue> {
+    let promote = |(v, f): (&Option<Literal>, &NestedFieldRef)| {
+        v.as_ref().and_then(|v| v.promoted_to(f.field_type.as_primitive()?))
+    };
+    if !values.iter().zip(&ty.fields).any(|x| promote(x).is_some()) {
+        return None;
+    }
+    Some(values.iter().zip(&ty.fields).map(|x| promote(x).or_else(|| x.0.clone())).collect())
 }

@@ -45,8 +45,11 @@ pub struct EqFieldStats {
 /// A partition tuple as a hashable key: each value's single-value binary form.
 type PartitionKey = (i32, Vec<Option<Vec<u8>>>);
 
+/// Keyed by the widened values: a data file written before its partition field's promotion
+/// (an `int` value of a field that is `long` now) is in the same partition as a delete file
+/// written after it.
 fn partition_key(spec_id: i32, partition: &StructValue) -> PartitionKey {
-    (spec_id, partition.iter().map(|v| v.as_ref().map(Literal::to_bytes)).collect())
+    (spec_id, partition.iter().map(|v| v.as_ref().map(|v| v.widened().to_bytes())).collect())
 }
 
 /// Delete files sorted by data sequence number, for a binary search on the data file's.

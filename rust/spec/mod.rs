@@ -57,4 +57,4 @@ pub use types::{
     DefaultKind, ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType, Type,
 };
 pub(crate) use value_binary::decimal_from_bytes;
-pub use values::{Literal, StructValue};
+pub use values::{same_partition, Literal, StructValue};

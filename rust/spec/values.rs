@@ -105,6 +105,17 @@ mod float_json {
 /// A struct of optional values, e.g. a data file's partition tuple (one per partition field).
 pub type StructValue = Vec<Option<Literal>>;
 
+/// True when two partition tuples of one spec name the same partition, a value written
+/// before its field's promotion (int -> long, float -> double) equal to the same value after.
+pub fn same_partition(a: &StructValue, b: &StructValue) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Some(x), Some(y)) => x.widened() == y.widened(),
+            (None, None) => true,
+            _ => false,
+        })
+}
+
 pub(crate) const MICROS_PER_DAY: i64 = 86_400_000_000;
 pub(crate) const MICROS_PER_HOUR: i64 = 3_600_000_000;
 /// Days from 0001-01-01 (CE day 1) to 1970-01-01.
@@ -143,6 +154,31 @@ impl Literal {
             }
             (Literal::Fixed(b), PrimitiveType::Fixed(l)) => b.len() as u64 == *l,
             _ => std::mem::discriminant(&self.primitive_type()) == std::mem::discriminant(ty),
+        }
+    }
+
+    /// This value read as `ty` when `ty` is a type it may have been promoted to since it
+    /// was written: int -> long, float -> double (decimals keep their unscaled value). A
+    /// partition tuple in a manifest written before `ALTER COLUMN ... TYPE` keeps its old Avro
+    /// type, and Java reads it as the partition field's current type. `None` when no
+    /// promotion applies (the value already has the type, or another one).
+    pub fn promoted_to(&self, ty: &PrimitiveType) -> Option<Literal> {
+        match (self, ty) {
+            (Literal::Int(v), PrimitiveType::Long) => Some(Literal::Long(i64::from(*v))),
+            (Literal::Float(v), PrimitiveType::Double) => Some(Literal::Double(f64::from(*v))),
+            _ => None,
+        }
+    }
+
+    /// The value as its widest promotion (int -> long, float -> double), for keys that must
+    /// equate a partition value written before a promotion with the same value written after
+    /// it. Only values of one partition field are ever compared, so widening is injective
+    /// where it matters.
+    pub fn widened(&self) -> std::borrow::Cow<'_, Literal> {
+        match self {
+            Literal::Int(v) => std::borrow::Cow::Owned(Literal::Long(i64::from(*v))),
+            Literal::Float(v) => std::borrow::Cow::Owned(Literal::Double(f64::from(*v))),
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 
@@ -317,5 +353,20 @@ mod tests {
             Some(Ordering::Less)
         );
         assert_eq!(Literal::Int(1).cmp_same_type(&Literal::Long(1)), None);
+    }
+
+    #[test]
+    fn values_written_before_a_promotion_read_as_the_current_type() {
+        assert_eq!(Literal::Int(7).promoted_to(&PrimitiveType::Long), Some(Literal::Long(7)));
+        assert_eq!(
+            Literal::Float(0.1).promoted_to(&PrimitiveType::Double),
+            Some(Literal::Double(f64::from(0.1f32)))
+        );
+        assert_eq!(Literal::Long(7).promoted_to(&PrimitiveType::Long), None);
+        assert_eq!(Literal::Date(7).promoted_to(&PrimitiveType::Long), None);
+        assert!(same_partition(&vec![Some(Literal::Int(7)), None], &vec![Some(Literal::Long(7)), None]));
+        assert!(same_partition(&vec![Some(Literal::Float(0.5))], &vec![Some(Literal::Double(0.5))]));
+        assert!(!same_partition(&vec![Some(Literal::Int(7))], &vec![Some(Literal::Long(8))]));
+        assert!(!same_partition(&vec![Some(Literal::Int(7))], &vec![None]));
     }
 }
