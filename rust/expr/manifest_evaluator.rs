@@ -10,15 +10,16 @@ use super::bind::{BoundExpr, BoundPredicate};
 use super::bounds::{cmp_bound_sql, prefix};
 use super::metrics_evaluator::IN_PREDICATE_LIMIT;
 use super::predicate::Operator;
-use super::projection::inclusive_projection;
+use super::projection::{inclusive_projection, truncate_wrapped};
 use crate::error::Result;
 use crate::manifest::{FieldSummary, ManifestFile};
-use crate::spec::{Literal, PartitionSpec, PrimitiveType};
+use crate::spec::{Literal, PartitionSpec, PrimitiveType, Transform};
 
 #[derive(Debug, Clone)]
 pub struct ManifestEvaluator {
     expr: BoundExpr,
-    positions: HashMap<i32, usize>,
+    /// Field id -> (summary position, transform).
+    positions: HashMap<i32, (usize, Transform)>,
 }
 
 impl ManifestEvaluator {
@@ -29,7 +30,8 @@ impl ManifestEvaluator {
 
     /// From an inclusive projection already made for `spec`.
     pub fn from_projection(projected: BoundExpr, spec: &PartitionSpec) -> Self {
-        let positions = spec.fields().iter().enumerate().map(|(i, f)| (f.field_id, i)).collect();
+        let positions =
+            spec.fields().iter().enumerate().map(|(i, f)| (f.field_id, (i, f.transform.clone()))).collect();
         Self { expr: projected.rewrite_not(), positions }
     }
 
@@ -57,12 +59,37 @@ impl ManifestEvaluator {
             BoundExpr::And(l, r) => self.visit(l, s) && self.visit(r, s),
             BoundExpr::Or(l, r) => self.visit(l, s) || self.visit(r, s),
             BoundExpr::Not(c) => !self.visit(c, s),
-            BoundExpr::Predicate(p) => match self.positions.get(&p.term.field_id).and_then(|i| s.get(*i)) {
-                Some(fs) => summary_may_match(p, fs),
-                None => true,
-            },
+            BoundExpr::Predicate(p) => {
+                let Some((i, transform)) = self.positions.get(&p.term.field_id) else { return true };
+                let Some(fs) = s.get(*i) else { return true };
+                if matches!(p.op, Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq)
+                    && upper_wrapped(transform, &p.term.ty, fs)
+                {
+                    // A wrapped truncation is the upper bound (it sorts above every correct
+                    // one) and its rows lie below every other: the bounds say nothing.
+                    return true;
+                }
+                summary_may_match(p, fs)
+            }
         }
     }
+}
+
+/// Whether the summary's upper bound is a truncated int/long that wrapped around (see
+/// `projection::truncate_wrapped`).
+fn upper_wrapped(t: &Transform, ty: &PrimitiveType, fs: &FieldSummary) -> bool {
+    if !matches!(t, Transform::Truncate(_)) {
+        return false;
+    }
+    let upper = match (ty, fs.upper_bound.as_deref()) {
+        (PrimitiveType::Int | PrimitiveType::Long, Some(b)) => match b.len() {
+            4 => b.try_into().ok().map(|a| Literal::Int(i32::from_le_bytes(a))),
+            8 => b.try_into().ok().map(|a| Literal::Long(i64::from_le_bytes(a))),
+            _ => None,
+        },
+        _ => None,
+    };
+    upper.is_some_and(|v| truncate_wrapped(t, &v))
 }
 
 fn all_values_null(fs: &FieldSummary, ty: &PrimitiveType) -> bool {

@@ -105,6 +105,26 @@ fn needs_time_fix(t: &Transform, src: &PrimitiveType) -> bool {
     is_temporal(t) && !(matches!(t, Transform::Day) && matches!(src, PrimitiveType::Date))
 }
 
+/// Whether a truncated int/long value wrapped around: `truncate(w, v)` of a `v` within `w`
+/// of the type's minimum is below the minimum and wraps to a large positive value, as in
+/// Java's arithmetic (both engines write it so). A correct result is a multiple of `w`.
+pub(crate) fn truncate_wrapped(t: &Transform, v: &Literal) -> bool {
+    let Transform::Truncate(w) = t else { return false };
+    match v {
+        Literal::Int(x) => i64::from(*x).rem_euclid(i64::from(*w)) != 0,
+        Literal::Long(x) => x.rem_euclid(i64::from(*w)) != 0,
+        _ => false,
+    }
+}
+
+/// An order comparison through a truncation whose literal wrapped says nothing: the wrapped
+/// value sorts above every other, the rows it stands for below. (Equality and `in` stay
+/// exact: the same function maps rows and literal.)
+fn wraps_order(t: &Transform, op: Operator, xs: &[Literal]) -> bool {
+    matches!(op, Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq)
+        && xs.iter().any(|x| truncate_wrapped(t, x))
+}
+
 fn is_ordinal(t: &Transform, src: &PrimitiveType) -> bool {
     is_temporal(t)
         || matches!(
@@ -157,6 +177,7 @@ fn project_inclusive(f: &PartitionField, p: &BoundPredicate) -> Result<Option<Bo
                 _ => None,
             };
             match projected {
+                Some((op, xs)) if wraps_order(t, op, &xs) => None,
                 Some((op, xs)) if needs_time_fix(t, src) => {
                     fix_inclusive_time(op, xs).map(|(op, xs)| on_field(f, &ty, op, xs))
                 }
@@ -244,6 +265,7 @@ fn project_strict(f: &PartitionField, p: &BoundPredicate) -> Result<Option<Bound
                 _ => None,
             };
             match projected {
+                Some((op, xs)) if wraps_order(t, op, &xs) => None,
                 Some((op, xs)) if needs_time_fix(t, src) => {
                     fix_strict_time(op, xs).map(|(op, xs)| on_field(f, &ty, op, xs))
                 }

@@ -118,6 +118,47 @@ fn truncate() {
 }
 
 #[test]
+fn a_truncation_that_wrapped_says_nothing_of_order() {
+    // truncate(10) of an int within 10 of i32::MIN wraps to 2147483646 (Java's arithmetic),
+    // the partition of those rows; a literal there wraps the same way.
+    let s = spec(&[(2, "t", Transform::Truncate(10))]);
+    let wrapped: StructValue = vec![Some(Literal::Int(2_147_483_646))];
+    let zero: StructValue = vec![Some(Literal::Int(0))];
+    let ev = |f: &str, strict: bool, v: &StructValue| {
+        let e = if strict { strict_projection(&b(f), &s) } else { inclusive_projection(&b(f), &s) };
+        StructEvaluator::new(e.unwrap(), &s, strict).eval(v)
+    };
+    // Rows of the wrapped partition (i near i32::MIN) may match `i < 0`, and are not all
+    // `i > 5` (before: pruned / proven, so `delete("i > 5")` dropped their file).
+    assert!(ev("i < 0", false, &wrapped));
+    assert!(ev("i <= -2147483648", false, &wrapped));
+    assert!(!ev("i > 5", true, &wrapped));
+    assert!(!ev("i >= -2147483648", true, &wrapped));
+    // A literal that wraps projects to nothing: no pruning of partition 0 for
+    // `i >= -2147483648`, no proof that its rows are `i < -2147483641`.
+    assert_eq!(inc("i < -2147483641", &s), "true");
+    assert_eq!(strict("i < -2147483641", &s), "false");
+    assert!(ev("i >= -2147483648", false, &zero));
+    assert!(!ev("i < -2147483641", true, &zero));
+    // Equality maps rows and literal through the same function: still exact.
+    assert_eq!(inc("i = -2147483648", &s), "t eq 2147483646");
+    assert!(ev("i = -2147483648", false, &wrapped));
+    assert!(!ev("i = -2147483648", false, &zero));
+    // Manifest summaries whose upper bound wrapped: order says nothing.
+    let sm = [summary(
+        Some(0i32.to_le_bytes().to_vec()),
+        Some(2_147_483_646i32.to_le_bytes().to_vec()),
+        false,
+        None,
+    )];
+    let mev = |f: &str| ManifestEvaluator::new(&b(f), &s).unwrap().eval_summaries(&sm);
+    assert!(mev("i <= -2147483648"));
+    assert!(mev("i < -5"));
+    let plain = [summary(Some(0i32.to_le_bytes().to_vec()), Some(20i32.to_le_bytes().to_vec()), false, None)];
+    assert!(!ManifestEvaluator::new(&b("i < -5"), &s).unwrap().eval_summaries(&plain));
+}
+
+#[test]
 fn temporal_with_pre_1970_fixes() {
     let s = spec(&[(5, "d_year", Transform::Year)]);
     assert_eq!(inc("d < '2020-01-01'", &s), "d_year lt-eq 49");

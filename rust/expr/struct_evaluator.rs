@@ -12,13 +12,15 @@ use std::collections::HashMap;
 use super::bind::{BoundExpr, BoundPredicate};
 use super::bounds::cmp_f64_sql;
 use super::predicate::Operator;
-use crate::spec::{Literal, PartitionSpec, StructValue};
+use super::projection::truncate_wrapped;
+use crate::spec::{Literal, PartitionSpec, StructValue, Transform};
 
 /// A bound expression over partition fields, with the field id -> tuple position map.
 #[derive(Debug, Clone)]
 pub struct StructEvaluator {
     expr: BoundExpr,
-    positions: HashMap<i32, usize>,
+    /// Field id -> (tuple position, transform).
+    positions: HashMap<i32, (usize, Transform)>,
     strict: bool,
 }
 
@@ -26,7 +28,8 @@ impl StructEvaluator {
     /// `expr` is bound to partition field ids (a projection's output); `strict` selects the
     /// null handling described in the module doc.
     pub fn new(expr: BoundExpr, spec: &PartitionSpec, strict: bool) -> Self {
-        let positions = spec.fields().iter().enumerate().map(|(i, f)| (f.field_id, i)).collect();
+        let positions =
+            spec.fields().iter().enumerate().map(|(i, f)| (f.field_id, (i, f.transform.clone()))).collect();
         Self { expr: expr.rewrite_not(), positions, strict }
     }
 
@@ -46,11 +49,17 @@ impl StructEvaluator {
             BoundExpr::Or(l, r) => self.visit(l, values) || self.visit(r, values),
             BoundExpr::Not(c) => !self.visit(c, values),
             BoundExpr::Predicate(p) => {
-                let v = self
-                    .positions
-                    .get(&p.term.field_id)
-                    .and_then(|i| values.get(*i))
-                    .and_then(Option::as_ref);
+                let Some((i, transform)) = self.positions.get(&p.term.field_id) else {
+                    return eval_value(p, None, self.strict);
+                };
+                let v = values.get(*i).and_then(Option::as_ref);
+                if v.is_some_and(|v| truncate_wrapped(transform, v))
+                    && matches!(p.op, Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq)
+                {
+                    // A truncation that wrapped (see `truncate_wrapped`): its rows lie below
+                    // every other partition's, its value above; order says nothing of them.
+                    return !self.strict;
+                }
                 eval_value(p, v, self.strict)
             }
         }
