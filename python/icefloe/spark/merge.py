@@ -143,17 +143,14 @@ class MergeBuilder(MergeClauses):
         self._lineage_read = (_lineage.ROW_ID,) if _lineage.tracked(table) else ()
         # As Java's MERGE: concurrent files that may match the target-only conjuncts of `on`
         # conflict (the whole table without them, or with a `not matched by source` clause).
-        # Spark reads the condition's zone-less timestamp strings in the session's zone.
-        self._time_zone = spark.conf.get("spark.sql.session.timeZone")
+        time_zone = self._session_time_zone()
         self._conflict_json = conflict_filter_json(
-            self.on, table.schema(), ta, self.source_alias, kinds, time_zone=self._time_zone
+            self.on, table.schema(), ta, self.source_alias, kinds, time_zone=time_zone
         )
         src = self.source.withColumn(_S, F.lit(True))
         self._source_keys_unique = False
         self._semi_key_pairs = []
-        self._anti_join_keys = keys_only_pairs(
-            self.on, table.schema(), ta, self.source_alias, self._time_zone
-        )
+        self._anti_join_keys = keys_only_pairs(self.on, table.schema(), ta, self.source_alias, time_zone)
         if self.broadcast_source:
             if not self._anti_join_keys:
                 # Stable ids for the anti-join of unmatched source rows (persisted).
@@ -278,6 +275,11 @@ class MergeBuilder(MergeClauses):
             self._commit_copy_on_write(md, start, rows, removed, columns, metrics)
         return metrics
 
+    def _session_time_zone(self) -> str:
+        """Spark reads `on`'s zone-less timestamp strings in the session's time zone: so do
+        the target-only conjuncts icefloe takes from it (see `_merge_condition`)."""
+        return str(self.source.sparkSession.conf.get("spark.sql.session.timeZone"))
+
     def _target_pruning(self, src: DataFrame, collect_keys: bool = True) -> tuple[Any, SemiJoinKeys | None]:
         """What the target read can skip: (row filter, source keys) for a merge whose clauses
         act on matched target rows only. The row filter is the target-only conjuncts of `on`
@@ -291,7 +293,9 @@ class MergeBuilder(MergeClauses):
         from icefloe.expressions import And, GreaterThanOrEqual, LessThanOrEqual
 
         schema = self.table.schema()
-        row_filter = target_filter(self.on, schema, self.target_alias, self.source_alias, self._time_zone)
+        row_filter = target_filter(
+            self.on, schema, self.target_alias, self.source_alias, self._session_time_zone()
+        )
         keys = self._join_keys(src) if collect_keys else []
         if not keys or self.semi_join_max_keys <= 0:
             return row_filter, None
