@@ -81,14 +81,10 @@ fn upper_wrapped(t: &Transform, ty: &PrimitiveType, fs: &FieldSummary) -> bool {
     if !matches!(t, Transform::Truncate(_)) {
         return false;
     }
-    let upper = match (ty, fs.upper_bound.as_deref()) {
-        (PrimitiveType::Int | PrimitiveType::Long, Some(b)) => match b.len() {
-            4 => b.try_into().ok().map(|a| Literal::Int(i32::from_le_bytes(a))),
-            8 => b.try_into().ok().map(|a| Literal::Long(i64::from_le_bytes(a))),
-            _ => None,
-        },
-        _ => None,
-    };
+    if !matches!(ty, PrimitiveType::Int | PrimitiveType::Long) {
+        return false;
+    }
+    let upper = fs.upper_bound.as_deref().and_then(|b| Literal::from_bytes(ty, b).ok());
     upper.is_some_and(|v| truncate_wrapped(t, &v))
 }
 
