@@ -21,7 +21,8 @@ SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test
 	tests/spark/test_row_level_spark.py tests/spark/test_spark_worker.py \
 	tests/interop/test_interop_icefloe_writes.py tests/spark/test_spark_uuid.py \
 	tests/write/test_write_distribution.py tests/spark/test_spark_timestamps.py \
-	tests/spark/test_spark_nested_assign.py tests/spark/test_spark_nested_update.py
+	tests/spark/test_spark_nested_assign.py tests/spark/test_spark_nested_update.py \
+	tests/spark/test_tpch_twins.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
@@ -30,6 +31,9 @@ ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
 # Apache Iceberg's RESTCatalogServer and its dependencies (tests/java/rest-server/pom.xml).
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
+# DuckDB and its TPC-H extension (the data and queries of tests/spark/test_tpch_twins.py): an
+# extension loads only into the DuckDB release it was built for, so both are pinned together.
+DUCKDB := "duckdb==1.5.5" "duckdb-extension-tpch==1.5.5"
 
 .PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-bounds fuzz clean
 
@@ -43,7 +47,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
 	$(VPY) -m pip install -q "hypothesis>=6.100"
-	$(VPY) -m pip install -q "polars>=1.0" "duckdb>=1.0" "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
+	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
@@ -53,7 +57,7 @@ $(VENV4)/.installed: pyproject.toml Makefile
 	$(VENV4)/bin/python -m pip install -q --upgrade pip
 	$(VENV4)/bin/python -m pip install -q "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
 		"pytest>=8" "pytest-timeout>=2" "moto[server]>=5.1,<6" "pg8000>=1.30" "rich>=13" "pyyaml>=6" \
-		"sqlalchemy>=2" "pyiceberg>=0.9"
+		"sqlalchemy>=2" "pyiceberg>=0.9" $(DUCKDB)
 	echo "$(CURDIR)/python" > "$$($(VENV4)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/icefloe.pth"
 	touch $@
 

@@ -31,8 +31,27 @@ def icefloe_source(spark: Any, warehouse: Path) -> Any:
     return spark
 
 
-def _read(spark: Any, name: str, **options: Any) -> Any:
-    reader = spark.read.format("icefloe")
+@pytest.fixture(scope="module")
+def pushing_source(icefloe_source: Any) -> Any:
+    """The data source as a Spark that keeps a pushdown's read with its scan will get it
+    (`datasource.pushdown_is_scan_scoped`): Spark's filters pushed into planning, under the
+    name `icefloe_pushdown`. Every query here loads a DataFrame of its own: on Spark up to
+    4.3, reusing one across filters reads wrong rows (test_spark4_source_reuse.py)."""
+    from icefloe.spark._session import scan_parallelism
+    from icefloe.spark._source import source_class
+    from icefloe.spark.datasource import session_catalogs
+
+    spark = icefloe_source
+    base = source_class(session_catalogs(spark), True, scan_parallelism(spark))
+    attrs = {"name": classmethod(lambda cls: "icefloe_pushdown"), "__module__": base.__module__}
+    pushing = type("IcefloeDataSource", (base,), attrs)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(pushing)
+    return spark
+
+
+def _read(spark: Any, name: str, _format: str = "icefloe", **options: Any) -> Any:
+    reader = spark.read.format(_format)
     for k, v in options.items():
         reader = reader.option(k.replace("_", "-"), str(v))
     return reader.load(f"local.{name}")
@@ -128,12 +147,19 @@ FILTERS = [
 ]
 
 
+@pytest.mark.parametrize("fmt", ["icefloe", "icefloe_pushdown"])
 @pytest.mark.parametrize("where", FILTERS)
 def test_pushed_filters_match_java(
-    icefloe_source: Any, oracle: Oracle, partitioned_table: str, where: str
+    pushing_source: Any, oracle: Oracle, partitioned_table: str, where: str, fmt: str
 ) -> None:
-    df = _read(icefloe_source, partitioned_table).where(where)
-    assert_same_rows(df, oracle.df(partitioned_table, where=where), context=where)
+    """Without pushdown the rows are Spark's filter over the table's rows (a NaN is above
+    every number there); pushed, they are Java's, whose pruning drops NaN rows as Iceberg
+    orders NaN (`value > 1.5`)."""
+    df = _read(pushing_source, partitioned_table, fmt).where(where)
+    if fmt == "icefloe":
+        assert_same_rows(df, oracle.spark_filtered(partitioned_table, where), context=where)
+    else:
+        assert_same_rows(df, oracle.df(partitioned_table, where=where), context=where)
 
 
 @pytest.fixture(scope="module")
@@ -169,27 +195,30 @@ ODD_FILTERS = [
 
 @pytest.mark.parametrize("where", ODD_FILTERS)
 def test_filters_the_schema_cannot_bind_go_back_to_spark(
-    icefloe_source: Any, oracle: Oracle, odd_filter_table: str, where: str
+    pushing_source: Any, oracle: Oracle, odd_filter_table: str, where: str
 ) -> None:
     """Spark pushes IS NULL on a struct, IS NOT NULL on a map or list (before `m['k']` and
     `array_contains`), NaN literals and scaled decimal zeros (`0E-10`): planning failed on
     each ("needs a primitive column", "NaN is not a comparable literal", "not a decimal
     number"). NaN equality is pushed as IS NAN; what the schema cannot bind is handed back
     to Spark; decimals travel as plain digits."""
-    df = _read(icefloe_source, odd_filter_table).where(where)
+    df = _read(pushing_source, odd_filter_table, "icefloe_pushdown").where(where)
     assert_same_rows(df, oracle.df(odd_filter_table, where=where), context=where)
 
 
-def test_filters_prune_files(icefloe_source: Any, oracle: Oracle, partitioned_table: str) -> None:
+def test_filters_prune_files(pushing_source: Any, oracle: Oracle, partitioned_table: str) -> None:
     """A pushed partition filter reaches planning: fewer files, so fewer input partitions
-    (split-size 1 byte: one partition per file)."""
-    everything = _read(icefloe_source, partitioned_table, split_size=1)
-    only_b = everything.where("category = 'b'")
+    (split-size 1 byte: one partition per file). Without pushdown (every Spark release up
+    to 4.3) each query reads every file, and Spark filters the rows."""
     files = oracle.data_files(partitioned_table)
-    assert everything.rdd.getNumPartitions() == len(files)
     b_files = [f for f in files if f["partition"]["category"] == "b"]
-    assert only_b.rdd.getNumPartitions() == len(b_files) == 1
-    assert [r.id for r in only_b.collect()] == [5]
+    for fmt, expected in (("icefloe", len(files)), ("icefloe_pushdown", len(b_files))):
+        everything = _read(pushing_source, partitioned_table, fmt, split_size=1)
+        assert everything.rdd.getNumPartitions() == len(files)
+        only_b = _read(pushing_source, partitioned_table, fmt, split_size=1).where("category = 'b'")
+        assert only_b.rdd.getNumPartitions() == expected, fmt
+        assert [r.id for r in only_b.collect()] == [5]
+    assert len(b_files) == 1
 
 
 def test_small_scan_is_split_for_the_session_parallelism(
@@ -423,7 +452,7 @@ def test_writes_with_a_branch_option_commit_to_the_branch_as_java(
     assert branch[ours] == branch[java] == [(2, "b", 2.0), (4, "a", 4.0)], branch
 
 
-def test_a_uuid_filter_is_decided_by_spark_as_a_string(icefloe_source: Any, catalog: Any) -> None:
+def test_a_uuid_filter_is_decided_by_spark_as_a_string(pushing_source: Any, catalog: Any) -> None:
     """Spark shows a uuid as its (lower-case) string and compares it as one, so `u = 'F79C...'`
     matches nothing; pushed as an Iceberg uuid predicate it matched the row stored as
     'f79c...'. The filter still prunes, but Spark decides the rows."""
@@ -433,7 +462,7 @@ def test_a_uuid_filter_is_decided_by_spark_as_a_string(icefloe_source: Any, cata
     from icefloe.schema import Schema
     from icefloe.types import LongType, NestedField, UUIDType
 
-    spark = icefloe_source
+    spark = pushing_source
     name = new_table_name("ds_uuid")
     table = catalog.create_table(
         name,
@@ -443,10 +472,10 @@ def test_a_uuid_filter_is_decided_by_spark_as_a_string(icefloe_source: Any, cata
     )
     u = uuidlib.UUID("f79c3e09-677c-4b3c-8a8e-4a1b2c3d4e5f")
     table.append(pa.table({"id": pa.array([1], pa.int64()), "u": pa.array([u.bytes], pa.binary(16))}))
-    df = spark.read.format("icefloe").load(f"local.{name}")
-    for cond in (f"u = '{str(u).upper()}'", f"u IN ('{str(u).upper()}')", f"u <=> '{str(u).upper()}'"):
-        assert df.where(cond).count() == 0, cond
-    assert df.where(f"u = '{u}'").count() == 1
+    for fmt in ("icefloe", "icefloe_pushdown"):
+        for cond in (f"u = '{str(u).upper()}'", f"u IN ('{str(u).upper()}')", f"u <=> '{str(u).upper()}'"):
+            assert spark.read.format(fmt).load(f"local.{name}").where(cond).count() == 0, cond
+        assert spark.read.format(fmt).load(f"local.{name}").where(f"u = '{u}'").count() == 1
 
 
 def test_nested_field_names_match_ignoring_case_as_javas_writes(

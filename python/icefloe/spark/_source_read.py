@@ -1,8 +1,9 @@
 """Batch reads of the `icefloe` data source: planning on the driver (Rust), one input
 partition per combined task, each read in Rust on an executor and handed to Spark as Arrow.
 
-Spark's filters (`pushFilters`, PySpark >= 4.1) become the scan's row filter: they prune
-manifests and files and the Rust reader applies their residuals. Filters whose Spark
+With `FilteringBatchReader` (only on a Spark that keeps a pushdown's read with its own scan:
+`datasource.pushdown_is_scan_scoped`), Spark's filters become the scan's row filter: they
+prune manifests and files and the Rust reader applies their residuals. Filters whose Spark
 semantics differ from Iceberg's on some values (floating point NaN ordering, timestamps
 whose literal depends on the session time zone, string suffix/substring tests) still prune
 but are also handed back to Spark, which evaluates them on the rows.

@@ -19,6 +19,7 @@ merged over the session's properties of that catalog.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -162,8 +163,37 @@ def session_catalogs(spark: SparkSession) -> dict[str, dict[str, str]]:
     return found
 
 
-_REGISTERED: dict[int, tuple[dict[str, dict[str, str]], bool, int]] = {}
+# Sessions `register` ran in (weakly held, so a later session given a dead one's id() is
+# never taken for it) and what each was registered with.
+_REGISTERED: weakref.WeakKeyDictionary[Any, tuple[dict[str, dict[str, str]], bool, int]] = (
+    weakref.WeakKeyDictionary()
+)
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+# Where Spark keeps what a Python reader planned while filters were pushed (see
+# `pushdown_is_scan_scoped`).
+_SCAN_BUILDER = "org.apache.spark.sql.execution.datasources.v2.python.PythonScanBuilder"
+
+
+def pushdown_is_scan_scoped(spark: SparkSession) -> bool:
+    """Whether this Spark keeps the read a Python reader planned in `pushFilters` with the
+    one scan that pushed the filters.
+
+    Spark 4.1.0 to 4.3.0 (every release with Python filter pushdown) store it on the
+    DataFrame's data source object (`PythonDataSourceV2.setReadInfo`), which every scan of
+    that DataFrame shares: a second query on the DataFrame (or on a temp view of it) that
+    pushes nothing reads the files the first query's filter kept, and two scans of one plan
+    (a union, a self-join, a subquery) both read the files of whichever pushed last. Rows
+    are lost silently (icefloe issue 39). Spark's fix keeps the read with the scan
+    (`PythonScanBuilder.readInfo`); filters are pushed only where that field exists. Under
+    Spark Connect (no JVM in this process) nothing can be checked, and nothing is pushed."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return False
+    try:
+        fields = jvm.java.lang.Class.forName(_SCAN_BUILDER).getDeclaredFields()
+        return any(str(f.getName()) == "readInfo" for f in fields)
+    except Exception:
+        return False
 
 
 def register(spark: SparkSession) -> None:
@@ -174,8 +204,12 @@ def register(spark: SparkSession) -> None:
     task slots or `spark.sql.shuffle.partitions`, whichever is larger), as
     `icefloe.spark.read` and Iceberg's Spark scans do; option `split-size` overrides it.
 
-    On PySpark >= 4.1 Spark's filters are pushed into planning; this turns on
-    `spark.sql.python.filterPushdown.enabled` unless the session set it to false."""
+    Spark's filters are pushed into planning only on a Spark that keeps what a reader
+    planned with the scan that pushed them (`pushdown_is_scan_scoped`; no release up to
+    4.3.0 does). There this turns on `spark.sql.python.filterPushdown.enabled` unless the
+    session set it to false. Elsewhere every filter stays Spark's, and each query of a
+    DataFrame reads all of its files: use the `icefloe.spark` functions (`read` with a
+    `row_filter`) to prune files by a filter."""
     import pyspark
 
     major = int(pyspark.__version__.split(".")[0])
@@ -184,12 +218,10 @@ def register(spark: SparkSession) -> None:
             f"format('icefloe') needs PySpark 4.0 or newer (this is {pyspark.__version__}); "
             "on PySpark 3.5 use the icefloe.spark functions (read, append, overwrite, ...)"
         )
-    # Spark refuses a reader with pushFilters while Python filter pushdown is off (4.1's
-    # default): icefloe turns it on unless the session turned it off on purpose.
-    push = spark.conf.get(PUSHDOWN_CONF, None)
-    if push is None:
+    push_filters = pushdown_is_scan_scoped(spark)
+    if push_filters and spark.conf.get(PUSHDOWN_CONF, None) is None:
+        # Spark refuses a reader with pushFilters while Python filter pushdown is off.
         spark.conf.set(PUSHDOWN_CONF, "true")
-    push_filters = major > 4 or int(pyspark.__version__.split(".")[1]) >= 1
     push_filters = push_filters and str(spark.conf.get(PUSHDOWN_CONF, "true")).lower() == "true"
     catalogs = session_catalogs(spark)
     # Spark's driver-side Python processes cannot ask the session: the parallelism batch
@@ -197,10 +229,9 @@ def register(spark: SparkSession) -> None:
     from icefloe.spark._session import scan_parallelism
 
     parallelism = scan_parallelism(spark)
-    key = id(spark)
-    if _REGISTERED.get(key) == (catalogs, push_filters, parallelism):
+    if _REGISTERED.get(spark) == (catalogs, push_filters, parallelism):
         return
     from icefloe.spark._source import source_class
 
     spark.dataSource.register(source_class(catalogs, push_filters, parallelism))  # type: ignore[attr-defined]
-    _REGISTERED[key] = (catalogs, push_filters, parallelism)
+    _REGISTERED[spark] = (catalogs, push_filters, parallelism)
