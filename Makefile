@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
-	$(VPY) -m pip install -q "hypothesis>=6.100"
+	$(VPY) -m pip install -q "hypothesis>=6.100" "import-linter>=2.1"
 	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
 	touch $@
 
@@ -123,14 +123,24 @@ servers:  ## the real servers the tests start: Postgres from Debian (as root, wh
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
 
-test-python: release oracle servers  ## the pytest suite, Spark and interop included
+# Inside `make test` the shared prerequisites are already made (TEST_PREREQS_DONE).
+TEST_PREREQS = $(if $(TEST_PREREQS_DONE),,release oracle servers)
+test-python: $(TEST_PREREQS)  ## the pytest suite, Spark and interop included
 	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) \
-		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q $(PYTEST_ARGS)
+		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q --durations=15 $(PYTEST_ARGS)
 
-test-spark4: release oracle servers venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
-	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q $(SPARK4_TESTS) $(PYTEST_ARGS)
+test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q --durations=15 $(SPARK4_TESTS) $(PYTEST_ARGS)
 
-test: test-rust test-python test-spark4  ## everything CI runs
+# `make test` runs cargo test and the two PySpark passes side by side (each target's output
+# printed whole when it ends): much of each pass waits on JVMs, servers and processes rather
+# than on the CPU, so together they take far less than one after the other (tests/README.md).
+# Their shared prerequisites are made first, once.
+TEST_JOBS ?= 3
+test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
+	$(MAKE) --no-print-directory release oracle servers venv4 $(DIST_TOOLS) test-docs
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target TEST_PREREQS_DONE=1 \
+		test-rust test-python test-spark4
 
 .PHONY: test-fast
 test-fast: release oracle servers  ## the quick inner loop: the pytest suite without the tests marked slow (PySpark 3.5)
@@ -176,15 +186,16 @@ docs: $(DOCS_TOOLS)  ## build the user documentation into site/ (mkdocs --strict
 # In make test: the docs build first (a broken build fails CI; pytest's summary stays the last
 # line), and the wheel test (tests/packaging/test_wheel.py) needs zig, auditwheel and twine.
 test-docs: docs
-test-python: $(DIST_TOOLS) test-docs
+test-python: $(DIST_TOOLS) $(if $(TEST_PREREQS_DONE),,test-docs)
 
-lint: release  ## rustfmt, clippy, ruff, mypy, stubtest of the native module
+lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's importlinter), stubtest of the native module
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
 	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(VPY) -m mypy.stubtest icefloe._native --ignore-missing-stub --mypy-config-file pyproject.toml
 
 fmt:  ## format Rust and Python
