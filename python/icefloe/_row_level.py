@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import join_key, matching_keys
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
+from icefloe._task_ids import ROW_LEVEL_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 
@@ -45,8 +46,6 @@ ROW_POS_FIELD_ID = 2147483645
 _THREADS = 4
 # Files per delete task: tasks run on threads (the Rust reader and writer release the GIL).
 _FILES_PER_TASK = 64
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_000_000_000
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) ->
     replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
         futures = [
-            pool.submit(_native.delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i)
+            pool.submit(_native.delete_rows, md, chunk, write_id, ROW_LEVEL_DRIVER_TASK_BASE + i)
             for i, chunk in enumerate(chunks)
         ]
         for f in futures:
@@ -256,7 +255,7 @@ def update(
         positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
         write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
         write.delete_files, _, replaced = _native.write_position_deletes(
-            md, tasks, positions.to_reader(), write_id, _DRIVER_TASK_BASE
+            md, tasks, positions.to_reader(), write_id, ROW_LEVEL_DRIVER_TASK_BASE
         )
         write.removed_delete_paths = [removal_key(d) for d in replaced]
     except BaseException:
@@ -440,7 +439,7 @@ def upsert(
     )
     try:
         write.delete_files = _native.write_equality_deletes(
-            md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE, spec_ids=specs
+            md, ids, keys.to_reader(), write.write_id, ROW_LEVEL_DRIVER_TASK_BASE, spec_ids=specs
         )
         write.data_files = _pending_write.write_local(table, data.to_reader(), write.write_id)
     except BaseException:

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from icefloe import _native, _pending_write, _progress
 from icefloe._row_delta import removal_key
+from icefloe._task_ids import CONVERT_EQUALITY_DELETES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
 if TYPE_CHECKING:
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
 
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_100_000_000
 _THREADS = 4
 
 
@@ -183,7 +182,11 @@ def _convert_local(
     ):
         futures = {
             pool.submit(
-                _native.convert_equality_delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i
+                _native.convert_equality_delete_rows,
+                md,
+                chunk,
+                write_id,
+                CONVERT_EQUALITY_DELETES_DRIVER_TASK_BASE + i,
             ): len(chunk)
             for i, chunk in enumerate(chunks)
         }
@@ -205,7 +208,7 @@ def _convert_on_spark(
     """One Spark task per chunk of data files (a partition's files stay together), the
     chunks riding in the closure as `icefloe.spark.delete` does."""
     from icefloe._io import IoConfig
-    from icefloe.spark._row_delta import task_attempt_id
+    from icefloe._task_ids import task_attempt_id
     from icefloe.spark._session import default_parallelism
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import _executor_error

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _lineage, _native, _pending_write, _progress
+from icefloe._task_ids import REWRITE_DATA_FILES_DRIVER_TASK_BASE
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.maintenance import _sort_on_spark
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 _STRATEGIES = ("binpack", "sort")
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_000_000_000
 _THREADS = 4
 
 
@@ -282,7 +281,7 @@ def _rewrite(
                 md,
                 reader,
                 write_id,
-                _DRIVER_TASK_BASE + i,
+                REWRITE_DATA_FILES_DRIVER_TASK_BASE + i,
                 sort=sort,
                 target_file_size_bytes=size,
                 spec_id=spec_id,

@@ -29,15 +29,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write, _progress
+from icefloe._task_ids import REWRITE_POSITION_DELETE_FILES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icefloe.table import Table
-
-# Driver-side task ids for the new files' names (apart from rewrite_data_files' range).
-_DRIVER_TASK_BASE = 3_500_000_000
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ def rewrite_position_delete_files(
                 size = _progress.chunk_size(len(texts))
                 for first in range(0, len(texts), size):
                     part = texts[first : first + size]
-                    base = _DRIVER_TASK_BASE + first
+                    base = REWRITE_POSITION_DELETE_FILES_DRIVER_TASK_BASE + first
                     rewritten_groups.extend(_native.rewrite_position_delete_groups(md, part, write_id, base))
                     advance(len(part))
         else:

@@ -16,6 +16,7 @@ import pyarrow as pa
 from icefloe import _lineage, _native
 from icefloe._io import IoConfig
 from icefloe._row_delta import removal_key
+from icefloe._task_ids import task_attempt_id
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import _chain as chain_batches
@@ -105,14 +106,6 @@ def collect_delete_files(df: DataFrame) -> tuple[list[str], list[str], list[str]
     replaced = sorted({removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"})
     referenced = sorted({r["descriptor"] for r in out if r["kind"] == "referenced"})
     return files, replaced, referenced
-
-
-def task_attempt_id() -> int:
-    """The running Spark task attempt's id (names the files it writes); 0 outside a task."""
-    from pyspark import TaskContext
-
-    ctx = TaskContext.get()
-    return ctx.taskAttemptId() if ctx is not None else 0
 
 
 def planned_tasks_by_path(table_scan_tasks: Iterable[str]) -> dict[str, str]:

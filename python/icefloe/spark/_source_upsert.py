@@ -39,6 +39,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
+from icefloe._task_ids import task_attempt_id
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
 from icefloe.spark._store_assign import InputShape
@@ -139,7 +140,7 @@ class UpsertWriter:
 
         prepare_worker(self.io_config)
         ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         partition = ctx.partitionId() if ctx is not None else 0
         parts = [self.shape(b) for b in batches if b.num_rows]
         if not parts:

@@ -21,6 +21,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
+from icefloe._task_ids import task_attempt_id
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
@@ -56,14 +57,11 @@ class FileWriter:
         self.io_config = IoConfig.current()
 
     def write(self, batches: Iterator[pa.RecordBatch]) -> WrittenFiles:
-        from pyspark import TaskContext
-
         prepare_worker(self.io_config)
         first = next(batches, None)
         if first is None:
             return WrittenFiles([])
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
 
         head = self.shape(first)
 

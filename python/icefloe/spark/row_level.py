@@ -19,6 +19,7 @@ import pyarrow as pa
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._row_delta import isolation_level, write_mode
+from icefloe._task_ids import task_attempt_id
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
 from icefloe.spark._row_delta import (
@@ -26,7 +27,6 @@ from icefloe.spark._row_delta import (
     collect_delete_files,
     delete_files_batch,
     filter_rewriter,
-    task_attempt_id,
 )
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._wap import write_target

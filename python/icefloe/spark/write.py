@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
+from icefloe._task_ids import task_attempt_id
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._names import (
@@ -155,13 +156,10 @@ def _write_on_executors(
     io_config = IoConfig.current()  # storage settings, for the executors
 
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker(io_config)
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         it = iter(batches)
         first = next(it, None)
         if first is None:
