@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import join_key, matching_keys
+from icefloe._reserved_fields import FILE_PATH_FIELD_ID, ROW_POS_FIELD_ID
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe._task_ids import ROW_LEVEL_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("icefloe")
 
-FILE_PATH_FIELD_ID = 2147483646
-ROW_POS_FIELD_ID = 2147483645
 _THREADS = 4
 # Files per delete task: tasks run on threads (the Rust reader and writer release the GIL).
 _FILES_PER_TASK = 64
