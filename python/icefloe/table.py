@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Union
 import pyarrow as pa
 
 from icefloe import _io, _native, _pending_write
+from icefloe._table_properties import wap_enabled
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
@@ -183,7 +184,7 @@ class Table:
     def _stages(self, produced: _native.TableMetadata) -> bool:
         """Whether the snapshot an operation produced is staged (write-audit-publish: a
         `wap.id` in its summary on a table with `write.wap.enabled=true`)."""
-        if self._metadata.properties.get("write.wap.enabled", "false").lower() != "true":
+        if not wap_enabled(self._metadata.properties):
             return False
         sid = produced.current_snapshot_id
         if sid is None or self._metadata.snapshot_by_id(sid) is not None:
