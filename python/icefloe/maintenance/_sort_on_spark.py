@@ -73,7 +73,7 @@ def sort_rewrite_on_spark(
     from icefloe.spark._distribution import partition_keys, sort_keys
     from icefloe.spark._session import rows_frame
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     read_schema = json.loads(read_json)
     target = spark_arrow_schema(read_schema)
@@ -102,4 +102,4 @@ def sort_rewrite_on_spark(
         options["sort_order"] = order.to_json()
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
     with _progress.spark_job(spark, label):
-        return _write_on_executors(ranged, table, write_id, options)
+        return write_on_executors(ranged, table, write_id, options)

@@ -211,7 +211,7 @@ def _convert_on_spark(
     from icefloe._task_ids import task_attempt_id
     from icefloe.spark._session import default_parallelism
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     chunks = _chunks(tasks, default_parallelism(spark))
     if not chunks:
@@ -242,7 +242,7 @@ def _convert_on_spark(
         with _progress.spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
             out = df.mapInArrow(convert_task, _OUT_SCHEMA).collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = [removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"]
     rows = sum(int(r["rows"]) for r in out if r["kind"] == "rows")

@@ -331,7 +331,7 @@ def _rewrite_on_spark(
     from icefloe._io import IoConfig
     from icefloe.spark._session import packed_row_task_id, packed_rows_frame
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
@@ -373,7 +373,7 @@ def _rewrite_on_spark(
         ):
             rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     return [(int(r["group"]), str(r["descriptor"])) for r in rows]
 
 

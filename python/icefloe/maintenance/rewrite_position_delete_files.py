@@ -145,7 +145,7 @@ def _rewrite_on_spark(
     from icefloe._io import IoConfig
     from icefloe.spark._session import packed_row_task_id, packed_rows_frame
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
@@ -176,7 +176,7 @@ def _rewrite_on_spark(
     try:
         rows = df.mapInArrow(rewrite_task, "group int, files string, kept long, dropped long").collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     by_group = {
         int(r["group"]): (list(json.loads(r["files"])), int(r["kept"]), int(r["dropped"])) for r in rows
     }

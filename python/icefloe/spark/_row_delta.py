@@ -19,8 +19,7 @@ from icefloe._row_delta import removal_key
 from icefloe._task_ids import task_attempt_id
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
-from icefloe.spark.write import _chain as chain_batches
-from icefloe.spark.write import _executor_error
+from icefloe.spark.write import chain_batches, executor_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -101,7 +100,7 @@ def collect_delete_files(df: DataFrame) -> tuple[list[str], list[str], list[str]
     try:
         out = df.collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = sorted({removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"})
     referenced = sorted({r["descriptor"] for r in out if r["kind"] == "referenced"})
@@ -158,7 +157,7 @@ def rewrite_files_on_executors(
         try:
             out = grouped.mapInArrow(rewrite_task, OUT_SCHEMA).collect()
         except Exception as e:
-            raise _executor_error(e) from e
+            raise executor_error(e) from e
     except BaseException:
         _pending_write.abort_write(table, write_id)
         raise
@@ -206,7 +205,7 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
         try:
             out = spark.range(0, n, 1, n).mapInArrow(rewrite_task, OUT_SCHEMA).collect()
         except Exception as e:
-            raise _executor_error(e) from e
+            raise executor_error(e) from e
         files = [r["descriptor"] for r in out if r["kind"] == "data"]
         return sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"}), files
 

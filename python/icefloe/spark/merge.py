@@ -48,7 +48,7 @@ from icefloe.spark._session import collect_arrow, default_parallelism
 from icefloe.spark._store_assign import check_assignable
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
-from icefloe.spark.write import _write_on_executors
+from icefloe.spark.write import write_on_executors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -588,7 +588,7 @@ class MergeBuilder(MergeClauses):
                     write_position_deletes_on_executors(removed, md, tasks, write.write_id)
                 )
             if m.rows_updated or m.rows_inserted:
-                write.data_files = _write_on_executors(self._distributed(new_rows), table, write.write_id)
+                write.data_files = write_on_executors(self._distributed(new_rows), table, write.write_id)
         except BaseException:
             write.abort()
             raise
@@ -620,7 +620,7 @@ class MergeBuilder(MergeClauses):
         new_files: list[str] = []
         try:
             if m.rows_updated or m.rows_inserted:
-                new_files = _write_on_executors(self._distributed(new_rows), table, write_id)
+                new_files = write_on_executors(self._distributed(new_rows), table, write_id)
             if m.rows_updated or m.rows_deleted:
                 # The files holding removed rows, rewritten without them on the executors
                 # (their other rows never become Spark rows).

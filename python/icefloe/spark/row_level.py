@@ -31,7 +31,7 @@ from icefloe.spark._row_delta import (
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
-from icefloe.spark.write import _executor_error
+from icefloe.spark.write import executor_error
 
 if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
@@ -142,7 +142,7 @@ def update(
     from icefloe.expressions import as_row_filter
     from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if not isinstance(set, dict) or not set:
@@ -176,7 +176,7 @@ def update(
     write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
         try:
-            descriptors = _write_on_executors(new_rows, table, write_id)
+            descriptors = write_on_executors(new_rows, table, write_id)
         except BaseException:
             _pending_write.abort_write(table, write_id)
             raise
@@ -203,7 +203,7 @@ def update(
             rows, md, by_path, write_id
         )
         if write.delete_files:
-            write.data_files = _write_on_executors(new_rows, table, write_id)
+            write.data_files = write_on_executors(new_rows, table, write_id)
     except BaseException:
         write.abort()
         raise
@@ -233,7 +233,7 @@ def upsert(
     from icefloe import _row_level
     from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
     names = _row_level._join_columns(table, join_cols)
@@ -328,10 +328,10 @@ def upsert(
         try:
             out = keys_df.mapInArrow(eq_delete_task, "descriptor string").collect()
         except Exception as e:
-            raise _executor_error(e) from e
+            raise executor_error(e) from e
         write.delete_files = [r["descriptor"] for r in out]
         inserts = distribute(inserts, table, row_level_mode(inserts.sparkSession, table, "merge"))
-        write.data_files = _write_on_executors(inserts, table, write_id)
+        write.data_files = write_on_executors(inserts, table, write_id)
     except BaseException:
         write.abort()
         raise
