@@ -302,7 +302,7 @@ class CombinedScanTask:
 _CACHE_ATTR = "_icefloe_manifest_cache"
 
 
-def _manifest_cache(table: Table) -> _native.ManifestCache:
+def manifest_cache(table: Table) -> _native.ManifestCache:
     """The table object's manifest cache (decoded manifests, keyed by path + length, so
     reusing it across refreshes of the same table is safe)."""
     cache = getattr(table, _CACHE_ATTR, None)
@@ -521,7 +521,7 @@ class DataScan:
             else self._bound_filter.to_json(),
             case_sensitive=self.case_sensitive,
             include_column_stats=self.include_column_stats,
-            cache=_manifest_cache(self.table),
+            cache=manifest_cache(self.table),
         )
         return PlannedFiles(plan)
 
