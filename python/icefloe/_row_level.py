@@ -57,7 +57,10 @@ class UpsertResult:
     rows_inserted: int | None
 
 
-def _bind(table: Table, condition: BooleanExpression | str, case_sensitive: bool = True) -> BooleanExpression:
+def bind_condition(
+    table: Table, condition: BooleanExpression | str, case_sensitive: bool = True
+) -> BooleanExpression:
+    """A row-level operation's condition bound to the table's schema (None is refused)."""
     if condition is None:
         raise ValidationError("a row-level operation needs a condition (AlwaysTrue() for every row)")
     return as_row_filter(condition).bind(table.schema(), case_sensitive=case_sensitive)
@@ -80,7 +83,7 @@ def delete_merge_on_read(
 ) -> Snapshot | None:
     """Deletes the rows matching `condition` by writing position-delete files; the delete
     tasks run on driver threads, or through `run_tasks` (icefloe.spark: on executors)."""
-    bound = _bind(table, condition, case_sensitive)
+    bound = bind_condition(table, condition, case_sensitive)
     md = table.metadata
     write = RowDeltaWrite.begin(
         table, "delete", md.current_snapshot_id, bound.to_json(), dict(snapshot_properties or {})
@@ -200,7 +203,7 @@ def update(
     """Sets columns of the rows matching `condition` (see `Table.update`)."""
     if not isinstance(assignments, Mapping) or not assignments:
         raise ValidationError("update needs a non-empty mapping of column name to new value")
-    bound = _bind(table, condition, case_sensitive)
+    bound = bind_condition(table, condition, case_sensitive)
     md = table.metadata
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
@@ -269,7 +272,9 @@ def update(
 DELETE_MARKS = ("D", "DELETE", "-D", "U-")
 
 
-def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
+def join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
+    """An upsert's join columns: `join_cols` checked against the table, or its identifier
+    fields when None."""
     schema = table.schema()
     if join_cols is None:
         ids = list(schema.identifier_field_ids or [])
@@ -291,7 +296,7 @@ def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
     return list(join_cols)
 
 
-def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
+def last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
     """One row per key, the last one given (documented: the last duplicate wins). Float keys
     group as Spark compares them: -0.0 with 0.0, NaN with NaN (see `_merge_condition.join_key`)."""
     idx = "__icefloe_row__"
@@ -402,13 +407,13 @@ def upsert(
             "rows, so give every column (null where there is no value)"
         )
     data = reader.read_all()
-    names = _join_columns(table, join_cols)
+    names = join_columns(table, join_cols)
     missing = [n for n in names if n not in data.column_names]
     if missing:
         raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
     if data.num_rows == 0:
         return UpsertResult(0, 0, 0)
-    data = _last_per_key(data, names)
+    data = last_per_key(data, names)
     md = table.metadata
     specs = None
     if write_mode(table, "merge") != "copy-on-write":

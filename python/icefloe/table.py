@@ -370,7 +370,7 @@ class Table:
         if overwrite_filter is not None:  # names resolved here, with `case_sensitive`
             from icefloe import _row_level
 
-            overwrite_filter = _row_level._bind(self, overwrite_filter, case_sensitive)
+            overwrite_filter = _row_level.bind_condition(self, overwrite_filter, case_sensitive)
         reader = _as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
@@ -434,7 +434,7 @@ class Table:
         if _row_delta.write_mode(self, "delete") == "merge-on-read":
             return _row_level.delete_merge_on_read(self, delete_filter, snapshot_properties, case_sensitive)
         if delete_filter is not None:  # names resolved here, with `case_sensitive`
-            delete_filter = _row_level._bind(self, delete_filter, case_sensitive)
+            delete_filter = _row_level.bind_condition(self, delete_filter, case_sensitive)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
         return self._overwrite_with(

@@ -89,14 +89,14 @@ class UpsertWriter:
     write started. Everything is checked here, on the driver, before any task runs."""
 
     def __init__(self, table: Table, opts: SourceOptions, spark_schema: Any) -> None:
-        from icefloe._row_level import _join_columns, equality_delete_plan
+        from icefloe._row_level import equality_delete_plan, join_columns
 
         if table.format_version < 2:
             raise ValidationError(
                 f"an upsert writes equality deletes, which need format version 2 or later; {table} is v1"
             )
         keys = opts.options.get("key-columns")
-        names = _join_columns(table, [k.strip() for k in keys.split(",")] if keys else None)
+        names = join_columns(table, [k.strip() for k in keys.split(",")] if keys else None)
         # As the data source's appends: the table's spelling of names, Spark's numeric widenings.
         self.shape = InputShape(spark_schema, table)
         self.input_schema = self.shape.input_schema
@@ -136,7 +136,7 @@ class UpsertWriter:
     def write(self, batches: Iterator[pa.RecordBatch], write_id: str) -> UpsertFiles:
         from pyspark import TaskContext
 
-        from icefloe._row_level import _last_per_key
+        from icefloe._row_level import last_per_key
 
         prepare_worker(self.io_config)
         ctx = TaskContext.get()
@@ -145,7 +145,7 @@ class UpsertWriter:
         parts = [self.shape(b) for b in batches if b.num_rows]
         if not parts:
             return UpsertFiles(partition, [], [], b"")
-        rows = _last_per_key(pa.Table.from_batches(parts), self.names)
+        rows = last_per_key(pa.Table.from_batches(parts), self.names)
         md = _native.TableMetadata.from_json(self.metadata_json)
         keys = rows.select(self.names).cast(self.key_schema)  # the table's types, as files read back
         deletes = _native.write_equality_deletes(

@@ -62,7 +62,7 @@ def delete(
         return _pending_write.commit_overwrite(
             table,
             [],
-            _row_level._bind(table, condition, case_sensitive),
+            _row_level.bind_condition(table, condition, case_sensitive),
             write_id,
             start,
             snapshot_properties,
@@ -236,7 +236,7 @@ def upsert(
     from icefloe.spark.write import write_on_executors
 
     table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
-    names = _row_level._join_columns(table, join_cols)
+    names = _row_level.join_columns(table, join_cols)
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValidationError(f"the upsert's rows lack join column(s) {missing}")

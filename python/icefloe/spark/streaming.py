@@ -92,9 +92,9 @@ class BatchWriter:
             _streaming_commit.check_ids(query_id, 0)
         view = on_branch(table, branch)  # a tag or an empty name fails here
         if mode == "upsert":
-            from icefloe._row_level import _join_columns
+            from icefloe._row_level import join_columns
 
-            key_columns = _join_columns(view, key_columns)
+            key_columns = join_columns(view, key_columns)
         elif key_columns is not None:
             raise ValidationError(
                 f"key_columns {key_columns!r} apply to mode='upsert' only; mode is {mode!r}"
