@@ -566,9 +566,9 @@ def merge(
     target_alias: str = "target",
     snapshot_properties: dict[str, str] | None = None,
 ) -> TableMerger:
-    from icefloe.table import _as_reader
+    from icefloe.table import as_reader
 
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
-    data = _as_reader(source).read_all()
+    data = as_reader(source).read_all()
     return TableMerger(table, data, on, source_alias, target_alias, dict(snapshot_properties or {}))

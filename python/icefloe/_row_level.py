@@ -392,9 +392,9 @@ def upsert(
 ) -> UpsertResult:
     """Replaces the rows whose join-column values appear in `df` by `df`'s rows and inserts
     the others, as one snapshot (see `Table.upsert`)."""
-    from icefloe.table import _as_reader
+    from icefloe.table import as_reader
 
-    reader = _as_reader(df)
+    reader = as_reader(df)
     _native.check_arrow_schema(table.metadata, reader.schema)
     # An upsert replaces whole rows: a source without an optional column would store nulls
     # over the matched rows' values. PyIceberg's upsert fails on such a source as soon as

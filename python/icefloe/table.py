@@ -323,7 +323,7 @@ class Table:
         if branch is not None and branch != "main":
             return _on_branch(self, branch).append(df, snapshot_properties, write_options)
         options = write_kwargs(write_options)
-        reader = _as_reader(df)
+        reader = as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
         descriptors = self._write_local(reader, write_id, options)
@@ -371,7 +371,7 @@ class Table:
             from icefloe import _row_level
 
             overwrite_filter = _row_level.bind_condition(self, overwrite_filter, case_sensitive)
-        reader = _as_reader(df)
+        reader = as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
@@ -583,7 +583,9 @@ def _on_branch(table: Table, branch: str) -> Table:
     return on_branch(table, branch)
 
 
-def _as_reader(df: object) -> pa.RecordBatchReader:
+def as_reader(df: object) -> pa.RecordBatchReader:
+    """The rows a write was given (a pyarrow Table, RecordBatch, list of RecordBatches or a
+    RecordBatchReader) as one RecordBatchReader; anything else is a ValidationError."""
     if isinstance(df, pa.RecordBatchReader):
         return df
     if isinstance(df, pa.Table):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from icefloe._name_mapping_update import update_name_mapping
 from icefloe.exceptions import ValidationError
-from icefloe.schema import Schema, _children
+from icefloe.schema import Schema, child_fields
 from icefloe.types import (
     DecimalType,
     DoubleType,
@@ -101,7 +101,7 @@ def _index_parents(struct: StructType) -> dict[int, int]:
     parents: dict[int, int] = {}
 
     def walk(t: IcebergType, parent: int | None) -> None:
-        for f in _children(t):
+        for f in child_fields(t):
             if parent is not None:
                 parents[f.field_id] = parent
             walk(f.field_type, f.field_id)
@@ -114,7 +114,7 @@ def _index_by_id(struct: StructType) -> dict[int, NestedField]:
     out: dict[int, NestedField] = {}
 
     def walk(t: IcebergType) -> None:
-        for f in _children(t):
+        for f in child_fields(t):
             out[f.field_id] = f
             walk(f.field_type)
 

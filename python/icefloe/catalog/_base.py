@@ -346,16 +346,18 @@ def _remove_table_dirs(table: Table) -> None:
         except IcefloeError as e:
             logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
     elif _io.is_local(meta):
-        _remove_empty_dirs(_io.local_path(meta))
+        remove_empty_dirs(_io.local_path(meta))
     if not _io.is_local(loc):
         return  # object stores have no empty folders to remove
     data = table.metadata.data_location
     if _io.is_local(data):
-        _remove_empty_dirs(_io.local_path(data))
-    _remove_empty_dirs(_io.local_path(loc))
+        remove_empty_dirs(_io.local_path(data))
+    remove_empty_dirs(_io.local_path(loc))
 
 
-def _remove_empty_dirs(path: str) -> None:
+def remove_empty_dirs(path: str) -> None:
+    """Removes the empty folders under a local `path` (and `path` itself when it ends up
+    empty), deepest first; anything holding files stays."""
     if not os.path.isdir(path):
         return
     for dirpath, _dirnames, _files in sorted(os.walk(path), key=lambda t: -len(t[0])):

@@ -276,7 +276,7 @@ def _rewrite(
 
         def one(i: int) -> tuple[int, list[str]]:
             index, tasks, size, spec_id = work[i]
-            reader = _task_reader(_native, tasks, read_json, mapping)
+            reader = task_reader(_native, tasks, read_json, mapping)
             files = _native.write_data_files(
                 md,
                 reader,
@@ -303,7 +303,7 @@ def _rewrite(
         by_index[index].added.append(descriptor)
 
 
-def _task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | None) -> pa.RecordBatchReader:
+def task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | None) -> pa.RecordBatchReader:
     """The rows of one output file: its read tasks, deletes applied, one after the other."""
     tasks = [json.dumps(t) for t in json.loads(tasks_json)]
     first = native.read_task(tasks[0], read_json, name_mapping=mapping)
@@ -344,7 +344,7 @@ def _rewrite_on_spark(
         md = native.TableMetadata.from_json(metadata_json)
         for batch in batches:
             for row, index, tasks, size, spec_id in zip(*(batch.column(i).to_pylist() for i in range(5))):
-                reader = _task_reader(native, tasks, read_json, mapping)
+                reader = task_reader(native, tasks, read_json, mapping)
                 task_id = packed_row_task_id(row, n_rows)
                 files = native.write_data_files(
                     md,
