@@ -28,6 +28,7 @@ from icefloe.spark._names import (
     quoted,
     renamed,
     respelled,
+    session_case_sensitive,
     table_arrow_schema,
     table_spelling,
 )
@@ -135,7 +136,7 @@ def write_on_executors(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     # Spark resolves names ignoring case unless the session says otherwise (as Java's writes).
-    case_sensitive = str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    case_sensitive = session_case_sensitive(df.sparkSession)
     spelled = (
         None if case_sensitive else table_spelling(list(df.columns), [f.name for f in table.schema().fields])
     )
