@@ -40,13 +40,13 @@ from icefloe._merge_condition import (
     target_only_filter,
 )
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
+from icefloe._task_ids import MERGE_DRIVER_TASK_BASE
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression
 
 if TYPE_CHECKING:
     from icefloe.table import ArrowData, Table
 
-_TASK_BASE = 3_000_000_000
 # Above this many distinct source keys the target is read whole rather than by an IN filter.
 _KEY_FILTER_MAX = 100_000
 
@@ -498,7 +498,7 @@ class TableMerger(MergeClauses):
                 write.referenced_paths = sorted(paths)
                 positions = positions.sort_by([("file_path", "ascending"), ("pos", "ascending")])
                 write.delete_files, _, replaced = _native.write_position_deletes(
-                    md, tasks, positions.to_reader(), write.write_id, _TASK_BASE
+                    md, tasks, positions.to_reader(), write.write_id, MERGE_DRIVER_TASK_BASE
                 )
                 write.removed_delete_paths = [removal_key(d) for d in replaced]
             if new_rows.num_rows:
