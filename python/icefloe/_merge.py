@@ -491,7 +491,7 @@ class TableMerger(MergeClauses):
         write = RowDeltaWrite.begin(
             table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
-        try:
+        with write.aborting():
             if positions is not None and positions.num_rows:
                 paths = set(positions.column("file_path").unique().to_pylist())
                 tasks = [t.to_json() for t in table.scan().plan_files() if t.file.file_path in paths]
@@ -503,9 +503,6 @@ class TableMerger(MergeClauses):
                 write.removed_delete_paths = [removal_key(d) for d in replaced]
             if new_rows.num_rows:
                 write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write.write_id)
-        except BaseException:
-            write.abort()
-            raise
         snap = write.commit()
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(write.data_files)

@@ -90,7 +90,7 @@ def delete_merge_on_read(
     )
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
-    try:
+    with write.aborting():
         planned = list(table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files())
         if planned and all(t.residual is None and not t.delete_files for t in planned):
             # Every matching file matches whole (its partition proves it) and has no deletes:
@@ -101,9 +101,6 @@ def delete_merge_on_read(
             write.referenced_paths = [t.file_path for t in planned]
             runner = run_tasks or _delete_tasks
             write.delete_files, write.removed_delete_paths = runner(md, tasks, write.write_id)
-    except BaseException:
-        write.abort()
-        raise
     return write.commit()
 
 
@@ -252,7 +249,7 @@ def update(
         dict(snapshot_properties or {}),
         write_id=write_id,
     )
-    try:
+    with write.aborting():
         write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write_id)
         positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
         write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
@@ -260,9 +257,6 @@ def update(
             md, tasks, positions.to_reader(), write_id, ROW_LEVEL_DRIVER_TASK_BASE
         )
         write.removed_delete_paths = [removal_key(d) for d in replaced]
-    except BaseException:
-        write.abort()
-        raise
     return write.commit()
 
 
@@ -441,13 +435,10 @@ def upsert(
         md.current_snapshot_id,
         snapshot_properties=dict(snapshot_properties or {}),
     )
-    try:
+    with write.aborting():
         write.delete_files = _native.write_equality_deletes(
             md, ids, keys.to_reader(), write.write_id, ROW_LEVEL_DRIVER_TASK_BASE, spec_ids=specs
         )
         write.data_files = _pending_write.write_local(table, data.to_reader(), write.write_id)
-    except BaseException:
-        write.abort()
-        raise
     write.commit()
     return UpsertResult(data.num_rows, None, None)

@@ -168,11 +168,8 @@ class UpsertWriter:
         write = RowDeltaWrite(view, write_id, view.metadata.current_snapshot_id, snapshot_properties=props)
         write.delete_files = [d for m in files for d in m.deletes]
         write.data_files = [d for m in files for d in m.data]  # what abort() deletes until replaced
-        try:
+        with write.aborting():
             write.data_files = self._without_overwritten_rows(view, files, write_id)
-        except BaseException:
-            write.abort()
-            raise
         return write.commit()
 
     def abort(self, table: Table, messages: list[Any], write_id: str) -> None:

@@ -581,7 +581,7 @@ class MergeBuilder(MergeClauses):
         write = RowDeltaWrite.begin(
             table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
-        try:
+        with write.aborting():
             if m.rows_updated or m.rows_deleted:
                 tasks = self._tasks_by_path(table)
                 write.delete_files, write.removed_delete_paths, write.referenced_paths = (
@@ -589,9 +589,6 @@ class MergeBuilder(MergeClauses):
                 )
             if m.rows_updated or m.rows_inserted:
                 write.data_files = write_on_executors(self._distributed(new_rows), table, write.write_id)
-        except BaseException:
-            write.abort()
-            raise
         snap = write.commit()
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(write.data_files)

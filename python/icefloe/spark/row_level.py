@@ -195,18 +195,16 @@ def update(
         table, "update", start, bound.to_json(), dict(snapshot_properties or {}), write_id=write_id
     )
     try:
-        tasks = table.scan(row_filter=bound).plan_files()
-        by_path = planned_tasks_by_path(t.to_json() for t in tasks)
-        write.referenced_paths = list(by_path)
-        rows = rows.persist()
-        write.delete_files, write.removed_delete_paths, _ = write_position_deletes_on_executors(
-            rows, md, by_path, write_id
-        )
-        if write.delete_files:
-            write.data_files = write_on_executors(new_rows, table, write_id)
-    except BaseException:
-        write.abort()
-        raise
+        with write.aborting():
+            tasks = table.scan(row_filter=bound).plan_files()
+            by_path = planned_tasks_by_path(t.to_json() for t in tasks)
+            write.referenced_paths = list(by_path)
+            rows = rows.persist()
+            write.delete_files, write.removed_delete_paths, _ = write_position_deletes_on_executors(
+                rows, md, by_path, write_id
+            )
+            if write.delete_files:
+                write.data_files = write_on_executors(new_rows, table, write_id)
     finally:
         rows.unpersist()
     return write.commit()
@@ -321,7 +319,7 @@ def upsert(
         files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id, spec_ids=specs)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(files, pa.string())})
 
-    try:
+    with write.aborting():
         # Positional names: mapInArrow looks its input columns up by name, a dot in one fails.
         keys_df = last.select(*[F.col(quoted(n)) for n in key_schema.names])
         keys_df = keys_df.toDF(*[f"_k{i}" for i in range(len(key_schema.names))])
@@ -332,7 +330,4 @@ def upsert(
         write.delete_files = [r["descriptor"] for r in out]
         inserts = distribute(inserts, table, row_level_mode(inserts.sparkSession, table, "merge"))
         write.data_files = write_on_executors(inserts, table, write_id)
-    except BaseException:
-        write.abort()
-        raise
     return write.commit()
