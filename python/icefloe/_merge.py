@@ -538,13 +538,10 @@ class TableMerger(MergeClauses):
             result.rows_copied = kept.num_rows
             parts.append(kept.cast(new_rows.schema))
         data = pa.concat_tables(parts)
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             descriptors = (
                 _pending_write.write_local(table, data.to_reader(), write_id) if data.num_rows else []
             )
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(
             removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")

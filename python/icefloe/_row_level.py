@@ -226,11 +226,8 @@ def update(
         new_rows = _lineage.updated(new_rows, matched)
     write_id = _pending_write.new_write_id()
     if mode == "copy-on-write":
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             data = _pending_write.write_local(table, new_rows.to_reader(), write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         return _pending_write.commit_overwrite(
             table,
             data,

@@ -93,8 +93,7 @@ class _Pending:
         return _pending_write.commit_write(self.table, build, self.delete_files, self.write_id)
 
     def abort(self) -> None:
-        _native.delete_files(_pending_write.descriptor_paths(self.delete_files))
-        _pending_write.abort_write(self.table, self.write_id)
+        _pending_write.discard(self.table, self.write_id, self.delete_files)
 
 
 def _content_size(d: dict[str, Any]) -> int:
@@ -150,14 +149,11 @@ def prepare(
         md, filter_json=filter_json, case_sensitive=case_sensitive
     )
     write_id = _pending_write.new_write_id()
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         if spark is None:
             files, replaced, rows = _convert_local(md, tasks, write_id)
         else:
             files, replaced, rows = _convert_on_spark(spark, md, tasks, write_id)
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     return _Pending(table, start, state, write_id, kept, files, sorted(set(replaced)), rows, len(tasks))
 
 

@@ -182,15 +182,12 @@ def rewrite_data_files(
     for batch in batches:
         write_id = _pending_write.new_write_id()
         try:
-            _rewrite(table, batch, write_id, order, spark)
+            with _pending_write.abort_on_failure(table, write_id):
+                _rewrite(table, batch, write_id, order, spark)
         except Exception:
-            _pending_write.abort_write(table, write_id)
             if partial_progress:  # Java's partial progress: a failed group does not stop the others
                 commit.failed(batch)
                 continue
-            raise
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
             raise
         commit.commit(batch, write_id, tolerate_conflict=partial_progress)
     return commit.result()

@@ -95,7 +95,7 @@ def rewrite_position_delete_files(
         return RewritePositionDeleteFilesResult()
     groups = [json.loads(t) for t in texts]
     write_id = _pending_write.new_write_id()
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         if spark is None:
             rewritten_groups = []
             label = f"rewrite_position_delete_files {_progress.table_label(table)}"
@@ -110,9 +110,6 @@ def rewrite_position_delete_files(
             job = f"icefloe rewrite_position_delete_files: {len(texts)} file groups"
             with _progress.spark_job(spark, job):
                 rewritten_groups = _rewrite_on_spark(spark, table, texts, write_id)
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     rewritten = [json.dumps(f["file"]) for g in groups for f in g["files"]]
     added: list[tuple[str, int]] = [
         (d, int(g["max_data_sequence_number"]))

@@ -153,14 +153,11 @@ def rewrite_files_on_executors(
 
         yield rewrite_batch(write_rows(metadata_json, kept(), write_id), paths)
 
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         try:
             out = grouped.mapInArrow(rewrite_task, OUT_SCHEMA).collect()
         except Exception as e:
             raise executor_error(e) from e
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     files = [r["descriptor"] for r in out if r["kind"] == "data"]
     rewritten = sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"})
     return files, rewritten

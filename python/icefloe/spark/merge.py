@@ -615,7 +615,7 @@ class MergeBuilder(MergeClauses):
         touched: list[str] = []
         copied: list[str] = []
         new_files: list[str] = []
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             if m.rows_updated or m.rows_inserted:
                 new_files = write_on_executors(self._distributed(new_rows), table, write_id)
             if m.rows_updated or m.rows_deleted:
@@ -623,9 +623,6 @@ class MergeBuilder(MergeClauses):
                 # (their other rows never become Spark rows).
                 tasks = self._tasks_by_path(table)
                 copied, touched = rewrite_files_on_executors(removed, table, tasks, write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         descriptors = new_files + copied
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(

@@ -175,11 +175,8 @@ def update(
     new_rows = distribute(new_rows, table, row_level_mode(spark, table, "update"))
     write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             descriptors = write_on_executors(new_rows, table, write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         return _pending_write.commit_overwrite(
             table,
             descriptors,

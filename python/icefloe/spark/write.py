@@ -176,14 +176,11 @@ def write_on_executors(
         descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
 
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         try:
             rows = df.mapInArrow(write_task, _DESCRIPTOR_SCHEMA).collect()
         except Exception as e:
             raise executor_error(e) from e
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     return [r["descriptor"] for r in rows]
 
 
