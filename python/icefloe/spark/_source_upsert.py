@@ -172,10 +172,13 @@ class UpsertWriter:
             write.data_files = self._without_overwritten_rows(view, files, write_id)
         return write.commit()
 
+    @staticmethod
+    def written(messages: list[Any]) -> list[str]:
+        """The descriptors of the files the tasks' messages name (data and delete files)."""
+        return [d for m in messages if isinstance(m, UpsertFiles) for d in (*m.data, *m.deletes)]
+
     def abort(self, table: Table, messages: list[Any], write_id: str) -> None:
-        paths = [d for m in messages if isinstance(m, UpsertFiles) for d in (*m.data, *m.deletes)]
-        _native.delete_files(_pending_write.descriptor_paths(paths))
-        _pending_write.abort_write(table, write_id)
+        _pending_write.discard(table, write_id, self.written(messages))
 
     def _without_overwritten_rows(self, table: Table, files: list[UpsertFiles], write_id: str) -> list[str]:
         """The data files to commit: each task's, except that a task's files holding a key a
