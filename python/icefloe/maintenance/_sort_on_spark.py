@@ -71,7 +71,7 @@ def sort_rewrite_on_spark(
     from icefloe.maintenance.rewrite_data_files import task_reader
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema, to_spark_batch
     from icefloe.spark._distribution import partition_keys, sort_keys
-    from icefloe.spark._session import rows_frame
+    from icefloe.spark._session import rows_frame, spark_job
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import write_on_executors
 
@@ -101,5 +101,5 @@ def sort_rewrite_on_spark(
     if order is not None:
         options["sort_order"] = order.to_json()
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
-    with _progress.spark_job(spark, label):
+    with spark_job(spark, label):
         return write_on_executors(ranged, table, write_id, options)

@@ -205,7 +205,7 @@ def _convert_on_spark(
     chunks riding in the closure as `icefloe.spark.delete` does."""
     from icefloe._io import IoConfig
     from icefloe._task_ids import task_attempt_id
-    from icefloe.spark._session import default_parallelism
+    from icefloe.spark._session import default_parallelism, spark_job
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import executor_error
 
@@ -235,7 +235,7 @@ def _convert_on_spark(
 
     df = spark.range(0, len(chunks), 1, len(chunks))
     try:
-        with _progress.spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
+        with spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
             out = df.mapInArrow(convert_task, _OUT_SCHEMA).collect()
     except Exception as e:
         raise executor_error(e) from e

@@ -326,7 +326,7 @@ def _rewrite_on_spark(
     """The output files written on the executors (read, deletes applied, and write), one
     after the other within a task, one task per slot."""
     from icefloe._io import IoConfig
-    from icefloe.spark._session import packed_row_task_id, packed_rows_frame
+    from icefloe.spark._session import packed_row_task_id, packed_rows_frame, spark_job
     from icefloe.spark._worker import prepare_worker
     from icefloe.spark.write import executor_error
 
@@ -365,7 +365,7 @@ def _rewrite_on_spark(
     rows_in = [(row, *w) for row, w in enumerate(work)]
     df = packed_rows_frame(spark, rows_in, weights, "row int, group int, tasks string, size long, spec int")
     try:
-        with _progress.spark_job(
+        with spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"
         ):
             rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()

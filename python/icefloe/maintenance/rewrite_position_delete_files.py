@@ -107,8 +107,10 @@ def rewrite_position_delete_files(
                     rewritten_groups.extend(_native.rewrite_position_delete_groups(md, part, write_id, base))
                     advance(len(part))
         else:
+            from icefloe.spark._session import spark_job
+
             job = f"icefloe rewrite_position_delete_files: {len(texts)} file groups"
-            with _progress.spark_job(spark, job):
+            with spark_job(spark, job):
                 rewritten_groups = _rewrite_on_spark(spark, table, texts, write_id)
     rewritten = [json.dumps(f["file"]) for g in groups for f in g["files"]]
     added: list[tuple[str, int]] = [
