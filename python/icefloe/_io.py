@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -178,3 +179,15 @@ def remove_quietly(location: str) -> None:
         _native.delete_files([location])
     except Exception as e:
         logger.warning("icefloe: could not delete %s: %s", location, e)
+
+
+def remove_empty_dirs(path: str) -> None:
+    """Removes the empty folders under a local `path` (and `path` itself when it ends up
+    empty), deepest first; anything holding files stays."""
+    if not os.path.isdir(path):
+        return
+    for dirpath, _dirnames, _files in sorted(os.walk(path), key=lambda t: -len(t[0])):
+        try:
+            os.rmdir(dirpath)
+        except OSError:
+            pass

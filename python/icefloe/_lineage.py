@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from icefloe._reserved_fields import LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_FIELD_ID
+
 if TYPE_CHECKING:
     from icefloe.table import Table
 
@@ -20,8 +22,8 @@ ROW_ID = "_row_id"
 LAST_UPDATED = "_last_updated_sequence_number"
 COLUMNS = (ROW_ID, LAST_UPDATED)
 _FIELDS = (
-    {"id": 2147483540, "name": ROW_ID, "required": False, "type": "long"},
-    {"id": 2147483539, "name": LAST_UPDATED, "required": False, "type": "long"},
+    {"id": ROW_ID_FIELD_ID, "name": ROW_ID, "required": False, "type": "long"},
+    {"id": LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, "name": LAST_UPDATED, "required": False, "type": "long"},
 )
 
 

@@ -40,13 +40,13 @@ from icefloe._merge_condition import (
     target_only_filter,
 )
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
+from icefloe._task_ids import MERGE_DRIVER_TASK_BASE
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression
 
 if TYPE_CHECKING:
     from icefloe.table import ArrowData, Table
 
-_TASK_BASE = 3_000_000_000
 # Above this many distinct source keys the target is read whole rather than by an IN filter.
 _KEY_FILTER_MAX = 100_000
 
@@ -491,21 +491,18 @@ class TableMerger(MergeClauses):
         write = RowDeltaWrite.begin(
             table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
-        try:
+        with write.aborting():
             if positions is not None and positions.num_rows:
                 paths = set(positions.column("file_path").unique().to_pylist())
                 tasks = [t.to_json() for t in table.scan().plan_files() if t.file.file_path in paths]
                 write.referenced_paths = sorted(paths)
                 positions = positions.sort_by([("file_path", "ascending"), ("pos", "ascending")])
                 write.delete_files, _, replaced = _native.write_position_deletes(
-                    md, tasks, positions.to_reader(), write.write_id, _TASK_BASE
+                    md, tasks, positions.to_reader(), write.write_id, MERGE_DRIVER_TASK_BASE
                 )
                 write.removed_delete_paths = [removal_key(d) for d in replaced]
             if new_rows.num_rows:
                 write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write.write_id)
-        except BaseException:
-            write.abort()
-            raise
         snap = write.commit()
         result.snapshot_id = None if snap is None else snap.snapshot_id
         result.data_files_added = len(write.data_files)
@@ -541,13 +538,10 @@ class TableMerger(MergeClauses):
             result.rows_copied = kept.num_rows
             parts.append(kept.cast(new_rows.schema))
         data = pa.concat_tables(parts)
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             descriptors = (
                 _pending_write.write_local(table, data.to_reader(), write_id) if data.num_rows else []
             )
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(
             removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")
@@ -566,9 +560,9 @@ def merge(
     target_alias: str = "target",
     snapshot_properties: dict[str, str] | None = None,
 ) -> TableMerger:
-    from icefloe.table import _as_reader
+    from icefloe.table import as_reader
 
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
-    data = _as_reader(source).read_all()
+    data = as_reader(source).read_all()
     return TableMerger(table, data, on, source_alias, target_alias, dict(snapshot_properties or {}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from icefloe.schema import _children
+from icefloe.schema import child_fields
 from icefloe.types import IcebergType, NestedField
 
 _TABLE_ROOT_ID = -1  # the parent id of top-level fields, as in update_schema
@@ -15,7 +15,7 @@ _TABLE_ROOT_ID = -1  # the parent id of top-level fields, as in update_schema
 
 def _create_mapping(t: IcebergType) -> list[dict[str, Any]]:
     out = []
-    for f in _children(t):
+    for f in child_fields(t):
         entry: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
         nested = _create_mapping(f.field_type)
         if nested:

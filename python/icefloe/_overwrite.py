@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icefloe import _lineage, _native
+from icefloe._task_ids import OVERWRITE_REWRITE_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, BooleanExpression
 from icefloe.scan import FileScanTask
@@ -35,8 +36,6 @@ from icefloe.scan import FileScanTask
 if TYPE_CHECKING:
     from icefloe.table import Table
 
-# Task ids of driver-side rewrites: far above Spark task attempt ids of one write.
-_REWRITE_TASK_BASE = 3_000_000_000
 _THREADS = 4
 
 BuildFn = Callable[[_native.TableMetadata], "tuple[_native.TableMetadata, list[str]]"]
@@ -150,7 +149,7 @@ def rewrite_on_driver(
         path, rest = found
         if rest is None:
             return path, []
-        return path, _native.write_data_files(md, rest, write_id, _REWRITE_TASK_BASE + i)
+        return path, _native.write_data_files(md, rest, write_id, OVERWRITE_REWRITE_DRIVER_TASK_BASE + i)
 
     removed: list[str] = []
     rewritten: list[str] = []

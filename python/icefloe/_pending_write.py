@@ -11,7 +11,10 @@ functions; `Table` keeps thin private delegations for older callers.
 - `commit_append` / `commit_overwrite`: the append and overwrite-by-filter / dynamic
   partition overwrite commits.
 - `abort_write`: deletes every file under the table's data location whose name carries the
-  write id.
+  write id; `discard` deletes a write's named files first, then those.
+- `abort_on_failure`: the scope of one write (writing its files, or committing them): when
+  its body raises, the write is discarded and the error propagates. Every write path aborts
+  through it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -42,16 +46,50 @@ def new_write_id() -> str:
     return uuid.uuid4().hex
 
 
+@contextmanager
+def abort_on_failure(
+    table: Table,
+    write_id: str | None,
+    files: Iterable[str] | Callable[[], Iterable[str]] = (),
+    *,
+    committing: bool = False,
+) -> Iterator[None]:
+    """The scope of one write: when the body raises, the write is discarded (`discard`: the
+    files of the descriptors `files` names, a callable read when the body failed, then every
+    file carrying `write_id`) and the error propagates.
+
+    While files are written (the default) every error aborts, interrupts (KeyboardInterrupt,
+    SystemExit) too: nothing written is live yet. Around a commit (`committing=True`) only an
+    `Exception` aborts, and not a CommitStateUnknownException: when the outcome is unknown,
+    or an interrupt lands while the catalog swaps the metadata, the swap may have happened
+    and the files may be live, so they stay."""
+    try:
+        yield
+    except BaseException as e:
+        failed = isinstance(e, Exception) and not isinstance(e, CommitStateUnknownException)
+        if failed or not committing:
+            discard(table, write_id, files() if callable(files) else files)
+        raise
+
+
+def discard(table: Table, write_id: str | None, descriptors: Iterable[str] = ()) -> None:
+    """Deletes a write that will not be committed: the files its DataFile `descriptors` name,
+    then every file carrying `write_id` (those of Spark task attempts the driver never heard
+    of too; see `abort_write`)."""
+    paths = descriptor_paths(list(descriptors))
+    if paths:
+        _native.delete_files(paths)
+    if write_id:
+        abort_write(table, write_id)
+
+
 def write_local(
     table: Table, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None
 ) -> list[str]:
     """Writes data files of `table` from `reader` on this process; their descriptors. On
     failure every file of the write is deleted."""
-    try:
+    with abort_on_failure(table, write_id):
         return list(_native.write_data_files(table.metadata, reader, write_id, 0, **(options or {})))
-    except BaseException:
-        abort_write(table, write_id)
-        raise
 
 
 def commit_append(
@@ -97,7 +135,7 @@ def commit_overwrite(
     from icefloe.expressions import as_row_filter
 
     props = snapshot_props(snapshot_properties)
-    try:
+    with abort_on_failure(table, write_id):
         if overwrite_filter is None and not require_filter:
             if not descriptors:
                 abort_write(table, write_id)
@@ -117,9 +155,6 @@ def commit_overwrite(
                 abort_write(table, write_id)
                 return table.current_snapshot()
             build = _overwrite.overwrite_builder(removal, descriptors, props, isolation)
-    except BaseException:
-        abort_write(table, write_id)
-        raise
     return commit_write(table, build, written, write_id)
 
 
@@ -128,16 +163,9 @@ def commit_write(
 ) -> Snapshot | None:
     """Commits; on failure deletes the write's files (all carrying `write_id`, or the
     descriptors' files); after success deletes the write's files not committed."""
-    try:
+    # Not on an unknown outcome or an interrupt: the swap may have happened (see transaction).
+    with abort_on_failure(table, write_id, descriptors, committing=True):
         table._commit(build)
-    except CommitStateUnknownException:
-        raise  # the swap may have happened: the files may be live
-    except Exception:
-        # Not on interrupts (BaseException): the swap may have happened (see transaction).
-        _native.delete_files(descriptor_paths(descriptors))
-        if write_id:
-            abort_write(table, write_id)
-        raise
     if write_id:
         abort_write(table, write_id, keep=set(descriptor_paths(descriptors)))
     # The head the write moved: the table's (a branch view's is its branch's, which exists

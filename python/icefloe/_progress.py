@@ -8,7 +8,8 @@ terminal, nothing otherwise (scripts, logs, Spark drivers under a scheduler stay
 
 `ICEFLOE_PROGRESS=0` turns the bars off on a terminal, `ICEFLOE_PROGRESS=1` forces them on
 (for a terminal rich does not recognise). Work on Spark executors shows in Spark's own
-progress (the console bar and the UI), under the job description set by `spark_job`.
+progress (the console bar and the UI), under the job description set by
+`icefloe.spark._session.spark_job`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from icefloe.table import Table
 
 T = TypeVar("T")
@@ -111,21 +110,3 @@ def delete_files(
                 if paths:
                     failures.extend(_native.delete_files_reporting(paths, checksums=flag))
     return failures
-
-
-@contextmanager
-def spark_job(spark: SparkSession, description: str) -> Iterator[Any]:
-    """Names the Spark jobs started inside (Spark's console progress bar and UI show it),
-    restoring the previous description afterwards."""
-    from icefloe.spark._session import is_connect
-
-    if is_connect(spark):  # a Spark Connect client has no SparkContext to name jobs with
-        yield None
-        return
-    sc = spark.sparkContext
-    previous = sc.getLocalProperty("spark.job.description")
-    sc.setJobDescription(description)
-    try:
-        yield sc
-    finally:
-        sc.setJobDescription(previous)  # type: ignore[arg-type]

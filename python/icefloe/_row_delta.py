@@ -22,6 +22,7 @@ run the operation again from the new table state.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -104,10 +105,18 @@ class RowDeltaWrite:
     def is_empty(self) -> bool:
         return not (self.data_files or self.delete_files or self.removed_paths)
 
+    def written(self) -> list[str]:
+        """The descriptors of the files written so far (data and delete files)."""
+        return self.data_files + self.delete_files
+
     def abort(self) -> None:
         """Deletes every file this write produced (also those of failed tasks)."""
-        _native.delete_files(_paths(self.data_files + self.delete_files))
-        _pending_write.abort_write(self.table, self.write_id)
+        _pending_write.discard(self.table, self.write_id, self.written())
+
+    def aborting(self) -> AbstractContextManager[None]:
+        """The scope in which this write's files are written: when it raises, `abort` (with
+        the files written by then) and re-raise (`_pending_write.abort_on_failure`)."""
+        return _pending_write.abort_on_failure(self.table, self.write_id, self.written)
 
     def commit(self) -> Snapshot | None:
         """Commits one row delta (retrying on a lost race per `commit.retry.*`, validating
@@ -137,9 +146,7 @@ class RowDeltaWrite:
                 removed_delete_paths=self.removed_delete_paths,
             )
 
-        return _pending_write.commit_write(
-            self.table, build, self.data_files + self.delete_files, self.write_id
-        )
+        return _pending_write.commit_write(self.table, build, self.written(), self.write_id)
 
 
 def removal_key(descriptor: str) -> str:
@@ -149,7 +156,3 @@ def removal_key(descriptor: str) -> str:
     if str(d.get("file_format", "")).upper() == "PUFFIN" and d.get("content_offset") is not None:
         return f"{d['file_path']}\x00{int(d['content_offset'])}"
     return str(d["file_path"])
-
-
-def _paths(descriptors: list[str]) -> list[str]:
-    return [str(json.loads(d)["file_path"]) for d in descriptors]

@@ -30,7 +30,9 @@ import pyarrow.compute as pc
 
 from icefloe import _lineage, _native, _pending_write
 from icefloe._merge_condition import join_key, matching_keys
+from icefloe._reserved_fields import FILE_PATH_FIELD_ID, ROW_POS_FIELD_ID
 from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
+from icefloe._task_ids import ROW_LEVEL_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 
@@ -40,13 +42,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("icefloe")
 
-FILE_PATH_FIELD_ID = 2147483646
-ROW_POS_FIELD_ID = 2147483645
 _THREADS = 4
 # Files per delete task: tasks run on threads (the Rust reader and writer release the GIL).
 _FILES_PER_TASK = 64
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_000_000_000
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,10 @@ class UpsertResult:
     rows_inserted: int | None
 
 
-def _bind(table: Table, condition: BooleanExpression | str, case_sensitive: bool = True) -> BooleanExpression:
+def bind_condition(
+    table: Table, condition: BooleanExpression | str, case_sensitive: bool = True
+) -> BooleanExpression:
+    """A row-level operation's condition bound to the table's schema (None is refused)."""
     if condition is None:
         raise ValidationError("a row-level operation needs a condition (AlwaysTrue() for every row)")
     return as_row_filter(condition).bind(table.schema(), case_sensitive=case_sensitive)
@@ -82,14 +83,14 @@ def delete_merge_on_read(
 ) -> Snapshot | None:
     """Deletes the rows matching `condition` by writing position-delete files; the delete
     tasks run on driver threads, or through `run_tasks` (icefloe.spark: on executors)."""
-    bound = _bind(table, condition, case_sensitive)
+    bound = bind_condition(table, condition, case_sensitive)
     md = table.metadata
     write = RowDeltaWrite.begin(
         table, "delete", md.current_snapshot_id, bound.to_json(), dict(snapshot_properties or {})
     )
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
-    try:
+    with write.aborting():
         planned = list(table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files())
         if planned and all(t.residual is None and not t.delete_files for t in planned):
             # Every matching file matches whole (its partition proves it) and has no deletes:
@@ -100,9 +101,6 @@ def delete_merge_on_read(
             write.referenced_paths = [t.file_path for t in planned]
             runner = run_tasks or _delete_tasks
             write.delete_files, write.removed_delete_paths = runner(md, tasks, write.write_id)
-    except BaseException:
-        write.abort()
-        raise
     return write.commit()
 
 
@@ -131,7 +129,7 @@ def _delete_tasks(md: _native.TableMetadata, tasks: list[str], write_id: str) ->
     replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=min(_THREADS, len(chunks))) as pool:
         futures = [
-            pool.submit(_native.delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i)
+            pool.submit(_native.delete_rows, md, chunk, write_id, ROW_LEVEL_DRIVER_TASK_BASE + i)
             for i, chunk in enumerate(chunks)
         ]
         for f in futures:
@@ -202,7 +200,7 @@ def update(
     """Sets columns of the rows matching `condition` (see `Table.update`)."""
     if not isinstance(assignments, Mapping) or not assignments:
         raise ValidationError("update needs a non-empty mapping of column name to new value")
-    bound = _bind(table, condition, case_sensitive)
+    bound = bind_condition(table, condition, case_sensitive)
     md = table.metadata
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
@@ -228,11 +226,8 @@ def update(
         new_rows = _lineage.updated(new_rows, matched)
     write_id = _pending_write.new_write_id()
     if mode == "copy-on-write":
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             data = _pending_write.write_local(table, new_rows.to_reader(), write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         return _pending_write.commit_overwrite(
             table,
             data,
@@ -251,17 +246,14 @@ def update(
         dict(snapshot_properties or {}),
         write_id=write_id,
     )
-    try:
+    with write.aborting():
         write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write_id)
         positions = matched.select(["_file", "_pos"]).rename_columns(["file_path", "pos"])
         write.referenced_paths = [json.loads(t)["file"]["file_path"] for t in tasks]
         write.delete_files, _, replaced = _native.write_position_deletes(
-            md, tasks, positions.to_reader(), write_id, _DRIVER_TASK_BASE
+            md, tasks, positions.to_reader(), write_id, ROW_LEVEL_DRIVER_TASK_BASE
         )
         write.removed_delete_paths = [removal_key(d) for d in replaced]
-    except BaseException:
-        write.abort()
-        raise
     return write.commit()
 
 
@@ -271,7 +263,9 @@ def update(
 DELETE_MARKS = ("D", "DELETE", "-D", "U-")
 
 
-def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
+def join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
+    """An upsert's join columns: `join_cols` checked against the table, or its identifier
+    fields when None."""
     schema = table.schema()
     if join_cols is None:
         ids = list(schema.identifier_field_ids or [])
@@ -293,7 +287,7 @@ def _join_columns(table: Table, join_cols: list[str] | None) -> list[str]:
     return list(join_cols)
 
 
-def _last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
+def last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
     """One row per key, the last one given (documented: the last duplicate wins). Float keys
     group as Spark compares them: -0.0 with 0.0, NaN with NaN (see `_merge_condition.join_key`)."""
     idx = "__icefloe_row__"
@@ -389,9 +383,9 @@ def upsert(
 ) -> UpsertResult:
     """Replaces the rows whose join-column values appear in `df` by `df`'s rows and inserts
     the others, as one snapshot (see `Table.upsert`)."""
-    from icefloe.table import _as_reader
+    from icefloe.table import as_reader
 
-    reader = _as_reader(df)
+    reader = as_reader(df)
     _native.check_arrow_schema(table.metadata, reader.schema)
     # An upsert replaces whole rows: a source without an optional column would store nulls
     # over the matched rows' values. PyIceberg's upsert fails on such a source as soon as
@@ -404,13 +398,13 @@ def upsert(
             "rows, so give every column (null where there is no value)"
         )
     data = reader.read_all()
-    names = _join_columns(table, join_cols)
+    names = join_columns(table, join_cols)
     missing = [n for n in names if n not in data.column_names]
     if missing:
         raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
     if data.num_rows == 0:
         return UpsertResult(0, 0, 0)
-    data = _last_per_key(data, names)
+    data = last_per_key(data, names)
     md = table.metadata
     specs = None
     if write_mode(table, "merge") != "copy-on-write":
@@ -438,13 +432,10 @@ def upsert(
         md.current_snapshot_id,
         snapshot_properties=dict(snapshot_properties or {}),
     )
-    try:
+    with write.aborting():
         write.delete_files = _native.write_equality_deletes(
-            md, ids, keys.to_reader(), write.write_id, _DRIVER_TASK_BASE, spec_ids=specs
+            md, ids, keys.to_reader(), write.write_id, ROW_LEVEL_DRIVER_TASK_BASE, spec_ids=specs
         )
         write.data_files = _pending_write.write_local(table, data.to_reader(), write.write_id)
-    except BaseException:
-        write.abort()
-        raise
     write.commit()
     return UpsertResult(data.num_rows, None, None)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from icefloe import _native, _pending_write
 from icefloe._branch import on_branch
-from icefloe.exceptions import CommitStateUnknownException, ValidationError
+from icefloe.exceptions import ValidationError
 from icefloe.table import Table
 from icefloe.transaction import BuildFn, commit_with_retry
 
@@ -249,21 +249,11 @@ def commit_batch_result(
             view, lambda base: _native.fast_append(base, data_files, props), data_files, write_id
         )
 
-    try:
+    # A failed commit deletes the batch's files (those named, and every file carrying
+    # `write_id`, of task attempts the driver never heard of); not on an unknown outcome or
+    # an interrupt: the swap may have happened, the files may be live.
+    with _pending_write.abort_on_failure(table, write_id, data_files, committing=True):
         committed, snap = guarded(table, query_id, batch_id, append, branch, snapshot_properties)
-    except CommitStateUnknownException:
-        raise  # the swap may have happened: the files may be live
-    except Exception:
-        _abort(table, data_files, write_id)
-        raise
     if not committed:
-        _abort(table, data_files, write_id)
+        _pending_write.discard(table, write_id, data_files)
     return committed, snap
-
-
-def _abort(table: Table, data_files: list[str], write_id: str | None) -> None:
-    """Deletes a batch's files: those named, and every file carrying `write_id` (of task
-    attempts the driver never heard of)."""
-    _native.delete_files(_pending_write.descriptor_paths(data_files))
-    if write_id:
-        _pending_write.abort_write(table, write_id)

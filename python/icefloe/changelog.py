@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from icefloe import _native
 from icefloe.exceptions import ValidationError
-from icefloe.scan import METADATA_COLUMNS, _manifest_cache
+from icefloe.scan import METADATA_COLUMNS, manifest_cache
 from icefloe.schema import Schema
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _plan_files(table: Table, snapshot_id: int | None) -> dict[str, _PlannedFile
     """The live data files of a snapshot (none before the first), with their deletes."""
     if snapshot_id is None:
         return {}
-    plan = _native.plan_scan(table.metadata, snapshot_id=snapshot_id, cache=_manifest_cache(table))
+    plan = _native.plan_scan(table.metadata, snapshot_id=snapshot_id, cache=manifest_cache(table))
     out: dict[str, _PlannedFile] = {}
     for j in range(len(plan)):
         view = plan[j]

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native, _pending_write
-from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties, _remove_empty_dirs
+from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties
 from icefloe.exceptions import (
     CommitConflictError,
     CommitStateUnknownException,
@@ -386,6 +386,6 @@ def _discard_files(
         # namespace).
         for folder in (metadata.data_location, metadata.metadata_root):
             if _io.is_local(folder):
-                _remove_empty_dirs(_io.local_path(folder))
+                _io.remove_empty_dirs(_io.local_path(folder))
         if remove_location:
-            _remove_empty_dirs(_io.local_path(location))
+            _io.remove_empty_dirs(_io.local_path(location))

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any, overload
 import pyarrow as pa
 
 from icefloe import _native
+from icefloe._reserved_fields import (
+    FILE_PATH_FIELD_ID,
+    LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID,
+    ROW_ID_FIELD_ID,
+    ROW_POS_FIELD_ID,
+)
 from icefloe.exceptions import InvalidDataError, ValidationError
 from icefloe.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.schema import Schema
@@ -296,7 +302,7 @@ class CombinedScanTask:
 _CACHE_ATTR = "_icefloe_manifest_cache"
 
 
-def _manifest_cache(table: Table) -> _native.ManifestCache:
+def manifest_cache(table: Table) -> _native.ManifestCache:
     """The table object's manifest cache (decoded manifests, keyed by path + length, so
     reusing it across refreshes of the same table is safe)."""
     cache = getattr(table, _CACHE_ATTR, None)
@@ -313,11 +319,11 @@ def _manifest_cache(table: Table) -> _native.ManifestCache:
 # ROW_POSITION, and v3 row lineage's ROW_ID / LAST_UPDATED_SEQUENCE_NUMBER: null for rows of
 # files that have no first row id).
 METADATA_COLUMNS: dict[str, NestedField] = {
-    "_file": NestedField(2147483646, "_file", StringType(), required=True),
-    "_pos": NestedField(2147483645, "_pos", LongType(), required=True),
-    "_row_id": NestedField(2147483540, "_row_id", LongType(), required=False),
+    "_file": NestedField(FILE_PATH_FIELD_ID, "_file", StringType(), required=True),
+    "_pos": NestedField(ROW_POS_FIELD_ID, "_pos", LongType(), required=True),
+    "_row_id": NestedField(ROW_ID_FIELD_ID, "_row_id", LongType(), required=False),
     "_last_updated_sequence_number": NestedField(
-        2147483539, "_last_updated_sequence_number", LongType(), required=False
+        LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, "_last_updated_sequence_number", LongType(), required=False
     ),
 }
 
@@ -515,7 +521,7 @@ class DataScan:
             else self._bound_filter.to_json(),
             case_sensitive=self.case_sensitive,
             include_column_stats=self.include_column_stats,
-            cache=_manifest_cache(self.table),
+            cache=manifest_cache(self.table),
         )
         return PlannedFiles(plan)
 

@@ -54,7 +54,7 @@ class Schema:
         self._by_name[full] = f.field_id
         if parent is not None:
             self._parent[f.field_id] = parent
-        for child in _children(f.field_type):
+        for child in child_fields(f.field_type):
             self._index(child, f"{full}.", f.field_id)
 
     # ---- accessors ----
@@ -204,7 +204,9 @@ class Schema:
         return f"table {{\n{body}\n}}"
 
 
-def _children(t: IcebergType) -> tuple[NestedField, ...]:
+def child_fields(t: IcebergType) -> tuple[NestedField, ...]:
+    """The fields directly nested in `t`: a struct's fields, a list's element, a map's key
+    and value; none for a primitive."""
     if isinstance(t, StructType):
         return t.fields
     if isinstance(t, ListType):

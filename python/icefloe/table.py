@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Union
 import pyarrow as pa
 
 from icefloe import _io, _native, _pending_write
+from icefloe._table_properties import wap_enabled
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
@@ -183,7 +184,7 @@ class Table:
     def _stages(self, produced: _native.TableMetadata) -> bool:
         """Whether the snapshot an operation produced is staged (write-audit-publish: a
         `wap.id` in its summary on a table with `write.wap.enabled=true`)."""
-        if self._metadata.properties.get("write.wap.enabled", "false").lower() != "true":
+        if not wap_enabled(self._metadata.properties):
             return False
         sid = produced.current_snapshot_id
         if sid is None or self._metadata.snapshot_by_id(sid) is not None:
@@ -322,7 +323,7 @@ class Table:
         if branch is not None and branch != "main":
             return _on_branch(self, branch).append(df, snapshot_properties, write_options)
         options = write_kwargs(write_options)
-        reader = _as_reader(df)
+        reader = as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
         descriptors = self._write_local(reader, write_id, options)
@@ -369,8 +370,8 @@ class Table:
         if overwrite_filter is not None:  # names resolved here, with `case_sensitive`
             from icefloe import _row_level
 
-            overwrite_filter = _row_level._bind(self, overwrite_filter, case_sensitive)
-        reader = _as_reader(df)
+            overwrite_filter = _row_level.bind_condition(self, overwrite_filter, case_sensitive)
+        reader = as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
@@ -433,7 +434,7 @@ class Table:
         if _row_delta.write_mode(self, "delete") == "merge-on-read":
             return _row_level.delete_merge_on_read(self, delete_filter, snapshot_properties, case_sensitive)
         if delete_filter is not None:  # names resolved here, with `case_sensitive`
-            delete_filter = _row_level._bind(self, delete_filter, case_sensitive)
+            delete_filter = _row_level.bind_condition(self, delete_filter, case_sensitive)
         write_id = self._new_write_id()
         start = self._metadata.current_snapshot_id
         return self._overwrite_with(
@@ -582,7 +583,9 @@ def _on_branch(table: Table, branch: str) -> Table:
     return on_branch(table, branch)
 
 
-def _as_reader(df: object) -> pa.RecordBatchReader:
+def as_reader(df: object) -> pa.RecordBatchReader:
+    """The rows a write was given (a pyarrow Table, RecordBatch, list of RecordBatches or a
+    RecordBatchReader) as one RecordBatchReader; anything else is a ValidationError."""
     if isinstance(df, pa.RecordBatchReader):
         return df
     if isinstance(df, pa.Table):

@@ -19,7 +19,7 @@ one that does not (an append) is retried on the refreshed table.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from icefloe import _native
 from icefloe.exceptions import CommitConflictError, ValidationError
@@ -33,6 +33,40 @@ if TYPE_CHECKING:
     from icefloe.update_spec import UpdateSpec
 
 Requirement = tuple[str, int]
+
+_Builder = TypeVar("_Builder", bound="StagedBuilder")
+
+
+class StagedBuilder:
+    """What a transaction's builders (`UpdateSchema`, `UpdateSpec`, `ReplaceSortOrder`)
+    share: `commit()` stages the builder's metadata updates and requirements in its
+    transaction, once; as a context manager it commits on a clean exit, and on an error
+    stages nothing. A subclass sets `_transaction` and `_committed = False`, names itself in
+    `_WHAT` (for the error of a second commit) and builds `_metadata_updates` and
+    `_requirements`."""
+
+    _WHAT: ClassVar[str]
+    _transaction: Transaction
+    _committed: bool
+
+    def _metadata_updates(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _requirements(self) -> list[Requirement]:
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        if self._committed:
+            raise ValidationError(f"{self._WHAT} was committed already")
+        self._committed = True
+        self._transaction._stage(self._metadata_updates(), self._requirements())
+
+    def __enter__(self: _Builder) -> _Builder:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
 
 
 def last_partition_id(md: _native.TableMetadata) -> int:

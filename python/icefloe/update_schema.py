@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 from icefloe._name_mapping_update import update_name_mapping
 from icefloe.exceptions import ValidationError
-from icefloe.schema import Schema, _children
+from icefloe.schema import Schema, child_fields
+from icefloe.table_transaction import StagedBuilder
 from icefloe.types import (
     DecimalType,
     DoubleType,
@@ -101,7 +102,7 @@ def _index_parents(struct: StructType) -> dict[int, int]:
     parents: dict[int, int] = {}
 
     def walk(t: IcebergType, parent: int | None) -> None:
-        for f in _children(t):
+        for f in child_fields(t):
             if parent is not None:
                 parents[f.field_id] = parent
             walk(f.field_type, f.field_id)
@@ -114,7 +115,7 @@ def _index_by_id(struct: StructType) -> dict[int, NestedField]:
     out: dict[int, NestedField] = {}
 
     def walk(t: IcebergType) -> None:
-        for f in _children(t):
+        for f in child_fields(t):
             out[f.field_id] = f
             walk(f.field_type)
 
@@ -163,9 +164,11 @@ def _with(
     )
 
 
-class UpdateSchema:
+class UpdateSchema(StagedBuilder):
     """Pending schema changes (see the module doc). Use as a context manager, or call
     `commit()`; `apply()` shows the resulting schema without committing."""
+
+    _WHAT = "this schema update"
 
     def __init__(
         self,
@@ -531,19 +534,6 @@ class UpdateSchema:
             ("current-schema-id", self._base_schema_id),
             ("last-assigned-field-id", self._base_last_column_id),
         ]
-
-    def commit(self) -> None:
-        if self._committed:
-            raise ValidationError("this schema update was committed already")
-        self._committed = True
-        self._transaction._stage(self._metadata_updates(), self._requirements())
-
-    def __enter__(self) -> UpdateSchema:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.commit()
 
 
 def _validate_identifier_field(fid: int, by_id: dict[int, NestedField], parents: dict[int, int]) -> None:

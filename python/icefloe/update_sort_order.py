@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icefloe.exceptions import ValidationError
 from icefloe.schema import Schema
 from icefloe.sorting import NullOrder, SortDirection, SortField, SortOrder
+from icefloe.table_transaction import StagedBuilder
 from icefloe.transforms import Transform, parse_transform
 
 if TYPE_CHECKING:
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["ReplaceSortOrder"]
 
 
-class ReplaceSortOrder:
+class ReplaceSortOrder(StagedBuilder):
     """Pending sort order (see the module doc)."""
+
+    _WHAT = "this sort order replacement"
 
     def __init__(self, transaction: Transaction, case_sensitive: bool = True) -> None:
         self._transaction = transaction
@@ -79,16 +81,3 @@ class ReplaceSortOrder:
 
     def _requirements(self) -> list[Requirement]:
         return [("current-schema-id", self._base_schema_id)]
-
-    def commit(self) -> None:
-        if self._committed:
-            raise ValidationError("this sort order replacement was committed already")
-        self._committed = True
-        self._transaction._stage(self._metadata_updates(), self._requirements())
-
-    def __enter__(self) -> ReplaceSortOrder:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.commit()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from icefloe.exceptions import ValidationError
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.schema import Schema
+from icefloe.table_transaction import StagedBuilder
 from icefloe.transforms import (
     BucketTransform,
     DayTransform,
@@ -65,8 +66,10 @@ def default_partition_name(source_name: str, transform: Transform) -> str:
     raise ValidationError(f"cannot name a partition field with unknown transform {transform}")
 
 
-class UpdateSpec:
+class UpdateSpec(StagedBuilder):
     """Pending partition-spec changes (see the module doc)."""
+
+    _WHAT = "this partition spec update"
 
     def __init__(self, transaction: Transaction, case_sensitive: bool = True) -> None:
         from icefloe.table_transaction import last_partition_id
@@ -261,16 +264,3 @@ class UpdateSpec:
             ("default-spec-id", self._base_spec_id),
             ("last-assigned-partition-id", self._base_last_partition_id),
         ]
-
-    def commit(self) -> None:
-        if self._committed:
-            raise ValidationError("this partition spec update was committed already")
-        self._committed = True
-        self._transaction._stage(self._metadata_updates(), self._requirements())
-
-    def __enter__(self) -> UpdateSpec:
-        return self
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.commit()

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from icefloe.partitioning import PartitionField, PartitionSpec
-from icefloe.spark.write import _write_on_executors
+from icefloe.spark.write import write_on_executors
 from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark]
@@ -27,7 +27,7 @@ def test_orphans_of_other_attempts_deleted_after_commit(spark: Any, oracle: Any,
     table = catalog.create_table(new_table_name("gc"), schema=SCHEMA, partition_spec=spec)
     df = spark.createDataFrame([(i, ["eu", "us"][i % 2]) for i in range(20)], "id bigint, region string")
     write_id = table._new_write_id()
-    descriptors = _write_on_executors(df.repartition(2), table, write_id)
+    descriptors = write_on_executors(df.repartition(2), table, write_id)
     assert descriptors
 
     metadata_json = table.metadata.to_json()

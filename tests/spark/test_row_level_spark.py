@@ -177,6 +177,7 @@ def test_copy_on_write_delete_update_overwrite_rewrite_in_spark_tasks(
     condition partly matches in Spark tasks: with the driver's reader disabled they still
     give Java's rows, and the new files carry Spark task ids, not the driver's."""
     import icefloe._overwrite
+    import icefloe._task_ids
     import icefloe.spark
 
     def no_driver_read(*_: Any) -> Any:
@@ -206,7 +207,7 @@ def test_copy_on_write_delete_update_overwrite_rewrite_in_spark_tasks(
     assert before and before <= _data_files(table)
     rewritten = live - before
     assert rewritten, "the copy-on-write operations rewrote no file"
-    driver_task = str(icefloe._overwrite._REWRITE_TASK_BASE)[:4]
+    driver_task = str(icefloe._task_ids.OVERWRITE_REWRITE_DRIVER_TASK_BASE)[:4]
     assert not [p for p in rewritten if os.path.basename(p).startswith(driver_task)], rewritten
     assert table.current_snapshot().summary["operation"] == "overwrite"
 

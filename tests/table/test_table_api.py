@@ -16,7 +16,7 @@ from icefloe import (
     Table,
 )
 from icefloe.catalog import Catalog
-from icefloe.exceptions import CommitConflictError, ValidationError
+from icefloe.exceptions import CommitConflictError, CommitStateUnknownException, ValidationError
 from icefloe.expressions import And, EqualTo, GreaterThan, In, IsNull, LessThan, NotNull
 
 SCHEMA = pa.schema(
@@ -293,6 +293,28 @@ def test_write_hooks_for_spark(table: Table) -> None:
     deleted = table._abort_write(write_id)
     assert str(stray) in deleted and not stray.exists()
     assert table._commit_data_files([]) == snap  # nothing to commit, no empty snapshot
+
+
+@pytest.mark.parametrize("committing", [False, True])
+@pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt, CommitStateUnknownException])
+def test_the_write_scope_discards_a_failed_write_as_its_phase_allows(
+    table: Table, committing: bool, error: type[BaseException]
+) -> None:
+    """`_pending_write.abort_on_failure`, the scope every write aborts through: while files
+    are written, any error (an interrupt too) deletes the write's files, named or only
+    carrying its write id; around a commit, an interrupt or an unknown outcome keeps them
+    (the catalog swap may have happened), an ordinary error deletes them."""
+    from icefloe import _native, _pending_write
+
+    write_id = _pending_write.new_write_id()
+    named = list(_native.write_data_files(table.metadata, batch(range(4)).to_reader(), write_id, 7))
+    unnamed = _native.write_data_files(table.metadata, batch(range(4, 8)).to_reader(), write_id, 8)
+    assert named and unnamed and len([p for p in data_files_on_disk(table) if write_id in p]) == 2
+    with pytest.raises(error):
+        with _pending_write.abort_on_failure(table, write_id, named, committing=committing):
+            raise error("failed")
+    kept = committing and error is not ValueError
+    assert len([p for p in data_files_on_disk(table) if write_id in p]) == (2 if kept else 0)
 
 
 def test_table_accessors(any_catalog: Catalog) -> None:

@@ -371,3 +371,38 @@ def test_a_wap_id_write_to_a_branch_is_staged_as_javas(oracle: Oracle, catalog: 
         rows = spark.sql(f"SELECT operation, summary['wap.id'] AS w FROM {q}.snapshots").where("w = 'x'")
         staged[who] = sorted(r.operation for r in rows.collect())
     assert staged == {"java": ["append"], "ours": ["append", "delete"]}
+
+
+@pytest.mark.parametrize("value", [" true", "TRUE"])
+def test_wap_enabled_is_read_as_javas_boolean(oracle: Oracle, catalog: Any, value: str) -> None:
+    """`write.wap.enabled` is read as Java's `Boolean.parseBoolean`, the same in
+    `Table` (staging a write that carries a wap id) and in `icefloe.spark` (following the
+    session's `spark.wap.branch`): "TRUE" enables write-audit-publish, " true" does not
+    (Java does not trim the value)."""
+    import icefloe.spark
+
+    enabled = value == "TRUE"
+    spark = oracle.spark
+    name = new_table_name("wap_value")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint) USING iceberg TBLPROPERTIES ('write.wap.enabled'='{value}')")
+    oracle.sql(f"INSERT INTO {q} VALUES (1)")
+    oracle.sql(f"ALTER TABLE {q} CREATE BRANCH audit")
+
+    def ids(sql: str) -> list[int]:
+        return sorted(r[0] for r in spark.sql(sql).collect())
+
+    head = catalog.load_table(name).current_snapshot().snapshot_id
+    catalog.load_table(name).append(pa.table({"id": pa.array([2], pa.int64())}), {"wap.id": "w"})
+    assert (catalog.load_table(name).current_snapshot().snapshot_id == head) == enabled  # staged
+    try:
+        spark.conf.set("spark.wap.branch", "audit")
+        oracle.sql(f"INSERT INTO {q} VALUES (3)")
+        icefloe.spark.append(spark.createDataFrame([(4,)], "id long"), catalog.load_table(name))
+        java_read = ids(f"SELECT id FROM {q}")
+        ours = sorted(r.id for r in icefloe.spark.read(spark, catalog.load_table(name)).collect())
+        assert java_read == ours == ([1, 3, 4] if enabled else [1, 2, 3, 4])
+    finally:
+        spark.conf.unset("spark.wap.branch")
+    assert ids(f"SELECT id FROM {q}") == ([1] if enabled else [1, 2, 3, 4])
+    assert ids(f"SELECT id FROM {q}.branch_audit") == ([1, 3, 4] if enabled else [1])

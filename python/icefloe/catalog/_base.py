@@ -4,7 +4,6 @@ pieces every catalog shares (building new table metadata, purging a table's file
 from __future__ import annotations
 
 import logging
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -346,20 +345,10 @@ def _remove_table_dirs(table: Table) -> None:
         except IcefloeError as e:
             logger.warning("icefloe: purge of %s: could not delete %s: %s", table, meta, e)
     elif _io.is_local(meta):
-        _remove_empty_dirs(_io.local_path(meta))
+        _io.remove_empty_dirs(_io.local_path(meta))
     if not _io.is_local(loc):
         return  # object stores have no empty folders to remove
     data = table.metadata.data_location
     if _io.is_local(data):
-        _remove_empty_dirs(_io.local_path(data))
-    _remove_empty_dirs(_io.local_path(loc))
-
-
-def _remove_empty_dirs(path: str) -> None:
-    if not os.path.isdir(path):
-        return
-    for dirpath, _dirnames, _files in sorted(os.walk(path), key=lambda t: -len(t[0])):
-        try:
-            os.rmdir(dirpath)
-        except OSError:
-            pass
+        _io.remove_empty_dirs(_io.local_path(data))
+    _io.remove_empty_dirs(_io.local_path(loc))

@@ -68,12 +68,12 @@ def sort_rewrite_on_spark(
     and record on the files (default: the table's)."""
     from icefloe import _progress
     from icefloe._io import IoConfig
-    from icefloe.maintenance.rewrite_data_files import _task_reader
+    from icefloe.maintenance.rewrite_data_files import task_reader
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema, to_spark_batch
     from icefloe.spark._distribution import partition_keys, sort_keys
-    from icefloe.spark._session import rows_frame
+    from icefloe.spark._session import rows_frame, spark_job
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     read_schema = json.loads(read_json)
     target = spark_arrow_schema(read_schema)
@@ -85,7 +85,7 @@ def sort_rewrite_on_spark(
         prepare_worker(io_config)
         for batch in batches:
             for tasks in batch.column(0).to_pylist():
-                for b in _task_reader(native, tasks, read_json, mapping):
+                for b in task_reader(native, tasks, read_json, mapping):
                     if b.num_rows:
                         yield to_spark_batch(b, read_schema, target)
 
@@ -101,5 +101,5 @@ def sort_rewrite_on_spark(
     if order is not None:
         options["sort_order"] = order.to_json()
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
-    with _progress.spark_job(spark, label):
-        return _write_on_executors(ranged, table, write_id, options)
+    with spark_job(spark, label):
+        return write_on_executors(ranged, table, write_id, options)

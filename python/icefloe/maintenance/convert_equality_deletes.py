@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from icefloe import _native, _pending_write, _progress
 from icefloe._row_delta import removal_key
+from icefloe._task_ids import CONVERT_EQUALITY_DELETES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
 if TYPE_CHECKING:
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
 
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_100_000_000
 _THREADS = 4
 
 
@@ -94,8 +93,7 @@ class _Pending:
         return _pending_write.commit_write(self.table, build, self.delete_files, self.write_id)
 
     def abort(self) -> None:
-        _native.delete_files(_pending_write.descriptor_paths(self.delete_files))
-        _pending_write.abort_write(self.table, self.write_id)
+        _pending_write.discard(self.table, self.write_id, self.delete_files)
 
 
 def _content_size(d: dict[str, Any]) -> int:
@@ -151,14 +149,11 @@ def prepare(
         md, filter_json=filter_json, case_sensitive=case_sensitive
     )
     write_id = _pending_write.new_write_id()
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         if spark is None:
             files, replaced, rows = _convert_local(md, tasks, write_id)
         else:
             files, replaced, rows = _convert_on_spark(spark, md, tasks, write_id)
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     return _Pending(table, start, state, write_id, kept, files, sorted(set(replaced)), rows, len(tasks))
 
 
@@ -183,7 +178,11 @@ def _convert_local(
     ):
         futures = {
             pool.submit(
-                _native.convert_equality_delete_rows, md, chunk, write_id, _DRIVER_TASK_BASE + i
+                _native.convert_equality_delete_rows,
+                md,
+                chunk,
+                write_id,
+                CONVERT_EQUALITY_DELETES_DRIVER_TASK_BASE + i,
             ): len(chunk)
             for i, chunk in enumerate(chunks)
         }
@@ -205,10 +204,10 @@ def _convert_on_spark(
     """One Spark task per chunk of data files (a partition's files stay together), the
     chunks riding in the closure as `icefloe.spark.delete` does."""
     from icefloe._io import IoConfig
-    from icefloe.spark._row_delta import task_attempt_id
-    from icefloe.spark._session import default_parallelism
+    from icefloe._task_ids import task_attempt_id
+    from icefloe.spark._session import default_parallelism, spark_job
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     chunks = _chunks(tasks, default_parallelism(spark))
     if not chunks:
@@ -236,10 +235,10 @@ def _convert_on_spark(
 
     df = spark.range(0, len(chunks), 1, len(chunks))
     try:
-        with _progress.spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
+        with spark_job(spark, f"icefloe convert_equality_deletes: {len(tasks)} data files"):
             out = df.mapInArrow(convert_task, _OUT_SCHEMA).collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = [removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"]
     rows = sum(int(r["rows"]) for r in out if r["kind"] == "rows")

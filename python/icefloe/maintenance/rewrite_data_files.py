@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _lineage, _native, _pending_write, _progress
+from icefloe._task_ids import REWRITE_DATA_FILES_DRIVER_TASK_BASE
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.maintenance import _sort_on_spark
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 _STRATEGIES = ("binpack", "sort")
-# Driver-side task ids (far above Spark task attempt ids of one write).
-_DRIVER_TASK_BASE = 3_000_000_000
 _THREADS = 4
 
 
@@ -183,15 +182,12 @@ def rewrite_data_files(
     for batch in batches:
         write_id = _pending_write.new_write_id()
         try:
-            _rewrite(table, batch, write_id, order, spark)
+            with _pending_write.abort_on_failure(table, write_id):
+                _rewrite(table, batch, write_id, order, spark)
         except Exception:
-            _pending_write.abort_write(table, write_id)
             if partial_progress:  # Java's partial progress: a failed group does not stop the others
                 commit.failed(batch)
                 continue
-            raise
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
             raise
         commit.commit(batch, write_id, tolerate_conflict=partial_progress)
     return commit.result()
@@ -277,12 +273,12 @@ def _rewrite(
 
         def one(i: int) -> tuple[int, list[str]]:
             index, tasks, size, spec_id = work[i]
-            reader = _task_reader(_native, tasks, read_json, mapping)
+            reader = task_reader(_native, tasks, read_json, mapping)
             files = _native.write_data_files(
                 md,
                 reader,
                 write_id,
-                _DRIVER_TASK_BASE + i,
+                REWRITE_DATA_FILES_DRIVER_TASK_BASE + i,
                 sort=sort,
                 target_file_size_bytes=size,
                 spec_id=spec_id,
@@ -304,7 +300,7 @@ def _rewrite(
         by_index[index].added.append(descriptor)
 
 
-def _task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | None) -> pa.RecordBatchReader:
+def task_reader(native: Any, tasks_json: str, read_json: str, mapping: str | None) -> pa.RecordBatchReader:
     """The rows of one output file: its read tasks, deletes applied, one after the other."""
     tasks = [json.dumps(t) for t in json.loads(tasks_json)]
     first = native.read_task(tasks[0], read_json, name_mapping=mapping)
@@ -330,9 +326,9 @@ def _rewrite_on_spark(
     """The output files written on the executors (read, deletes applied, and write), one
     after the other within a task, one task per slot."""
     from icefloe._io import IoConfig
-    from icefloe.spark._session import packed_row_task_id, packed_rows_frame
+    from icefloe.spark._session import packed_row_task_id, packed_rows_frame, spark_job
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
@@ -345,7 +341,7 @@ def _rewrite_on_spark(
         md = native.TableMetadata.from_json(metadata_json)
         for batch in batches:
             for row, index, tasks, size, spec_id in zip(*(batch.column(i).to_pylist() for i in range(5))):
-                reader = _task_reader(native, tasks, read_json, mapping)
+                reader = task_reader(native, tasks, read_json, mapping)
                 task_id = packed_row_task_id(row, n_rows)
                 files = native.write_data_files(
                     md,
@@ -369,12 +365,12 @@ def _rewrite_on_spark(
     rows_in = [(row, *w) for row, w in enumerate(work)]
     df = packed_rows_frame(spark, rows_in, weights, "row int, group int, tasks string, size long, spec int")
     try:
-        with _progress.spark_job(
+        with spark_job(
             spark, f"icefloe rewrite_data_files {_progress.table_label(table)}: {len(work)} file groups"
         ):
             rows = df.mapInArrow(rewrite_task, "group int, descriptor string").collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     return [(int(r["group"]), str(r["descriptor"])) for r in rows]
 
 

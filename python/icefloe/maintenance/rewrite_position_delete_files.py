@@ -29,15 +29,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _native, _pending_write, _progress
+from icefloe._task_ids import REWRITE_POSITION_DELETE_FILES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icefloe.table import Table
-
-# Driver-side task ids for the new files' names (apart from rewrite_data_files' range).
-_DRIVER_TASK_BASE = 3_500_000_000
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ def rewrite_position_delete_files(
         return RewritePositionDeleteFilesResult()
     groups = [json.loads(t) for t in texts]
     write_id = _pending_write.new_write_id()
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         if spark is None:
             rewritten_groups = []
             label = f"rewrite_position_delete_files {_progress.table_label(table)}"
@@ -105,16 +103,15 @@ def rewrite_position_delete_files(
                 size = _progress.chunk_size(len(texts))
                 for first in range(0, len(texts), size):
                     part = texts[first : first + size]
-                    base = _DRIVER_TASK_BASE + first
+                    base = REWRITE_POSITION_DELETE_FILES_DRIVER_TASK_BASE + first
                     rewritten_groups.extend(_native.rewrite_position_delete_groups(md, part, write_id, base))
                     advance(len(part))
         else:
+            from icefloe.spark._session import spark_job
+
             job = f"icefloe rewrite_position_delete_files: {len(texts)} file groups"
-            with _progress.spark_job(spark, job):
+            with spark_job(spark, job):
                 rewritten_groups = _rewrite_on_spark(spark, table, texts, write_id)
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
     rewritten = [json.dumps(f["file"]) for g in groups for f in g["files"]]
     added: list[tuple[str, int]] = [
         (d, int(g["max_data_sequence_number"]))
@@ -147,7 +144,7 @@ def _rewrite_on_spark(
     from icefloe._io import IoConfig
     from icefloe.spark._session import packed_row_task_id, packed_rows_frame
     from icefloe.spark._worker import prepare_worker
-    from icefloe.spark.write import _executor_error
+    from icefloe.spark.write import executor_error
 
     metadata_json = table.metadata.to_json()
     io_config = IoConfig.current()
@@ -178,7 +175,7 @@ def _rewrite_on_spark(
     try:
         rows = df.mapInArrow(rewrite_task, "group int, files string, kept long, dropped long").collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     by_group = {
         int(r["group"]): (list(json.loads(r["files"])), int(r["kept"]), int(r["dropped"])) for r in rows
     }

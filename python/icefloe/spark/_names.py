@@ -10,6 +10,16 @@ from typing import Any
 import pyarrow as pa
 
 
+def session_case_sensitive(spark: Any = None) -> bool:
+    """Whether `spark` (default: the active session; none: False) resolves names with case
+    (`spark.sql.caseSensitive`, off by default)."""
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    return spark is not None and str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+
 def quoted(name: str) -> str:
     """`name` as one Spark SQL identifier."""
     return "`" + name.replace("`", "``") + "`"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from icefloe.exceptions import ValidationError
-from icefloe.spark._names import quoted
-from icefloe.spark._store_assign import _case_sensitive, check_assignable, stored
+from icefloe.spark._names import quoted, session_case_sensitive
+from icefloe.spark._store_assign import check_assignable, stored
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -105,7 +105,7 @@ def resolve(
     dotted path of struct fields, refused when `nested` is False (a MERGE insert's keys)."""
     from pyspark.sql import types as T
 
-    cs = _case_sensitive()
+    cs = session_case_sensitive()
     names = [f.name for f in columns.fields]
     out: list[Assignment] = []
     for key, value in assignments.items():

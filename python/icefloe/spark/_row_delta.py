@@ -16,10 +16,10 @@ import pyarrow as pa
 from icefloe import _lineage, _native
 from icefloe._io import IoConfig
 from icefloe._row_delta import removal_key
+from icefloe._task_ids import task_attempt_id
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
-from icefloe.spark.write import _chain as chain_batches
-from icefloe.spark.write import _executor_error
+from icefloe.spark.write import chain_batches, executor_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -100,19 +100,11 @@ def collect_delete_files(df: DataFrame) -> tuple[list[str], list[str], list[str]
     try:
         out = df.collect()
     except Exception as e:
-        raise _executor_error(e) from e
+        raise executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "delete"]
     replaced = sorted({removal_key(r["descriptor"]) for r in out if r["kind"] == "replaced"})
     referenced = sorted({r["descriptor"] for r in out if r["kind"] == "referenced"})
     return files, replaced, referenced
-
-
-def task_attempt_id() -> int:
-    """The running Spark task attempt's id (names the files it writes); 0 outside a task."""
-    from pyspark import TaskContext
-
-    ctx = TaskContext.get()
-    return ctx.taskAttemptId() if ctx is not None else 0
 
 
 def planned_tasks_by_path(table_scan_tasks: Iterable[str]) -> dict[str, str]:
@@ -161,14 +153,11 @@ def rewrite_files_on_executors(
 
         yield rewrite_batch(write_rows(metadata_json, kept(), write_id), paths)
 
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         try:
             out = grouped.mapInArrow(rewrite_task, OUT_SCHEMA).collect()
         except Exception as e:
-            raise _executor_error(e) from e
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
+            raise executor_error(e) from e
     files = [r["descriptor"] for r in out if r["kind"] == "data"]
     rewritten = sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"})
     return files, rewritten
@@ -213,7 +202,7 @@ def filter_rewriter(spark: Any) -> PartialRewriter:
         try:
             out = spark.range(0, n, 1, n).mapInArrow(rewrite_task, OUT_SCHEMA).collect()
         except Exception as e:
-            raise _executor_error(e) from e
+            raise executor_error(e) from e
         files = [r["descriptor"] for r in out if r["kind"] == "data"]
         return sorted({r["descriptor"] for r in out if r["kind"] == "rewritten"}), files
 

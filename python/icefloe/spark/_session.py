@@ -4,6 +4,8 @@ SparkContext: the number of task slots, and a DataFrame of given rows spread ove
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -111,3 +113,19 @@ def packed_row_task_id(row: int, rows: int) -> int:
     ctx = TaskContext.get()
     attempt = ctx.attemptNumber() if ctx is not None else 0
     return attempt * rows + row
+
+
+@contextmanager
+def spark_job(spark: SparkSession, description: str) -> Iterator[Any]:
+    """Names the Spark jobs started inside (Spark's console progress bar and UI show it),
+    restoring the previous description afterwards."""
+    if is_connect(spark):  # a Spark Connect client has no SparkContext to name jobs with
+        yield None
+        return
+    sc = spark.sparkContext
+    previous = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(description)
+    try:
+        yield sc
+    finally:
+        sc.setJobDescription(previous)  # type: ignore[arg-type]

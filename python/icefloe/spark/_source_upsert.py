@@ -39,6 +39,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._row_delta import RowDeltaWrite
+from icefloe._task_ids import task_attempt_id
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
 from icefloe.spark._store_assign import InputShape
@@ -88,14 +89,14 @@ class UpsertWriter:
     write started. Everything is checked here, on the driver, before any task runs."""
 
     def __init__(self, table: Table, opts: SourceOptions, spark_schema: Any) -> None:
-        from icefloe._row_level import _join_columns, equality_delete_plan
+        from icefloe._row_level import equality_delete_plan, join_columns
 
         if table.format_version < 2:
             raise ValidationError(
                 f"an upsert writes equality deletes, which need format version 2 or later; {table} is v1"
             )
         keys = opts.options.get("key-columns")
-        names = _join_columns(table, [k.strip() for k in keys.split(",")] if keys else None)
+        names = join_columns(table, [k.strip() for k in keys.split(",")] if keys else None)
         # As the data source's appends: the table's spelling of names, Spark's numeric widenings.
         self.shape = InputShape(spark_schema, table)
         self.input_schema = self.shape.input_schema
@@ -135,16 +136,16 @@ class UpsertWriter:
     def write(self, batches: Iterator[pa.RecordBatch], write_id: str) -> UpsertFiles:
         from pyspark import TaskContext
 
-        from icefloe._row_level import _last_per_key
+        from icefloe._row_level import last_per_key
 
         prepare_worker(self.io_config)
         ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         partition = ctx.partitionId() if ctx is not None else 0
         parts = [self.shape(b) for b in batches if b.num_rows]
         if not parts:
             return UpsertFiles(partition, [], [], b"")
-        rows = _last_per_key(pa.Table.from_batches(parts), self.names)
+        rows = last_per_key(pa.Table.from_batches(parts), self.names)
         md = _native.TableMetadata.from_json(self.metadata_json)
         keys = rows.select(self.names).cast(self.key_schema)  # the table's types, as files read back
         deletes = _native.write_equality_deletes(
@@ -167,17 +168,17 @@ class UpsertWriter:
         write = RowDeltaWrite(view, write_id, view.metadata.current_snapshot_id, snapshot_properties=props)
         write.delete_files = [d for m in files for d in m.deletes]
         write.data_files = [d for m in files for d in m.data]  # what abort() deletes until replaced
-        try:
+        with write.aborting():
             write.data_files = self._without_overwritten_rows(view, files, write_id)
-        except BaseException:
-            write.abort()
-            raise
         return write.commit()
 
+    @staticmethod
+    def written(messages: list[Any]) -> list[str]:
+        """The descriptors of the files the tasks' messages name (data and delete files)."""
+        return [d for m in messages if isinstance(m, UpsertFiles) for d in (*m.data, *m.deletes)]
+
     def abort(self, table: Table, messages: list[Any], write_id: str) -> None:
-        paths = [d for m in messages if isinstance(m, UpsertFiles) for d in (*m.data, *m.deletes)]
-        _native.delete_files(_pending_write.descriptor_paths(paths))
-        _pending_write.abort_write(table, write_id)
+        _pending_write.discard(table, write_id, self.written(messages))
 
     def _without_overwritten_rows(self, table: Table, files: list[UpsertFiles], write_id: str) -> list[str]:
         """The data files to commit: each task's, except that a task's files holding a key a

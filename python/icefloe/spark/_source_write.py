@@ -21,7 +21,8 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
-from icefloe.exceptions import CommitStateUnknownException, ValidationError
+from icefloe._task_ids import task_attempt_id
+from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
 from icefloe.spark._store_assign import InputShape
@@ -56,14 +57,11 @@ class FileWriter:
         self.io_config = IoConfig.current()
 
     def write(self, batches: Iterator[pa.RecordBatch]) -> WrittenFiles:
-        from pyspark import TaskContext
-
         prepare_worker(self.io_config)
         first = next(batches, None)
         if first is None:
             return WrittenFiles([])
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
 
         head = self.shape(first)
 
@@ -246,13 +244,9 @@ class StreamWriter(_StreamWriterBase):
         def write(view: Table, batch_props: dict[str, str]) -> Any:
             return upsert.commit(view, messages, write_id, batch_props)
 
-        try:
+        # Not on an unknown outcome or an interrupt: the swap may have happened.
+        with _pending_write.abort_on_failure(table, write_id, upsert.written(messages), committing=True):
             committed, _ = guarded(table, self.query_id, batchId, write, self.branch, props)
-        except CommitStateUnknownException:
-            raise  # the swap may have happened: the files may be live
-        except Exception:
-            upsert.abort(table, messages, write_id)
-            raise
         if not committed:  # already in the branch's history: a replay
             upsert.abort(table, messages, write_id)
 

@@ -25,6 +25,7 @@ from icefloe.spark._names import (
     renamed,
     renamed_schema,
     respelled,
+    session_case_sensitive,
     table_arrow_schema,
     table_spelling,
 )
@@ -109,13 +110,6 @@ def _decimal_to_double(arr: pa.Array) -> pa.Array:
 _INTEGRAL_RANGES = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
 
 
-def _case_sensitive() -> bool:
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.getActiveSession()
-    return spark is not None and str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-
-
 def check_assignable(column: str, found: Any, expected: Any) -> None:
     """Refuses, before anything is written, a value of Spark type `found` that Spark's ANSI
     store assignment refuses for a column of type `expected`, as Java's UPDATE / MERGE INTO
@@ -123,7 +117,7 @@ def check_assignable(column: str, found: Any, expected: Any) -> None:
     fields do not match the column's by name. Nested types are compared leaf by leaf
     (structs by field name, ignoring case unless `spark.sql.caseSensitive`); nullability is
     not part of it (a null into a required field fails when written)."""
-    problem = _problem(column, found, expected, _case_sensitive())
+    problem = _problem(column, found, expected, session_case_sensitive())
     if problem is None:
         return
     path, detail = problem
@@ -224,7 +218,7 @@ def stored(column: str, value: Any, found: Any, expected: Any) -> Any:
     fit fails the write, as Spark's ANSI store assignment fails Java's UPDATE / MERGE
     (CAST_OVERFLOW_IN_TABLE_INSERT), where a plain cast wraps an integer and makes an
     overflowing decimal null (PySpark 3.5's default)."""
-    return _stored(column, value, found, expected, _case_sensitive())
+    return _stored(column, value, found, expected, session_case_sensitive())
 
 
 def _stored(path: str, value: Any, found: Any, expected: Any, cs: bool) -> Any:

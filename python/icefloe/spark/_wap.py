@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icefloe._branch import on_branch
+from icefloe._table_properties import wap_enabled
 from icefloe.exceptions import ValidationError
 
 if TYPE_CHECKING:
@@ -21,10 +22,6 @@ if TYPE_CHECKING:
 
 WAP_BRANCH = "spark.wap.branch"
 WAP_ID = "spark.wap.id"
-
-
-def _enabled(table: Table) -> bool:
-    return table.properties.get("write.wap.enabled", "false").strip().lower() == "true"
 
 
 def _conf(spark: Any, key: str) -> str | None:
@@ -37,7 +34,7 @@ def write_target(
 ) -> tuple[Table, dict[str, str] | None]:
     """The table (a view of the branch the write goes to) and the snapshot properties a
     write in this session commits with."""
-    if _enabled(table):
+    if wap_enabled(table.properties):
         wap_id, wap_branch = _conf(spark, WAP_ID), _conf(spark, WAP_BRANCH)
         if wap_id is not None and wap_branch is not None:
             raise ValidationError(
@@ -58,7 +55,7 @@ def write_target(
 def read_ref(spark: Any, table: Table) -> str | None:
     """The branch a read that names no snapshot, ref or time reads in this session: the WAP
     branch once it exists, else None (the current snapshot)."""
-    if not _enabled(table):
+    if not wap_enabled(table.properties):
         return None
     wap_branch = _conf(spark, WAP_BRANCH)
     return wap_branch if wap_branch is not None and wap_branch in table.refs() else None

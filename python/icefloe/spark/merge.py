@@ -48,7 +48,7 @@ from icefloe.spark._session import collect_arrow, default_parallelism
 from icefloe.spark._store_assign import check_assignable
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
-from icefloe.spark.write import _write_on_executors
+from icefloe.spark.write import write_on_executors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -581,17 +581,14 @@ class MergeBuilder(MergeClauses):
         write = RowDeltaWrite.begin(
             table, "merge", start, self._conflict_json, dict(self.snapshot_properties)
         )
-        try:
+        with write.aborting():
             if m.rows_updated or m.rows_deleted:
                 tasks = self._tasks_by_path(table)
                 write.delete_files, write.removed_delete_paths, write.referenced_paths = (
                     write_position_deletes_on_executors(removed, md, tasks, write.write_id)
                 )
             if m.rows_updated or m.rows_inserted:
-                write.data_files = _write_on_executors(self._distributed(new_rows), table, write.write_id)
-        except BaseException:
-            write.abort()
-            raise
+                write.data_files = write_on_executors(self._distributed(new_rows), table, write.write_id)
         snap = write.commit()
         m.snapshot_id = None if snap is None else snap.snapshot_id
         m.data_files_added = len(write.data_files)
@@ -618,17 +615,14 @@ class MergeBuilder(MergeClauses):
         touched: list[str] = []
         copied: list[str] = []
         new_files: list[str] = []
-        try:
+        with _pending_write.abort_on_failure(table, write_id):
             if m.rows_updated or m.rows_inserted:
-                new_files = _write_on_executors(self._distributed(new_rows), table, write_id)
+                new_files = write_on_executors(self._distributed(new_rows), table, write_id)
             if m.rows_updated or m.rows_deleted:
                 # The files holding removed rows, rewritten without them on the executors
                 # (their other rows never become Spark rows).
                 tasks = self._tasks_by_path(table)
                 copied, touched = rewrite_files_on_executors(removed, table, tasks, write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
         descriptors = new_files + copied
         removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
         build = overwrite_builder(

@@ -19,6 +19,7 @@ import pyarrow as pa
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
 from icefloe._row_delta import isolation_level, write_mode
+from icefloe._task_ids import task_attempt_id
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
 from icefloe.spark._row_delta import (
@@ -26,12 +27,11 @@ from icefloe.spark._row_delta import (
     collect_delete_files,
     delete_files_batch,
     filter_rewriter,
-    task_attempt_id,
 )
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
-from icefloe.spark.write import _executor_error
+from icefloe.spark.write import executor_error
 
 if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
@@ -62,7 +62,7 @@ def delete(
         return _pending_write.commit_overwrite(
             table,
             [],
-            _row_level._bind(table, condition, case_sensitive),
+            _row_level.bind_condition(table, condition, case_sensitive),
             write_id,
             start,
             snapshot_properties,
@@ -142,7 +142,7 @@ def update(
     from icefloe.expressions import as_row_filter
     from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if not isinstance(set, dict) or not set:
@@ -175,11 +175,8 @@ def update(
     new_rows = distribute(new_rows, table, row_level_mode(spark, table, "update"))
     write_id = _pending_write.new_write_id()
     if write_mode(table, "update") != "merge-on-read":
-        try:
-            descriptors = _write_on_executors(new_rows, table, write_id)
-        except BaseException:
-            _pending_write.abort_write(table, write_id)
-            raise
+        with _pending_write.abort_on_failure(table, write_id):
+            descriptors = write_on_executors(new_rows, table, write_id)
         return _pending_write.commit_overwrite(
             table,
             descriptors,
@@ -195,18 +192,16 @@ def update(
         table, "update", start, bound.to_json(), dict(snapshot_properties or {}), write_id=write_id
     )
     try:
-        tasks = table.scan(row_filter=bound).plan_files()
-        by_path = planned_tasks_by_path(t.to_json() for t in tasks)
-        write.referenced_paths = list(by_path)
-        rows = rows.persist()
-        write.delete_files, write.removed_delete_paths, _ = write_position_deletes_on_executors(
-            rows, md, by_path, write_id
-        )
-        if write.delete_files:
-            write.data_files = _write_on_executors(new_rows, table, write_id)
-    except BaseException:
-        write.abort()
-        raise
+        with write.aborting():
+            tasks = table.scan(row_filter=bound).plan_files()
+            by_path = planned_tasks_by_path(t.to_json() for t in tasks)
+            write.referenced_paths = list(by_path)
+            rows = rows.persist()
+            write.delete_files, write.removed_delete_paths, _ = write_position_deletes_on_executors(
+                rows, md, by_path, write_id
+            )
+            if write.delete_files:
+                write.data_files = write_on_executors(new_rows, table, write_id)
     finally:
         rows.unpersist()
     return write.commit()
@@ -233,10 +228,10 @@ def upsert(
     from icefloe import _row_level
     from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
-    from icefloe.spark.write import _write_on_executors
+    from icefloe.spark.write import write_on_executors
 
     table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
-    names = _row_level._join_columns(table, join_cols)
+    names = _row_level.join_columns(table, join_cols)
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValidationError(f"the upsert's rows lack join column(s) {missing}")
@@ -321,18 +316,15 @@ def upsert(
         files = native.write_equality_deletes(meta, ids, keys.to_reader(), write_id, task_id, spec_ids=specs)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(files, pa.string())})
 
-    try:
+    with write.aborting():
         # Positional names: mapInArrow looks its input columns up by name, a dot in one fails.
         keys_df = last.select(*[F.col(quoted(n)) for n in key_schema.names])
         keys_df = keys_df.toDF(*[f"_k{i}" for i in range(len(key_schema.names))])
         try:
             out = keys_df.mapInArrow(eq_delete_task, "descriptor string").collect()
         except Exception as e:
-            raise _executor_error(e) from e
+            raise executor_error(e) from e
         write.delete_files = [r["descriptor"] for r in out]
         inserts = distribute(inserts, table, row_level_mode(inserts.sparkSession, table, "merge"))
-        write.data_files = _write_on_executors(inserts, table, write_id)
-    except BaseException:
-        write.abort()
-        raise
+        write.data_files = write_on_executors(inserts, table, write_id)
     return write.commit()

@@ -92,9 +92,9 @@ class BatchWriter:
             _streaming_commit.check_ids(query_id, 0)
         view = on_branch(table, branch)  # a tag or an empty name fails here
         if mode == "upsert":
-            from icefloe._row_level import _join_columns
+            from icefloe._row_level import join_columns
 
-            key_columns = _join_columns(view, key_columns)
+            key_columns = join_columns(view, key_columns)
         elif key_columns is not None:
             raise ValidationError(
                 f"key_columns {key_columns!r} apply to mode='upsert' only; mode is {mode!r}"
@@ -156,10 +156,10 @@ class BatchWriter:
     def _append(
         self, table: Table, query_id: str, batch_id: int, batch_df: DataFrame
     ) -> tuple[bool, Snapshot | None]:
-        from icefloe.spark.write import _write_on_executors
+        from icefloe.spark.write import write_on_executors
 
         write_id = _pending_write.new_write_id()
-        descriptors = _write_on_executors(batch_df, on_branch(table, self.branch), write_id)
+        descriptors = write_on_executors(batch_df, on_branch(table, self.branch), write_id)
         return _streaming_commit.commit_batch_result(
             table, query_id, batch_id, descriptors, write_id, self.branch, self.snapshot_properties
         )

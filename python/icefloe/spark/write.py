@@ -3,6 +3,10 @@
 Written files come back as one descriptor (JSON) per file; if anything fails, every file
 carrying the write's unique id is deleted, including those of task attempts the driver
 never heard of.
+
+`write_on_executors`, `executor_error` and `chain_batches` are the steps every icefloe.spark
+write shares (row-level operations, MERGE, streaming, maintenance); they are not part of the
+documented API (`__all__`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import pyarrow as pa
 
 from icefloe import _native, _pending_write
 from icefloe._io import IoConfig
+from icefloe._task_ids import task_attempt_id
 from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._names import (
@@ -23,6 +28,7 @@ from icefloe.spark._names import (
     quoted,
     renamed,
     respelled,
+    session_case_sensitive,
     table_arrow_schema,
     table_spelling,
 )
@@ -73,7 +79,7 @@ def append(
     clustered = options.get("mode") == "clustered"
     df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode), clustered)
     write_id = _pending_write.new_write_id()
-    descriptors = _write_on_executors(df, table, write_id, options)
+    descriptors = write_on_executors(df, table, write_id, options)
     _pending_write.commit_append(table, descriptors, snapshot_properties, write_id=write_id)
 
 
@@ -108,7 +114,7 @@ def overwrite(
     df = distribute(df, table, resolve_mode(df.sparkSession, table, distribution_mode))
     write_id = _pending_write.new_write_id()
     start = table.metadata.current_snapshot_id
-    descriptors = _write_on_executors(df, table, write_id)
+    descriptors = write_on_executors(df, table, write_id)
     _pending_write.commit_overwrite(
         table,
         descriptors,
@@ -121,7 +127,7 @@ def overwrite(
     )
 
 
-def _write_on_executors(
+def write_on_executors(
     df: DataFrame, table: Table, write_id: str, options: Mapping[str, Any] | None = None
 ) -> list[str]:
     """Writes the DataFrame's rows as data files on the executors; the descriptors of the
@@ -130,7 +136,7 @@ def _write_on_executors(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     # Spark resolves names ignoring case unless the session says otherwise (as Java's writes).
-    case_sensitive = str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    case_sensitive = session_case_sensitive(df.sparkSession)
     spelled = (
         None if case_sensitive else table_spelling(list(df.columns), [f.name for f in table.schema().fields])
     )
@@ -155,32 +161,26 @@ def _write_on_executors(
     io_config = IoConfig.current()  # storage settings, for the executors
 
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        from pyspark import TaskContext
-
         from icefloe import _native as native
 
         prepare_worker(io_config)
-        ctx = TaskContext.get()
-        task_id = ctx.taskAttemptId() if ctx is not None else 0
+        task_id = task_attempt_id()
         it = iter(batches)
         first = next(it, None)
         if first is None:
             return
         first = respelled(renamed(first, names), nested)
         rest = (respelled(renamed(b, names), nested) for b in it)
-        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, rest))
+        reader = pa.RecordBatchReader.from_batches(first.schema, chain_batches(first, rest))
         md = native.TableMetadata.from_json(metadata_json)
         descriptors = native.write_data_files(md, reader, write_id, task_id, **write_opts)
         yield pa.RecordBatch.from_pydict({"descriptor": pa.array(descriptors, pa.string())})
 
-    try:
+    with _pending_write.abort_on_failure(table, write_id):
         try:
             rows = df.mapInArrow(write_task, _DESCRIPTOR_SCHEMA).collect()
         except Exception as e:
-            raise _executor_error(e) from e
-    except BaseException:
-        _pending_write.abort_write(table, write_id)
-        raise
+            raise executor_error(e) from e
     return [r["descriptor"] for r in rows]
 
 
@@ -215,7 +215,7 @@ def _store_assigned(df: DataFrame, table: Table) -> DataFrame:
 _EXECUTOR_ERROR = re.compile(r"icefloe\.exceptions\.(\w+): (.*)")
 
 
-def _executor_error(e: Exception) -> Exception:
+def executor_error(e: Exception) -> Exception:
     """The icefloe exception an executor raised, re-raised as its own class on the driver.
 
     Spark wraps a Python worker's exception in a PythonException carrying its traceback
@@ -232,6 +232,6 @@ def _executor_error(e: Exception) -> Exception:
     return cls(f"{m.group(2).strip()} (raised in a Spark task)")
 
 
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def chain_batches(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield first
     yield from rest
