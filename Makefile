@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(VPY) -m pip install -q "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
-	$(VPY) -m pip install -q "hypothesis>=6.100" "import-linter>=2.1"
+	$(VPY) -m pip install -q "hypothesis>=6.100" "import-linter>=2.1" "pytest-xdist>=3.5"
 	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
 	touch $@
 
@@ -57,7 +57,7 @@ $(VENV4)/.installed: pyproject.toml Makefile
 	$(VENV4)/bin/python -m pip install -q --upgrade pip
 	$(VENV4)/bin/python -m pip install -q "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
 		"pytest>=8" "pytest-timeout>=2" "moto[server]>=5.1,<6" "pg8000>=1.30" "rich>=13" "pyyaml>=6" \
-		"sqlalchemy>=2" "pyiceberg>=0.9" $(DUCKDB)
+		"sqlalchemy>=2" "pyiceberg>=0.9" "pytest-xdist>=3.5" $(DUCKDB)
 	echo "$(CURDIR)/python" > "$$($(VENV4)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/icefloe.pth"
 	touch $@
 
@@ -117,30 +117,45 @@ demo: release  ## build in release mode and run the example pipeline on local Sp
 	$(VPY) examples/pipeline.py
 
 test-rust:  ## cargo test (no Python needed)
-	cargo test -q
+	env -u MAKEFLAGS -u MFLAGS cargo test -q
 
 servers:  ## the real servers the tests start: Postgres from Debian (as root, when missing)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
 
+# pytest-xdist workers of each pass (whole files per worker: a file's module fixtures, such as
+# Java's twin tables, are made once); each worker has its own Spark session and servers.
+PYTEST_WORKERS ?= 3
+PYTEST4_WORKERS ?= 2
 # Inside `make test` the shared prerequisites are already made (TEST_PREREQS_DONE).
 TEST_PREREQS = $(if $(TEST_PREREQS_DONE),,release oracle servers)
 test-python: $(TEST_PREREQS)  ## the pytest suite, Spark and interop included
 	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) \
-		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q --durations=15 $(PYTEST_ARGS)
+		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
-	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q --durations=15 $(SPARK4_TESTS) $(PYTEST_ARGS)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q -n $(PYTEST4_WORKERS) --dist loadfile --durations=15 \
+		$(SPARK4_TESTS) $(PYTEST_ARGS)
 
-# `make test` runs cargo test and the two PySpark passes side by side (each target's output
-# printed whole when it ends): much of each pass waits on JVMs, servers and processes rather
-# than on the CPU, so together they take far less than one after the other (tests/README.md).
-# Their shared prerequisites are made first, once.
+# `make test` runs cargo test and the two PySpark passes side by side (their lines interleave;
+# each pytest ends with its summary and slowest tests): most of a pass waits on JVMs, servers
+# and processes rather than on the CPU, so together they take far less than one after the
+# other (tests/README.md). Their shared prerequisites are made first, once.
 TEST_JOBS ?= 3
 test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
 	$(MAKE) --no-print-directory release oracle servers venv4 $(DIST_TOOLS) test-docs
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target TEST_PREREQS_DONE=1 \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=line TEST_PREREQS_DONE=1 \
 		test-rust test-python test-spark4
+
+# The long soak loops, not in make test (which runs a 6-run slice of each): the streaming sinks
+# killed and restarted 20 times, on PySpark 3.5 (foreachBatch) and 4 (format("icefloe")).
+SOAK_KILL_RUNS ?= 20
+.PHONY: soak
+soak: release oracle servers venv4  ## the streaming sinks killed and restarted SOAK_KILL_RUNS (20) times, PySpark 3.5 and 4 (not in make test)
+	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
+		$(VPY) -m pytest -q tests/streaming/test_streaming_sink_kill.py
+	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC \
+		$(VENV4)/bin/python -m pytest -q tests/spark4/test_spark4_streaming_kill.py
 
 .PHONY: test-fast
 test-fast: release oracle servers  ## the quick inner loop: the pytest suite without the tests marked slow (PySpark 3.5)
@@ -196,6 +211,7 @@ lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's im
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
+	$(VPY) .ci/check_layers.py
 	$(VPY) -m mypy.stubtest icefloe._native --ignore-missing-stub --mypy-config-file pyproject.toml
 
 fmt:  ## format Rust and Python

@@ -5,6 +5,7 @@ class), `java_command` is the `java` line that runs it."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -29,17 +30,25 @@ def compile_java(source: Path, classpath: str, cache: Path = CACHE) -> Path:
     digest = hashlib.sha1(classpath.encode()).hexdigest()[:12]
     out = cache / digest
     cls = out / f"{source.stem}.class"
-    if not cls.exists() or cls.stat().st_mtime < source.stat().st_mtime:
-        out.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            ["javac", "-nowarn", "-cp", classpath, "-d", str(out), str(source)],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"javac {source} against {classpath} failed:\n{proc.stdout}{proc.stderr}")
+    out.mkdir(parents=True, exist_ok=True)
+    # Test processes run side by side (pytest-xdist workers, the two PySpark passes): one
+    # compiles while the others wait, so none loads a class file being written.
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not cls.exists() or cls.stat().st_mtime < source.stat().st_mtime:
+            _javac(source, classpath, out)
     return out
+
+
+def _javac(source: Path, classpath: str, out: Path) -> None:
+    proc = subprocess.run(
+        ["javac", "-nowarn", "-cp", classpath, "-d", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"javac {source} against {classpath} failed:\n{proc.stdout}{proc.stderr}")
 
 
 def java_command(source: Path, classpath: str, heap: str = "2g", cache: Path = CACHE) -> list[str]:
