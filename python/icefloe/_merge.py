@@ -503,11 +503,7 @@ class TableMerger(MergeClauses):
                 write.removed_delete_paths = [removal_key(d) for d in replaced]
             if new_rows.num_rows:
                 write.data_files = _pending_write.write_local(table, new_rows.to_reader(), write.write_id)
-        snap = write.commit()
-        result.snapshot_id = None if snap is None else snap.snapshot_id
-        result.data_files_added = len(write.data_files)
-        result.delete_files_added = len(write.delete_files)
-        result.delete_files_removed = len(write.removed_delete_paths)
+        commit_row_delta(write, result)
 
     def _commit_copy_on_write(
         self,
@@ -517,8 +513,6 @@ class TableMerger(MergeClauses):
         positions: pa.Table | None,
         result: MergeMetrics,
     ) -> None:
-        from icefloe._overwrite import RowRemoval, overwrite_builder
-
         table = self.table
         write_id = _pending_write.new_write_id()
         touched: list[str] = []
@@ -542,14 +536,52 @@ class TableMerger(MergeClauses):
             descriptors = (
                 _pending_write.write_local(table, data.to_reader(), write_id) if data.num_rows else []
             )
-        removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
-        build = overwrite_builder(
-            removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")
+        commit_rewrite(
+            table,
+            start,
+            self._conflict_json,
+            self.snapshot_properties,
+            descriptors,
+            touched,
+            write_id,
+            result,
         )
-        snap = _pending_write.commit_write(table, build, descriptors, write_id)
-        result.snapshot_id = None if snap is None else snap.snapshot_id
-        result.data_files_added = len(descriptors)
-        result.data_files_removed = len(touched)
+
+
+def commit_row_delta(write: RowDeltaWrite, metrics: MergeMetrics) -> None:
+    """A merge-on-read MERGE's commit, in process and on Spark: the row delta `write`
+    holds (its files written already), and what it added and removed into `metrics`."""
+    snap = write.commit()
+    metrics.snapshot_id = None if snap is None else snap.snapshot_id
+    metrics.data_files_added = len(write.data_files)
+    metrics.delete_files_added = len(write.delete_files)
+    metrics.delete_files_removed = len(write.removed_delete_paths)
+
+
+def commit_rewrite(
+    table: Table,
+    start: int | None,
+    conflict_json: str,
+    snapshot_properties: dict[str, str],
+    descriptors: list[str],
+    touched: list[str],
+    write_id: str,
+    metrics: MergeMetrics,
+) -> None:
+    """A copy-on-write MERGE's commit, in process and on Spark: the data files of
+    `descriptors` (written already, carrying `write_id`) replace the `touched` files, as an
+    overwrite validated from `start` per `write.merge.isolation-level`; what it added and
+    removed goes into `metrics`."""
+    from icefloe._overwrite import RowRemoval, overwrite_builder
+
+    removal = RowRemoval(start, conflict_json, removed_paths=touched)
+    build = overwrite_builder(
+        removal, descriptors, dict(snapshot_properties), isolation_level(table, "merge")
+    )
+    snap = _pending_write.commit_write(table, build, descriptors, write_id)
+    metrics.snapshot_id = None if snap is None else snap.snapshot_id
+    metrics.data_files_added = len(descriptors)
+    metrics.data_files_removed = len(touched)
 
 
 def merge(

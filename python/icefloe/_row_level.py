@@ -37,6 +37,7 @@ from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 
 if TYPE_CHECKING:
+    from icefloe._overwrite import PartialRewriter
     from icefloe.snapshots import Snapshot
     from icefloe.table import ArrowData, Table
 
@@ -72,6 +73,41 @@ def _tasks_json(table: Table, bound: BooleanExpression, case_sensitive: bool) ->
 
 # Runs delete tasks (planned task JSONs) under a write id: (new delete files, replaced paths).
 DeleteRunner = Callable[[_native.TableMetadata, list[str], str], "tuple[list[str], list[str]]"]
+
+
+def delete(
+    table: Table,
+    condition: BooleanExpression | str,
+    snapshot_properties: dict[str, str] | None = None,
+    case_sensitive: bool = True,
+    new_write_id: Callable[[], str] = _pending_write.new_write_id,
+    rewrite: PartialRewriter | None = None,
+    run_tasks: DeleteRunner | None = None,
+) -> Snapshot | None:
+    """Deletes the rows matching `condition` as one snapshot, the way `write.delete.mode`
+    says: `merge-on-read` writes position-delete files (`delete_merge_on_read`, its tasks
+    through `run_tasks`); `copy-on-write` commits an overwrite by the bound condition
+    (files every row of which matches are removed, partly matched ones rewritten through
+    `rewrite`, default on the driver; the new files carry a write id from `new_write_id`),
+    validated per `write.delete.isolation-level`. `Table.delete` and `icefloe.spark`'s
+    delete both come here. A None condition is refused by the overwrite (copy-on-write) or
+    the binding (merge-on-read)."""
+    if write_mode(table, "delete") == "merge-on-read":
+        return delete_merge_on_read(table, condition, snapshot_properties, case_sensitive, run_tasks)
+    bound = None if condition is None else bind_condition(table, condition, case_sensitive)
+    write_id = new_write_id()
+    start = table.metadata.current_snapshot_id
+    return _pending_write.commit_overwrite(
+        table,
+        [],
+        bound,
+        write_id,
+        start,
+        snapshot_properties,
+        require_filter=True,
+        rewrite=rewrite,
+        isolation=isolation_level(table, "delete"),
+    )
 
 
 def delete_merge_on_read(

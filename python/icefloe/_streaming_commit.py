@@ -249,11 +249,29 @@ def commit_batch_result(
             view, lambda base: _native.fast_append(base, data_files, props), data_files, write_id
         )
 
-    # A failed commit deletes the batch's files (those named, and every file carrying
-    # `write_id`, of task attempts the driver never heard of); not on an unknown outcome or
-    # an interrupt: the swap may have happened, the files may be live.
-    with _pending_write.abort_on_failure(table, write_id, data_files, committing=True):
-        committed, snap = guarded(table, query_id, batch_id, append, branch, snapshot_properties)
+    return commit_or_skip(
+        table, query_id, batch_id, append, data_files, write_id, branch, snapshot_properties
+    )
+
+
+def commit_or_skip(
+    table: Table,
+    query_id: str,
+    batch_id: int,
+    write: Callable[[Table, dict[str, str]], T],
+    files: list[str],
+    write_id: str | None,
+    branch: str | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+) -> tuple[bool, T | None]:
+    """`guarded` for a batch whose files are written already (`files`: their descriptors,
+    all carrying `write_id`), which it owns: a failed commit deletes them (those named, and
+    every file carrying `write_id`, of task attempts the driver never heard of); not on an
+    unknown outcome or an interrupt: the swap may have happened, the files may be live. A
+    batch found already committed (a replay) deletes them too. Used by `commit_batch` and
+    the data source's streaming upsert."""
+    with _pending_write.abort_on_failure(table, write_id, files, committing=True):
+        committed, result = guarded(table, query_id, batch_id, write, branch, snapshot_properties)
     if not committed:
-        _pending_write.discard(table, write_id, data_files)
-    return committed, snap
+        _pending_write.discard(table, write_id, files)
+    return committed, result

@@ -429,22 +429,10 @@ class Table:
         `write.delete.isolation-level` (see `icefloe._row_delta`)."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).delete(delete_filter, snapshot_properties, case_sensitive)
-        from icefloe import _row_delta, _row_level
+        from icefloe import _row_level
 
-        if _row_delta.write_mode(self, "delete") == "merge-on-read":
-            return _row_level.delete_merge_on_read(self, delete_filter, snapshot_properties, case_sensitive)
-        if delete_filter is not None:  # names resolved here, with `case_sensitive`
-            delete_filter = _row_level.bind_condition(self, delete_filter, case_sensitive)
-        write_id = self._new_write_id()
-        start = self._metadata.current_snapshot_id
-        return self._overwrite_with(
-            [],
-            delete_filter,
-            write_id,
-            start,
-            snapshot_properties,
-            require_filter=True,
-            isolation=_row_delta.isolation_level(self, "delete"),
+        return _row_level.delete(
+            self, delete_filter, snapshot_properties, case_sensitive, new_write_id=self._new_write_id
         )
 
     def update(

@@ -26,6 +26,7 @@ from icefloe._io import IoConfig
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._worker import prepare_worker
+from icefloe.spark.read import read_combined_task
 
 if TYPE_CHECKING:
     from icefloe.scan import DataScan
@@ -96,10 +97,8 @@ class ScanReader:
         target = spark_arrow_schema(self.projection)
         if task is None:
             return
-        for one in native.split_combined_task(task):
-            for b in native.read_task(one, self.read_schema_json, name_mapping=self.name_mapping):
-                if b.num_rows:
-                    yield to_spark_batch(b.select(self.out_names), self.projection, target)
+        for b in read_combined_task(native, task, self.read_schema_json, self.name_mapping):
+            yield to_spark_batch(b.select(self.out_names), self.projection, target)
 
 
 class BatchReader(DataSourceReader):

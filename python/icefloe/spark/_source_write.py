@@ -228,7 +228,7 @@ class StreamWriter(_StreamWriterBase):
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        from icefloe._streaming_commit import commit_batch, guarded
+        from icefloe._streaming_commit import commit_batch, commit_or_skip
 
         prepare_worker()
         table = self.opts.load_table()
@@ -244,11 +244,10 @@ class StreamWriter(_StreamWriterBase):
         def write(view: Table, batch_props: dict[str, str]) -> Any:
             return upsert.commit(view, messages, write_id, batch_props)
 
-        # Not on an unknown outcome or an interrupt: the swap may have happened.
-        with _pending_write.abort_on_failure(table, write_id, upsert.written(messages), committing=True):
-            committed, _ = guarded(table, self.query_id, batchId, write, self.branch, props)
-        if not committed:  # already in the branch's history: a replay
-            upsert.abort(table, messages, write_id)
+        # A failed commit or a replay deletes the batch's files; an unknown outcome or an
+        # interrupt does not: the swap may have happened.
+        files = upsert.written(messages)
+        commit_or_skip(table, self.query_id, batchId, write, files, write_id, self.branch, props)
 
     def abort(self, messages: list[Any], batchId: int) -> None:
         prepare_worker()

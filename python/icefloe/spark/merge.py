@@ -30,10 +30,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _lineage, _native, _pending_write
-from icefloe._merge import Clause, MergeClauses, MergeMetrics
+from icefloe._merge import Clause, MergeClauses, MergeMetrics, commit_rewrite, commit_row_delta
 from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
-from icefloe._overwrite import RowRemoval, overwrite_builder
-from icefloe._row_delta import RowDeltaWrite, isolation_level, write_mode
+from icefloe._row_delta import RowDeltaWrite, write_mode
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
 from icefloe.spark._distribution import distribute, row_level_mode
@@ -589,11 +588,7 @@ class MergeBuilder(MergeClauses):
                 )
             if m.rows_updated or m.rows_inserted:
                 write.data_files = write_on_executors(self._distributed(new_rows), table, write.write_id)
-        snap = write.commit()
-        m.snapshot_id = None if snap is None else snap.snapshot_id
-        m.data_files_added = len(write.data_files)
-        m.delete_files_added = len(write.delete_files)
-        m.delete_files_removed = len(write.removed_delete_paths)
+        commit_row_delta(write, m)
 
     def _distributed(self, new_rows: DataFrame) -> DataFrame:
         """The merge's new rows distributed as Java distributes a MERGE's (see
@@ -624,14 +619,9 @@ class MergeBuilder(MergeClauses):
                 tasks = self._tasks_by_path(table)
                 copied, touched = rewrite_files_on_executors(removed, table, tasks, write_id)
         descriptors = new_files + copied
-        removal = RowRemoval(start, self._conflict_json, removed_paths=touched)
-        build = overwrite_builder(
-            removal, descriptors, dict(self.snapshot_properties), isolation_level(table, "merge")
+        commit_rewrite(
+            table, start, self._conflict_json, self.snapshot_properties, descriptors, touched, write_id, m
         )
-        snap = _pending_write.commit_write(table, build, descriptors, write_id)
-        m.snapshot_id = None if snap is None else snap.snapshot_id
-        m.data_files_added = len(descriptors)
-        m.data_files_removed = len(touched)
         m.rows_copied = sum(int(json.loads(d)["record_count"]) for d in copied)
 
 

@@ -17,7 +17,7 @@ receives the whole plan; that costs one more Python stage per query (about 0.1 s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,19 @@ def read(
     return read_rows(spark, table, row_filter, selected_fields, snapshot_id, case_sensitive, **scan_options)
 
 
+def read_combined_task(
+    native: Any, task: bytes, read_schema_json: str, name_mapping: str | None
+) -> Iterator[pa.RecordBatch]:
+    """The executor's read loop, shared by `read` and the data source's reader: the
+    non-empty Arrow batches of one combined task (its bytes, as `scan.plan_tasks` makes
+    them), each of its file ranges read in Rust (`native` is icefloe._native) in the read
+    schema, its residual filter applied."""
+    for one in native.split_combined_task(task):
+        for b in native.read_task(one, read_schema_json, name_mapping=name_mapping):
+            if b.num_rows:
+                yield b
+
+
 def read_rows(
     spark: SparkSession,
     table: Table,
@@ -159,14 +172,13 @@ def read_rows(
         rows = 0
         keys = None if semi_join is None else _key_set(native, semi_join)
         key_columns = [] if semi_join is None else list(semi_join.key_columns)
-        for task in native.split_combined_task(data):
-            for b in native.read_task(task, read_schema_json, name_mapping=name_mapping):
-                if keys is not None and b.num_rows:
-                    b = keys.semi_join(b, key_columns)
-                if rows_only:
-                    rows += b.num_rows
-                elif b.num_rows:
-                    yield to_spark_batch(b.select(out_names), projection, target)
+        for b in read_combined_task(native, data, read_schema_json, name_mapping):
+            if keys is not None:
+                b = keys.semi_join(b, key_columns)
+            if rows_only:
+                rows += b.num_rows
+            elif b.num_rows:
+                yield to_spark_batch(b.select(out_names), projection, target)
         if rows:
             full, rest = divmod(rows, COUNT_CHUNK)
             counts = [COUNT_CHUNK] * full + ([rest] if rest else [])

@@ -56,25 +56,20 @@ def delete(
     from icefloe import _row_level
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
-    if write_mode(table, "delete") != "merge-on-read":
-        write_id = _pending_write.new_write_id()
-        start = table.metadata.current_snapshot_id
-        return _pending_write.commit_overwrite(
-            table,
-            [],
-            _row_level.bind_condition(table, condition, case_sensitive),
-            write_id,
-            start,
-            snapshot_properties,
-            require_filter=True,
-            rewrite=filter_rewriter(spark),
-            isolation=isolation_level(table, "delete"),
-        )
+    if condition is None:  # refused here by the binding's message, in either mode
+        _row_level.bind_condition(table, condition, case_sensitive)
 
     def run(md: _native.TableMetadata, tasks: list[str], write_id: str) -> tuple[list[str], list[str]]:
         return _run_on_executors(spark, md, tasks, write_id)
 
-    return _row_level.delete_merge_on_read(table, condition, snapshot_properties, case_sensitive, run)
+    return _row_level.delete(
+        table,
+        condition,
+        snapshot_properties,
+        case_sensitive,
+        rewrite=filter_rewriter(spark),
+        run_tasks=run,
+    )
 
 
 def _run_on_executors(
