@@ -286,9 +286,14 @@ class TableModel(RuleBasedStateMachine):
             assert (before and before.snapshot_id) == (after and after.snapshot_id)
             return
         last = {r[id_name]: r for r in rows}
+        # Copy-on-write is PyIceberg's upsert: every target row of a key takes the source row's
+        # values, so a key the table holds k times stays k rows. Merge-on-read is Flink's: one
+        # equality delete per key, then one row per key (docs/operations.md).
+        held = Counter(r[id_name] for r in self.rows if r[id_name] in last) if mode == "copy-on-write" else {}
         self.rows = [r for r in self.rows if r[id_name] not in last]
         self.rewritten()  # merge-on-read falls back to copy-on-write for keys in older specs
-        self.rows += [{**r, "_spec": self.spec_id} for r in last.values()]
+        for key, r in last.items():
+            self.rows += [{**r, "_spec": self.spec_id} for _ in range(max(1, held.get(key, 0)))]
 
     @rule(
         delete_mode=st.sampled_from(["copy-on-write", "merge-on-read"]),
