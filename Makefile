@@ -138,13 +138,12 @@ test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and t
 		$(SPARK4_TESTS) $(PYTEST_ARGS)
 
 # `make test` runs cargo test and the two PySpark passes side by side (their lines interleave;
-# each pytest ends with its summary and slowest tests): most of a pass waits on JVMs, servers
-# and processes rather than on the CPU, so together they take far less than one after the
-# other (tests/README.md). Their shared prerequisites are made first, once.
+# each pytest ends with its summary and slowest tests), after making their shared prerequisites
+# once. Where the time goes and what each layout measured: tests/README.md.
 TEST_JOBS ?= 3
 test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
 	$(MAKE) --no-print-directory release oracle servers venv4 $(DIST_TOOLS) test-docs
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=line TEST_PREREQS_DONE=1 \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 \
 		test-rust test-python test-spark4
 
 # The long soak loops, not in make test (which runs a 6-run slice of each): the streaming sinks
