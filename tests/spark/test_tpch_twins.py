@@ -10,7 +10,6 @@ in a subquery and in the outer query. Read paths: temp views of `icefloe.spark.r
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import icefloe.spark
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from support.oracle import Oracle
+from support.oracle import CanonicalRows, Oracle, assert_same_rows, canonical_rows
 from support.session import NAMESPACE, PYSPARK_MAJOR, new_table_name
 from support.tpch import tpch_data
 
@@ -62,23 +61,19 @@ def twins(
     return out
 
 
-def _canonical(rows: list[Any]) -> list[tuple[Any, ...]]:
-    return sorted((tuple(r) for r in rows), key=repr)
-
-
-def _run_all(spark: Any, views: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
+def _run_all(spark: Any, views: dict[str, Any]) -> list[CanonicalRows]:
     for name, df in views.items():
         df.createOrReplaceTempView(name)
     try:
         _, queries = tpch_data(SCALE_FACTOR)
-        return [_canonical(spark.sql(q).collect()) for q in queries]
+        return [canonical_rows(spark.sql(q)) for q in queries]
     finally:
         for name in views:
             spark.catalog.dropTempView(name)
 
 
 @pytest.fixture(scope="module")
-def java_rows(spark: Any, oracle: Oracle, twins: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
+def java_rows(spark: Any, oracle: Oracle, twins: dict[str, Any]) -> list[CanonicalRows]:
     rows = _run_all(spark, {name: spark.table(oracle.qualified(java)) for name, (java, _) in twins.items()})
     # A guard that compares empty results guards nothing: most queries return rows at SF 0.01.
     assert sum(1 for r in rows if r) >= 20, [len(r) for r in rows]
@@ -110,10 +105,10 @@ def test_tpch_queries_read_javas_rows(
     spark.conf.set("icefloe.catalog.local.type", "filesystem")
     spark.conf.set("icefloe.catalog.local.warehouse", str(warehouse))
     ours = _run_all(spark, views(spark, catalog, twins))
-    wrong = [
-        f"Q{i + 1}: {len(a)} rows vs Java's {len(b)}, first differing: "
-        f"{next((x, y) for x, y in itertools.zip_longest(a, b) if x != y)}"
-        for i, (a, b) in enumerate(zip(ours, java_rows))
-        if a != b
-    ]
-    assert not wrong, f"{path}: " + "; ".join(wrong)
+    wrong = []
+    for i, (got, java) in enumerate(zip(ours, java_rows)):
+        try:
+            assert_same_rows(got, java, context=f"Q{i + 1}")
+        except AssertionError as e:
+            wrong.append(str(e))
+    assert not wrong, f"{path}:\n" + "\n".join(wrong)
