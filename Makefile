@@ -286,6 +286,10 @@ bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 
 
 bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 partitions, 5% position-deleted: rewrite_data_files on Spark vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
+bench-tpch: release oracle venv4  ## the 22 TPC-H queries at SF1 on twin tables: icefloe.spark.read temp views vs Iceberg Java, PySpark 3.5 then 4.1 (not in make test; ARGS="--sf 0.1 --rust-only")
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/tpch_bench.py $(ARGS)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/tpch_bench.py $(ARGS)
+
 bench-datasource: release oracle venv4  ## PySpark 4: format("icefloe") vs Java vs icefloe.spark.read on bench-read's 5M-row MoR table (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/datasource_bench.py
 

@@ -474,6 +474,13 @@ class ScanPlan:
     def metrics(self) -> dict[str, int]: ...
     def record_count(self) -> int: ...
     def tasks_json(self) -> list[str]: ...
+    def split_plain_parquet(
+        self, refused: set[str] | None = None
+    ) -> tuple[list[tuple[str, int, int]], ScanPlan, list[tuple[str, str]]]:
+        """(path, size, records) of each task a plain field-id Parquet reader reads as Iceberg
+        does (no deletes, no residual, whole unencrypted Parquet file, identity partition
+        columns in the file), the other tasks as a plan, and (path, reason) for those; the
+        paths in `refused` go with the other tasks."""
     def combined(
         self,
         target_size: int | None = None,

@@ -101,6 +101,41 @@ impl PyScanPlan {
         py.detach(move || tasks.iter().map(FileScanTask::to_json).collect::<crate::Result<Vec<_>>>()).py()
     }
 
+    /// The plan split for an engine that reads plain Parquet files itself (see
+    /// `FileScanTask::plain_parquet_blocker`): the (path, file size, record count) of each
+    /// task such a reader reads as Iceberg does, the other tasks as a plan of their own
+    /// (same split settings), and (path, reason) for each of those. The paths in `refused`
+    /// (files the engine cannot open) go with the other tasks.
+    #[pyo3(signature = (refused=None))]
+    #[allow(clippy::type_complexity)]
+    fn split_plain_parquet(
+        &self,
+        refused: Option<std::collections::HashSet<String>>,
+    ) -> (Vec<(String, i64, i64)>, PyScanPlan, Vec<(String, &'static str)>) {
+        let mut plain = Vec::new();
+        let mut rest = Vec::new();
+        let mut reasons = Vec::new();
+        for t in self.tasks.iter() {
+            let refuse = refused.as_ref().is_some_and(|r| r.contains(&t.file.file_path));
+            match t.plain_parquet_blocker().or(refuse.then_some("refused by the reader")) {
+                None => {
+                    plain.push((t.file.file_path.clone(), t.file.file_size_in_bytes, t.file.record_count))
+                }
+                Some(why) => {
+                    reasons.push((t.file.file_path.clone(), why));
+                    rest.push(t.clone());
+                }
+            }
+        }
+        let rest = PyScanPlan {
+            tasks: Arc::new(rest),
+            plan_snapshot_id: self.plan_snapshot_id,
+            metrics: self.metrics.clone(),
+            split: self.split,
+        };
+        (plain, rest, reasons)
+    }
+
     /// Split and bin-pack into combined tasks (the table's `read.split.*` settings unless
     /// overridden). With `parallelism` (the engine's slots) and no explicit `target_size`,
     /// a scan too small to give every slot a split gets smaller splits, as Iceberg's Spark

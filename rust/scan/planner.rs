@@ -163,9 +163,13 @@ impl Context<'_> {
         if self.options.include_column_stats {
             return StatsProjection::All;
         }
+        // The identity partition source columns too: whether a file holds them decides
+        // whether a plain Parquet reader may read it (`FileScanTask::plain_parquet_blocker`).
+        let identity =
+            self.specs.values().flat_map(|s| FileScanTask::identity_fields_of(s)).map(|(id, _)| id);
         match self.options.filter.stats_field_ids() {
             None => StatsProjection::All,
-            Some(ids) => StatsProjection::only(ids.into_iter().chain(eq_delete_ids)),
+            Some(ids) => StatsProjection::only(ids.into_iter().chain(eq_delete_ids).chain(identity)),
         }
     }
 }
@@ -341,10 +345,11 @@ fn read_data(
         read_manifest_each(manifest, stats, |e| {
             if let Some(t) = accept(ctx, spec, &e, index, added_by, &mut part.skipped)? {
                 let mut file = e.data_file;
+                let in_file = identity_columns_in_file(&file, &identity);
                 if !keep_stats {
                     strip_stats(&mut file);
                 }
-                part.tasks.push(t.into_task(file, &identity));
+                part.tasks.push(t.into_task(file, &identity, in_file));
             }
             Ok(())
         })?;
@@ -357,7 +362,7 @@ fn read_data(
         if let Some(t) = accept(ctx, spec, e, index, added_by, &mut part.skipped)? {
             let f = &e.data_file;
             let file = if keep_stats { f.clone() } else { without_stats(f) };
-            part.tasks.push(t.into_task(file, &identity));
+            part.tasks.push(t.into_task(file, &identity, identity_columns_in_file(f, &identity)));
         }
     }
     Ok(part)
@@ -371,7 +376,7 @@ struct Accepted {
 }
 
 impl Accepted {
-    fn into_task(self, file: DataFile, identity: &[(i32, usize)]) -> FileScanTask {
+    fn into_task(self, file: DataFile, identity: &[(i32, usize)], identity_in_file: bool) -> FileScanTask {
         let length = file.file_size_in_bytes;
         FileScanTask {
             file,
@@ -381,9 +386,20 @@ impl Accepted {
             deletes: self.deletes,
             residual: self.residual,
             identity_partition_fields: identity.to_vec(),
+            identity_columns_in_file: identity_in_file,
             delete_scope: None,
         }
     }
+}
+
+/// Whether the file's metrics name every identity partition source column (decoded with
+/// them: `Context::data_stats`), i.e. the file holds those columns itself.
+fn identity_columns_in_file(f: &DataFile, identity: &[(i32, usize)]) -> bool {
+    identity.iter().all(|(id, _)| {
+        f.value_counts.contains_key(id)
+            || f.column_sizes.contains_key(id)
+            || f.null_value_counts.contains_key(id)
+    })
 }
 
 /// Whether the entry is planned (live, or added by the range; and may match the filter), with

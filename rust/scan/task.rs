@@ -53,6 +53,10 @@ pub struct FileScanTask {
     /// (files added by `add_files` / migration) with the partition value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub identity_partition_fields: Vec<(i32, usize)>,
+    /// Whether the planner saw every identity partition source column in the file's metrics
+    /// (planning only, never serialized: false for a task read back from JSON).
+    #[serde(skip)]
+    pub identity_columns_in_file: bool,
     /// The table snapshot the task was planned from (its manifest list), when it has deletes:
     /// every task of one snapshot probes one shared equality-delete key map per partition
     /// scope. `None` (hand-built tasks): each task loads exactly the files it lists.
@@ -72,6 +76,7 @@ impl FileScanTask {
             deletes: vec![],
             residual: None,
             identity_partition_fields: vec![],
+            identity_columns_in_file: true,
             delete_scope: None,
         }
     }
@@ -80,6 +85,39 @@ impl FileScanTask {
     pub fn identity_fields_of(spec: &crate::spec::PartitionSpec) -> Vec<(i32, usize)> {
         let identity = |f: &&crate::spec::PartitionField| f.transform == crate::spec::Transform::Identity;
         spec.fields().iter().enumerate().filter(|(_, f)| identity(f)).map(|(i, f)| (f.source_id, i)).collect()
+    }
+
+    /// Why a plain Parquet reader (one that resolves columns by field id, fills a column
+    /// the file lacks with nulls, and knows nothing of deletes or partitions: Spark's own
+    /// Parquet source) would not read this task's rows as Iceberg does; `None` when it would.
+    ///
+    /// The rules: the task has no delete files (positions, deletion vectors, equality
+    /// deletes), no residual filter left to apply, covers the whole file, the file is
+    /// unencrypted Parquet, and the planner saw each identity partition source column in the
+    /// file's metrics (a file added by `add_files` or a migration may hold the value only in
+    /// its partition tuple). Rules that depend on the schema or on where the file lives
+    /// are the caller's.
+    pub fn plain_parquet_blocker(&self) -> Option<&'static str> {
+        let f = &self.file;
+        if !self.deletes.is_empty() {
+            return Some("deletes");
+        }
+        if self.residual.is_some() {
+            return Some("residual filter");
+        }
+        if f.file_format != crate::manifest::FileFormat::Parquet {
+            return Some("not parquet");
+        }
+        if f.key_metadata.is_some() {
+            return Some("encrypted");
+        }
+        if self.start != 0 || self.length != f.file_size_in_bytes {
+            return Some("part of a file");
+        }
+        if !self.identity_partition_fields.is_empty() && !self.identity_columns_in_file {
+            return Some("identity partition column not known to be in the file");
+        }
+        None
     }
 
     pub fn to_json(&self) -> Result<String> {

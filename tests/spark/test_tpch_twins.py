@@ -5,7 +5,8 @@ rows through each icefloe read path equal to Java's rows on Java's table.
 Every table is a temp view that every query naming it shares, as SQL users have them: Q22
 reads `customer` twice with different filters, Q2, Q11, Q15, Q17, Q20 and Q21 scan one view
 in a subquery and in the outer query. Read paths: temp views of `icefloe.spark.read` (PySpark
-3.5 and 4) and of `spark.read.format("icefloe")` (PySpark 4); a new read path joins `PATHS`.
+3.5 and 4; its delete-free files through Spark's Parquet source, and again with every file in
+Rust) and of `spark.read.format("icefloe")` (PySpark 4); a new read path joins `PATHS`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import icefloe.spark
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from icefloe.spark._parquet_source import ENABLED_CONF
 from support.oracle import CanonicalRows, Oracle, assert_same_rows, canonical_rows
 from support.session import NAMESPACE, PYSPARK_MAJOR, new_table_name
 from support.tpch import tpch_data
@@ -84,6 +86,15 @@ def _read_views(spark: Any, catalog: Any, twins: dict[str, Any]) -> dict[str, An
     return {name: icefloe.spark.read(spark, catalog.load_table(ours)) for name, (_, ours) in twins.items()}
 
 
+def _rust_read_views(spark: Any, catalog: Any, twins: dict[str, Any]) -> dict[str, Any]:
+    """`icefloe.spark.read` with every file in Rust (Spark's Parquet source turned off)."""
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        return _read_views(spark, catalog, twins)
+    finally:
+        spark.conf.unset(ENABLED_CONF)
+
+
 def _source_views(spark: Any, catalog: Any, twins: dict[str, Any]) -> dict[str, Any]:
     icefloe.spark.register(spark)
     return {name: spark.read.format("icefloe").load(f"local.{ours}") for name, (_, ours) in twins.items()}
@@ -92,6 +103,7 @@ def _source_views(spark: Any, catalog: Any, twins: dict[str, Any]) -> dict[str, 
 PATHS: dict[str, tuple[int, Callable[[Any, Any, dict[str, Any]], dict[str, Any]]]] = {
     # read path -> (the oldest PySpark major it runs on, the temp views it makes)
     "icefloe.spark.read": (3, _read_views),
+    "icefloe.spark.read, Rust reader only": (3, _rust_read_views),
     'format("icefloe")': (4, _source_views),
 }
 

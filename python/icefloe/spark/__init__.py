@@ -1,16 +1,17 @@
-"""icefloe on Spark: read and write Iceberg tables through DataFrame.mapInArrow.
+"""icefloe on Spark: read and write Iceberg tables without Iceberg's jar.
 
 The driver plans (Rust) and commits; executors read and write Parquet (Rust) inside
-mapInArrow. `read` lives in `read.py`, the write operations in `write.py`, row-level
-changes in `row_level.py` and `merge.py`. On PySpark >= 4.0, `register(spark)` adds the data
-source `format("icefloe")` (`datasource.py`).
+mapInArrow, and Spark's own Parquet source reads the planned files without deletes. `read`
+lives in `read.py` (`_parquet_source.py` decides which files Spark's reader takes), the write
+operations in `write.py`, row-level changes in `row_level.py` and `merge.py`. On PySpark >= 4.0,
+`register(spark)` adds the data source `format("icefloe")` (`datasource.py`).
 """
 
 from icefloe.spark.changelog import read_changelog
 from icefloe.spark.datasource import register
 from icefloe.spark.inspect import inspect
 from icefloe.spark.merge import MergeBuilder, MergeMetrics, merge
-from icefloe.spark.read import read
+from icefloe.spark.read import ReadPlan, plan_read, read
 from icefloe.spark.row_level import delete, update, upsert
 from icefloe.spark.streaming import batch_writer
 from icefloe.spark.write import append, overwrite
@@ -18,12 +19,14 @@ from icefloe.spark.write import append, overwrite
 __all__ = [
     "MergeBuilder",
     "MergeMetrics",
+    "ReadPlan",
     "append",
     "batch_writer",
     "delete",
     "inspect",
     "merge",
     "overwrite",
+    "plan_read",
     "read",
     "read_changelog",
     "register",

@@ -4,6 +4,7 @@ SparkContext: the number of task slots, and a DataFrame of given rows spread ove
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,29 @@ def scan_parallelism(spark: SparkSession) -> int:
     the larger of the task slots and `spark.sql.shuffle.partitions`."""
     shuffle_partitions = str(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
     return max(default_parallelism(spark), int(shuffle_partitions) if shuffle_partitions.isdigit() else 200)
+
+
+_BYTE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+}
+
+
+def broadcast_threshold(spark: SparkSession) -> int:
+    """`spark.sql.autoBroadcastJoinThreshold` in bytes (Spark's byte string: `10485760b`,
+    `10MB`, ... in binary units); a huge number when broadcasting is off (-1)."""
+    text = str(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", "10485760b") or "10485760b")
+    m = re.fullmatch(r"\s*(-?\d+)\s*([a-zA-Z]*)\s*", text)
+    if m is None or m.group(2).lower() not in _BYTE_UNITS:
+        return 10 << 20
+    value = int(m.group(1)) * _BYTE_UNITS[m.group(2).lower()]
+    return value if value >= 0 else 1 << 62
 
 
 def rows_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, partitions: int) -> DataFrame:

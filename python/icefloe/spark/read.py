@@ -1,16 +1,21 @@
-"""icefloe.spark.read: a DataFrame of an Iceberg table, one Spark partition per combined task.
+"""icefloe.spark.read: a DataFrame of an Iceberg table, planned in Rust, read in two halves.
 
-Planning happens on the driver (Rust): files are split at their split offsets and bin-packed
-into combined tasks (`read.split.*`). Each combined task crosses to the executors as JSON
-bytes, one Spark partition per combined task, and its file ranges are read in Rust inside
-mapInArrow.
+Planning happens on the driver (Rust). The planned data files that Spark's own Parquet source
+reads as Iceberg does (no deletes, nothing only Iceberg's rules read right: see
+`_parquet_source.py`) go to that source, by field id; Spark prunes their columns, pushes
+filters into row groups and sizes them from their bytes. The other files are split at their
+split offsets and bin-packed into combined tasks (`read.split.*`); each combined task crosses
+to the executors as JSON bytes, one Spark partition per combined task, and its file ranges are
+read in Rust inside mapInArrow. Both halves are one DataFrame (a union, same schema).
 
-How the tasks travel depends on their size. A small plan rides in the mapInArrow closure
-over `spark.range(n)`: partition i reads task i, and the source needs no Python worker of its
-own. Every task receives the whole closure, so this is used only while the n copies together
-stay under `INLINE_TASK_BYTES` (task JSON bytes x tasks: ~90 tasks of a few KB each). A larger
-plan travels as the rows of a parallelized RDD, one row per partition, so that no task
-receives the whole plan; that costs one more Python stage per query (about 0.1 s measured on
+How the Rust half's tasks travel depends on their size. A small plan rides in the mapInArrow
+closure over `spark.range(n)`: partition i reads task i, and the source needs no Python worker
+of its own. Every task receives the whole closure, so this is used only while the n copies
+together stay under `INLINE_TASK_BYTES` (task JSON bytes x tasks: ~90 tasks of a few KB each)
+and, for `read`, while the files hold fewer bytes than Spark's broadcast threshold (Spark sizes
+`spark.range` as tiny and would broadcast it). A larger plan travels as the rows of a
+parallelized RDD, one row per partition, so that no task receives the whole plan and Spark
+sizes it as unknown; that costs one more Python stage per query (about 0.1 s measured on
 `local[2]`), which a large scan amortizes.
 """
 
@@ -26,15 +31,17 @@ import pyarrow as pa
 from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
-from icefloe.spark._session import rows_frame, scan_parallelism
+from icefloe.spark._parquet_source import PlainFiles, parquet_frame, scan_blocker, split_files
+from icefloe.spark._session import broadcast_threshold, rows_frame, scan_parallelism
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icefloe.scan import DataScan
     from icefloe.table import Table
 
-__all__ = ["read"]
+__all__ = ["ReadPlan", "plan_read", "read"]
 
 
 @dataclass(frozen=True)
@@ -83,22 +90,84 @@ def read(
     case_sensitive: bool = True,
     **scan_options: Any,
 ) -> DataFrame:
-    """A DataFrame of the table's rows: one Spark partition per combined task.
+    """A DataFrame of the table's rows.
 
-    Planning happens here, on the driver; each partition reads its tasks' file ranges in
-    Rust. `scan_options` go to `Table.scan` (as_of_timestamp, ref, from_snapshot_id,
-    to_snapshot_id).
+    Planning happens here, on the driver, in Rust. The planned data files with no deletes
+    are read by Spark's own Parquet source, by Iceberg field id: Spark prunes columns,
+    pushes filters into row groups and sizes the relation from the files' bytes. The other
+    files (deletes, residual filters, and what only Iceberg's rules read right: see
+    `icefloe.spark._parquet_source`) are read in Rust inside mapInArrow, one Spark
+    partition per combined task; both halves are one DataFrame. `plan_read` tells which
+    file takes which path and why; the session conf `icefloe.read.spark-parquet.enabled=false`
+    sends every file through the Rust reader. `scan_options` go to `Table.scan`
+    (as_of_timestamp, ref, from_snapshot_id, to_snapshot_id).
 
-    Spark cannot prune columns through mapInArrow, so name the columns a query needs in
-    `selected_fields` (None: all). An empty `selected_fields` (as in PyIceberg) reads no
-    column: the DataFrame has no columns and one row per table row, which is what
-    `count()` needs; only the deletes (and the columns the filter and equality deletes
-    need) are read, and Spark makes the rows from each task's count.
+    Spark cannot prune the Rust half's columns through mapInArrow, so a scan with deletes
+    reads faster when the columns a query needs are named in `selected_fields` (None: all).
+    An empty `selected_fields` (as in PyIceberg) reads no column: the DataFrame has no
+    columns and one row per table row, which is what `count()` needs.
 
     In a write-audit-publish session (`spark.wap.branch`, on a table with
     `write.wap.enabled=true`), a read naming no snapshot, ref or time reads that branch once
     it exists, as Java's reads do (`icefloe.spark._wap`).
     """
+    return plan_read(
+        spark, table, row_filter, selected_fields, snapshot_id, case_sensitive, **scan_options
+    ).frame()
+
+
+@dataclass
+class ReadPlan:
+    """How `read` reads one scan: the files Spark's Parquet source reads, the files
+    icefloe's Rust reader reads (with the reason each cannot take Spark's reader), and the
+    reason no file could (`scan_reason`, None when each file was judged on its own)."""
+
+    spark: SparkSession
+    table: Table
+    scan: DataScan
+    plain: PlainFiles
+    rust_plan: Any  # icefloe._native.ScanPlan of the files the Rust reader reads
+    rust_reasons: dict[str, str]
+    scan_reason: str | None
+
+    @property
+    def spark_files(self) -> list[str]:
+        return [path for path, _size, _records in self.plain.files]
+
+    @property
+    def rust_files(self) -> dict[str, str]:
+        return dict(self.rust_reasons)
+
+    def frame(self) -> DataFrame:
+        """The DataFrame of the scan: the Spark half, then the Rust half, one schema."""
+        projection = json.loads(self.scan.projection().to_json())
+        rust_half = None
+        if len(self.rust_plan) or not self.plain.files:
+            combined = self.rust_plan.combined(parallelism=scan_parallelism(self.spark)).to_json_list()
+            rust_bytes = sum(self.rust_plan[i].length for i in range(len(self.rust_plan)))
+            rust_half = _rust_frame(
+                self.spark, self.table, self.scan, [bytes(c) for c in combined], None, rust_bytes
+            )
+        if not self.plain.files:
+            assert rust_half is not None
+            return rust_half
+        spark_half = parquet_frame(self.spark, self.plain, projection)
+        if not projection["fields"]:
+            spark_half = spark_half.select()
+        return spark_half if rust_half is None else spark_half.union(rust_half)
+
+
+def plan_read(
+    spark: SparkSession,
+    table: Table,
+    row_filter: Any = None,
+    selected_fields: tuple[str, ...] | list[str] | None = None,
+    snapshot_id: int | None = None,
+    case_sensitive: bool = True,
+    **scan_options: Any,
+) -> ReadPlan:
+    """The plan of `read` with these arguments: which reader reads each planned file and
+    why. `ReadPlan.frame()` is the DataFrame `read` returns."""
     selection = ("ref", "as_of_timestamp", "from_snapshot_id", "to_snapshot_id")
     if snapshot_id is None and all(scan_options.get(k) is None for k in selection):
         from icefloe.spark._wap import read_ref
@@ -106,7 +175,20 @@ def read(
         wap_ref = read_ref(spark, table)
         if wap_ref is not None:
             scan_options["ref"] = wap_ref
-    return read_rows(spark, table, row_filter, selected_fields, snapshot_id, case_sensitive, **scan_options)
+    scan = _scan(table, row_filter, selected_fields, snapshot_id, case_sensitive, scan_options)
+    native_plan = scan.plan_files()._plan
+    scan_reason = scan_blocker(spark, table, json.loads(scan.projection().to_json()))
+    if scan_reason is not None:
+        every = {native_plan[i].file_path: scan_reason for i in range(len(native_plan))}
+        return ReadPlan(spark, table, scan, PlainFiles(), native_plan, every, scan_reason)
+    candidates, rest, reasons = native_plan.split_plain_parquet()
+    plain, refused = split_files(spark, candidates)
+    if refused:
+        # Files the plan allows but Spark cannot open go back to the Rust reader.
+        _candidates, rest, reasons = native_plan.split_plain_parquet({path for path, _why in refused})
+    by_path = dict(reasons)
+    by_path.update(refused)
+    return ReadPlan(spark, table, scan, plain, rest, by_path, None)
 
 
 def read_combined_task(
@@ -132,19 +214,50 @@ def read_rows(
     semi_join: SemiJoinKeys | None = None,
     **scan_options: Any,
 ) -> DataFrame:
-    """`read`, for icefloe's own row-level operations: with `semi_join`, only the rows whose
-    keys are in it leave the executors' Rust reader (the key columns must be selected)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
+    """`read` for icefloe's own row-level operations, every file in Rust: they select
+    metadata columns (`_file`, `_pos`), and with `semi_join` only the rows whose keys are in
+    it leave the executors' Rust reader (the key columns must be selected)."""
+    scan = _scan(table, row_filter, selected_fields, snapshot_id, case_sensitive, scan_options)
+    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=scan_parallelism(spark))]
+    # Sized as today (small): MERGE and the row-level paths choose their own joins.
+    return _rust_frame(spark, table, scan, combined, semi_join, 0)
 
+
+def _scan(
+    table: Table,
+    row_filter: Any,
+    selected_fields: tuple[str, ...] | list[str] | None,
+    snapshot_id: int | None,
+    case_sensitive: bool,
+    scan_options: dict[str, Any],
+) -> DataScan:
     fields = ("*",) if selected_fields is None else tuple(selected_fields)
-    scan = table.scan(
+    return table.scan(
         row_filter=row_filter,
         selected_fields=fields,
         snapshot_id=snapshot_id,
         case_sensitive=case_sensitive,
         **scan_options,
     )
+
+
+def _rust_frame(
+    spark: SparkSession,
+    table: Table,
+    scan: DataScan,
+    combined: list[bytes],
+    semi_join: SemiJoinKeys | None,
+    planned_bytes: int,
+) -> DataFrame:
+    """The rows of `combined` (tasks of `scan`) read in Rust inside mapInArrow.
+
+    Spark sizes a mapInArrow by its source. A plan whose files hold more bytes than
+    `spark.sql.autoBroadcastJoinThreshold` travels as the rows of an RDD, which Spark sizes
+    as unknown (never broadcast), whatever its tasks' total bytes; a smaller one rides in the
+    closure over `spark.range` (see the module docstring), which Spark sizes as small."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
     projection = json.loads(scan.projection().to_json())
     target = spark_arrow_schema(projection)
     spark_schema = arrow_to_spark_schema(target)
@@ -154,8 +267,6 @@ def read_rows(
     out_names = [f["name"] for f in projection["fields"]]
     name_mapping = table.properties.get("schema.name-mapping.default")
 
-    # Like Iceberg's Spark scans: a small scan gets splits small enough to use every slot.
-    combined = [c.to_bytes() for c in scan.plan_tasks(parallelism=scan_parallelism(spark))]
     if not combined:
         return spark.createDataFrame([], spark_schema)
     # An empty projection: PySpark 3.5 loses the row count of a batch without columns, and
@@ -205,7 +316,7 @@ def read_rows(
         return read_tasks
 
     n = len(combined)
-    if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES:
+    if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES and planned_bytes <= broadcast_threshold(spark):
         return finish(spark.range(0, n, 1, n).mapInArrow(reader(combined), out_schema))
     task_df = rows_frame(spark, [(bytearray(c),) for c in combined], "task binary", n)
     return finish(task_df.mapInArrow(reader(None), out_schema))

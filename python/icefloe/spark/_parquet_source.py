@@ -1,0 +1,210 @@
+"""The half of `icefloe.spark.read` that Spark's own Parquet source reads.
+
+A planned data file with no deletes is a plain Parquet file: Spark's vectorized Parquet
+reader reads it as Iceberg does when it resolves columns by Iceberg's field ids
+(`spark.sql.parquet.fieldId.read.enabled`), fills a column the file lacks with nulls and is
+given exactly the files of the plan. Spark then prunes columns, pushes filters into row
+groups, feeds whole-stage code generation without Arrow-to-row conversion, and sizes the
+relation from the files' bytes, none of which it can do through `mapInArrow`.
+
+Everything else takes icefloe's Rust reader (`icefloe.spark.read`): every rule under which
+Spark's reader would read differently from Iceberg is listed here and in docs/spark.md.
+
+Per file (`FileScanTask::plain_parquet_blocker` in Rust): delete files attached (positions,
+deletion vectors, equality deletes), a residual filter left to apply, not Parquet, encrypted,
+a part of a file, an identity partition source column the file's metrics do not name (a file
+added by `add_files` or a migration may hold it only in its partition tuple), a location
+Spark's Hadoop file systems cannot open, or a path Spark would read as a glob or cannot parse.
+
+Per scan (`scan_blocker`): turned off (`icefloe.read.spark-parquet.enabled=false`), a
+table name mapping (its files may lack field ids), a projected metadata column, a projected
+type Spark shows differently from the Parquet column (uuid, fixed, time, nanosecond
+timestamps, variant, unknown, geometry, geography), a projected field with an
+`initial-default`, a projected field whose type changed in the schema history (a promotion
+Spark's reader may not widen), or a projected name that an older schema gave to another
+field id (Spark's row-group filters match columns by name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from icefloe._reserved_fields import FILE_PATH_FIELD_ID, ROW_ID_FIELD_ID
+from icefloe.spark._arrow import spark_type
+from icefloe.spark._session import is_connect
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.table import Table
+
+__all__ = ["ENABLED_CONF", "PlainFiles", "parquet_frame", "scan_blocker", "split_files"]
+
+ENABLED_CONF = "icefloe.read.spark-parquet.enabled"
+# Spark's Parquet source resolves columns by the `parquet.field.id` of the read schema.
+FIELD_ID_KEY = "parquet.field.id"
+FIELD_ID_CONF = "spark.sql.parquet.fieldId.read.enabled"
+# Iceberg reserves field ids from Integer.MAX_VALUE - 200 for metadata columns.
+_RESERVED_FROM = 2**31 - 1 - 200
+assert _RESERVED_FROM <= min(FILE_PATH_FIELD_ID, ROW_ID_FIELD_ID)
+# Types Spark shows differently from their Parquet column (or not at all).
+_OTHER_TYPES = re.compile(
+    r"^(uuid|fixed\[\d+\]|time|timestamp_ns|timestamptz_ns|variant|unknown|geometry.*|geography.*)$"
+)
+# Characters that make Spark glob a path, and a colon Hadoop's Path cannot parse in a name.
+_GLOB = re.compile(r"[{}\[\]*?\\]")
+
+
+def enabled(spark: SparkSession) -> bool:
+    value = spark.conf.get(ENABLED_CONF, "true")
+    return str(value).strip().lower() != "false"
+
+
+def _walk(fields: list[dict[str, Any]], prefix: str = "") -> Any:
+    """(full name, field JSON) of every field, nested ones included (list elements and map
+    keys and values of struct type contribute their struct's fields)."""
+    for f in fields:
+        name = prefix + f["name"]
+        yield name, f
+        yield from _walk_type(f["type"], name + ".")
+
+
+def _walk_type(t: Any, prefix: str) -> Any:
+    if isinstance(t, str):
+        return
+    kind = t["type"]
+    if kind == "struct":
+        yield from _walk(t["fields"], prefix)
+    elif kind == "list":
+        yield prefix + "element", {"id": t["element-id"], "name": "element", "type": t["element"]}
+        yield from _walk_type(t["element"], prefix + "element.")
+    elif kind == "map":
+        yield prefix + "key", {"id": t["key-id"], "name": "key", "type": t["key"]}
+        yield prefix + "value", {"id": t["value-id"], "name": "value", "type": t["value"]}
+        yield from _walk_type(t["key"], prefix + "key.")
+        yield from _walk_type(t["value"], prefix + "value.")
+
+
+def scan_blocker(spark: SparkSession, table: Table, projection: dict[str, Any]) -> str | None:
+    """Why no file of this scan may take Spark's Parquet source (see the module docstring);
+    None when the files may, each by its own rules."""
+    if not enabled(spark):
+        return f"turned off ({ENABLED_CONF}=false)"
+    if table.properties.get("schema.name-mapping.default"):
+        return "the table has a name mapping (its files may lack field ids)"
+    history: dict[int, set[str]] = {}
+    names: dict[str, set[int]] = {}
+    for schema in table.schemas().values():
+        for name, f in _walk(json.loads(schema.to_json())["fields"]):
+            if isinstance(f["type"], str):
+                history.setdefault(f["id"], set()).add(f["type"])
+            names.setdefault(name, set()).add(f["id"])
+    for name, f in _walk(projection["fields"]):
+        if f["id"] >= _RESERVED_FROM:
+            return f"metadata column {name} is selected"
+        t = f["type"]
+        if isinstance(t, str) and _OTHER_TYPES.match(t):
+            return f"column {name} has type {t}, which Spark shows differently"
+        if f.get("initial-default") is not None:
+            return f"column {name} has an initial default"
+        if isinstance(t, str) and len(history.get(f["id"], {t})) > 1:
+            return f"column {name} (field id {f['id']}) changed type: {sorted(history[f['id']])}"
+        if len(names.get(name, {f["id"]}) - {f["id"]}) > 0:
+            return f"column name {name} was used by another field id in an older schema"
+    return None
+
+
+@dataclass
+class PlainFiles:
+    """The files of a plan that Spark's Parquet source reads: (path, size, records) each."""
+
+    files: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(size for _path, size, _records in self.files)
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+# (application id, scheme) -> whether Spark's Hadoop configuration has a file system for it
+_SCHEMES: dict[tuple[str, str], bool] = {}
+
+
+def _spark_opens(spark: SparkSession, scheme: str) -> bool:
+    """Whether Spark's Hadoop file systems open `scheme` (checked once per application). Over
+    Spark Connect the client cannot ask, so only local files qualify."""
+    if scheme == "file":
+        return True
+    if is_connect(spark):
+        return False
+    sc = spark.sparkContext
+    key = (sc.applicationId, scheme)
+    known = _SCHEMES.get(key)
+    if known is None:
+        jvm: Any = sc._jvm
+        try:
+            jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, sc._jsc.hadoopConfiguration())
+            known = True
+        except Exception:  # py4j raises Py4JJavaError for an UnsupportedFileSystemException
+            known = False
+        _SCHEMES[key] = known
+    return known
+
+
+def split_files(
+    spark: SparkSession, candidates: list[tuple[str, int, int]]
+) -> tuple[PlainFiles, list[tuple[str, str]]]:
+    """`candidates` (files the plan's rules allow) split by where they live: the ones Spark
+    opens, and (path, reason) for the others."""
+    plain = PlainFiles()
+    refused: list[tuple[str, str]] = []
+    for c in candidates:
+        path = c[0]
+        m = _SCHEME.match(path)
+        scheme = m.group(1).lower() if m else "file"
+        if _GLOB.search(path) or ":" in path[m.end() if m else 0 :]:
+            refused.append((path, "a path Spark would glob or cannot parse"))
+        elif not _spark_opens(spark, scheme):
+            refused.append((path, f"Spark has no file system for {scheme}:"))
+        else:
+            plain.files.append(c)
+    return plain, refused
+
+
+def field_id_schema(projection: dict[str, Any]) -> Any:
+    """The Spark schema of `projection` (Iceberg schema JSON) as `icefloe.spark.read` shows
+    it, each struct field carrying its Iceberg field id for Spark's Parquet source."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    def to_type(t: Any, name: str) -> Any:
+        if isinstance(t, str):
+            return spark_type(t, name)
+        kind = t["type"]
+        if kind == "struct":
+            return StructType([to_field(f, f"{name}.{f['name']}") for f in t["fields"]])
+        if kind == "list":
+            return ArrayType(to_type(t["element"], f"{name}.element"), True)
+        return MapType(to_type(t["key"], f"{name}.key"), to_type(t["value"], f"{name}.value"), True)
+
+    def to_field(f: dict[str, Any], name: str) -> Any:
+        return StructField(f["name"], to_type(f["type"], name), True, {FIELD_ID_KEY: f["id"]})
+
+    return StructType([to_field(f, f["name"]) for f in projection["fields"]])
+
+
+def parquet_frame(spark: SparkSession, files: PlainFiles, projection: dict[str, Any]) -> DataFrame:
+    """Spark's Parquet source over exactly `files`, columns resolved by field id.
+
+    Dates and timestamps are read as written (proleptic Gregorian, Iceberg's calendar): the
+    rebase modes are CORRECTED, since Iceberg's files carry no Spark version and Spark's
+    default would refuse dates before 1582."""
+    spark.conf.set(FIELD_ID_CONF, "true")
+    return (
+        spark.read.schema(field_id_schema(projection))
+        .option("datetimeRebaseMode", "CORRECTED")
+        .option("int96RebaseMode", "CORRECTED")
+        .parquet(*[path for path, _size, _records in files.files])
+    )
