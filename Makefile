@@ -202,7 +202,7 @@ docs: $(DOCS_TOOLS)  ## build the user documentation into site/ (mkdocs --strict
 test-docs: docs
 test-python: $(DIST_TOOLS) $(if $(TEST_PREREQS_DONE),,test-docs)
 
-lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's importlinter), stubtest of the native module
+lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's importlinter), no circles between Rust files, stubtest of the native module
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
 	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
@@ -211,6 +211,7 @@ lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's im
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 	$(VPY) .ci/check_layers.py
+	$(VPY) .ci/check_rust_cycles.py
 	$(VPY) -m mypy.stubtest icefloe._native --ignore-missing-stub --mypy-config-file pyproject.toml
 
 fmt:  ## format Rust and Python

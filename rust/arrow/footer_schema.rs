@@ -10,12 +10,15 @@
 //! This walks the Thrift of `FileMetaData` (`io::thrift_compact`) just far enough to read
 //! each `SchemaElement`'s `num_children` (field 5). It never fails on malformed Thrift: it
 //! stops and leaves the error to parquet-rs, whose messages callers already see.
+//!
+//! `parquet_err` here is the error for a Parquet file parquet-rs cannot read, which every
+//! reader of Parquet files (`guard`, `reader`, `read_task`) gives.
 
 use bytes::Bytes;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::reader::ChunkReader;
 
-use crate::error::{invalid_data, Result};
+use crate::error::{invalid_data, Error, Result};
 use crate::io::thrift_compact::{Compact, Stop, Walk, I32, LIST, STRUCT};
 
 /// The footer of `file`, checked, then decoded by parquet-rs from the same bytes (one read
@@ -23,7 +26,7 @@ use crate::io::thrift_compact::{Compact, Stop, Walk, I32, LIST, STRUCT};
 /// not fit, is left to parquet-rs's own reader and its errors (`what` names the operation in
 /// them).
 pub(crate) fn read_metadata<R: ChunkReader>(file: &R, path: &str, what: &str) -> Result<ParquetMetaData> {
-    let decode_err = |e| super::reader::parquet_err(e, what, path);
+    let decode_err = |e| parquet_err(e, what, path);
     match footer_bytes(file) {
         Some(footer) => {
             check_footer_thrift(&footer, path)?;
@@ -31,6 +34,11 @@ pub(crate) fn read_metadata<R: ChunkReader>(file: &R, path: &str, what: &str) ->
         }
         None => ParquetMetaDataReader::new().parse_and_finish(file).map_err(decode_err),
     }
+}
+
+/// The error for a Parquet file parquet-rs cannot read: `what` failed, on the file `path`.
+pub(crate) fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
+    invalid_data(what).with_context("file", path).with_source(e)
 }
 
 /// The footer's Thrift bytes, where the tail is a plain `PAR1` footer whose length fits.

@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::file::metadata::ParquetMetaData;
 
-use super::reader::parquet_err;
+use super::footer_schema::parquet_err;
 use crate::error::{invalid_data, Result};
 use crate::io::InputFile;
 

@@ -15,10 +15,11 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::constants::constant_array;
 use super::delete_filter::DeleteFilter;
+use super::footer_schema::parquet_err;
 use super::guard::{guarded, open_parquet};
 use super::name_mapped;
 use super::position_deletes::row_selection;
-use super::reader::{adapt_file_batch, parquet_err, projection_mask};
+use super::reader::{adapt_file_batch, projection_mask};
 use super::schema::schema_to_arrow;
 use crate::error::{invalid_data, not_supported, Result};
 use crate::expr::{filter_mask, BoundExpr, RowGroupEvaluator};

@@ -17,6 +17,8 @@ use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use super::defaults::default_array;
+use super::field_match::Match;
+use super::footer_schema::parquet_err;
 use super::guard::{guarded, open_parquet};
 use super::schema::{arrow_field_id, primitive_from_arrow, schema_to_arrow, FromArrowOptions};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
@@ -140,10 +142,6 @@ impl Iterator for ArrowReader {
     }
 }
 
-pub(crate) fn parquet_err(e: parquet::errors::ParquetError, what: &str, path: &str) -> Error {
-    invalid_data(what).with_context("file", path).with_source(e)
-}
-
 /// Index of the field whose `PARQUET:field_id` is `id`.
 pub(crate) fn find_by_id<'a>(fields: impl Iterator<Item = &'a FieldRef>, id: i32) -> Result<Option<usize>> {
     for (i, f) in fields.enumerate() {
@@ -229,31 +227,6 @@ fn walk(
             leaves.push(*next_leaf);
         }
         *next_leaf += 1;
-    }
-}
-
-/// How file (or input) columns are matched to Iceberg fields, and who is to blame for a misfit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Match {
-    /// Reading a data file: by Parquet field id; misfits are InvalidData.
-    ById,
-    /// Conforming a user's batch to a table: by name; misfits are Validation errors.
-    ByName,
-}
-
-impl Match {
-    fn err(self, msg: String) -> Error {
-        match self {
-            Match::ById => invalid_data(msg),
-            Match::ByName => Error::new(ErrorKind::Validation, msg),
-        }
-    }
-
-    fn source_name(self) -> &'static str {
-        match self {
-            Match::ById => "the data file",
-            Match::ByName => "the input",
-        }
     }
 }
 

@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, BinaryArray, StructArray};
 use arrow_cast::{cast_with_options, CastOptions};
 use arrow_schema::{DataType, Fields};
 
-use super::reader::Match;
+use super::field_match::Match;
 use super::schema::{VARIANT_METADATA, VARIANT_VALUE};
 use crate::error::{invalid_data, not_supported, validation, Error, Result};
 use crate::spec::NestedField;

@@ -5,8 +5,10 @@
 //! and the caller deletes those files if the swap fails. On a lost race the caller
 //! refreshes, runs [`validate`] against what was committed in between, and produces again.
 
+mod attempt;
 mod cherrypick;
 mod fast_append;
+mod manifest_merge;
 mod merge_append;
 mod overwrite;
 mod producer;
@@ -21,7 +23,8 @@ mod validation;
 
 pub use cherrypick::cherrypick;
 pub use fast_append::fast_append;
-pub use merge_append::{merge_append, MergeConfig};
+pub use manifest_merge::MergeConfig;
+pub use merge_append::merge_append;
 pub use overwrite::overwrite_files;
 pub use producer::{partition_key, produce, Change, Removal};
 pub use replace_partitions::{partitions_of, replace_partitions};

@@ -6,13 +6,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::commit::merge_append::{merge_manifests, MergeConfig};
+use crate::commit::attempt::Attempt;
+use crate::commit::manifest_merge::{merge_manifests, MergeConfig};
 use crate::commit::summary::SnapshotSummaryBuilder;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
 use crate::io;
 use crate::manifest::{
     read_manifest, read_manifest_list, DataContentType, DataFile, FileFormat, ManifestContent, ManifestFile,
-    ManifestListWriter, ManifestWriter,
+    ManifestListWriter,
 };
 use crate::scan::delete_file_index::referenced_data_file;
 use crate::spec::{Operation, Snapshot, Summary, TableMetadata};
@@ -82,43 +83,6 @@ pub fn produce(base: &TableMetadata, change: Change, now_ms: i64) -> Result<(Tab
             }
             Err(e)
         }
-    }
-}
-
-/// Shared state of one attempt: ids and the paths of the files it writes.
-pub(crate) struct Attempt<'a> {
-    pub base: &'a TableMetadata,
-    pub snapshot_id: i64,
-    pub commit_uuid: uuid::Uuid,
-    pub next_manifest: usize,
-    pub written: &'a mut Vec<String>,
-}
-
-impl Attempt<'_> {
-    pub fn new_manifest_path(&mut self) -> String {
-        let path = self
-            .base
-            .location_provider()
-            .new_metadata_location(&format!("{}-m{}.avro", self.commit_uuid, self.next_manifest));
-        self.next_manifest += 1;
-        // Recorded before the writer opens it, so a failure after a partial write cleans up.
-        self.written.push(path.clone());
-        path
-    }
-
-    pub fn writer(&mut self, spec_id: i32, content: ManifestContent) -> Result<ManifestWriter> {
-        let spec = self
-            .base
-            .spec_by_id(spec_id)
-            .ok_or_else(|| validation(format!("unknown partition spec id {spec_id}")))?;
-        let path = self.new_manifest_path();
-        ManifestWriter::for_table(&path, self.snapshot_id, content, self.base, spec)
-    }
-
-    /// Forgets and deletes a manifest this attempt wrote but does not commit.
-    pub fn discard(&mut self, path: &str) {
-        self.written.retain(|p| p != path);
-        let _ = io::delete_file(path);
     }
 }
 

@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::commit::merge_append::MergeConfig;
+use crate::commit::manifest_merge::MergeConfig;
 use crate::commit::summary::SnapshotSummaryBuilder;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
 use crate::io;

@@ -10,7 +10,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, SchemaRef};
 
 use super::cells::{batch, field, list_type, map_type, primitive, schema_ref, struct_of, Cell};
-use super::{manifest_list, reachable_manifests, table_partition_type};
+use super::manifest_lists::{manifest_list, reachable_manifests};
+use super::partition_types::table_partition_type;
 use crate::error::{invalid_data, Result};
 use crate::manifest::{read_manifest, DataFile, ManifestContent, ManifestEntry, ManifestFile};
 use crate::spec::{Literal, PrimitiveType, Snapshot, StructType, TableMetadata, Type};

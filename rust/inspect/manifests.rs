@@ -6,7 +6,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, SchemaRef};
 
 use super::cells::{batch, field, list_type, schema_ref, struct_of, Cell};
-use super::{manifest_list, SpecTypes};
+use super::manifest_lists::manifest_list;
+use super::partition_types::SpecTypes;
 use crate::error::Result;
 use crate::manifest::{FieldSummary, ManifestContent, ManifestFile};
 use crate::spec::{Literal, Snapshot, TableMetadata};

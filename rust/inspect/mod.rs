@@ -7,15 +7,19 @@
 //!   `readable_metrics` (manifests)
 //! - `partitions.rs`: partitions (live entries grouped by partition)
 //! - `position_deletes.rs`: position_deletes (the rows of position delete files and DVs)
+//!
+//! What the tables share: `manifest_lists.rs` (a snapshot's manifest list, every reachable
+//! manifest), `partition_types.rs` (each spec's and the table's partition type), `cells.rs`
+//! (building the Arrow columns).
 
 mod cells;
 mod files;
+mod manifest_lists;
 mod manifests;
+mod partition_types;
 mod partitions;
 mod position_deletes;
 mod snapshots;
-
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 use arrow_array::RecordBatch;
 
@@ -25,9 +29,8 @@ pub use partitions::partitions;
 pub use position_deletes::position_deletes;
 pub use snapshots::{history, metadata_log_entries, refs, snapshots};
 
-use crate::error::{invalid_data, not_supported, validation, Result};
-use crate::manifest::{read_manifest_list, ManifestFile};
-use crate::spec::{NestedField, PartitionField, PartitionSpec, Snapshot, StructType, TableMetadata, Type};
+use crate::error::{validation, Result};
+use crate::spec::TableMetadata;
 
 /// The metadata tables, by Java's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,95 +151,9 @@ pub fn inspect(md: &TableMetadata, table: MetadataTable, snapshot_id: Option<i64
     }
 }
 
-/// The manifest list of a snapshot.
-pub(crate) fn manifest_list(snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
-    let list = snapshot.manifest_list.as_deref().ok_or_else(|| {
-        not_supported(format!(
-            "snapshot {} lists its manifests inline (legacy v1 'manifests'); not supported",
-            snapshot.snapshot_id
-        ))
-    })?;
-    read_manifest_list(list).map_err(|e| e.with_context("snapshot id", snapshot.snapshot_id.to_string()))
-}
-
-/// The distinct manifests reachable from any snapshot (Java `reachableManifests`), in the
-/// order first met walking the snapshots in metadata order.
-pub(crate) fn reachable_manifests(md: &TableMetadata) -> Result<Vec<ManifestFile>> {
-    let lists = crate::scan::parallel_map(md.snapshots(), crate::scan::default_threads(), manifest_list);
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for list in lists {
-        for m in list? {
-            if seen.insert(m.manifest_path.clone()) {
-                out.push(m);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Each partition spec of the table with its partition type under the current schema (Java
-/// binds every spec to the current schema).
-pub(crate) struct SpecTypes {
-    by_id: HashMap<i32, std::result::Result<(PartitionSpec, StructType), String>>,
-}
-
-impl SpecTypes {
-    pub(crate) fn new(md: &TableMetadata) -> Self {
-        let by_id = md
-            .partition_specs()
-            .iter()
-            .map(|s| (s.spec_id, md.partition_type_of(s).map(|t| (s.clone(), t)).map_err(|e| e.to_string())))
-            .collect();
-        SpecTypes { by_id }
-    }
-
-    pub(crate) fn get(&self, spec_id: i32) -> Result<(&PartitionSpec, &StructType)> {
-        match self.by_id.get(&spec_id) {
-            Some(Ok((s, t))) => Ok((s, t)),
-            Some(Err(e)) => Err(invalid_data(format!("partition spec {spec_id} has no partition type: {e}"))),
-            None => Err(invalid_data(format!(
-                "a manifest names partition spec {spec_id}, which the table does not have"
-            ))),
-        }
-    }
-}
-
-/// The table's partition type: the union of the fields of all specs whose source column is
-/// in the current schema, ordered by field id, named as in the newest spec (Java
-/// `Partitioning.partitionType`).
-pub(crate) fn table_partition_type(md: &TableMetadata) -> Result<StructType> {
-    let schema = md.current_schema();
-    let mut specs: Vec<&PartitionSpec> = md.partition_specs().iter().collect();
-    specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id));
-    let mut chosen: BTreeMap<i32, (&PartitionField, String, Type)> = BTreeMap::new();
-    for spec in specs {
-        for f in &spec.fields {
-            let Ok(src) = spec.source_type(schema, f) else { continue };
-            let ty = f.transform.result_type(src).map_err(|e| {
-                invalid_data(format!("partition field '{}' (id {}): {}", f.name, f.field_id, e.message()))
-            })?;
-            match chosen.get_mut(&f.field_id) {
-                None => {
-                    chosen.insert(f.field_id, (f, f.name.clone(), Type::Primitive(ty)));
-                }
-                Some(existing) => {
-                    // v1 tables keep dropped fields as void: the typed field wins, the name stays.
-                    if existing.0.transform.is_void() && !f.transform.is_void() {
-                        existing.0 = f;
-                        existing.2 = Type::Primitive(ty);
-                    }
-                }
-            }
-        }
-    }
-    Ok(StructType::new(
-        chosen.into_iter().map(|(id, (_, name, ty))| NestedField::optional(id, name, ty)).collect(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::partition_types::table_partition_type;
     use super::*;
 
     fn golden(name: &str) -> TableMetadata {

@@ -9,7 +9,8 @@ use arrow_schema::DataType;
 
 use super::cells::{batch, field, schema_ref, timestamptz, Cell};
 use super::files::{coerce_partition, partition_arrow_type, read_entries};
-use super::{manifest_list, table_partition_type};
+use super::manifest_lists::manifest_list;
+use super::partition_types::table_partition_type;
 use crate::error::Result;
 use crate::manifest::DataContentType;
 use crate::spec::{Snapshot, TableMetadata};

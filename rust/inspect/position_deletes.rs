@@ -9,7 +9,8 @@ use arrow_schema::{DataType, Schema as ArrowSchema};
 
 use super::cells::{field, to_array, Cell};
 use super::files::{coerce_partition, partition_arrow_type, read_entries};
-use super::{manifest_list, table_partition_type};
+use super::manifest_lists::manifest_list;
+use super::partition_types::table_partition_type;
 use crate::arrow::{read_parquet, type_to_arrow, DEFAULT_BATCH_SIZE};
 use crate::error::{invalid_data, Result};
 use crate::manifest::{DataContentType, DataFile, FileFormat};

@@ -2,51 +2,17 @@
 //! applies the spec's inheritance rules; the writer produces v2 manifests like Iceberg Java's
 //! `ManifestWriter` and computes the manifest-list entry (counts, partition summaries).
 
-use serde::{Deserialize, Serialize};
-
 use super::avro;
-use super::data_file::{DataContentType, DataFile};
+use super::data_file::DataContentType;
 use super::manifest_decode::{compile_entry_plan, decode_entry, EntryPlan, StatsProjection};
 use super::manifest_list::{ManifestContent, ManifestFile};
 use crate::error::{invalid_data, resource_limit, Result};
 use crate::io;
 use crate::spec::{PartitionSpec, Schema, StructType};
 
-/// `status` of a manifest entry (field 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum EntryStatus {
-    Existing = 0,
-    Added = 1,
-    Deleted = 2,
-}
-
-impl EntryStatus {
-    pub fn from_i32(v: i32) -> Result<Self> {
-        match v {
-            0 => Ok(Self::Existing),
-            1 => Ok(Self::Added),
-            2 => Ok(Self::Deleted),
-            _ => Err(invalid_data(format!("expected manifest entry status 0, 1 or 2, found {v}"))),
-        }
-    }
-
-    /// ADDED or EXISTING: the file is part of the snapshot.
-    pub fn is_live(&self) -> bool {
-        !matches!(self, Self::Deleted)
-    }
-}
-
-/// One `manifest_entry`. After [`read_manifest`], `snapshot_id` and the sequence numbers are
-/// inherited values; when writing, `None` means "inherit" (ADDED entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ManifestEntry {
-    pub status: EntryStatus,
-    pub snapshot_id: Option<i64>,
-    /// The data sequence number.
-    pub sequence_number: Option<i64>,
-    pub file_sequence_number: Option<i64>,
-    pub data_file: DataFile,
-}
+// The entries live in `manifest_entry.rs` (which `manifest_decode` reads into); their old path
+// `icefloe::manifest::manifest::{EntryStatus, ManifestEntry}` still works.
+pub use super::manifest_entry::{EntryStatus, ManifestEntry};
 
 /// The key/value metadata of a manifest file, plus the partition type its schema declares.
 #[derive(Debug, Clone, PartialEq)]

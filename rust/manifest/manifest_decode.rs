@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::avro::{Cursor, Kind, Logical, Node, Record};
 use super::data_file::{DataContentType, DataFile, FileFormat};
-use super::manifest::{EntryStatus, ManifestEntry};
+use super::manifest_entry::{EntryStatus, ManifestEntry};
 use super::manifest_list::{read_opt_bytes, read_opt_int, read_opt_long, read_opt_str, required};
 use crate::error::{invalid_data, Result};
 use crate::spec::decimal_from_bytes;

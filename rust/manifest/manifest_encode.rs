@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::avro::{write_bytes, write_long, write_opt};
-use super::manifest::ManifestEntry;
+use super::manifest_entry::ManifestEntry;
 use crate::error::{validation, Result};
 use crate::spec::{Literal, PrimitiveType, StructType, Type};
 

@@ -1,5 +1,7 @@
 use super::*;
-use crate::manifest::{DataContentType, FileFormat, ManifestListWriter, ManifestWriter, UNASSIGNED_SEQ};
+use crate::manifest::{
+    DataContentType, DataFile, FileFormat, ManifestListWriter, ManifestWriter, UNASSIGNED_SEQ,
+};
 use crate::spec::{Literal, NestedField, PrimitiveType, Type};
 
 fn partition_type() -> StructType {

@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use super::avro;
 use super::data_file::{DataContentType, DataFile};
-use super::manifest::{EntryStatus, ManifestEntry};
 use super::manifest_encode::encode_entry;
+use super::manifest_entry::{EntryStatus, ManifestEntry};
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile, UNASSIGNED_SEQ};
 use super::manifest_schema::{manifest_entry_iceberg_schema, manifest_entry_schema};
 use crate::error::{validation, Result};

@@ -15,6 +15,8 @@ pub mod manifest;
 mod manifest_decode;
 mod manifest_encode;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+mod manifest_entry;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod manifest_list;
 mod manifest_schema;
 mod manifest_writer;
@@ -26,10 +28,11 @@ mod golden_tests;
 
 pub use data_file::{DataContentType, DataFile, FileFormat};
 pub use manifest::{
-    read_manifest, read_manifest_each, read_manifest_projected, read_manifest_with_metadata, EntryStatus,
-    Manifest, ManifestEntry, ManifestMetadata,
+    read_manifest, read_manifest_each, read_manifest_projected, read_manifest_with_metadata, Manifest,
+    ManifestMetadata,
 };
 pub use manifest_decode::StatsProjection;
+pub use manifest_entry::{EntryStatus, ManifestEntry};
 pub use manifest_list::{
     read_manifest_list, read_manifest_list_bytes, FieldSummary, ManifestContent, ManifestFile,
     ManifestListWriter, UNASSIGNED_SEQ,

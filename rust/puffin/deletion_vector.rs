@@ -16,7 +16,7 @@
 use bytes::Bytes;
 use roaring::RoaringBitmap;
 
-use super::file::{hex, read_range};
+use super::byte_range::{hex, read_range};
 use crate::error::{invalid_data, validation, Error, Result};
 use crate::io::InputFile;
 

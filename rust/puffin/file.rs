@@ -9,9 +9,10 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::reader::Length;
 use serde::{Deserialize, Serialize};
 
+use super::byte_range::{hex, read_range};
 use super::deletion_vector::{self, DeletionVector};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::InputFile;
@@ -161,35 +162,6 @@ impl PuffinFile {
     }
 }
 
-/// Reads `len` bytes at `offset` of an opened file, after checking that they lie inside it (so
-/// a bad offset or length from metadata never allocates more than the file holds).
-pub(crate) fn read_range(input: &InputFile, location: &str, offset: u64, len: u64) -> Result<Bytes> {
-    let size = input.len();
-    let end = offset.checked_add(len).filter(|end| *end <= size).ok_or_else(|| {
-        invalid_data(format!(
-            "byte range at offset {offset} of length {len} runs past the end of the {size}-byte file"
-        ))
-        .with_context("file", location)
-    })?;
-    let want = usize::try_from(len).map_err(|_| {
-        not_supported(format!("byte range of {len} bytes does not fit in memory"))
-            .with_context("file", location)
-    })?;
-    let got = input.get_bytes(offset, want).map_err(|e| {
-        Error::new(ErrorKind::Io, format!("cannot read bytes {offset}..{end}"))
-            .with_context("file", location)
-            .with_source(e)
-    })?;
-    if got.len() != want {
-        return Err(invalid_data(format!(
-            "read of bytes {offset}..{end} expected {want} bytes, found {}",
-            got.len()
-        ))
-        .with_context("file", location));
-    }
-    Ok(got)
-}
-
 /// The footer logic over any source of byte ranges (`read(offset, len)`) of a `size`-byte file.
 fn parse_footer_with(
     size: u64,
@@ -283,9 +255,4 @@ fn parse_footer_with(
         }
     }
     Ok(metadata)
-}
-
-/// Bytes as hex for messages (`50464131`).
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

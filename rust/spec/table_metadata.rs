@@ -1,6 +1,7 @@
 //! Table metadata, version-agnostic: schemas, specs, sort orders, properties, snapshots,
 //! refs and logs, plus the builder steps a commit uses to derive the next version.
-//! The JSON wire form (v1/v2/v3) is in `table_metadata_serde.rs`.
+//! The JSON wire form (v1/v2/v3), with `from_json_str` and `to_json_string`, is in
+//! `table_metadata_serde.rs`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use super::partition::{PartitionSpec, PARTITION_DATA_ID_START, UNPARTITIONED_LAS
 use super::schema::{Schema, SchemaRef};
 use super::snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef};
 use super::sort_order::SortOrder;
-use super::table_metadata_serde;
 use super::types::StructType;
 use crate::error::{not_supported, validation, Result};
 
@@ -66,25 +66,6 @@ fn now_ms() -> i64 {
 }
 
 impl TableMetadata {
-    // ---- parsing / writing -------------------------------------------------------
-
-    /// Parses a `*.metadata.json` document (v1, v2, or v3 read tolerantly).
-    /// `metadata_location` is the file it came from, kept for the next commit's log.
-    pub fn from_json_str(s: &str, metadata_location: Option<String>) -> Result<Self> {
-        table_metadata_serde::from_json_str(s, metadata_location)
-    }
-
-    /// Parses an already-decoded JSON document.
-    pub fn from_json_value(v: &Value, metadata_location: Option<String>) -> Result<Self> {
-        table_metadata_serde::from_json_value(v, metadata_location)
-    }
-
-    /// Serializes in Java's key order: the v2 shape for format 2, the v1 shape (with
-    /// `schema` and `partition-spec`) for format 1.
-    pub fn to_json_string(&self) -> Result<String> {
-        table_metadata_serde::to_json_string(self)
-    }
-
     // ---- getters -----------------------------------------------------------------
 
     pub fn format_version(&self) -> i32 {

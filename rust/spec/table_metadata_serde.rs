@@ -1,6 +1,7 @@
 //! The versioned JSON wire form of table metadata: reads v1, v2 and (tolerantly) v3,
 //! writes the v1 or v2 shape in Java's key order. The domain struct lives in
-//! `table_metadata.rs`; this file only translates.
+//! `table_metadata.rs`; this file only translates, and gives it its `from_json_str`,
+//! `from_json_value` and `to_json_string`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +15,25 @@ use super::snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotRef}
 use super::sort_order::SortOrder;
 use super::table_metadata::TableMetadata;
 use crate::error::{invalid_data, not_supported, Result};
+
+impl TableMetadata {
+    /// Parses a `*.metadata.json` document (v1, v2, or v3 read tolerantly).
+    /// `metadata_location` is the file it came from, kept for the next commit's log.
+    pub fn from_json_str(s: &str, metadata_location: Option<String>) -> Result<Self> {
+        from_json_str(s, metadata_location)
+    }
+
+    /// Parses an already-decoded JSON document.
+    pub fn from_json_value(v: &Value, metadata_location: Option<String>) -> Result<Self> {
+        from_json_value(v, metadata_location)
+    }
+
+    /// Serializes in Java's key order: the v2 shape for format 2, the v1 shape (with
+    /// `schema` and `partition-spec`) for format 1.
+    pub fn to_json_string(&self) -> Result<String> {
+        to_json_string(self)
+    }
+}
 
 /// The wire form in Java's key order (`TableMetadataParser.toJson`).
 #[derive(Serialize)]

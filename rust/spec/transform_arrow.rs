@@ -363,7 +363,7 @@ mod tests {
 
     fn literal(ty: &PrimitiveType, a: &dyn Array, i: usize) -> Option<Literal> {
         let a = arrow_array::make_array(a.to_data());
-        crate::writer::data_writer::literal_at(&a, ty, i).unwrap()
+        crate::writer::partitioner::literal_at(&a, ty, i).unwrap()
     }
 
     /// Every transform that applies to `ty`, on `a`, equals the single-value `Transform::apply`.

@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 // Re-exported so `writer::data_writer::{check_arrow_schema, conform_batch}` keep working.
@@ -19,10 +17,10 @@ use super::partitioned::{FileSettings, PartitionedWriter};
 use super::sorter::Sorter;
 use crate::arrow::schema_to_arrow;
 use crate::arrow::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
-use crate::error::{validation, Error, ErrorKind, Result};
+use crate::error::{validation, Result};
 use crate::manifest::DataFile;
 use crate::spec::{
-    Literal, LocationProvider, NestedField, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata,
+    LocationProvider, NestedField, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadata,
 };
 
 pub use crate::spec::location_provider::{WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH};
@@ -293,52 +291,6 @@ impl WriteTask {
         let batch = conform_batch(&self.schema, &self.target, batch)?;
         self.writer.write(&batch)
     }
-}
-
-/// The Iceberg value at `row` of a primitive column already conformed to the table's type.
-pub(crate) fn literal_at(array: &ArrayRef, ty: &PrimitiveType, row: usize) -> Result<Option<Literal>> {
-    if array.is_null(row) {
-        return Ok(None);
-    }
-    use PrimitiveType as P;
-    let bad =
-        || Error::new(ErrorKind::Internal, format!("column of {ty} has Arrow type {}", array.data_type()));
-    Ok(Some(match ty {
-        P::Boolean => Literal::Boolean(array.as_boolean_opt().ok_or_else(bad)?.value(row)),
-        P::Int => Literal::Int(array.as_primitive_opt::<Int32Type>().ok_or_else(bad)?.value(row)),
-        P::Long => Literal::Long(array.as_primitive_opt::<Int64Type>().ok_or_else(bad)?.value(row)),
-        P::Float => Literal::Float(array.as_primitive_opt::<Float32Type>().ok_or_else(bad)?.value(row)),
-        P::Double => Literal::Double(array.as_primitive_opt::<Float64Type>().ok_or_else(bad)?.value(row)),
-        P::Decimal { .. } => {
-            Literal::Decimal(array.as_primitive_opt::<Decimal128Type>().ok_or_else(bad)?.value(row))
-        }
-        P::Date => Literal::Date(array.as_primitive_opt::<Date32Type>().ok_or_else(bad)?.value(row)),
-        P::Time => {
-            Literal::Time(array.as_primitive_opt::<Time64MicrosecondType>().ok_or_else(bad)?.value(row))
-        }
-        P::Timestamp => Literal::Timestamp(
-            array.as_primitive_opt::<TimestampMicrosecondType>().ok_or_else(bad)?.value(row),
-        ),
-        P::Timestamptz => Literal::Timestamptz(
-            array.as_primitive_opt::<TimestampMicrosecondType>().ok_or_else(bad)?.value(row),
-        ),
-        P::TimestampNs => Literal::TimestampNs(
-            array.as_primitive_opt::<TimestampNanosecondType>().ok_or_else(bad)?.value(row),
-        ),
-        P::TimestamptzNs => Literal::TimestamptzNs(
-            array.as_primitive_opt::<TimestampNanosecondType>().ok_or_else(bad)?.value(row),
-        ),
-        P::String => Literal::String(array.as_string_opt::<i32>().ok_or_else(bad)?.value(row).to_string()),
-        P::Uuid => {
-            let b = array.as_fixed_size_binary_opt().ok_or_else(bad)?.value(row);
-            Literal::Uuid(u128::from_be_bytes(b.try_into().map_err(|_| bad())?))
-        }
-        P::Fixed(_) => Literal::Fixed(array.as_fixed_size_binary_opt().ok_or_else(bad)?.value(row).to_vec()),
-        P::Binary => Literal::Binary(array.as_binary_opt::<i32>().ok_or_else(bad)?.value(row).to_vec()),
-        // An Arrow `Null` column has no validity buffer, so `is_null` above says false.
-        P::Unknown => return Ok(None),
-        P::Variant | P::Unsupported(_) => return Err(bad()),
-    }))
 }
 
 #[cfg(test)]

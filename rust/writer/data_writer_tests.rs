@@ -1,11 +1,14 @@
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use arrow_array::{
-    Float32Array, Int32Array, Int64Array, LargeStringArray, StringArray, TimestampMillisecondArray,
+    Array, Float32Array, Int32Array, Int64Array, LargeStringArray, StringArray, TimestampMillisecondArray,
 };
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use serde_json::Value;
 
 use super::*;
-use crate::spec::{NestedField, PartitionField, Transform, Type};
+use crate::error::ErrorKind;
+use crate::spec::{Literal, NestedField, PartitionField, Transform, Type};
 
 const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden");
 

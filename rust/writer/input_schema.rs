@@ -6,7 +6,8 @@
 use arrow_array::{Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 
-use crate::arrow::reader::{absent, adapt, arrow_primitive_type, can_write_as, Match};
+use crate::arrow::field_match::Match;
+use crate::arrow::reader::{absent, adapt, arrow_primitive_type, can_write_as};
 use crate::arrow::schema::{VARIANT_METADATA, VARIANT_VALUE};
 use crate::error::{validation, Result};
 use crate::spec::{DefaultKind, NestedField, PrimitiveType, Schema, Type};

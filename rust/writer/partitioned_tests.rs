@@ -9,7 +9,8 @@ use arrow_array::types::*;
 use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use super::data_writer::{literal_at, write_data_files_opts, WriteOptions, WriterMode};
+use super::data_writer::{write_data_files_opts, WriteOptions, WriterMode};
+use super::partitioner::literal_at;
 use crate::arrow::schema_to_arrow;
 use crate::error::{ErrorKind, Result};
 use crate::manifest::DataFile;
