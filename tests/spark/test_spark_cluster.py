@@ -238,7 +238,10 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
         "update",
         "overwrite partitions",
         "read, tasks as RDD rows",
+        "read of a local table, Spark's Parquet source and Rust",
     ]
+    assert result["s3_reasons"] == ["Spark has no file system for s3:"], result["s3_reasons"]
+    print("local table read paths:", result["local_paths"])
     assert result["merge"]["updated"] > 0 and result["merge"]["inserted"] > 0, result["merge"]
 
     # Every task Spark ran ran in one of the two executors, never in the driver ...

@@ -71,6 +71,19 @@ def broadcast_threshold(spark: SparkSession) -> int:
     return value if value >= 0 else 1 << 62
 
 
+def unsized_range(spark: SparkSession, n: int) -> DataFrame:
+    """`spark.range(0, n, 1, n)` (n rows, one per partition) that Spark's planner sizes as
+    unknown (`spark.sql.defaultSizeInBytes`: never broadcast into a join), where
+    `spark.range` is sized by its rows (8 bytes each: always broadcast). Classic Spark only:
+    the range becomes the JVM RDD of a LogicalRDD, no Python stage; over Spark Connect the
+    client cannot build one, and it is `spark.range`."""
+    df = spark.range(0, n, 1, n)
+    if is_connect(spark):
+        return df
+    jdf = spark._jsparkSession.createDataFrame(df._jdf.toDF().rdd(), df._jdf.schema())
+    return type(df)(jdf, spark)
+
+
 def rows_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, partitions: int) -> DataFrame:
     """A DataFrame of `rows` in `partitions` partitions (one row per partition when they are
     as many): an RDD on classic Spark; over Spark Connect the rows travel in the plan and are

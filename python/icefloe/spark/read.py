@@ -12,11 +12,11 @@ How the Rust half's tasks travel depends on their size. A small plan rides in th
 closure over `spark.range(n)`: partition i reads task i, and the source needs no Python worker
 of its own. Every task receives the whole closure, so this is used only while the n copies
 together stay under `INLINE_TASK_BYTES` (task JSON bytes x tasks: ~90 tasks of a few KB each)
-and, for `read`, while the files hold fewer bytes than Spark's broadcast threshold (Spark sizes
-`spark.range` as tiny and would broadcast it). A larger plan travels as the rows of a
-parallelized RDD, one row per partition, so that no task receives the whole plan and Spark
-sizes it as unknown; that costs one more Python stage per query (about 0.1 s measured on
-`local[2]`), which a large scan amortizes.
+(over a range Spark sizes as unknown when, for `read`, the files hold more bytes than
+Spark's broadcast threshold: `spark.range` is sized as tiny and would be broadcast). A larger
+plan travels as the rows of a parallelized RDD, one row per partition, so that no task
+receives the whole plan; that costs one more Python stage per query (about 0.1 s measured
+on `local[2]`), which a large scan amortizes.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from icefloe._io import IoConfig
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
 from icefloe.spark._parquet_source import PlainFiles, parquet_frame, scan_blocker, split_files
-from icefloe.spark._session import broadcast_threshold, rows_frame, scan_parallelism
+from icefloe.spark._session import broadcast_threshold, rows_frame, scan_parallelism, unsized_range
 from icefloe.spark._worker import prepare_worker
 
 if TYPE_CHECKING:
@@ -251,10 +251,10 @@ def _rust_frame(
 ) -> DataFrame:
     """The rows of `combined` (tasks of `scan`) read in Rust inside mapInArrow.
 
-    Spark sizes a mapInArrow by its source. A plan whose files hold more bytes than
-    `spark.sql.autoBroadcastJoinThreshold` travels as the rows of an RDD, which Spark sizes
-    as unknown (never broadcast), whatever its tasks' total bytes; a smaller one rides in the
-    closure over `spark.range` (see the module docstring), which Spark sizes as small."""
+    Spark sizes a mapInArrow by its source. When the tasks' files hold more bytes than
+    `spark.sql.autoBroadcastJoinThreshold`, the source is one Spark sizes as unknown (a JVM
+    RDD, or the RDD of task rows): never broadcast, as a scan of those files would not be;
+    a smaller one is `spark.range`, which Spark sizes as small."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -316,7 +316,9 @@ def _rust_frame(
         return read_tasks
 
     n = len(combined)
-    if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES and planned_bytes <= broadcast_threshold(spark):
-        return finish(spark.range(0, n, 1, n).mapInArrow(reader(combined), out_schema))
+    if sum(len(c) for c in combined) * n <= INLINE_TASK_BYTES:
+        small = planned_bytes <= broadcast_threshold(spark)
+        source = spark.range(0, n, 1, n) if small else unsized_range(spark, n)
+        return finish(source.mapInArrow(reader(combined), out_schema))
     task_df = rows_frame(spark, [(bytearray(c),) for c in combined], "task binary", n)
     return finish(task_df.mapInArrow(reader(None), out_schema))

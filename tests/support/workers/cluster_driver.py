@@ -304,6 +304,26 @@ def driver_main(config: str) -> None:
     md = cat.load_table(TABLE)
     count = ispark.read(spark, md, selected_fields=[]).count()
     assert count == len(model), (count, len(model))
+    # The executors' Spark has no S3 file system: every file of the S3 table takes the Rust
+    # reader, decided on the driver (no failed job).
+    result["s3_reasons"] = sorted(set(ispark.plan_read(spark, md).rust_files.values()))
+
+    # 9. a table on the nodes' shared disk: its files without deletes take Spark's Parquet
+    # source on the executors, by field id (a renamed column), the rest the Rust reader
+    local = icefloe.load_catalog("nodes", type="filesystem", warehouse=f"{cfg['nodes_root']}/localwh")
+    local.create_namespace(NAMESPACE)
+    lt = local.create_table(TABLE, schema=ARROW_SCHEMA, partition_spec=spec, properties=MOR)
+    ispark.append(ispark.read(spark, md), lt)
+    ispark.delete(spark, local.load_table(TABLE), "region = 'us' and id < 700")
+    with local.load_table(TABLE).update_schema() as u:
+        u.rename_column("amount", "amount_renamed")
+    lt = local.load_table(TABLE)
+    plan = ispark.plan_read(spark, lt)
+    result["local_paths"] = {"spark": len(plan.spark_files), "rust": sorted(set(plan.rust_files.values()))}
+    assert plan.spark_files and plan.rust_files and set(plan.rust_files.values()) == {"deletes"}, plan
+    expected = [r for r in model.values() if not (r[1] == "us" and r[0] < 700)]
+    renamed_back = plan.frame().withColumnRenamed("amount_renamed", "amount")
+    check("read of a local table, Spark's Parquet source and Rust", renamed_back, expected)
 
     # where the work ran
     probe_df = spark.range(0, 8, 1, 8).mapInArrow(_probe(driver_root), PROBE_SCHEMA)

@@ -28,6 +28,11 @@ def main(url: str, warehouse: str, name: str) -> None:
 
     # icefloe.spark functions: read Java's rows, append, Java reads icefloe's rows.
     assert rows(icefloe.spark.read(spark, table)) == rows(spark.table(java)), "icefloe.spark.read"
+    # Over Connect, local files take Spark's Parquet source (the server's executors read them).
+    plan = icefloe.spark.plan_read(spark, table)
+    assert plan.spark_files and not plan.rust_files, f"read paths over Connect: {plan.rust_files}"
+    pruned = icefloe.spark.read(spark, table).where("id > 1").select("id")
+    assert rows(pruned) == [(2,), (3,)], "a filtered, pruned read over Connect"
     new = spark.createDataFrame([(4, "a"), (5, "c")], "id bigint, s string")
     icefloe.spark.append(new, table)
     expected = sorted([(1, "a"), (2, "b"), (3, None), (4, "a"), (5, "c")], key=str)
