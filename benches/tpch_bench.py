@@ -11,7 +11,8 @@ Spark's Parquet source.
 Each query runs once to warm up and to compare rows (they must be Java's), then `--reps`
 times per side, alternating; the table prints the best time per side and the ratio, the
 join strategies of both final plans, and the total. A second part times a 5,000,000-row
-scan with no deletes, `sum(amount)`, Java vs icefloe on the same (Java-written) table.
+scan with no deletes, `sum(amount)`, Java vs icefloe on the same (Java-written) table, and
+on PySpark 4 `format("icefloe")` beside them.
 
 Runs on the PySpark of the interpreter (`make bench-tpch` runs it on 3.5 and 4.1).
 """
@@ -172,15 +173,26 @@ def main() -> None:
                 .collect()[0][0]
             )
 
-        assert abs(java_sum() - ice_sum()) < 1e-6 * abs(java_sum())
+        def source_sum() -> Any:
+            df = spark.read.format("icefloe").load("bench.db.orders")
+            return df.agg({"amount": "sum"}).collect()[0][0]
+
+        sums = {"java": java_sum, "icefloe.spark.read": ice_sum}
+        if int(pyspark.__version__.split(".")[0]) >= 4:
+            spark.conf.set("icefloe.catalog.bench.type", "filesystem")
+            spark.conf.set("icefloe.catalog.bench.warehouse", str(warehouse))
+            icefloe.spark.register(spark)
+            sums['format("icefloe")'] = source_sum
+        want = java_sum()
+        for label, fn in sums.items():
+            assert abs(fn() - want) < 1e-6 * abs(want), label
         del table
-        bj = bi = float("inf")
+        times = {label: float("inf") for label in sums}
         for _ in range(max(args.reps, 5)):
-            bj = min(bj, _timed(java_sum))
-            bi = min(bi, _timed(ice_sum))
-        print(
-            f"SCAN {args.scan_rows} rows sum(amount): java {bj:.3f}s icefloe {bi:.3f}s ratio {bi / bj:.2f}x"
-        )
+            for label, fn in sums.items():
+                times[label] = min(times[label], _timed(fn))
+        for label, t in times.items():
+            print(f"SCAN {args.scan_rows} rows sum(amount): {label} {t:.3f}s ratio {t / times['java']:.2f}x")
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -240,7 +240,8 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
         "read, tasks as RDD rows",
         "read of a local table, Spark's Parquet source and Rust",
     ]
-    assert result["s3_reasons"] == ["Spark has no file system for s3:"], result["s3_reasons"]
+    reasons = set(result["s3_reasons"])  # files with deletes are the Rust reader's anyway
+    assert "Spark has no file system for s3:" in reasons <= {"Spark has no file system for s3:", "deletes"}
     print("local table read paths:", result["local_paths"])
     assert result["merge"]["updated"] > 0 and result["merge"]["inserted"] > 0, result["merge"]
 
