@@ -97,11 +97,11 @@ def test_every_type_nested_and_partitioned_reads_java_rows(
         "PARTITIONED BY (bucket(3, id), days(ts), truncate(2, s), b) "
         f"TBLPROPERTIES ('format-version'='{version}')"
     )
-    oracle.sql(f"INSERT INTO {q} SELECT id, * FROM ({ALL_VALUES.format(lo=0, hi=40)})")
+    oracle.sql(f"INSERT INTO {q} SELECT id, * FROM ({ALL_VALUES.format(lo=0, hi=24)})")
     # the other transforms, by partition evolution: files of two specs
     for field in ("hours(tsntz)", "months(dt)", "years(ts)", "truncate(4, l)", "bucket(2, s)"):
         oracle.sql(f"ALTER TABLE {q} ADD PARTITION FIELD {field}")
-    oracle.sql(f"INSERT INTO {q} SELECT id, * FROM ({ALL_VALUES.format(lo=40, hi=90)})")
+    oracle.sql(f"INSERT INTO {q} SELECT id, * FROM ({ALL_VALUES.format(lo=24, hi=48)})")
     table = catalog.load_table(name)
     n_spark, rust, reason = _paths(spark, table)
     assert reason is None and not rust and n_spark == len(table.scan().plan_files()) > 4
