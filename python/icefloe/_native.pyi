@@ -476,11 +476,14 @@ class ScanPlan:
     def tasks_json(self) -> list[str]: ...
     def split_plain_parquet(
         self, refused: set[str] | None = None
-    ) -> tuple[list[tuple[str, int, int]], ScanPlan, list[tuple[str, str]]]:
+    ) -> tuple[list[tuple[str, int, int]], ScanPlan]:
         """(path, size, records) of each task a plain field-id Parquet reader reads as Iceberg
         does (no deletes, no residual, whole unencrypted Parquet file, identity partition
-        columns in the file), the other tasks as a plan, and (path, reason) for those; the
-        paths in `refused` go with the other tasks."""
+        columns in the file), and the other tasks (with the paths in `refused`) as a plan."""
+    def plain_parquet_blockers(self) -> list[tuple[str, str]]:
+        """(path, reason) of each task a plain Parquet reader would not read as Iceberg does."""
+    def size_in_bytes(self) -> int:
+        """The bytes the tasks read (the sum of their lengths)."""
     def combined(
         self,
         target_size: int | None = None,

@@ -2,6 +2,7 @@
 //! Rust; Python sees them through `__len__` / `__getitem__` views, so no Python object is
 //! made per manifest entry, and a task is materialised only when touched.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyIndexError;
@@ -103,28 +104,19 @@ impl PyScanPlan {
 
     /// The plan split for an engine that reads plain Parquet files itself (see
     /// `FileScanTask::plain_parquet_blocker`): the (path, file size, record count) of each
-    /// task such a reader reads as Iceberg does, the other tasks as a plan of their own
-    /// (same split settings), and (path, reason) for each of those. The paths in `refused`
-    /// (files the engine cannot open) go with the other tasks.
+    /// task such a reader reads as Iceberg does, and the other tasks as a plan of their own
+    /// (same split settings). The paths in `refused` (files the engine cannot open) go with
+    /// the other tasks.
     #[pyo3(signature = (refused=None))]
-    #[allow(clippy::type_complexity)]
-    fn split_plain_parquet(
-        &self,
-        refused: Option<std::collections::HashSet<String>>,
-    ) -> (Vec<(String, i64, i64)>, PyScanPlan, Vec<(String, &'static str)>) {
+    fn split_plain_parquet(&self, refused: Option<HashSet<String>>) -> (Vec<(String, i64, i64)>, PyScanPlan) {
         let mut plain = Vec::new();
         let mut rest = Vec::new();
-        let mut reasons = Vec::new();
         for t in self.tasks.iter() {
             let refuse = refused.as_ref().is_some_and(|r| r.contains(&t.file.file_path));
-            match t.plain_parquet_blocker().or(refuse.then_some("refused by the reader")) {
-                None => {
-                    plain.push((t.file.file_path.clone(), t.file.file_size_in_bytes, t.file.record_count))
-                }
-                Some(why) => {
-                    reasons.push((t.file.file_path.clone(), why));
-                    rest.push(t.clone());
-                }
+            if t.plain_parquet_blocker().is_none() && !refuse {
+                plain.push((t.file.file_path.clone(), t.file.file_size_in_bytes, t.file.record_count));
+            } else {
+                rest.push(t.clone());
             }
         }
         let rest = PyScanPlan {
@@ -133,7 +125,20 @@ impl PyScanPlan {
             metrics: self.metrics.clone(),
             split: self.split,
         };
-        (plain, rest, reasons)
+        (plain, rest)
+    }
+
+    /// (path, reason) of each task a plain Parquet reader would not read as Iceberg does.
+    fn plain_parquet_blockers(&self) -> Vec<(String, &'static str)> {
+        self.tasks
+            .iter()
+            .filter_map(|t| t.plain_parquet_blocker().map(|why| (t.file.file_path.clone(), why)))
+            .collect()
+    }
+
+    /// The bytes the tasks read (the sum of their lengths).
+    fn size_in_bytes(&self) -> i64 {
+        self.tasks.iter().map(|t| t.length).sum()
     }
 
     /// Split and bin-pack into combined tasks (the table's `read.split.*` settings unless

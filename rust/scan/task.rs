@@ -134,3 +134,60 @@ impl FileScanTask {
 pub struct CombinedScanTask {
     pub tasks: Vec<FileScanTask>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{DataContentType, FileFormat};
+
+    fn task() -> FileScanTask {
+        FileScanTask::whole_file(DataFile::new_data("s3://b/t/data/f.parquet", 10, 1000), 1)
+    }
+
+    #[test]
+    fn a_whole_plain_parquet_file_without_deletes_is_plain() {
+        assert_eq!(task().plain_parquet_blocker(), None);
+    }
+
+    #[test]
+    fn each_rule_names_its_reason() {
+        let mut t = task();
+        let mut delete = DataFile::new_data("s3://b/t/data/d.parquet", 1, 10);
+        delete.content = DataContentType::PositionDeletes;
+        t.deletes.push(DeleteFileRef { file: delete, data_sequence_number: 2 });
+        assert_eq!(t.plain_parquet_blocker(), Some("deletes"));
+
+        let mut t = task();
+        t.residual = Some(serde_json::json!({"type": "true"}));
+        assert_eq!(t.plain_parquet_blocker(), Some("residual filter"));
+
+        let mut t = task();
+        t.file.file_format = FileFormat::Avro;
+        assert_eq!(t.plain_parquet_blocker(), Some("not parquet"));
+
+        let mut t = task();
+        t.file.key_metadata = Some(vec![1]);
+        assert_eq!(t.plain_parquet_blocker(), Some("encrypted"));
+
+        let mut t = task();
+        t.start = 4;
+        t.length = 996;
+        assert_eq!(t.plain_parquet_blocker(), Some("part of a file"));
+
+        let mut t = task();
+        t.identity_partition_fields = vec![(3, 0)];
+        t.identity_columns_in_file = false;
+        assert_eq!(t.plain_parquet_blocker(), Some("identity partition column not known to be in the file"));
+        t.identity_columns_in_file = true;
+        assert_eq!(t.plain_parquet_blocker(), None);
+    }
+
+    #[test]
+    fn the_planning_flag_does_not_travel() {
+        let mut t = task();
+        t.identity_partition_fields = vec![(3, 0)];
+        let back = FileScanTask::from_json(&t.to_json().unwrap()).unwrap();
+        assert!(!back.identity_columns_in_file, "a task read back from JSON knows nothing of the file");
+        assert_eq!(back.identity_partition_fields, vec![(3, 0)]);
+    }
+}

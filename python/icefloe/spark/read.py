@@ -127,8 +127,8 @@ class ReadPlan:
     scan: DataScan
     plain: PlainFiles
     rust_plan: Any  # icefloe._native.ScanPlan of the files the Rust reader reads
-    rust_reasons: dict[str, str]
     scan_reason: str | None
+    refused: list[tuple[str, str]]  # (path, reason): files the plan allows, Spark cannot open
 
     @property
     def spark_files(self) -> list[str]:
@@ -136,7 +136,11 @@ class ReadPlan:
 
     @property
     def rust_files(self) -> dict[str, str]:
-        return dict(self.rust_reasons)
+        """path -> why the Rust reader reads it (made when asked: a diagnostic)."""
+        plan = self.scan.plan_files()._plan
+        if self.scan_reason is not None:
+            return {plan[i].file_path: self.scan_reason for i in range(len(plan))}
+        return {**dict(plan.plain_parquet_blockers()), **dict(self.refused)}
 
     def frame(self) -> DataFrame:
         """The DataFrame of the scan: the Spark half, then the Rust half, one schema."""
@@ -144,9 +148,13 @@ class ReadPlan:
         rust_half = None
         if len(self.rust_plan) or not self.plain.files:
             combined = self.rust_plan.combined(parallelism=scan_parallelism(self.spark)).to_json_list()
-            rust_bytes = sum(self.rust_plan[i].length for i in range(len(self.rust_plan)))
             rust_half = _rust_frame(
-                self.spark, self.table, self.scan, [bytes(c) for c in combined], None, rust_bytes
+                self.spark,
+                self.table,
+                self.scan,
+                [bytes(c) for c in combined],
+                None,
+                self.rust_plan.size_in_bytes(),
             )
         if not self.plain.files:
             assert rust_half is not None
@@ -179,16 +187,13 @@ def plan_read(
     native_plan = scan.plan_files()._plan
     scan_reason = scan_blocker(spark, table, json.loads(scan.projection().to_json()))
     if scan_reason is not None:
-        every = {native_plan[i].file_path: scan_reason for i in range(len(native_plan))}
-        return ReadPlan(spark, table, scan, PlainFiles(), native_plan, every, scan_reason)
-    candidates, rest, reasons = native_plan.split_plain_parquet()
+        return ReadPlan(spark, table, scan, PlainFiles(), native_plan, scan_reason, [])
+    candidates, rest = native_plan.split_plain_parquet()
     plain, refused = split_files(spark, candidates)
     if refused:
         # Files the plan allows but Spark cannot open go back to the Rust reader.
-        _candidates, rest, reasons = native_plan.split_plain_parquet({path for path, _why in refused})
-    by_path = dict(reasons)
-    by_path.update(refused)
-    return ReadPlan(spark, table, scan, plain, rest, by_path, None)
+        _candidates, rest = native_plan.split_plain_parquet({path for path, _why in refused})
+    return ReadPlan(spark, table, scan, plain, rest, None, refused)
 
 
 def read_combined_task(
