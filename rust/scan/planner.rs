@@ -165,8 +165,7 @@ impl Context<'_> {
         }
         // The identity partition source columns too: whether a file holds them decides
         // whether a plain Parquet reader may read it (`FileScanTask::plain_parquet_blocker`).
-        let identity =
-            self.specs.values().flat_map(|s| FileScanTask::identity_fields_of(s)).map(|(id, _)| id);
+        let identity = self.specs.values().flat_map(FileScanTask::identity_fields_of).map(|(id, _)| id);
         match self.options.filter.stats_field_ids() {
             None => StatsProjection::All,
             Some(ids) => StatsProjection::only(ids.into_iter().chain(eq_delete_ids).chain(identity)),
