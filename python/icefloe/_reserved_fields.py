@@ -4,6 +4,9 @@ table column ever takes them."""
 
 from __future__ import annotations
 
+# The spec reserves every field id from Integer.MAX_VALUE - 200 up for metadata columns.
+FIRST_RESERVED_FIELD_ID = 2147483447
+
 # `_file`: the path of the data file a row was read from (MAX_VALUE - 1).
 FILE_PATH_FIELD_ID = 2147483646
 # `_pos`: the row's position in that file (MAX_VALUE - 2).

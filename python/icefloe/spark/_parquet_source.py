@@ -29,18 +29,19 @@ field id (Spark's row-group filters match columns by name).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from icefloe._reserved_fields import FILE_PATH_FIELD_ID, ROW_ID_FIELD_ID
+from icefloe._reserved_fields import FIRST_RESERVED_FIELD_ID
 from icefloe.spark._arrow import spark_type
 from icefloe.spark._session import is_connect
+from icefloe.types import IcebergType, PrimitiveType
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icefloe.schema import Schema
     from icefloe.table import Table
 
 __all__ = ["ENABLED_CONF", "PlainFiles", "parquet_frame", "scan_blocker", "split_files"]
@@ -55,9 +56,6 @@ FIELD_ID_CONF = "spark.sql.parquet.fieldId.read.enabled"
 # paths are files, so the driver's listing is a status call or two per file.
 LISTING_THRESHOLD_CONF = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 SERIAL_LISTING = str(2**31 - 1)
-# Iceberg reserves field ids from Integer.MAX_VALUE - 200 for metadata columns.
-_RESERVED_FROM = 2**31 - 1 - 200
-assert _RESERVED_FROM <= min(FILE_PATH_FIELD_ID, ROW_ID_FIELD_ID)
 # Types Spark shows differently from their Parquet column (or not at all).
 _OTHER_TYPES = re.compile(
     r"^(uuid|fixed\[\d+\]|time|timestamp_ns|timestamptz_ns|variant|unknown|geometry.*|geography.*)$"
@@ -74,60 +72,45 @@ def enabled(spark: SparkSession) -> bool:
     return str(value).strip().lower() != "false"
 
 
-def _walk(fields: list[dict[str, Any]], prefix: str = "") -> Any:
-    """(full name, field JSON) of every field, nested ones included (list elements and map
-    keys and values of struct type contribute their struct's fields)."""
-    for f in fields:
-        name = prefix + f["name"]
-        yield name, f
-        yield from _walk_type(f["type"], name + ".")
+def _fields(schema: Schema) -> Any:
+    """(full dotted name, field, its primitive type's JSON name or None) of every field of
+    `schema`, nested ones included (`a.b`, `l.element`, `m.key`, `m.value`)."""
+    for name in schema.column_names:
+        f = schema.find_field(name)
+        t: IcebergType = f.field_type
+        yield name, f, str(t) if isinstance(t, PrimitiveType) else None
 
 
-def _walk_type(t: Any, prefix: str) -> Any:
-    if isinstance(t, str):
-        return
-    kind = t["type"]
-    if kind == "struct":
-        yield from _walk(t["fields"], prefix)
-    elif kind == "list":
-        yield prefix + "element", {"id": t["element-id"], "name": "element", "type": t["element"]}
-        yield from _walk_type(t["element"], prefix + "element.")
-    elif kind == "map":
-        yield prefix + "key", {"id": t["key-id"], "name": "key", "type": t["key"]}
-        yield prefix + "value", {"id": t["value-id"], "name": "value", "type": t["value"]}
-        yield from _walk_type(t["key"], prefix + "key.")
-        yield from _walk_type(t["value"], prefix + "value.")
-
-
-def scan_blocker(spark: SparkSession, table: Table, projection: dict[str, Any]) -> str | None:
+def scan_blocker(spark: SparkSession, table: Table, projection: Schema) -> str | None:
     """Why no file of this scan may take Spark's Parquet source (see the module docstring);
     None when the files may, each by its own rules."""
     if not enabled(spark):
         return f"turned off ({ENABLED_CONF}=false)"
     if table.properties.get("schema.name-mapping.default"):
         return "the table has a name mapping (its files may lack field ids)"
-    history: dict[int, set[str]] = {}
+    history: dict[int, set[IcebergType]] = {}
     names: dict[str, set[int]] = {}
     for schema in table.schemas().values():
-        for name, f in _walk(json.loads(schema.to_json())["fields"]):
-            t = f["type"]
-            if isinstance(t, str) and _NEW_PARQUET_TYPES.match(t):
+        for name, f, primitive in _fields(schema):
+            if primitive is not None and _NEW_PARQUET_TYPES.match(primitive):
                 # Spark's Parquet library fails on the file's footer, whatever is projected.
-                return f"the table's files may hold {t} column {name} (a Parquet type Spark cannot open)"
-            if isinstance(t, str):
-                history.setdefault(f["id"], set()).add(t)
-            names.setdefault(name, set()).add(f["id"])
-    for name, f in _walk(projection["fields"]):
-        if f["id"] >= _RESERVED_FROM:
+                return (
+                    f"the table's files may hold {primitive} column {name} (a Parquet type Spark cannot open)"
+                )
+            if primitive is not None:
+                history.setdefault(f.field_id, set()).add(f.field_type)
+            names.setdefault(name, set()).add(f.field_id)
+    for name, f, primitive in _fields(projection):
+        if f.field_id >= FIRST_RESERVED_FIELD_ID:
             return f"metadata column {name} is selected"
-        t = f["type"]
-        if isinstance(t, str) and _OTHER_TYPES.match(t):
-            return f"column {name} has type {t}, which Spark shows differently"
-        if f.get("initial-default") is not None:
+        if primitive is not None and _OTHER_TYPES.match(primitive):
+            return f"column {name} has type {primitive}, which Spark shows differently"
+        if f.initial_default is not None:
             return f"column {name} has an initial default"
-        if isinstance(t, str) and len(history.get(f["id"], {t})) > 1:
-            return f"column {name} (field id {f['id']}) changed type: {sorted(history[f['id']])}"
-        if len(names.get(name, {f["id"]}) - {f["id"]}) > 0:
+        if len(history.get(f.field_id, set()) - {f.field_type}) > 0:
+            changed = sorted(str(t) for t in history[f.field_id])
+            return f"column {name} (field id {f.field_id}) changed type: {changed}"
+        if len(names.get(name, set()) - {f.field_id}) > 0:
             return f"column name {name} was used by another field id in an older schema"
     return None
 

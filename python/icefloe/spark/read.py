@@ -185,7 +185,7 @@ def plan_read(
             scan_options["ref"] = wap_ref
     scan = _scan(table, row_filter, selected_fields, snapshot_id, case_sensitive, scan_options)
     native_plan = scan.plan_files()._plan
-    scan_reason = scan_blocker(spark, table, json.loads(scan.projection().to_json()))
+    scan_reason = scan_blocker(spark, table, scan.projection())
     if scan_reason is not None:
         return ReadPlan(spark, table, scan, PlainFiles(), native_plan, scan_reason, [])
     candidates, rest = native_plan.split_plain_parquet()
