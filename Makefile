@@ -137,12 +137,20 @@ test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and t
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q -n $(PYTEST4_WORKERS) --dist loadfile --durations=15 \
 		$(SPARK4_TESTS) $(PYTEST_ARGS)
 
+# The prerequisites in two lanes side by side, each in order: what compiles (.venv, the release
+# build, the docs) and what downloads (the oracle jars through one Maven, Postgres, .venv4).
+.PHONY: test-prereqs-build test-prereqs-fetch
+test-prereqs-build:
+	$(MAKE) --no-print-directory -j1 release $(DIST_TOOLS) test-docs
+test-prereqs-fetch:
+	$(MAKE) --no-print-directory -j1 oracle servers venv4
+
 # `make test` runs cargo test and the two PySpark passes side by side (their lines interleave;
 # each pytest ends with its summary and slowest tests), after making their shared prerequisites
 # once. Where the time goes and what each layout measured: tests/README.md.
 TEST_JOBS ?= 3
 test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
-	$(MAKE) --no-print-directory release oracle servers venv4 $(DIST_TOOLS) test-docs
+	$(MAKE) --no-print-directory -j2 test-prereqs-build test-prereqs-fetch
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 \
 		test-rust test-python test-spark4
 

@@ -35,7 +35,9 @@ from support.start_gate import worker_env
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
 RUNS = int(os.environ.get("ICEFLOE_KILL_RUNS", "6"))
-FILES = 3 * RUNS  # the producer's 2 s per file keeps files arriving while the runs come and go
+# The producer drops one file every 2 s until the test stops it before the drain, so every run
+# has fresh batches however slow the machine; the cap only bounds a runaway.
+MAX_FILES = 100 * RUNS
 ROWS_PER_FILE = 200
 HOLD_S = 1.0  # the harness's pause between a batch's commit and Spark's commit log
 
@@ -119,10 +121,10 @@ def test_killed_and_restarted_every_row_once(
     rng = random.Random(seed)
     name = new_table_name("killed")
     catalog.create_table(name, schema=pa.schema([pa.field("id", pa.int64()), pa.field("val", pa.string())]))
-    src, checkpoint = tmp_path / "src", tmp_path / "checkpoint"
+    src, checkpoint, stop = tmp_path / "src", tmp_path / "checkpoint", tmp_path / "stop"
     src.mkdir()
     producer = subprocess.Popen(
-        [sys.executable, "-m", PRODUCER, json.dumps([str(src), FILES, ROWS_PER_FILE, 2.0])],
+        [sys.executable, "-m", PRODUCER, json.dumps([str(src), ROWS_PER_FILE, 2.0, str(stop), MAX_FILES])],
         stdout=subprocess.DEVNULL,
         env=worker_env(),
     )
@@ -133,7 +135,8 @@ def test_killed_and_restarted_every_row_once(
         for run in range(RUNS + 1):
             drain = run == RUNS
             if drain:
-                assert producer.wait(timeout=300) == 0
+                stop.touch()
+                assert producer.wait(timeout=120) == 0
             in_window = run % 2 == 1
             d = Driver(
                 [str(warehouse), name, str(src), str(checkpoint), HOLD_S if in_window else 0.0, drain],
@@ -187,7 +190,9 @@ def test_killed_and_restarted_every_row_once(
     assert len(query_ids) == 1, query_ids
     assert replays_seen, f"no kill landed between a commit and Spark's commit log (seed {seed})"
 
-    expected = list(range(FILES * ROWS_PER_FILE))
+    files = len(list(src.glob("part-*.parquet")))
+    assert files >= RUNS, files
+    expected = list(range(files * ROWS_PER_FILE))
     table = catalog.load_table(name)
     ours = table.scan().to_arrow()
     assert sorted(ours.column("id").to_pylist()) == expected
