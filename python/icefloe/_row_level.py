@@ -11,8 +11,9 @@ read agree row for row, and rows an older delete already removed are never delet
 - update: matching rows are read, the `set` expressions applied, and the new rows written;
   merge-on-read adds position deletes for the old rows, copy-on-write rewrites their files.
 - upsert: on a merge-on-read table (`write.merge.mode`), equality deletes on the join
-  columns plus the new rows, without reading the table (Flink's upsert writer); on a
-  copy-on-write table, an overwrite of the rows with those keys.
+  columns plus the new rows, without reading the table (Flink's upsert writer), or a MERGE
+  (position deletes) where equality deletes cannot reach the rows; on a copy-on-write
+  table, an overwrite of the rows with those keys.
 """
 
 from __future__ import annotations
@@ -340,15 +341,11 @@ def last_per_key(data: pa.Table, keys: list[str]) -> pa.Table:
     return data.take(rows)
 
 
-def _lineage_merge(table: Table, keys: pa.Table, names: list[str]) -> bool:
-    """Whether a copy-on-write upsert runs as a MERGE: on v3 tables (row lineage), when the
-    keys are plain top-level columns without nulls (a MERGE's `=` never matches a null key,
-    which the upsert replaces like any other)."""
-    return (
-        table.format_version >= 3
-        and all(re.fullmatch(r"\w+", n) for n in names)
-        and all(keys.column(n).null_count == 0 for n in names)
-    )
+def _merge_matches_keys(keys: pa.Table, names: list[str]) -> bool:
+    """Whether a MERGE on `names` matches exactly the rows this upsert replaces: plain
+    top-level key columns without nulls (a MERGE's `=` never matches a null key, which the
+    upsert replaces like any other; those upserts rewrite the files instead)."""
+    return all(re.fullmatch(r"\w+", n) for n in names) and all(keys.column(n).null_count == 0 for n in names)
 
 
 def _key_filter(keys: pa.Table, names: list[str]) -> BooleanExpression:
@@ -389,26 +386,36 @@ def _matched_counts(table: Table, condition: BooleanExpression, names: list[str]
     return found.num_rows, distinct
 
 
-def equality_delete_plan(table: Table, names: list[str]) -> tuple[list[int], pa.Schema, list[int] | None]:
+def equality_delete_plan(
+    table: Table, names: list[str]
+) -> tuple[list[int], pa.Schema | None, list[int] | None]:
     """How a merge-on-read upsert writes its equality deletes on `names`: the field ids, the
-    key rows' schema (ValidationError, as Flink, when the keys miss a partition source column
-    of the current spec), and the specs the keys go under (the default spec and each spec
-    with live files, see `_native.equality_delete_specs`), or None when rows of an older spec
-    partitioned by a non-key column can only be reached copy-on-write (logged)."""
+    key rows' schema and the specs the keys go under (the default spec and each spec with
+    live files, see `_native.equality_delete_specs`). The schema and specs are None when some
+    of those specs (the current one included) is partitioned by a column outside the keys:
+    an equality delete reaches only rows of its own partition, so no equality delete can
+    name those rows by key (Flink refuses such an upsert; icefloe's runs as a MERGE, see
+    `log_merge_instead`). Keys equality deletes cannot hold (floating-point, nested) raise
+    ValidationError."""
     schema = table.schema()
     ids = [schema.find_field(n).field_id for n in names]
     md = table.metadata
-    key_schema = _native.equality_delete_schema(md, ids)
     specs = _native.equality_delete_specs(md, md.current_snapshot_id, ids)
     if specs is None:
-        logger.warning(
-            "icefloe: %s has live files of a partition spec whose source columns are not all among "
-            "the upsert keys %s; equality deletes cannot reach their rows, so this upsert rewrites "
-            "them (copy-on-write). rewrite_data_files(rewrite_all=True) moves them to the current spec",
-            table,
-            names,
-        )
-    return ids, key_schema, specs
+        return ids, None, None
+    return ids, _native.equality_delete_schema(md, ids), specs
+
+
+def log_merge_instead(table: Table, names: list[str], how: str) -> None:
+    """The log line of a merge-on-read upsert that cannot write equality deletes."""
+    logger.warning(
+        "icefloe: %s is (or has live files) partitioned by a column outside the upsert keys %s; "
+        "an equality delete only reaches rows of its own partition, so this upsert %s. "
+        "Upserting by keys that include the partition source columns writes equality deletes",
+        table,
+        names,
+        how,
+    )
 
 
 def upsert(
@@ -442,15 +449,21 @@ def upsert(
         return UpsertResult(0, 0, 0)
     data = last_per_key(data, names)
     md = table.metadata
-    specs = None
-    if write_mode(table, "merge") != "copy-on-write":
+    specs = key_schema = None
+    merge_on_read = write_mode(table, "merge") != "copy-on-write"
+    if merge_on_read:
         ids, key_schema, specs = equality_delete_plan(table, names)
-    if specs is None:
+    if specs is None or key_schema is None:
         keys = data.select(names)
-        if _lineage_merge(table, keys, names):
-            # v3: a MERGE updates the matched rows in place, so they keep their `_row_id` (row
-            # lineage, as Java's MERGE and icefloe.spark.upsert); an overwrite would re-insert
-            # them under new ids.
+        # A MERGE updates the matched rows in place: on v3 they keep their `_row_id` (row
+        # lineage, as Java's MERGE and icefloe.spark.upsert), where an overwrite would re-insert
+        # them under new ids; on a merge-on-read table equality deletes cannot reach, it writes
+        # position deletes (as Java's MERGE there) instead of rewriting the files.
+        by_merge = (table.format_version >= 3 or merge_on_read) and _merge_matches_keys(keys, names)
+        if merge_on_read:
+            how = "runs as a MERGE (position deletes)" if by_merge else "rewrites the files holding its keys"
+            log_merge_instead(table, names, how)
+        if by_merge:
             from icefloe import _merge
 
             on = " and ".join(f"target.{n} = source.{n}" for n in names)

@@ -179,6 +179,60 @@ def test_java_reads_equality_delete_upserts(spark: Any, oracle: Oracle, catalog:
     assert any(s["summary"].get("added-equality-deletes") for s in snap)
 
 
+def test_upsert_keyed_off_the_partition_column_twins_javas_merge(
+    spark: Any, oracle: Oracle, catalog: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A merge-on-read table partitioned by `region`, upserted on `id` alone: equality deletes
+    cannot reach rows of another partition, so the upsert runs as a MERGE (position deletes,
+    logged), not refused; Java's `MERGE INTO ... UPDATE SET * / INSERT *` on the twin gives the
+    same rows, and each engine reads the other's table."""
+    java, ours = _create_twins(spark, oracle, "identity")
+    # Keys that move rows between partitions (id 3 was 'eu'), update in place, and insert.
+    source = pa.table(
+        {
+            "id": pa.array([3, 4, 7, 1000, 1001], pa.int64()),
+            "region": ["us", "us", "ap", "eu", "ap"],
+            "amount": [-3.0, -4.0, -7.0, 1.0, 2.0],
+            "ts": pa.array([None] * 5, pa.timestamp("us", tz="UTC")),
+        }
+    )
+    spark.createDataFrame(source.to_pandas()).createOrReplaceTempView("upsert_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING upsert_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    with caplog.at_level("WARNING", logger="icefloe"):
+        result = catalog.load_table(ours).upsert(source, join_cols=["id"])
+    assert "runs as a MERGE (position deletes)" in caplog.text
+    assert (result.rows_updated, result.rows_inserted) == (3, 2)
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context="Java reads ours")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context="icefloe reads ours")
+    assert_same_rows(catalog.load_table(java).scan().to_arrow(), expected, context="icefloe reads Java's")
+
+    # Then on Spark: icefloe.spark.upsert takes the same way.
+    import icefloe.spark
+
+    again = source.set_column(2, "amount", pa.array([30.0, 40.0, 70.0, 10.0, 20.0]))
+    again = pa.concat_tables([again, source.slice(0, 1).set_column(0, "id", pa.array([11], pa.int64()))])
+    spark.createDataFrame(again.to_pandas()).createOrReplaceTempView("upsert_src")
+    oracle.sql(
+        f"MERGE INTO {oracle.qualified(java)} t USING upsert_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="icefloe"):
+        icefloe.spark.upsert(spark.table("upsert_src"), catalog.load_table(ours), join_cols=["id"])
+    assert "runs as a MERGE (position deletes)" in caplog.text
+    expected = oracle.df(java)
+    assert_same_rows(oracle.df(ours), expected, context="Java reads ours after the Spark upsert")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context="icefloe, Spark upsert")
+    contents = {
+        r["content"] for r in oracle.sql(f"SELECT content FROM {oracle.qualified(ours)}.delete_files")
+    }
+    assert contents == {1}, "position deletes only"
+
+
 @pytest.mark.parametrize("partitioning", ["unpartitioned", "bucket"])
 def test_spark_delete_merge_on_read_matches_java(
     spark: Any, oracle: Oracle, catalog: Any, partitioning: str

@@ -305,7 +305,37 @@ def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> Non
     r.upsert(rows([1, 9], amount=60.0))
     got = {x["id"]: x["amount"] for x in r.scan().to_arrow().to_pylist()}
     assert got == {0: 0.0, 1: 60.0, 2: 2.0, 3: 3.0, 9: 60.0}
-    assert all(not x.delete_files for x in r.scan().plan_files()), "copy-on-write"
+    deletes = [d for x in r.scan().plan_files() for d in x.delete_files]
+    assert deletes and all(d.content == 1 for d in deletes), "a MERGE: position deletes"
+
+
+def test_upsert_by_keys_without_the_partition_column_runs_as_a_merge(
+    cat: Catalog, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Partitioned by `region`, upserted on `id`: equality deletes reach only their own
+    partition, so the upsert runs as a MERGE (position deletes), as Java's MERGE and
+    PyIceberg's upsert succeed on the same table, and says so in a log line."""
+    p = mor_table(cat, name="db.by_id", partitioned=True)
+    p.append(pa.concat_tables([rows(range(3), "eu"), rows(range(3, 6), "us")]))
+    moved = rows([1, 4, 9], "ap", amount=-1.0)
+    with caplog.at_level("WARNING", logger="icefloe"):
+        res = p.upsert(moved, join_cols=["id"])
+    assert "runs as a MERGE (position deletes)" in caplog.text
+    assert (res.rows_written, res.rows_updated, res.rows_inserted) == (3, 2, 1)
+    got = {r["id"]: (r["region"], r["amount"]) for r in p.scan().to_arrow().to_pylist()}
+    assert got == {
+        0: ("eu", 0.0),
+        1: ("ap", -1.0),
+        2: ("eu", 2.0),
+        3: ("us", 3.0),
+        4: ("ap", -1.0),
+        5: ("us", 5.0),
+        9: ("ap", -1.0),
+    }
+    deletes = [d for x in p.scan().plan_files() for d in x.delete_files]
+    assert len(deletes) == 2 and all(d.content == 1 for d in deletes), (
+        "one position delete file per touched file"
+    )
 
 
 def test_upsert_copy_on_write_counts_updates_and_inserts(cat: Catalog) -> None:
@@ -330,8 +360,6 @@ def test_upsert_bad_input_is_refused_and_leaves_nothing(cat: Catalog) -> None:
     before = p.current_snapshot()
     data_dir = os.path.join(p.location(), "data")
     files = files_under(data_dir)
-    with pytest.raises(ValidationError, match="'region'"):
-        p.upsert(rows(range(3)), join_cols=["id"])
     with pytest.raises(ValidationError, match="floating-point"):
         p.upsert(rows(range(3)), join_cols=["id", "region", "amount"])
     p.refresh()

@@ -120,14 +120,16 @@ class UpsertWriter:
         _native.check_arrow_schema(
             table.metadata, pa.schema([arrow_schema.field(c) for c in self.data_columns])
         )
-        self.ids, self.key_schema, self.specs = equality_delete_plan(table, names)
-        if self.specs is None:
+        ids, key_schema, specs = equality_delete_plan(table, names)
+        if specs is None or key_schema is None:
             raise ValidationError(
-                f"{table} has live files of a partition spec partitioned by a column outside the "
-                f"upsert keys {names}: equality deletes cannot reach their rows. Rewrite them to the "
-                "current spec (rewrite_data_files(rewrite_all=True)) or upsert through "
-                "foreachBatch(icefloe.spark.batch_writer(table, mode='upsert'))"
+                f"{table} is (or has live files) partitioned by a column outside the upsert keys "
+                f"{names}: equality deletes cannot reach those rows. Upsert by keys that include the "
+                "partition source columns, rewrite older files to the current spec "
+                "(rewrite_data_files(rewrite_all=True)), or upsert through "
+                "foreachBatch(icefloe.spark.batch_writer(table, mode='upsert')), which runs a MERGE"
             )
+        self.ids, self.key_schema, self.specs = ids, key_schema, specs
         self.names = names
         self.metadata_json = table.metadata.to_json()
         self.io_config = IoConfig.current()

@@ -270,10 +270,12 @@ def upsert(
         [stored(c, F.col(quoted(c)), given[c], types[c]).alias(c) for c in data_columns]
     )
 
-    specs = None
+    specs = key_schema = None
     if write_mode(table, "merge") == "merge-on-read":
         ids, key_schema, specs = _row_level.equality_delete_plan(table, names)
-    if specs is None:  # copy-on-write, or rows of an older spec no equality delete reaches
+        if specs is None:
+            _row_level.log_merge_instead(table, names, "runs as a MERGE (position deletes)")
+    if specs is None or key_schema is None:  # copy-on-write, or rows no equality delete reaches
         from icefloe.spark.merge import merge
 
         keys = last.select(*[F.col(quoted(c)) for c in data_columns], "__icefloe_delete")
