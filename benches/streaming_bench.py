@@ -143,7 +143,7 @@ def run_java(spark: Any, name: str) -> list[float]:
 
 def run_icefloe(spark: Any, catalog: Any, name: str) -> tuple[list[float], list[float], list[float]]:
     import icefloe.spark
-    from icefloe import _streaming_commit
+    from icefloe.write import streaming_commit as _streaming_commit
 
     spark.sql(f"CREATE TABLE oracle.db.{name} ({DDL}) USING iceberg TBLPROPERTIES ('format-version'='2')")
     table = catalog.load_table(f"db.{name}")

@@ -22,12 +22,12 @@ The values are the ones files have always been written with (tests read them bac
 
 from __future__ import annotations
 
-# In-process row-level deletes, updates and upserts (`icefloe._row_level`): their delete files.
+# In-process row-level deletes, updates and upserts (`icefloe.write.row_level`): their delete files.
 ROW_LEVEL_DRIVER_TASK_BASE = 3_000_000_000
-# In-process MERGE (`icefloe._merge`): its position-delete files.
+# In-process MERGE (`icefloe.write.merge`): its position-delete files.
 MERGE_DRIVER_TASK_BASE = 3_000_000_000
 # Data files an overwrite by filter (or a copy-on-write delete / update) rewrites on the
-# driver (`icefloe._overwrite.rewrite_on_driver`).
+# driver (`icefloe.write.overwrite.rewrite_on_driver`).
 OVERWRITE_REWRITE_DRIVER_TASK_BASE = 3_000_000_000
 # In-process `rewrite_data_files`.
 REWRITE_DATA_FILES_DRIVER_TASK_BASE = 3_000_000_000

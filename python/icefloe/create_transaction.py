@@ -37,7 +37,7 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _io, _native, _pending_write
+from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties
 from icefloe.exceptions import (
     CommitConflictError,
@@ -46,6 +46,7 @@ from icefloe.exceptions import (
     ValidationError,
 )
 from icefloe.table import Table
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression

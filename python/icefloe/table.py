@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 
-from icefloe import _io, _native, _pending_write
+from icefloe import _io, _native
 from icefloe._table_properties import wap_enabled
-from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
@@ -19,10 +18,10 @@ from icefloe.schema import Schema
 from icefloe.snapshots import Snapshot, SnapshotLogEntry
 from icefloe.sorting import SortOrder
 from icefloe.transaction import BuildFn, commit_with_retry
+from icefloe.write import pending as _pending_write
+from icefloe.write.options import write_kwargs
 
 if TYPE_CHECKING:
-    from icefloe._merge import TableMerger as _merge_TableMerger
-    from icefloe._row_level import UpsertResult as _row_level_UpsertResult
     from icefloe.catalog import Catalog
     from icefloe.inspect import InspectTable
     from icefloe.io import FileIO
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
     from icefloe.update_schema import UpdateSchema as _update_schema_UpdateSchema
     from icefloe.update_sort_order import ReplaceSortOrder as _update_sort_order_ReplaceSortOrder
     from icefloe.update_spec import UpdateSpec as _update_spec_UpdateSpec
+    from icefloe.write.merge import TableMerger as _merge_TableMerger
+    from icefloe.write.row_level import UpsertResult as _row_level_UpsertResult
 
 __all__ = ["Table"]
 
@@ -315,11 +316,11 @@ class Table:
         merged per `commit.manifest.*`, as Iceberg Java's `newAppend()`). The data must fit
         the table's schema (ValidationError naming each column that does not); on any
         failure nothing is committed and every file written is deleted. `write_options`:
-        see `icefloe._write_options` (fanout/clustered mode, open-file bound, sort).
+        see `icefloe.write.options` (fanout/clustered mode, open-file bound, sort).
 
         `branch` (every write takes it): commit to that branch instead of `main`; the
         operation reads, validates against and builds on the branch's head, and the first
-        write to a missing branch creates it (see `icefloe._branch`)."""
+        write to a missing branch creates it (see `icefloe.write.branch`)."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).append(df, snapshot_properties, write_options)
         options = write_kwargs(write_options)
@@ -368,7 +369,7 @@ class Table:
                 case_sensitive=case_sensitive,
             )
         if overwrite_filter is not None:  # names resolved here, with `case_sensitive`
-            from icefloe import _row_level
+            from icefloe.write import row_level as _row_level
 
             overwrite_filter = _row_level.bind_condition(self, overwrite_filter, case_sensitive)
         reader = as_reader(df)
@@ -397,8 +398,8 @@ class Table:
         come from the footer and its partition tuple from its data (exactly one per file).
         ValidationError, with nothing committed, for duplicate paths, files the table already
         references (unless `check_duplicate_files=False`) or a file that does not fit. The
-        files are never moved or deleted. See `icefloe._add_files`."""
-        from icefloe import _add_files
+        files are never moved or deleted. See `icefloe.write.add_files`."""
+        from icefloe.write import add_files as _add_files
 
         return _add_files.add_files(self, file_paths, snapshot_properties, check_duplicate_files)
 
@@ -426,10 +427,10 @@ class Table:
         `merge-on-read` writes position-delete files (`write.delete.granularity`: `file`,
         the default, or `partition`) and leaves data files untouched. Files every row of
         which matches are removed whole either way. Concurrent commits are validated per
-        `write.delete.isolation-level` (see `icefloe._row_delta`)."""
+        `write.delete.isolation-level` (see `icefloe.write.row_delta`)."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).delete(delete_filter, snapshot_properties, case_sensitive)
-        from icefloe import _row_level
+        from icefloe.write import row_level as _row_level
 
         return _row_level.delete(
             self, delete_filter, snapshot_properties, case_sensitive, new_write_id=self._new_write_id
@@ -451,7 +452,7 @@ class Table:
         unknown column or a value that does not fit its column's type."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).update(condition, set, snapshot_properties, case_sensitive)
-        from icefloe import _row_level
+        from icefloe.write import row_level as _row_level
 
         return _row_level.update(self, condition, set, snapshot_properties, case_sensitive)
 
@@ -471,10 +472,10 @@ class Table:
         `when_not_matched_insert_all`, `when_not_matched_by_source_update(set)`,
         `when_not_matched_by_source_delete` clauses (conditions are row-filter strings over
         the aliases), then `.execute()`. `write.merge.mode` picks merge-on-read or
-        copy-on-write. See `icefloe._merge`."""
+        copy-on-write. See `icefloe.write.merge`."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
-        from icefloe import _merge
+        from icefloe.write import merge as _merge
 
         return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
 
@@ -494,11 +495,11 @@ class Table:
         (default): the files holding those keys are rewritten."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).upsert(df, join_cols, snapshot_properties)
-        from icefloe import _row_level
+        from icefloe.write import row_level as _row_level
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
 
-    # ---- the commit path lives in icefloe._pending_write; these delegate to it ----
+    # ---- the commit path lives in icefloe.write.pending; these delegate to it ----
     def _write_local(
         self, reader: pa.RecordBatchReader, write_id: str, options: Mapping[str, Any] | None = None
     ) -> list[str]:
@@ -567,7 +568,7 @@ class Table:
 
 
 def _on_branch(table: Table, branch: str) -> Table:
-    from icefloe._branch import on_branch
+    from icefloe.write.branch import on_branch
 
     return on_branch(table, branch)
 

@@ -70,7 +70,7 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
         new_metadata, written = build(table.metadata)
         try:
             # A write to a branch built on a view of the table: its snapshot goes onto the
-            # branch of the real metadata, which the catalog swaps (see icefloe._branch).
+            # branch of the real metadata, which the catalog swaps (see icefloe.write.branch).
             target = table._commit_target()
             committed = target._catalog._commit_table(target, table._to_commit(new_metadata))
         except CommitStateUnknownException:

@@ -176,15 +176,15 @@ def test_copy_on_write_delete_update_overwrite_rewrite_in_spark_tasks(
     """Copy-on-write DELETE, UPDATE and overwrite-by-filter read and rewrite the files the
     condition partly matches in Spark tasks: with the driver's reader disabled they still
     give Java's rows, and the new files carry Spark task ids, not the driver's."""
-    import icefloe._overwrite
     import icefloe._task_ids
     import icefloe.spark
+    import icefloe.write.overwrite
 
     def no_driver_read(*_: Any) -> Any:
         raise AssertionError("a copy-on-write rewrite read data on the driver")
 
-    monkeypatch.setattr(icefloe._overwrite, "kept_rows", no_driver_read)
-    monkeypatch.setattr(icefloe._overwrite, "rewrite_on_driver", no_driver_read)
+    monkeypatch.setattr(icefloe.write.overwrite, "kept_rows", no_driver_read)
+    monkeypatch.setattr(icefloe.write.overwrite, "rewrite_on_driver", no_driver_read)
     java, ours = _twins(spark, oracle, "copy-on-write", "PARTITIONED BY (bucket(4, id))")
     jq = oracle.qualified(java)
     before = _data_files(catalog.load_table(ours))

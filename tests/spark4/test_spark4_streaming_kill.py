@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import support.workers
-from icefloe._streaming_commit import BATCH_ID_KEY
+from icefloe.write.streaming_commit import BATCH_ID_KEY
 from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
 from support.oracle import Oracle
 from support.session import new_table_name

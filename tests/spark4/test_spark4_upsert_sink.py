@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
+from icefloe.write.streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
 from support.oracle import Oracle
 from support.session import new_table_name
 

@@ -1,4 +1,4 @@
-"""The streaming commit (`icefloe._streaming_commit.commit_batch`) racing in real processes,
+"""The streaming commit (`icefloe.write.streaming_commit.commit_batch`) racing in real processes,
 on both catalogs: zombie drivers of one query (each process writes and commits the same
 batches, as a restarted driver and the one it replaced would) commit every batch exactly
 once, while a writer of plain appends commits in between; the losers' files are deleted."""
@@ -14,7 +14,7 @@ from typing import Any
 import icefloe
 import pyarrow as pa
 import pytest
-from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
+from icefloe.write.streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY
 from support.catalogs import catalog_props
 from support.start_gate import ready_path, release, worker_env
 

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from icefloe import NestedField, Schema
-from icefloe._streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY, commit_batch, last_committed_batch
 from icefloe.exceptions import ValidationError
 from icefloe.types import LongType, StringType
+from icefloe.write.streaming_commit import BATCH_ID_KEY, QUERY_ID_KEY, commit_batch, last_committed_batch
 from support.oracle import Oracle
 from support.session import new_table_name
 
@@ -292,7 +292,7 @@ def test_an_empty_batch_commits_no_snapshot(spark: Any, oracle: Oracle, catalog:
 def test_upsert_rechecks_after_losing_the_race(spark: Any, oracle: Oracle, catalog: Any, mode: str) -> None:
     """An upsert batch of a stale writer loses the swap to the same batch committed by a zombie:
     the retry finds it and skips; the loser's data and delete files are deleted."""
-    from icefloe._streaming_commit import guarded
+    from icefloe.write.streaming_commit import guarded
 
     name, _ = _create(catalog, {"write.merge.mode": mode, "format-version": "2"}, identifier=True)
     fresh, stale = catalog.load_table(name), catalog.load_table(name)

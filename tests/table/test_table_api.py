@@ -304,7 +304,8 @@ def test_the_write_scope_discards_a_failed_write_as_its_phase_allows(
     are written, any error (an interrupt too) deletes the write's files, named or only
     carrying its write id; around a commit, an interrupt or an unknown outcome keeps them
     (the catalog swap may have happened), an ordinary error deletes them."""
-    from icefloe import _native, _pending_write
+    from icefloe import _native
+    from icefloe.write import pending as _pending_write
 
     write_id = _pending_write.new_write_id()
     named = list(_native.write_data_files(table.metadata, batch(range(4)).to_reader(), write_id, 7))

@@ -16,16 +16,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from icefloe import IdentityTransform, NestedField, PartitionField, PartitionSpec, Schema, _native
-from icefloe._merge_condition import (
+from icefloe.exceptions import CommitConflictError, NotSupportedError
+from icefloe.expressions import And, EqualTo, GreaterThan, In
+from icefloe.types import DoubleType, LongType, StringType, TimestamptzType
+from icefloe.write.merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
     split_conjuncts,
     target_filter,
     target_only_filter,
 )
-from icefloe.exceptions import CommitConflictError, NotSupportedError
-from icefloe.expressions import And, EqualTo, GreaterThan, In
-from icefloe.types import DoubleType, LongType, StringType, TimestamptzType
 from support.oracle import Oracle, assert_same_rows
 from support.session import new_table_name
 
@@ -259,7 +259,7 @@ def test_zone_less_timestamp_strings_read_as_sparks_cast(spark: Any) -> None:
     """The instant icefloe gives a zone-less string in a session zone is the one Spark's
     cast gives it, across a DST gap (02:30 on a spring-forward day) and overlap (01:30 on a
     fall-back day), date-only strings, zoned strings and fractions."""
-    from icefloe._merge_condition import _zone, _zoned_timestamp
+    from icefloe.write.merge_condition import _zone, _zoned_timestamp
 
     texts = [
         "2024-03-10 02:30:00",

@@ -1,4 +1,4 @@
-"""The rewrite of files a delete / overwrite filter partly matches (`icefloe._overwrite`):
+"""The rewrite of files a delete / overwrite filter partly matches (`icefloe.write.overwrite`):
 a first pass over the filter's columns decides, and a partly matching file is streamed
 through the writer batch by batch, never held whole."""
 
@@ -11,8 +11,8 @@ import icefloe
 import pyarrow as pa
 import pyarrow.compute as pc
 from icefloe import _native
-from icefloe._overwrite import RowMatch, kept_rows
 from icefloe.expressions import as_row_filter
+from icefloe.write.overwrite import RowMatch, kept_rows
 
 ROWS = 200_000
 

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write, _progress
-from icefloe._row_delta import removal_key
+from icefloe import _native, _progress
 from icefloe._task_ids import CONVERT_EQUALITY_DELETES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
+from icefloe.write import pending as _pending_write
+from icefloe.write.row_delta import removal_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -158,7 +159,7 @@ def prepare(
 
 
 def _chunks(tasks: list[str], slots: int) -> list[list[str]]:
-    from icefloe._row_level import chunk_tasks
+    from icefloe.write.row_level import chunk_tasks
 
     return chunk_tasks(tasks, slots) if tasks else []
 

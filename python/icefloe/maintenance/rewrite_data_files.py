@@ -44,12 +44,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _lineage, _native, _pending_write, _progress
+from icefloe import _native, _progress
 from icefloe._task_ids import REWRITE_DATA_FILES_DRIVER_TASK_BASE
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.maintenance import _sort_on_spark
 from icefloe.sorting import SortOrder, parse_sort_order
+from icefloe.write import lineage as _lineage
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

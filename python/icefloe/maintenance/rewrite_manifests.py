@@ -23,8 +23,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe.exceptions import ValidationError
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from icefloe.table import Table

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write, _progress
+from icefloe import _native, _progress
 from icefloe._task_ids import REWRITE_POSITION_DELETE_FILES_DRIVER_TASK_BASE
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

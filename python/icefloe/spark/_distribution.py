@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icefloe._row_delta import write_mode
 from icefloe.exceptions import ValidationError
 from icefloe.sorting import NullOrder, SortDirection, SortOrder
 from icefloe.spark._names import quoted_path
@@ -45,6 +44,7 @@ from icefloe.transforms import (
     TruncateTransform,
     YearTransform,
 )
+from icefloe.write.row_delta import write_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe._merge import Clause
 from icefloe.spark._names import quoted
 from icefloe.spark._session import collect_arrow, default_parallelism
 from icefloe.spark.read import SemiJoinKeys, read_rows
+from icefloe.write.merge import Clause
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

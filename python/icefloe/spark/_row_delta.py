@@ -13,19 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _lineage, _native
+from icefloe import _native
 from icefloe._io import IoConfig
-from icefloe._row_delta import removal_key
 from icefloe._task_ids import task_attempt_id
 from icefloe.spark._session import default_parallelism
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import chain_batches, executor_error
+from icefloe.write import lineage as _lineage
+from icefloe.write.row_delta import removal_key
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe._overwrite import PartialRewriter, RowMatch
     from icefloe.table import Table
+    from icefloe.write.overwrite import PartialRewriter, RowMatch
 
 OUT_SCHEMA = "kind string, descriptor string"
 
@@ -120,9 +121,9 @@ def rewrite_files_on_executors(
     other rows are written as new data files (Rust, the table's partitioned rolling writer),
     and none of them becomes a Spark row. Returns (new data file descriptors, the rewritten
     files' paths). On failure every file carrying `write_id` is deleted."""
-    from icefloe import _pending_write
+    from icefloe.write import pending as _pending_write
 
-    # Copied rows keep their lineage on v3 tables (see icefloe._lineage).
+    # Copied rows keep their lineage on v3 tables (see icefloe.write.lineage).
     columns = [f.name for f in table.schema().fields] + list(_lineage.copied_columns(table))
     read_schema_json = table.scan(selected_fields=(*columns, "_pos")).read_schema().to_json()
     name_mapping = table.properties.get("schema.name-mapping.default")
@@ -166,20 +167,20 @@ def rewrite_files_on_executors(
 def filter_rewriter(spark: Any) -> PartialRewriter:
     """The `PartialRewriter` of copy-on-write deletes, updates and overwrites by filter on
     Spark: the files the filter may match are read, masked and rewritten in Spark tasks
-    (chunks as `icefloe._row_level.chunk_tasks` makes them: a partition's files together),
+    (chunks as `icefloe.write.row_level.chunk_tasks` makes them: a partition's files together),
     one `write_data_files` per task, so the driver never holds their rows."""
 
     def rewrite(
         md: _native.TableMetadata, partial: list[str], match: RowMatch, write_id: str
     ) -> tuple[list[str], list[str]]:
-        from icefloe._row_level import chunk_tasks
+        from icefloe.write.row_level import chunk_tasks
 
         chunks = chunk_tasks(partial, default_parallelism(spark))
         metadata_json = md.to_json()
         io_config = IoConfig.current()  # storage settings, for the executors
 
         def rewrite_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-            from icefloe._overwrite import kept_rows
+            from icefloe.write.overwrite import kept_rows
 
             prepare_worker(io_config)
             planned = [t for b in batches for i in b.column(0).to_pylist() for t in chunks[i]]

@@ -36,14 +36,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import WriterCommitMessage
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe._io import IoConfig
-from icefloe._row_delta import RowDeltaWrite
 from icefloe._task_ids import task_attempt_id
 from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import ipc_bytes
 from icefloe.spark._store_assign import InputShape
 from icefloe.spark._worker import prepare_worker
+from icefloe.write import pending as _pending_write
+from icefloe.write.row_delta import RowDeltaWrite
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
@@ -78,7 +79,7 @@ def delete_mask(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Arra
     """Which rows a delete column marks as deletions (null: not a deletion)."""
     if pa.types.is_boolean(column.type):
         return pc.fill_null(column, False)
-    from icefloe._row_level import DELETE_MARKS
+    from icefloe.write.row_level import DELETE_MARKS
 
     marks = pc.is_in(pc.utf8_upper(pc.cast(column, pa.string())), value_set=pa.array(DELETE_MARKS))
     return pc.fill_null(marks, False)
@@ -89,7 +90,7 @@ class UpsertWriter:
     write started. Everything is checked here, on the driver, before any task runs."""
 
     def __init__(self, table: Table, opts: SourceOptions, spark_schema: Any) -> None:
-        from icefloe._row_level import equality_delete_plan, join_columns
+        from icefloe.write.row_level import equality_delete_plan, join_columns
 
         if table.format_version < 2:
             raise ValidationError(
@@ -138,7 +139,7 @@ class UpsertWriter:
     def write(self, batches: Iterator[pa.RecordBatch], write_id: str) -> UpsertFiles:
         from pyspark import TaskContext
 
-        from icefloe._row_level import last_per_key
+        from icefloe.write.row_level import last_per_key
 
         prepare_worker(self.io_config)
         ctx = TaskContext.get()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe._io import IoConfig
 from icefloe._task_ids import task_attempt_id
 from icefloe.exceptions import ValidationError
@@ -27,6 +27,7 @@ from icefloe.expressions import AlwaysTrue, BooleanExpression, parse_filter
 from icefloe.spark._source_upsert import UpsertWriter, upsert_enabled
 from icefloe.spark._store_assign import InputShape
 from icefloe.spark._worker import prepare_worker
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from icefloe.spark.datasource import SourceOptions
@@ -118,7 +119,7 @@ class BatchWriter(DataSourceArrowWriter):
 
     def target(self) -> Table:
         """The table as this write commits to it: a view of its branch, if one is named."""
-        from icefloe._branch import on_branch
+        from icefloe.write.branch import on_branch
 
         return on_branch(self.opts.load_table(), self.branch)
 
@@ -180,7 +181,7 @@ def _rows_to_batches(rows: Iterator[Any], schema: pa.Schema, chunk: int = 65536)
 
 class StreamWriter(_StreamWriterBase):
     """`df.writeStream.format("icefloe")`: each micro-batch's files are committed as one
-    snapshot recording the query id and batch id (`icefloe._streaming_commit`), so a batch
+    snapshot recording the query id and batch id (`icefloe.write.streaming_commit`), so a batch
     Spark replays after a crash is found in the branch's history and not committed twice.
 
     The query id is the `query-id` option, else the checkpoint location (stable across
@@ -188,7 +189,7 @@ class StreamWriter(_StreamWriterBase):
     and the batch id), so an aborted batch deletes only its own files."""
 
     def __init__(self, opts: SourceOptions, schema: Any, overwrite: bool) -> None:
-        from icefloe._branch import on_branch
+        from icefloe.write.branch import on_branch
 
         if overwrite:
             raise ValidationError(
@@ -228,7 +229,7 @@ class StreamWriter(_StreamWriterBase):
         return self.files.write(iterator)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        from icefloe._streaming_commit import commit_batch, commit_or_skip
+        from icefloe.write.streaming_commit import commit_batch, commit_or_skip
 
         prepare_worker()
         table = self.opts.load_table()

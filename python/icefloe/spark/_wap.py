@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icefloe._branch import on_branch
 from icefloe._table_properties import wap_enabled
 from icefloe.exceptions import ValidationError
+from icefloe.write.branch import on_branch
 
 if TYPE_CHECKING:
     from icefloe.table import Table

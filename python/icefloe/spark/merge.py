@@ -14,7 +14,7 @@ and condition hold — Spark's rule. Then:
 A target row matched by two source rows is an error naming it, before anything is written
 (Spark's MERGE cardinality rule). A commit that lost the race is validated, as Java's MERGE,
 against the conjuncts of `on` over the target alone (`target.region = 'eu'`): only concurrent
-files that may hold such rows conflict (see `icefloe._merge_condition`). Set expressions and
+files that may hold such rows conflict (see `icefloe.write.merge_condition`). Set expressions and
 conditions are Spark SQL over the aliases (`{"amount": "source.amount + target.amount"}`);
 a value whose type cannot be stored in its column is an error naming the column. An update
 clause may assign a field of a struct at any depth (`{"s.a": "source.x"}`, Spark's `UPDATE
@@ -29,10 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _lineage, _native, _pending_write
-from icefloe._merge import Clause, MergeClauses, MergeMetrics, commit_rewrite, commit_row_delta
-from icefloe._merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
-from icefloe._row_delta import RowDeltaWrite, write_mode
+from icefloe import _native
 from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.spark import _keyed_upsert
 from icefloe.spark._distribution import distribute, row_level_mode
@@ -48,6 +45,11 @@ from icefloe.spark._store_assign import check_assignable
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import write_on_executors
+from icefloe.write import lineage as _lineage
+from icefloe.write import pending as _pending_write
+from icefloe.write.merge import Clause, MergeClauses, MergeMetrics, commit_rewrite, commit_row_delta
+from icefloe.write.merge_condition import conflict_filter_json, equi_key_pairs, keys_only_pairs, target_filter
+from icefloe.write.row_delta import RowDeltaWrite, write_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -81,7 +83,7 @@ class MergeBuilder(MergeClauses):
     _target_struct: Any = None
     _source_struct: Any = None
     _persisted: list[Any] = field(default_factory=list)
-    # The conflict-detection filter of the commit (unbound JSON; see _merge_condition).
+    # The conflict-detection filter of the commit (unbound JSON; see icefloe.write.merge_condition).
     _conflict_json: str = ""
     # No two source rows share their join keys (known when the keys were collected): then
     # no target row can match two source rows, and the cardinality check has nothing to find.
@@ -276,7 +278,7 @@ class MergeBuilder(MergeClauses):
 
     def _session_time_zone(self) -> str:
         """Spark reads `on`'s zone-less timestamp strings in the session's time zone: so do
-        the target-only conjuncts icefloe takes from it (see `_merge_condition`)."""
+        the target-only conjuncts icefloe takes from it (see `icefloe.write.merge_condition`)."""
         return str(self.source.sparkSession.conf.get("spark.sql.session.timeZone"))
 
     def _target_pruning(self, src: DataFrame, collect_keys: bool = True) -> tuple[Any, SemiJoinKeys | None]:
@@ -540,7 +542,7 @@ class MergeBuilder(MergeClauses):
             lineage = []
             if self._lineage_read:
                 # v3: an updated row keeps its id, an inserted one gets one; both inherit
-                # the commit's sequence number (see icefloe._lineage).
+                # the commit's sequence number (see icefloe.write.lineage).
                 row_id = f"{ta}.{quoted(_lineage.ROW_ID)}" if c.action == "update" else "CAST(NULL AS BIGINT)"
                 lineage = [
                     F.expr(row_id).cast("long").alias(_lineage.ROW_ID),

@@ -4,7 +4,7 @@ the executors.
 The driver plans the files the condition may match (Rust planner, partition and metrics
 pruning); each Spark task reads its files' matching row positions through the scan reader
 and writes the position-delete files (Rust, inside mapInArrow); the driver commits one row
-delta with Java's validations (`icefloe._row_delta`). Copy-on-write tables
+delta with Java's validations (`icefloe.write.row_delta`). Copy-on-write tables
 (`write.delete.mode`, the default) are deleted as `Table.delete` does, the files the
 condition partly matches read and rewritten in Spark tasks (`_row_delta.filter_rewriter`).
 """
@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe._io import IoConfig
-from icefloe._row_delta import isolation_level, write_mode
 from icefloe._task_ids import task_attempt_id
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
@@ -32,6 +31,8 @@ from icefloe.spark._session import default_parallelism
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
 from icefloe.spark.write import executor_error
+from icefloe.write import pending as _pending_write
+from icefloe.write.row_delta import isolation_level, write_mode
 
 if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
@@ -53,7 +54,7 @@ def delete(
     `icefloe.expressions` expression) as one snapshot, Spark SQL's `DELETE FROM`. With
     `write.delete.mode=merge-on-read` the position-delete files are written by Spark tasks;
     returns the table's current snapshot afterwards."""
-    from icefloe import _row_level
+    from icefloe.write import row_level as _row_level
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if condition is None:  # refused here by the binding's message, in either mode
@@ -77,7 +78,7 @@ def _run_on_executors(
 ) -> tuple[list[str], list[str]]:
     if not tasks:
         return [], []
-    from icefloe._row_level import chunk_tasks
+    from icefloe.write.row_level import chunk_tasks
 
     chunks = chunk_tasks(tasks, default_parallelism(spark))
     n = len(chunks)
@@ -131,13 +132,13 @@ def update(
     from pyspark.sql import functions as F
 
     import icefloe.spark
-    from icefloe import _lineage
-    from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
     from icefloe.expressions import as_row_filter
     from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
     from icefloe.spark._row_delta import planned_tasks_by_path, write_position_deletes_on_executors
     from icefloe.spark.write import write_on_executors
+    from icefloe.write import lineage as _lineage
+    from icefloe.write.row_delta import RowDeltaWrite
 
     table, snapshot_properties = write_target(spark, table, branch, snapshot_properties)
     if not isinstance(set, dict) or not set:
@@ -149,7 +150,7 @@ def update(
     start = md.current_snapshot_id
     if start is None:
         return None
-    # On v3 an updated row keeps its row id (see icefloe._lineage).
+    # On v3 an updated row keeps its row id (see icefloe.write.lineage).
     lineage = [_lineage.ROW_ID] if _lineage.tracked(table) else []
     rows = icefloe.spark.read(
         spark, table, row_filter=bound, selected_fields=(*columns, *lineage, "_file", "_pos")
@@ -220,10 +221,10 @@ def upsert(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from icefloe import _row_level
-    from icefloe._row_delta import RowDeltaWrite
     from icefloe.exceptions import ValidationError
     from icefloe.spark.write import write_on_executors
+    from icefloe.write import row_level as _row_level
+    from icefloe.write.row_delta import RowDeltaWrite
 
     table, snapshot_properties = write_target(df.sparkSession, table, branch, snapshot_properties)
     names = _row_level.join_columns(table, join_cols)

@@ -8,7 +8,7 @@
 
 Executors write each micro-batch's Parquet files (the `icefloe.spark.append` path), the driver
 commits one snapshot per batch recording the query id and the batch id in its summary
-(`icefloe.streaming.query-id`, `icefloe.streaming.batch-id`, see `icefloe._streaming_commit`).
+(`icefloe.streaming.query-id`, `icefloe.streaming.batch-id`, see `icefloe.write.streaming_commit`).
 A batch Spark replays after a crash is found in the target branch's history and skipped, so
 every row lands exactly once as long as the source replays the same rows for the same batch
 id (Spark's replayable sources do: files, Kafka, rate, Delta, Iceberg).
@@ -26,9 +26,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from icefloe import _pending_write, _streaming_commit
-from icefloe._branch import on_branch
 from icefloe.exceptions import ValidationError
+from icefloe.write import pending as _pending_write
+from icefloe.write import streaming_commit as _streaming_commit
+from icefloe.write.branch import on_branch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -92,7 +93,7 @@ class BatchWriter:
             _streaming_commit.check_ids(query_id, 0)
         view = on_branch(table, branch)  # a tag or an empty name fails here
         if mode == "upsert":
-            from icefloe._row_level import join_columns
+            from icefloe.write.row_level import join_columns
 
             key_columns = join_columns(view, key_columns)
         elif key_columns is not None:

@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe._io import IoConfig
 from icefloe._task_ids import task_attempt_id
-from icefloe._write_options import write_kwargs
 from icefloe.exceptions import ValidationError
 from icefloe.spark._names import (
     nested_spelling,
@@ -34,6 +33,8 @@ from icefloe.spark._names import (
 )
 from icefloe.spark._wap import write_target
 from icefloe.spark._worker import prepare_worker
+from icefloe.write import pending as _pending_write
+from icefloe.write.options import write_kwargs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -11,8 +11,8 @@ import time
 events = os.environ.get("ICEFLOE_KILL_EVENTS")
 if events:
     try:
-        from icefloe._streaming_commit import last_committed_batch
         from icefloe.spark import _source_write
+        from icefloe.write.streaming_commit import last_committed_batch
     except Exception:
         _source_write = None
     if _source_write is not None and not getattr(_source_write.StreamWriter, "_harness", False):

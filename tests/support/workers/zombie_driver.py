@@ -13,8 +13,8 @@ from typing import Any
 
 import icefloe
 import pyarrow as pa
-from icefloe import _pending_write
-from icefloe._streaming_commit import commit_batch
+from icefloe.write import pending as _pending_write
+from icefloe.write.streaming_commit import commit_batch
 
 from support.start_gate import ready_then_wait
 

@@ -30,11 +30,12 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from icefloe import _native, _pending_write
-from icefloe._branch import on_branch
+from icefloe import _native
 from icefloe.exceptions import ValidationError
 from icefloe.table import Table
 from icefloe.transaction import BuildFn, commit_with_retry
+from icefloe.write import pending as _pending_write
+from icefloe.write.branch import on_branch
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot

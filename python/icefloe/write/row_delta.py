@@ -26,8 +26,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from icefloe import _native, _pending_write
+from icefloe import _native
 from icefloe.exceptions import ValidationError
+from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
@@ -91,7 +92,7 @@ class RowDeltaWrite:
         """A write of `operation` (`delete`, `update`, `merge`: its isolation level comes from
         `write.<operation>.isolation-level`) that read the table at `start_snapshot_id`;
         concurrent files that may match `conflict_filter_json` conflict (None: nothing)."""
-        from icefloe import _pending_write
+        from icefloe.write import pending as _pending_write
 
         return cls(
             table,

@@ -6,7 +6,7 @@ restrict the target rows that can match; other join conditions need `icefloe.spa
 The target is read with its `_file` / `_pos` metadata columns — without a `not matched by
 source` clause, only the rows the target-only conjuncts select and, for a single-column
 join, whose keys the source holds. The commit's conflict-detection filter is those
-conjuncts (and, merge-on-read, the source's keys; see `_merge_condition`), so a concurrent
+conjuncts (and, merge-on-read, the source's keys; see `icefloe.write.merge_condition`), so a concurrent
 commit elsewhere in the table is no conflict. Float and double keys compare as Spark's join
 keys: NaN matches NaN, -0.0 matches 0.0 (`join_key`, `matching_keys`). Clause conditions
 are row-filter strings over the aliases (`"source.amount < 0 AND target.qty > 1"`) decided
@@ -30,8 +30,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _lineage, _native, _pending_write
-from icefloe._merge_condition import (
+from icefloe import _native
+from icefloe._task_ids import MERGE_DRIVER_TASK_BASE
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.expressions import And, BooleanExpression
+from icefloe.write import lineage as _lineage
+from icefloe.write import pending as _pending_write
+from icefloe.write.merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
     join_key,
@@ -39,10 +44,7 @@ from icefloe._merge_condition import (
     split_conjuncts,
     target_only_filter,
 )
-from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
-from icefloe._task_ids import MERGE_DRIVER_TASK_BASE
-from icefloe.exceptions import NotSupportedError, ValidationError
-from icefloe.expressions import And, BooleanExpression
+from icefloe.write.row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 
 if TYPE_CHECKING:
     from icefloe.table import ArrowData, Table
@@ -136,7 +138,7 @@ class TableMerger(MergeClauses):
     target_alias: str = "target"
     snapshot_properties: dict[str, str] = field(default_factory=dict)
     _clauses: list[Clause] = field(default_factory=list)
-    # The conflict-detection filter of the commit (unbound JSON; see _merge_condition).
+    # The conflict-detection filter of the commit (unbound JSON; see icefloe.write.merge_condition).
     _conflict_json: str = ""
 
     # ---- execution ----
@@ -467,7 +469,7 @@ class TableMerger(MergeClauses):
     def _with_lineage(self, new_rows: pa.Table, matched: pa.Table | None) -> pa.Table:
         """On v3 tables, `new_rows` with the lineage columns the writer stores: an updated
         row (from `matched`, the joined rows) keeps its `_row_id`; an inserted row has none;
-        both inherit the commit's sequence number (see icefloe._lineage)."""
+        both inherit the commit's sequence number (see icefloe.write.lineage)."""
         if not _lineage.tracked(self.table):
             return new_rows
         n = new_rows.num_rows
@@ -572,7 +574,7 @@ def commit_rewrite(
     `descriptors` (written already, carrying `write_id`) replace the `touched` files, as an
     overwrite validated from `start` per `write.merge.isolation-level`; what it added and
     removed goes into `metrics`."""
-    from icefloe._overwrite import RowRemoval, overwrite_builder
+    from icefloe.write.overwrite import RowRemoval, overwrite_builder
 
     removal = RowRemoval(start, conflict_json, removed_paths=touched)
     build = overwrite_builder(

@@ -34,9 +34,9 @@ from icefloe.expressions import BooleanExpression
 from icefloe.transaction import BuildFn
 
 if TYPE_CHECKING:
-    from icefloe._overwrite import PartialRewriter
     from icefloe.snapshots import Snapshot
     from icefloe.table import Table
+    from icefloe.write.overwrite import PartialRewriter
 
 logger = logging.getLogger("icefloe")
 
@@ -131,8 +131,8 @@ def commit_overwrite(
     `start_snapshot_id` is the version the operation started from (validation); `rewrite`
     reads and rewrites the files the filter partly matches (default: on the driver);
     `isolation`: a copy-on-write row-level operation's `write.<op>.isolation-level`."""
-    from icefloe import _overwrite
     from icefloe.expressions import as_row_filter
+    from icefloe.write import overwrite as _overwrite
 
     props = snapshot_props(snapshot_properties)
     with abort_on_failure(table, write_id):

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from icefloe import _io, _native
-from icefloe._pending_write import snapshot_props
 from icefloe.exceptions import ValidationError
+from icefloe.write.pending import snapshot_props
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot

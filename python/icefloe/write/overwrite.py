@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _lineage, _native
+from icefloe import _native
 from icefloe._task_ids import OVERWRITE_REWRITE_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, BooleanExpression
 from icefloe.scan import FileScanTask
+from icefloe.write import lineage as _lineage
 
 if TYPE_CHECKING:
     from icefloe.table import Table

@@ -29,18 +29,20 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _lineage, _native, _pending_write
-from icefloe._merge_condition import join_key, matching_keys
+from icefloe import _native
 from icefloe._reserved_fields import FILE_PATH_FIELD_ID, ROW_POS_FIELD_ID
-from icefloe._row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 from icefloe._task_ids import ROW_LEVEL_DRIVER_TASK_BASE
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
+from icefloe.write import lineage as _lineage
+from icefloe.write import pending as _pending_write
+from icefloe.write.merge_condition import join_key, matching_keys
+from icefloe.write.row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 
 if TYPE_CHECKING:
-    from icefloe._overwrite import PartialRewriter
     from icefloe.snapshots import Snapshot
     from icefloe.table import ArrowData, Table
+    from icefloe.write.overwrite import PartialRewriter
 
 logger = logging.getLogger("icefloe")
 
@@ -464,7 +466,7 @@ def upsert(
             how = "runs as a MERGE (position deletes)" if by_merge else "rewrites the files holding its keys"
             log_merge_instead(table, names, how)
         if by_merge:
-            from icefloe import _merge
+            from icefloe.write import merge as _merge
 
             on = " and ".join(f"target.{n} = source.{n}" for n in names)
             merger = _merge.merge(table, data, on, snapshot_properties=snapshot_properties)
