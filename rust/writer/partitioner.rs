@@ -68,6 +68,35 @@ struct KeyField {
     source: PrimitiveType,
     transform: Transform,
     result: PrimitiveType,
+    name: String,
+    field_id: i32,
+}
+
+impl KeyField {
+    /// A truncated decimal can need one digit more than its type holds
+    /// (`truncate[50](-9999999.99)` is `-10000000.00`, past `decimal(9, 2)`): such a partition
+    /// value cannot be stored as the field's type, and Iceberg Java refuses the write too.
+    fn check_fits(&self, key: &ArrayRef) -> Result<()> {
+        let PrimitiveType::Decimal { precision, .. } = &self.result else {
+            return Ok(());
+        };
+        let Some(values) = key.as_primitive_opt::<Decimal128Type>() else {
+            return Ok(());
+        };
+        let limit = 10u128.checked_pow(*precision).unwrap_or(u128::MAX);
+        match values.iter().flatten().find(|v| v.unsigned_abs() >= limit) {
+            None => Ok(()),
+            Some(v) => Err(validation(format!(
+                "partition field '{}' (id {}): {} of a value gives {}, which its type {} cannot hold \
+                 (Iceberg Java refuses to write it too)",
+                self.name,
+                self.field_id,
+                self.transform,
+                self.transform.to_human_string(&self.result, Some(&Literal::Decimal(v))),
+                self.result
+            ))),
+        }
+    }
 }
 
 /// Computes partition keys for batches conformed to the table schema.
@@ -182,7 +211,14 @@ impl Partitioner {
             let result = pf.transform.result_type(&source).map_err(|e| {
                 validation(format!("partition field '{}' (id {}): {}", pf.name, pf.field_id, e.message()))
             })?;
-            fields.push(KeyField { path, source, transform: pf.transform.clone(), result });
+            fields.push(KeyField {
+                path,
+                source,
+                transform: pf.transform.clone(),
+                result,
+                name: pf.name.clone(),
+                field_id: pf.field_id,
+            });
         }
         let converter = if fields.is_empty() {
             None
@@ -215,7 +251,12 @@ impl Partitioner {
         let keys = self
             .fields
             .iter()
-            .map(|f| apply_transform_array(&f.transform, &f.source, source_array(batch, &f.path)?.as_ref()))
+            .map(|f| {
+                let key =
+                    apply_transform_array(&f.transform, &f.source, source_array(batch, &f.path)?.as_ref())?;
+                f.check_fits(&key)?;
+                Ok(key)
+            })
             .collect::<Result<Vec<_>>>()?;
         let rows = converter.convert_columns(&keys).map_err(arrow_err)?;
         let mut index: HashMap<&[u8], u32, FxBuild> = HashMap::default();
@@ -297,4 +338,33 @@ pub(crate) fn literal_at(array: &ArrayRef, ty: &PrimitiveType, row: usize) -> Re
         P::Unknown => return Ok(None),
         P::Variant | P::Unsupported(_) => return Err(bad()),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::PartitionField;
+    use arrow_array::Decimal128Array;
+    use arrow_schema::{DataType, Field, Schema as ArrowSchema};
+
+    fn grouping_of(unscaled: Vec<Option<i128>>) -> Result<Grouping> {
+        let ty = PrimitiveType::Decimal { precision: 9, scale: 2 };
+        let schema = Schema::new(0, vec![NestedField::optional(1, "d", Type::Primitive(ty))], vec![])?;
+        let spec =
+            PartitionSpec::new(0, vec![PartitionField::new(1, 1000, "d_trunc", Transform::Truncate(50))]);
+        let array = Decimal128Array::from(unscaled).with_precision_and_scale(9, 2).map_err(arrow_err)?;
+        let arrow = ArrowSchema::new(vec![Field::new("d", DataType::Decimal128(9, 2), true)]);
+        let batch = RecordBatch::try_new(Arc::new(arrow), vec![Arc::new(array)]).map_err(arrow_err)?;
+        Partitioner::try_new(&schema, &spec)?.group(&batch)
+    }
+
+    #[test]
+    fn a_truncated_decimal_past_its_precision_is_refused_naming_the_field() {
+        // truncate[50] of 9999999.99 is 9999999.50 and of -9999999.49 is -9999999.50: they fit.
+        assert!(grouping_of(vec![Some(999_999_999), Some(-999_999_949), None]).is_ok());
+        // truncate[50] of -9999999.99 is -10000000.00: ten digits, past decimal(9, 2).
+        let err =
+            grouping_of(vec![Some(1), Some(-999_999_999)]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("'d_trunc' (id 1000)") && err.contains("-10000000.00"), "{err}");
+    }
 }
