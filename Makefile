@@ -158,7 +158,17 @@ test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side 
 # killed and restarted 20 times, on PySpark 3.5 (foreachBatch) and 4 (format("icefloe")).
 SOAK_KILL_RUNS ?= 20
 .PHONY: soak
-soak: release oracle servers venv4  ## the streaming sinks killed and restarted SOAK_KILL_RUNS (20) times, PySpark 3.5 and 4 (not in make test)
+# The differential soak (tests/soak): SOAK_SEEDS random histories of SOAK_STEPS steps, drawn from
+# SOAK_BASE_SEED (printed; a failure names its seed: rerun with ICEFLOE_SOAK_SEEDS==<seed>).
+SOAK_SEEDS ?= 12
+SOAK_STEPS ?= 50
+ifeq ($(origin SOAK_BASE_SEED), undefined)
+SOAK_BASE_SEED := $(shell date +%s)
+endif
+soak: release oracle servers venv4  ## the differential soak (SOAK_SEEDS histories of SOAK_STEPS steps, icefloe vs Iceberg Java), then the streaming sinks killed and restarted SOAK_KILL_RUNS (20) times, PySpark 3.5 and 4 (not in make test)
+	@echo "differential soak: $(SOAK_SEEDS) histories of $(SOAK_STEPS) steps from base seed $(SOAK_BASE_SEED)"
+	ICEFLOE_SOAK_SEEDS=$(SOAK_SEEDS) ICEFLOE_SOAK_STEPS=$(SOAK_STEPS) ICEFLOE_SOAK_BASE_SEED=$(SOAK_BASE_SEED) \
+		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests/soak
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
 		$(VPY) -m pytest -q tests/streaming/test_streaming_sink_kill.py
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC \
