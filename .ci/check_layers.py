@@ -1,5 +1,6 @@
-"""`make lint`: every top-level module and package of python/icefloe sits in one layer of the
-import-linter contract in pyproject.toml, so a new module cannot stay outside the layering
+"""`make lint`: every module and package of python/icefloe (and of each package a contract
+layers inside, such as icefloe/write) sits in one layer of its import-linter contract in
+pyproject.toml, so a new module cannot stay outside the layering
 (import-linter checks only the modules its layers name)."""
 
 from __future__ import annotations
@@ -14,21 +15,27 @@ PACKAGE = ROOT / "python" / "icefloe"
 
 
 def main() -> int:
+    """Each layers contract's container (`icefloe`, `icefloe.write`) against its modules."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    named: list[str] = []
+    failed = False
     for contract in config["contracts"]:
-        if contract["type"] == "layers":
+        if contract["type"] != "layers":
+            continue
+        for container in contract["containers"]:
+            named: list[str] = []
             for layer in contract["layers"]:
                 named += [m.strip() for m in re.split(r"[:|]", layer)]
-    present = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    present |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    missing = sorted(present - set(named))
-    unknown = sorted(set(named) - present)
-    twice = sorted({m for m in named if named.count(m) > 1})
-    for what, names in (("in no layer", missing), ("named but absent", unknown), ("in two layers", twice)):
-        if names:
-            print(f"icefloe modules {what} of pyproject's importlinter layers: {', '.join(names)}")
-    return 1 if missing or unknown or twice else 0
+            package = PACKAGE.parent.joinpath(*container.split("."))
+            present = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+            present |= {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+            missing = sorted(present - set(named))
+            unknown = sorted(set(named) - present)
+            twice = sorted({m for m in named if named.count(m) > 1})
+            for what, names in (("in no layer", missing), ("named but absent", unknown), ("in two layers", twice)):
+                if names:
+                    print(f"{container} modules {what} of pyproject's importlinter layers: {', '.join(names)}")
+                    failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
