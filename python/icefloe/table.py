@@ -489,10 +489,11 @@ class Table:
         """Inserts `df`'s rows, replacing the rows with the same values in `join_cols`
         (default: the schema's identifier fields), as one snapshot. Within `df` the last
         row of a key wins. `write.merge.mode=merge-on-read`: equality deletes on the join
-        columns plus the new rows, without reading the table (Flink's upsert), or a MERGE
-        with position deletes when the table is partitioned by a column outside the join
-        columns (equality deletes reach only their own partition; logged); `copy-on-write`
-        (default): the files holding those keys are rewritten."""
+        columns plus the new rows, without reading the table (Flink's upsert); when the
+        table is partitioned by a column outside the join columns (equality deletes reach
+        only their own partition) the files holding those keys are rewritten instead, with a
+        log line. `copy-on-write` (default): a MERGE rewrites the files holding those keys,
+        every row of a key taking the new values (PyIceberg's upsert)."""
         if branch is not None and branch != "main":
             return _on_branch(self, branch).upsert(df, join_cols, snapshot_properties)
         from icefloe.write import row_level as _row_level

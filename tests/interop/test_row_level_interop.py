@@ -183,9 +183,10 @@ def test_upsert_keyed_off_the_partition_column_twins_javas_merge(
     spark: Any, oracle: Oracle, catalog: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A merge-on-read table partitioned by `region`, upserted on `id` alone: equality deletes
-    cannot reach rows of another partition, so the upsert runs as a MERGE (position deletes,
-    logged), not refused; Java's `MERGE INTO ... UPDATE SET * / INSERT *` on the twin gives the
-    same rows, and each engine reads the other's table."""
+    cannot reach rows of another partition, so the upsert rewrites those files in process and
+    runs a MERGE (position deletes) on Spark, logged, not refused; Java's `MERGE INTO ...
+    UPDATE SET * / INSERT *` on the twin gives the same rows, and each engine reads the
+    other's table."""
     java, ours = _create_twins(spark, oracle, "identity")
     # Keys that move rows between partitions (id 3 was 'eu'), update in place, and insert.
     source = pa.table(
@@ -203,7 +204,7 @@ def test_upsert_keyed_off_the_partition_column_twins_javas_merge(
     )
     with caplog.at_level("WARNING", logger="icefloe"):
         result = catalog.load_table(ours).upsert(source, join_cols=["id"])
-    assert "runs as a MERGE (position deletes)" in caplog.text
+    assert "rewrites the files holding its keys" in caplog.text
     assert (result.rows_updated, result.rows_inserted) == (3, 2)
     expected = oracle.df(java)
     assert_same_rows(oracle.df(ours), expected, context="Java reads ours")

@@ -215,8 +215,8 @@ def test_table_io_on_s3_matches_pyiceberg(s3: Any) -> None:
 
 def test_upsert_keyed_off_the_partition_column_as_pyiceberg(catalogs: tuple[icefloe.Catalog, Any]) -> None:
     """PyIceberg's `upsert` on a table partitioned by `kind`, keyed on `id` alone, and icefloe's
-    on a merge-on-read twin (where equality deletes cannot reach other partitions, so it runs
-    as a MERGE with position deletes): the same rows, read by both libraries."""
+    on a merge-on-read twin (where equality deletes cannot reach other partitions, so it
+    rewrites the files holding the keys): the same rows, read by both libraries."""
     ice, py = catalogs
     mor = {"write.merge.mode": "merge-on-read", "write.delete.mode": "merge-on-read"}
     theirs_t = ice.create_table("db.up_theirs", schema=SCHEMA, partition_spec=SPEC)

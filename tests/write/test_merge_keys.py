@@ -158,10 +158,11 @@ def test_upsert_keeps_the_last_of_keys_spark_compares_equal(tmp_path: Path) -> N
 
 
 def test_v2_upsert_counts_a_key_held_by_two_rows_once(tmp_path: Path) -> None:
-    """The v2 copy-on-write upsert (an overwrite) counts as inserted the rows whose key no
-    row of the table holds; it took the number of matched table rows from the rows given, so
-    a key held by two rows (appended twice, or 0.0 and -0.0) made an insert vanish from the
-    counts (and more such keys a negative count)."""
+    """The v2 copy-on-write upsert counts as inserted the rows whose key no row of the table
+    holds (it once took the number of matched table rows from the rows given, so a key held
+    by two rows, appended twice or 0.0 and -0.0, made an insert vanish from the counts), and,
+    as PyIceberg's upsert (a MERGE, as on v3), every row of a key takes the new values: a key
+    held twice stays two rows."""
     cat = icefloe.load_catalog("fs", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     schema = pa.schema([pa.field("k", pa.float64()), pa.field("v", pa.string())])
@@ -170,7 +171,7 @@ def test_v2_upsert_counts_a_key_held_by_two_rows_once(tmp_path: Path) -> None:
     t.append(pa.table({"k": [5.0, -0.0], "v": ["b", "negzero"]}, schema=schema))
     result = t.upsert(pa.table({"k": [5.0, 0.0, 6.0], "v": ["new5", "new0", "new6"]}, schema=schema), ["k"])
     assert (result.rows_written, result.rows_updated, result.rows_inserted) == (3, 4, 1)
-    assert sorted(t.scan().to_arrow().column("v").to_pylist()) == ["new0", "new5", "new6"]
+    assert sorted(t.scan().to_arrow().column("v").to_pylist()) == ["new0", "new0", "new5", "new5", "new6"]
 
 
 @pytest.mark.parametrize(("source_key", "concurrent_key"), [(NAN, NAN), (-0.0, 0.0), (0.0, -0.0)])

@@ -305,22 +305,22 @@ def test_upsert_mor_reaches_rows_of_an_older_partition_spec(cat: Catalog) -> Non
     r.upsert(rows([1, 9], amount=60.0))
     got = {x["id"]: x["amount"] for x in r.scan().to_arrow().to_pylist()}
     assert got == {0: 0.0, 1: 60.0, 2: 2.0, 3: 3.0, 9: 60.0}
-    deletes = [d for x in r.scan().plan_files() for d in x.delete_files]
-    assert deletes and all(d.content == 1 for d in deletes), "a MERGE: position deletes"
+    assert all(not x.delete_files for x in r.scan().plan_files()), "copy-on-write"
 
 
-def test_upsert_by_keys_without_the_partition_column_runs_as_a_merge(
+def test_upsert_by_keys_without_the_partition_column_rewrites_copy_on_write(
     cat: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Partitioned by `region`, upserted on `id`: equality deletes reach only their own
-    partition, so the upsert runs as a MERGE (position deletes), as Java's MERGE and
-    PyIceberg's upsert succeed on the same table, and says so in a log line."""
+    partition, so the upsert rewrites the files holding its keys (one row per key, as the
+    equality-delete upsert leaves), where Flink refuses; Java's MERGE and PyIceberg's upsert
+    succeed on the same table. A log line says so."""
     p = mor_table(cat, name="db.by_id", partitioned=True)
     p.append(pa.concat_tables([rows(range(3), "eu"), rows(range(3, 6), "us")]))
     moved = rows([1, 4, 9], "ap", amount=-1.0)
     with caplog.at_level("WARNING", logger="icefloe"):
         res = p.upsert(moved, join_cols=["id"])
-    assert "runs as a MERGE (position deletes)" in caplog.text
+    assert "rewrites the files holding its keys" in caplog.text
     assert (res.rows_written, res.rows_updated, res.rows_inserted) == (3, 2, 1)
     got = {r["id"]: (r["region"], r["amount"]) for r in p.scan().to_arrow().to_pylist()}
     assert got == {
@@ -332,10 +332,19 @@ def test_upsert_by_keys_without_the_partition_column_runs_as_a_merge(
         5: ("us", 5.0),
         9: ("ap", -1.0),
     }
-    deletes = [d for x in p.scan().plan_files() for d in x.delete_files]
-    assert len(deletes) == 2 and all(d.content == 1 for d in deletes), (
-        "one position delete file per touched file"
-    )
+    assert all(not x.delete_files for x in p.scan().plan_files()), "copy-on-write"
+
+
+def test_upsert_copy_on_write_keeps_a_key_held_twice_as_two_rows(cat: Catalog) -> None:
+    """PyIceberg's upsert: every target row of a key takes the source row's values, so a key
+    the table holds twice stays two rows (found by the stateful model test)."""
+    t = cat.create_table("db.twice", schema=SCHEMA)
+    t.append(rows([0, 1]))
+    t.append(rows([0]))
+    res = t.upsert(rows([0, 7], amount=5.0))
+    assert (res.rows_updated, res.rows_inserted) == (2, 1)
+    got = sorted((r["id"], r["amount"]) for r in t.scan().to_arrow().to_pylist())
+    assert got == [(0, 5.0), (0, 5.0), (1, 1.0), (7, 5.0)]
 
 
 def test_upsert_copy_on_write_counts_updates_and_inserts(cat: Catalog) -> None:

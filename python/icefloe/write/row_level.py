@@ -11,9 +11,9 @@ read agree row for row, and rows an older delete already removed are never delet
 - update: matching rows are read, the `set` expressions applied, and the new rows written;
   merge-on-read adds position deletes for the old rows, copy-on-write rewrites their files.
 - upsert: on a merge-on-read table (`write.merge.mode`), equality deletes on the join
-  columns plus the new rows, without reading the table (Flink's upsert writer), or a MERGE
-  (position deletes) where equality deletes cannot reach the rows; on a copy-on-write
-  table, an overwrite of the rows with those keys.
+  columns plus the new rows, without reading the table (Flink's upsert writer), or a
+  rewrite of the files holding the keys where equality deletes cannot reach the rows; on a
+  copy-on-write table, a MERGE (every row of a key updated, as PyIceberg's upsert).
 """
 
 from __future__ import annotations
@@ -396,8 +396,9 @@ def equality_delete_plan(
     live files, see `_native.equality_delete_specs`). The schema and specs are None when some
     of those specs (the current one included) is partitioned by a column outside the keys:
     an equality delete reaches only rows of its own partition, so no equality delete can
-    name those rows by key (Flink refuses such an upsert; icefloe's runs as a MERGE, see
-    `log_merge_instead`). Keys equality deletes cannot hold (floating-point, nested) raise
+    name those rows by key (Flink refuses such an upsert; icefloe's rewrites those files in
+    process and runs a MERGE on Spark, see `log_merge_instead`). Keys equality deletes
+    cannot hold (floating-point, nested) raise
     ValidationError."""
     schema = table.schema()
     ids = [schema.find_field(n).field_id for n in names]
@@ -457,13 +458,14 @@ def upsert(
         ids, key_schema, specs = equality_delete_plan(table, names)
     if specs is None or key_schema is None:
         keys = data.select(names)
-        # A MERGE updates the matched rows in place: on v3 they keep their `_row_id` (row
-        # lineage, as Java's MERGE and icefloe.spark.upsert), where an overwrite would re-insert
-        # them under new ids; on a merge-on-read table equality deletes cannot reach, it writes
-        # position deletes (as Java's MERGE there) instead of rewriting the files.
-        by_merge = (table.format_version >= 3 or merge_on_read) and _merge_matches_keys(keys, names)
+        # Copy-on-write is PyIceberg's upsert: a MERGE gives every target row of a key the
+        # source row's values (a key held k times stays k rows, where an overwrite would leave
+        # one), and on v3 the rows keep their `_row_id` (row lineage, as Java's MERGE). A
+        # merge-on-read table equality deletes cannot reach is upserted with Flink's meaning
+        # kept (one row per key): its files holding the keys are rewritten.
+        by_merge = (table.format_version >= 3 or not merge_on_read) and _merge_matches_keys(keys, names)
         if merge_on_read:
-            how = "runs as a MERGE (position deletes)" if by_merge else "rewrites the files holding its keys"
+            how = "runs as a MERGE" if by_merge else "rewrites the files holding its keys (copy-on-write)"
             log_merge_instead(table, names, how)
         if by_merge:
             from icefloe.write import merge as _merge
