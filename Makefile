@@ -224,8 +224,8 @@ lint: release  ## rustfmt, clippy, ruff, mypy, the import layers (pyproject's im
 	cargo fmt --check
 	cargo clippy --all-targets -q -- -D warnings
 	PYO3_PYTHON=$(CURDIR)/$(VPY) cargo clippy --all-targets --features python -q -- -D warnings
-	$(VENV)/bin/ruff check python tests benches examples
-	$(VENV)/bin/ruff format --check python tests benches examples
+	$(VENV)/bin/ruff check python tests benches examples .ci
+	$(VENV)/bin/ruff format --check python tests benches examples .ci
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 	$(VPY) .ci/check_layers.py

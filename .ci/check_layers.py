@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "python" / "icefloe"
@@ -31,9 +32,10 @@ def main() -> int:
             missing = sorted(present - set(named))
             unknown = sorted(set(named) - present)
             twice = sorted({m for m in named if named.count(m) > 1})
-            for what, names in (("in no layer", missing), ("named but absent", unknown), ("in two layers", twice)):
+            found = (("in no layer", missing), ("named but absent", unknown), ("in two layers", twice))
+            for what, names in found:
                 if names:
-                    print(f"{container} modules {what} of pyproject's importlinter layers: {', '.join(names)}")
+                    print(f"{container} modules {what} of the importlinter layers: {', '.join(names)}")
                     failed = True
     return 1 if failed else 0
 
