@@ -151,6 +151,10 @@ class TableState:
     counter: int = 0
     spec_fields: list[str] = field(default_factory=list)
 
+    def snapshot(self) -> list[Column]:
+        """The columns as they are now (names and kinds; later steps rename and promote)."""
+        return [Column(c.name, c.kind) for c in self.columns]
+
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
 
@@ -161,10 +165,12 @@ class TableState:
 
 @dataclass
 class Step:
-    """One step of a history: its kind and JSON-able arguments."""
+    """One step of a history: its kind, JSON-able arguments, and the table's columns before
+    it (set by `generate`)."""
 
     kind: str
     args: dict[str, Any]
+    columns: list[Column] = field(default_factory=list)
 
     def __str__(self) -> str:
         return f"{self.kind} {json.dumps(self.args, default=str)[:300]}"
@@ -255,8 +261,13 @@ def generate(seed: int, steps: int) -> History:
                     {"key": f"write.{op}.mode", "value": rng.choice(["copy-on-write", "merge-on-read"])},
                 )
             )
+    for step in history.steps:  # the steps above change no column
+        step.columns = state.snapshot()
     while len(history.steps) < steps:
-        history.steps.append(_next_step(rng, state))
+        before = state.snapshot()
+        step = _next_step(rng, state)
+        step.columns = before
+        history.steps.append(step)
     return history
 
 
@@ -450,17 +461,13 @@ class Engines:
             sql(f"DELETE FROM {q} WHERE {a['where']}")
         elif step.kind == "update":
             sql(f"UPDATE {q} SET {a['column']} = {sql_literal(a['value'], a['kind'])} WHERE {a['where']}")
-        elif step.kind == "merge":
+        elif step.kind in ("merge", "upsert"):  # Java has no upsert: its MERGE INTO on the key is one
             view = self._source_view(arrow_rows(a["rows"], columns))
-            sql(
-                f"MERGE INTO {q} t USING {view} s ON t.id = s.id "
-                f"WHEN MATCHED AND s.id < {a['delete_below']} THEN DELETE "
-                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            deletes = (
+                f"WHEN MATCHED AND s.id < {a['delete_below']} THEN DELETE " if step.kind == "merge" else ""
             )
-        elif step.kind == "upsert":  # Java has no upsert: its MERGE INTO on the key is one
-            view = self._source_view(arrow_rows(a["rows"], columns))
             sql(
-                f"MERGE INTO {q} t USING {view} s ON t.id = s.id "
+                f"MERGE INTO {q} t USING {view} s ON t.id = s.id {deletes}"
                 "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
             )
         elif step.kind == "dynamic_overwrite":
@@ -557,22 +564,6 @@ ICEBERG_TYPES = {
 }
 
 
-def _columns_at(history: History, upto: int) -> list[Column]:
-    """The table's columns before step `upto` (replaying the schema steps)."""
-    cols = [Column(c.name, c.kind) for c in history.ddl_columns]
-    for step in history.steps[:upto]:
-        a = step.args
-        if step.kind == "add_column":
-            cols.append(Column(a["name"], a["kind"]))
-        elif step.kind == "rename_column":
-            next(c for c in cols if c.name == a["old"]).name = a["new"]
-        elif step.kind == "drop_column":
-            cols = [c for c in cols if c.name != a["name"]]
-        elif step.kind == "promote":
-            next(c for c in cols if c.name == a["name"]).kind = a["kind"]
-    return cols
-
-
 def run_history(
     spark: Any, oracle: Oracle, catalog: Any, tmp: Path, history: History, log: list[str]
 ) -> None:
@@ -585,7 +576,7 @@ def run_history(
         engines.create(name, history)
     pick = random.Random(history.seed ^ 0x5EED)
     for i, step in enumerate(history.steps):
-        columns = _columns_at(history, i)
+        columns = step.columns
         where = f"seed {history.seed}, step {i}: {step}"
         shared_engine = pick.choice(["java", "icefloe"])
         errors = {}
