@@ -47,7 +47,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
 	$(VPY) -m pip install -q "hypothesis>=6.100" "import-linter>=2.1" "pytest-xdist>=3.5"
-	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2"
+	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2" "sqlglot>=30.0,<31"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies
@@ -57,7 +57,7 @@ $(VENV4)/.installed: pyproject.toml Makefile
 	$(VENV4)/bin/python -m pip install -q --upgrade pip
 	$(VENV4)/bin/python -m pip install -q "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
 		"pytest>=8" "pytest-timeout>=2" "moto[server]>=5.1,<6" "pg8000>=1.30" "rich>=13" "pyyaml>=6" \
-		"sqlalchemy>=2" "pyiceberg>=0.9" "pytest-xdist>=3.5" $(DUCKDB)
+		"sqlalchemy>=2" "pyiceberg>=0.9" "pytest-xdist>=3.5" "sqlglot>=30.0,<31" $(DUCKDB)
 	echo "$(CURDIR)/python" > "$$($(VENV4)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/icefloe.pth"
 	touch $@
 
