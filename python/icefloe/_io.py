@@ -16,12 +16,8 @@ import gzip
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from icefloe import _native
-
-if TYPE_CHECKING:
-    from icefloe.table import Table
 
 logger = logging.getLogger("icefloe")
 
@@ -67,21 +63,21 @@ class IoConfig:
     __hash__ = None  # type: ignore[assignment]
 
     @staticmethod
-    def for_table(table: Table) -> IoConfig:
+    def for_table(metadata: _native.TableMetadata, io_properties: Mapping[str, str]) -> IoConfig:
         """The table's storage settings for its location and write paths and, as Java's
         per-table FileIO serves every file a table references, for the roots (buckets) of
         those: files outside the current paths (an earlier `write.data.path`, the location
         before a move, files added from elsewhere) take them too. A longer registered prefix
         wins, so another table's settings for its own paths are never overridden."""
-        props = table.io_properties
+        props = dict(io_properties)
         if not props:
             return IoConfig()
-        prefixes = [p for p in table_prefixes(table) if not is_local(p)]
+        prefixes = [p for p in table_prefixes(metadata) if not is_local(p)]
         roots = [parse(p)[1] for p in prefixes]
         return IoConfig((p, props) for p in dict.fromkeys(roots + prefixes))
 
 
-def table_prefixes(table: Table) -> list[str]:
+def table_prefixes(metadata: _native.TableMetadata) -> list[str]:
     """Every place a table's files may live: its location and the write paths."""
     keys = (
         "write.data.path",
@@ -89,8 +85,9 @@ def table_prefixes(table: Table) -> list[str]:
         "write.folder-storage.path",
         "write.object-storage.path",
     )
-    out = [table.location()]
-    out += [v for k in keys if (v := table.properties.get(k))]
+    out = [metadata.location]
+    properties = metadata.properties
+    out += [v for k in keys if (v := properties.get(k))]
     return list(dict.fromkeys(out))
 
 

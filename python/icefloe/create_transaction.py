@@ -34,11 +34,12 @@ import logging
 import os
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties
+from icefloe.commit.target import CommitBase, CommitTarget
 from icefloe.exceptions import (
     CommitConflictError,
     CommitStateUnknownException,
@@ -52,11 +53,11 @@ if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
     from icefloe.snapshots import Snapshot
     from icefloe.sorting import SortOrder
-    from icefloe.table import ArrowData
     from icefloe.table_transaction import Transaction
     from icefloe.update_schema import UpdateSchema
     from icefloe.update_sort_order import ReplaceSortOrder
     from icefloe.update_spec import UpdateSpec
+    from icefloe.write.data import ArrowData
 
 __all__ = ["CreateTableTransaction"]
 
@@ -131,16 +132,16 @@ class _StagingCatalog(Catalog):
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         raise self._refuse("namespace_exists")
 
-    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
         if self.closed is not None:
             raise ValidationError(
                 f"the create transaction of table {self._name()} was {self.closed} already; "
                 "nothing more can be staged on it"
             )
-        if table.metadata_location != self.location:
+        if base.metadata_location != self.location:
             raise CommitConflictError(
                 f"staged table {self._name()} changed since this object was loaded "
-                f"(expected staged version {self.location}, found {table.metadata_location})"
+                f"(expected staged version {self.location}, found {base.metadata_location})"
             )
         location = self._pseudo_location(new_metadata)
         self.current = _native.TableMetadata.from_json(new_metadata.to_json(), location)
@@ -151,31 +152,22 @@ class _StagingCatalog(Catalog):
         return f"StagingCatalog({self._real.name!r}, {self._name()!r})"
 
 
-class _StagedTable(Table):
-    """The table of a create transaction: records the write ids of its writes (their files
-    are deleted if the transaction does not commit) and the files `add_files` registered
-    (the caller's: never deleted)."""
+class _StagingTarget(CommitTarget):
+    """The staged table's commit target: `main` as for any table, and it records the write ids
+    of its writes (their files are deleted if the transaction does not commit) and the files
+    `add_files` registered (the caller's: never deleted)."""
 
-    _write_ids: list[str]
-    _registered: set[tuple[str, str]]
+    def __init__(self, write_ids: list[str], registered: set[tuple[str, str]]) -> None:
+        self._write_ids = write_ids
+        self._registered = registered
 
-    def _new_write_id(self) -> str:  # type: ignore[override]
-        write_id = _pending_write.new_write_id()
+    def started_write(self, write_id: str) -> None:
         self._write_ids.append(write_id)
-        return write_id
 
-    def add_files(
-        self,
-        file_paths: list[str],
-        snapshot_properties: dict[str, str] | None = None,
-        check_duplicate_files: bool = True,
-    ) -> Snapshot | None:
+    def registering(self, file_paths: Iterable[str]) -> None:
         # Noted before the commit: whatever happens next, these files are not the transaction's
         # to delete (Java's create transaction never deletes an appended file either).
-        if not isinstance(file_paths, str):
-            file_paths = [str(p) for p in file_paths]
-            self._registered.update(_file_key(p) for p in file_paths)
-        return super().add_files(file_paths, snapshot_properties, check_duplicate_files)
+        self._registered.update(_file_key(p) for p in file_paths)
 
 
 def _file_key(location: str) -> tuple[str, str]:
@@ -203,9 +195,9 @@ class CreateTableTransaction:
         self._stage = _StagingCatalog(catalog, self._identifier, metadata)
         self._write_ids: list[str] = []
         self._registered: set[tuple[str, str]] = set()
-        table = _StagedTable(self._identifier, metadata, self._stage.location, self._stage, io_properties)
-        table._write_ids = self._write_ids
-        table._registered = self._registered
+        table = Table(self._identifier, metadata, self._stage.location, self._stage, io_properties)._through(
+            _StagingTarget(self._write_ids, self._registered)
+        )
         self._staged_table: Table = table
         self._committed: Table | None = None
         location = metadata.location

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from icefloe import _native
+from icefloe.commit.retry import commit_with_retry
 from icefloe.exceptions import ValidationError
-from icefloe.transaction import commit_with_retry
 
 if TYPE_CHECKING:
     from icefloe.table import Table

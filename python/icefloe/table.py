@@ -4,21 +4,23 @@ and scan, plus the write/commit hooks the Spark layer reuses."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from icefloe import _io, _native
-from icefloe._table_properties import wap_enabled
+from icefloe.commit.retry import BuildFn, commit_with_retry
+from icefloe.commit.target import MAIN, CommitBase, CommitTarget, TableVersion
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
 from icefloe.snapshots import Snapshot, SnapshotLogEntry
 from icefloe.sorting import SortOrder
-from icefloe.transaction import BuildFn, commit_with_retry
 from icefloe.write import pending as _pending_write
+from icefloe.write.branch import on_branch
+from icefloe.write.data import ArrowData, as_reader
 from icefloe.write.options import write_kwargs
 
 if TYPE_CHECKING:
@@ -35,11 +37,9 @@ if TYPE_CHECKING:
     from icefloe.write.merge import TableMerger as _merge_TableMerger
     from icefloe.write.row_level import UpsertResult as _row_level_UpsertResult
 
-__all__ = ["Table"]
+__all__ = ["ArrowData", "Table", "as_reader"]
 
 logger = logging.getLogger("icefloe")
-
-ArrowData = Union[pa.Table, pa.RecordBatchReader, pa.RecordBatch, Iterable[pa.RecordBatch]]
 
 
 class Table:
@@ -54,13 +54,36 @@ class Table:
         io_properties: Mapping[str, str] | None = None,
     ) -> None:
         self._identifier = tuple(identifier)
-        self._metadata = metadata
-        self._metadata_location = metadata_location
         self._catalog = catalog
         # The catalog's storage settings, then the table's own (a REST catalog's vended
         # credentials in its loadTable `config`).
-        self._io_properties = _io.file_io_properties({**catalog.properties, **(io_properties or {})})
-        self._io_config = self._register_io()
+        props = _io.file_io_properties({**catalog.properties, **(io_properties or {})})
+        self._version = TableVersion(metadata, metadata_location, props)
+        self._target: CommitTarget = MAIN
+
+    def _through(self, target: CommitTarget) -> Table:
+        """This table seen and committed through `target` (a branch, a guarded view; see
+        `icefloe.commit.target`): it shares this table's version, so its commits move both."""
+        view = object.__new__(Table)
+        view.__dict__.update(self.__dict__)
+        view._target = target
+        return view
+
+    @property
+    def _metadata(self) -> _native.TableMetadata:
+        return self._target.view(self._version.metadata)
+
+    @property
+    def _metadata_location(self) -> str:
+        return self._version.location
+
+    @property
+    def _io_properties(self) -> dict[str, str]:
+        return self._version.io_properties
+
+    def _commit_base(self) -> CommitBase:
+        """What the catalog swaps against: the real metadata, not a branch's view of it."""
+        return CommitBase(self._identifier, self._version.metadata, self._version.location)
 
     # ---- identity ----
     @property
@@ -154,44 +177,16 @@ class Table:
 
     def refresh(self) -> Table:
         """Reloads the table's current version from the catalog."""
-        fresh = self._catalog.load_table(self._identifier)
-        self._metadata = fresh._metadata
-        self._metadata_location = fresh._metadata_location
-        self._io_properties = fresh._io_properties
-        self._io_config = self._register_io()
+        fresh = self._catalog.load_table(self._identifier)._version
+        self._version.io_properties = fresh.io_properties
+        self._version.move_to(fresh.metadata, fresh.location)
         return self
 
     def _set_metadata(self, metadata: _native.TableMetadata) -> None:
         location = metadata.metadata_location
         if location is None:
             raise ValidationError("committed metadata has no metadata_location")
-        self._metadata = metadata
-        self._metadata_location = location
-        self._io_config = self._register_io()
-
-    def _commit_target(self) -> Table:
-        """The table whose metadata the catalog swaps (another for a branch view)."""
-        return self
-
-    def _to_commit(self, produced: _native.TableMetadata) -> _native.TableMetadata:
-        """The metadata to swap in for what an operation on this table produced. On a
-        table with `write.wap.enabled=true`, a new snapshot whose summary has a `wap.id`
-        (`snapshot_properties={"wap.id": ...}`, Spark's `spark.wap.id`) is staged: added
-        without moving `main`, for `manage_snapshots().cherrypick_snapshot` to publish."""
-        if not self._stages(produced):
-            return produced
-        return self._metadata.commit_to_branch(produced, None)
-
-    def _stages(self, produced: _native.TableMetadata) -> bool:
-        """Whether the snapshot an operation produced is staged (write-audit-publish: a
-        `wap.id` in its summary on a table with `write.wap.enabled=true`)."""
-        if not wap_enabled(self._metadata.properties):
-            return False
-        sid = produced.current_snapshot_id
-        if sid is None or self._metadata.snapshot_by_id(sid) is not None:
-            return False
-        snapshot: dict[str, Any] = produced.snapshot_by_id(sid) or {}
-        return "wap.id" in (snapshot.get("summary") or {})
+        self._version.move_to(metadata, location)
 
     # ---- storage ----
     @property
@@ -212,12 +207,7 @@ class Table:
     @property
     def io_config(self) -> _io.IoConfig:
         """What a Spark task needs to reach this table's files on an executor."""
-        return self._io_config
-
-    def _register_io(self) -> _io.IoConfig:
-        config = _io.IoConfig.for_table(self)
-        config.apply()
-        return config
+        return self._version.io_config
 
     # ---- evolution and snapshot management ----
     def manage_snapshots(self) -> ManageSnapshots:
@@ -322,7 +312,7 @@ class Table:
         operation reads, validates against and builds on the branch's head, and the first
         write to a missing branch creates it (see `icefloe.write.branch`)."""
         if branch is not None and branch != "main":
-            return _on_branch(self, branch).append(df, snapshot_properties, write_options)
+            return on_branch(self, branch).append(df, snapshot_properties, write_options)
         options = write_kwargs(write_options)
         reader = as_reader(df)
         _native.check_arrow_schema(self._metadata, reader.schema)
@@ -360,7 +350,7 @@ class Table:
         schema's case.
         """
         if branch is not None and branch != "main":
-            view = _on_branch(self, branch)
+            view = on_branch(self, branch)
             return view.overwrite(
                 df,
                 overwrite_filter,
@@ -401,6 +391,10 @@ class Table:
         files are never moved or deleted. See `icefloe.write.add_files`."""
         from icefloe.write import add_files as _add_files
 
+        if not isinstance(file_paths, str):
+            file_paths = [str(p) for p in file_paths]
+            # Noted before the commit: whatever happens next, these files are the caller's.
+            self._target.registering(file_paths)
         return _add_files.add_files(self, file_paths, snapshot_properties, check_duplicate_files)
 
     def dynamic_partition_overwrite(
@@ -429,7 +423,7 @@ class Table:
         which matches are removed whole either way. Concurrent commits are validated per
         `write.delete.isolation-level` (see `icefloe.write.row_delta`)."""
         if branch is not None and branch != "main":
-            return _on_branch(self, branch).delete(delete_filter, snapshot_properties, case_sensitive)
+            return on_branch(self, branch).delete(delete_filter, snapshot_properties, case_sensitive)
         from icefloe.write import row_level as _row_level
 
         return _row_level.delete(
@@ -451,7 +445,7 @@ class Table:
         plus position deletes for the old ones. ValidationError (nothing written) for an
         unknown column or a value that does not fit its column's type."""
         if branch is not None and branch != "main":
-            return _on_branch(self, branch).update(condition, set, snapshot_properties, case_sensitive)
+            return on_branch(self, branch).update(condition, set, snapshot_properties, case_sensitive)
         from icefloe.write import row_level as _row_level
 
         return _row_level.update(self, condition, set, snapshot_properties, case_sensitive)
@@ -474,7 +468,7 @@ class Table:
         the aliases), then `.execute()`. `write.merge.mode` picks merge-on-read or
         copy-on-write. See `icefloe.write.merge`."""
         if branch is not None and branch != "main":
-            return _on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
+            return on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
         from icefloe.write import merge as _merge
 
         return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
@@ -495,7 +489,7 @@ class Table:
         log line. `copy-on-write` (default): a MERGE rewrites the files holding those keys,
         every row of a key taking the new values (PyIceberg's upsert)."""
         if branch is not None and branch != "main":
-            return _on_branch(self, branch).upsert(df, join_cols, snapshot_properties)
+            return on_branch(self, branch).upsert(df, join_cols, snapshot_properties)
         from icefloe.write import row_level as _row_level
 
         return _row_level.upsert(self, df, join_cols, snapshot_properties)
@@ -506,9 +500,10 @@ class Table:
     ) -> list[str]:
         return _pending_write.write_local(self, reader, write_id, options)
 
-    @staticmethod
-    def _new_write_id() -> str:
-        return _pending_write.new_write_id()
+    def _new_write_id(self) -> str:
+        write_id = _pending_write.new_write_id()
+        self._target.started_write(write_id)
+        return write_id
 
     def _commit(self, build: BuildFn) -> _native.TableMetadata:
         """Commits the metadata `build(base)` makes, retrying on conflict (see transaction)."""
@@ -555,7 +550,8 @@ class Table:
         return _pending_write.abort_write(self, write_id, keep)
 
     def __repr__(self) -> str:
-        return f"Table({'.'.join(self._identifier)!r}, {self._metadata_location!r})"
+        name = ".".join(self._identifier) + self._target.label()
+        return f"Table({name!r}, {self._metadata_location!r})"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -566,29 +562,3 @@ class Table:
 
     def __hash__(self) -> int:
         return hash((self._identifier, self._metadata_location))
-
-
-def _on_branch(table: Table, branch: str) -> Table:
-    from icefloe.write.branch import on_branch
-
-    return on_branch(table, branch)
-
-
-def as_reader(df: object) -> pa.RecordBatchReader:
-    """The rows a write was given (a pyarrow Table, RecordBatch, list of RecordBatches or a
-    RecordBatchReader) as one RecordBatchReader; anything else is a ValidationError."""
-    if isinstance(df, pa.RecordBatchReader):
-        return df
-    if isinstance(df, pa.Table):
-        return df.to_reader()
-    if isinstance(df, pa.RecordBatch):
-        return pa.RecordBatchReader.from_batches(df.schema, [df])
-    if isinstance(df, (list, tuple)):
-        if not df:
-            raise ValidationError("cannot append an empty list of record batches (no schema)")
-        if not all(isinstance(b, pa.RecordBatch) for b in df):
-            raise ValidationError("expected a list of pyarrow.RecordBatch")
-        return pa.RecordBatchReader.from_batches(df[0].schema, df)
-    raise ValidationError(
-        f"expected a pyarrow.Table, RecordBatchReader or list of RecordBatch, found {type(df).__name__}"
-    )

@@ -22,8 +22,8 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from icefloe import _native
+from icefloe.commit.retry import commit_with_retry
 from icefloe.exceptions import CommitConflictError, ValidationError
-from icefloe.transaction import commit_with_retry
 
 if TYPE_CHECKING:
     from icefloe.sorting import SortOrder

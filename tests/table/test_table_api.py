@@ -330,7 +330,7 @@ def test_table_accessors(any_catalog: Catalog) -> None:
 
 
 def test_retry_policy() -> None:
-    from icefloe.transaction import RetryPolicy
+    from icefloe.commit.retry import RetryPolicy
 
     p = RetryPolicy.from_properties({})
     assert (p.num_retries, p.min_wait_ms, p.max_wait_ms, p.total_timeout_ms) == (4, 100, 60_000, 1_800_000)

@@ -24,6 +24,7 @@ from icefloe.sorting import UNSORTED_SORT_ORDER, SortOrder
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from icefloe.commit.target import CommitBase
     from icefloe.create_transaction import CreateTableTransaction
     from icefloe.table import Table
 
@@ -237,8 +238,8 @@ class Catalog(ABC):
 
     # ---- commit (used by Table) ----
     @abstractmethod
-    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
-        """Swaps the table's pointer from `table.metadata_location` to a new metadata file
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        """Swaps the table's pointer from `base.metadata_location` to a new metadata file
         holding `new_metadata`, only if it still names that base. Returns the committed
         metadata (with its metadata_location). CommitConflictError if the table moved on;
         nothing is left behind in that case."""

@@ -42,6 +42,7 @@ from icefloe.exceptions import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from icefloe.commit.target import CommitBase
     from icefloe.partitioning import PartitionSpec
     from icefloe.schema import Schema
     from icefloe.sorting import SortOrder
@@ -344,12 +345,12 @@ class FilesystemCatalog(Catalog):
             _io.logger.warning("icefloe: could not update %s/%s: %s", meta_dir, VERSION_HINT, e)
         return name
 
-    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
-        parts = self._table_parts(table.identifier)
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        parts = self._table_parts(base.identifier)
         meta_dir = self._metadata_dir(self._dir(parts))
         if not self._is_table_dir(self._dir(parts)):
             raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
-        base_version = self._version_of(table.metadata_location)
+        base_version = self._version_of(base.metadata_location)
         text = new_metadata.to_json()
         name = self._swap_in(meta_dir, base_version + 1, text)
         location = _io.join(self._location(parts), "metadata", name)

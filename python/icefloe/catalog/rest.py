@@ -39,6 +39,7 @@ from icefloe.exceptions import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from icefloe.commit.target import CommitBase
     from icefloe.partitioning import PartitionSpec
     from icefloe.schema import Schema
     from icefloe.sorting import SortOrder
@@ -296,9 +297,9 @@ class RestCatalog(Catalog):
         )
 
     # ---- commit ----
-    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
-        parts = self.table_identifier(table.identifier)
-        requirements, updates = requirements_and_updates(table.metadata, new_metadata)
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        parts = self.table_identifier(base.identifier)
+        requirements, updates = requirements_and_updates(base.metadata, new_metadata)
         body = {
             "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
             "requirements": requirements,

@@ -45,6 +45,7 @@ from icefloe.exceptions import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from icefloe.commit.target import CommitBase
     from icefloe.partitioning import PartitionSpec
     from icefloe.schema import Schema
     from icefloe.sorting import SortOrder
@@ -479,10 +480,10 @@ class SqlCatalog(Catalog):
         )
 
     # ---- commit ----
-    def _commit_table(self, table: Table, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
-        parts = self.table_identifier(table.identifier)
-        base = table.metadata_location
-        version = self._version_of(base) + 1
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        parts = self.table_identifier(base.identifier)
+        base_location = base.metadata_location
+        version = self._version_of(base_location) + 1
         location = self._new_metadata_location(new_metadata, version)
         text = new_metadata.to_json()
         _io.write_new(location, text.encode("utf-8"))
@@ -492,7 +493,7 @@ class SqlCatalog(Catalog):
                     "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
                     "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
                     "AND metadata_location = ?",
-                    (location, base, self.name, ".".join(parts[:-1]), parts[-1], base),
+                    (location, base_location, self.name, ".".join(parts[:-1]), parts[-1], base_location),
                 )
                 if cur.rowcount < 1:
                     exists = conn.execute(
@@ -504,7 +505,7 @@ class SqlCatalog(Catalog):
                         raise NoSuchTableError(f"table {'.'.join(parts)} no longer exists")
                     raise CommitConflictError(
                         f"table {'.'.join(parts)} was updated by another writer "
-                        f"(its metadata is no longer {base})"
+                        f"(its metadata is no longer {base_location})"
                     )
         except _CommitFailed as e:
             # A COMMIT without an answer (Postgres: the connection broke) may have landed.

@@ -7,7 +7,7 @@ Which snapshots and refs go follows Iceberg Java's `ExpireSnapshots` (see
 `min-snapshots-to-keep` / `max-snapshot-age-ms` / `max-ref-age-ms` (default
 `history.expire.max-ref-age-ms`), and `snapshot_ids` expired in any case.
 
-The change is committed through the commit loop (`icefloe.transaction.commit_with_retry`):
+The change is committed through the commit loop (`icefloe.commit.retry.commit_with_retry`):
 on a conflict the selection is made again on the refreshed table. Only after the commit
 succeeded are files deleted, and only those an expired snapshot reached that no snapshot
 of the committed version, nor of the table as reloaded after the commit, reaches: data and
@@ -24,9 +24,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _native, _progress
+from icefloe.commit.retry import commit_with_retry
 from icefloe.exceptions import ValidationError
 from icefloe.maintenance._times import epoch_ms, now_ms
-from icefloe.transaction import commit_with_retry
 
 if TYPE_CHECKING:
     from icefloe.table import Table

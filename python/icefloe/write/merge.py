@@ -36,6 +36,7 @@ from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
+from icefloe.write.data import as_reader
 from icefloe.write.merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
@@ -47,7 +48,8 @@ from icefloe.write.merge_condition import (
 from icefloe.write.row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 
 if TYPE_CHECKING:
-    from icefloe.table import ArrowData, Table
+    from icefloe.table import Table
+    from icefloe.write.data import ArrowData
 
 # Above this many distinct source keys the target is read whole rather than by an IN filter.
 _KEY_FILTER_MAX = 100_000
@@ -594,8 +596,6 @@ def merge(
     target_alias: str = "target",
     snapshot_properties: dict[str, str] | None = None,
 ) -> TableMerger:
-    from icefloe.table import as_reader
-
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     data = as_reader(source).read_all()

@@ -1,5 +1,5 @@
 """The commit path of every write: files written under one write id, then one commit (with
-retries and validation, `icefloe.transaction`) or an abort that leaves nothing behind.
+retries and validation, `icefloe.commit.retry`) or an abort that leaves nothing behind.
 
 In-process writes, `icefloe.spark` and the row-level operations all go through these
 functions; `Table` keeps thin private delegations for older callers.
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _io, _native
+from icefloe.commit.retry import BuildFn
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import BooleanExpression
-from icefloe.transaction import BuildFn
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot

@@ -36,12 +36,14 @@ from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
+from icefloe.write.data import as_reader
 from icefloe.write.merge_condition import join_key, matching_keys
 from icefloe.write.row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
-    from icefloe.table import ArrowData, Table
+    from icefloe.table import Table
+    from icefloe.write.data import ArrowData
     from icefloe.write.overwrite import PartialRewriter
 
 logger = logging.getLogger("icefloe")
@@ -429,8 +431,6 @@ def upsert(
 ) -> UpsertResult:
     """Replaces the rows whose join-column values appear in `df` by `df`'s rows and inserts
     the others, as one snapshot (see `Table.upsert`)."""
-    from icefloe.table import as_reader
-
     reader = as_reader(df)
     _native.check_arrow_schema(table.metadata, reader.schema)
     # An upsert replaces whole rows: a source without an optional column would store nulls

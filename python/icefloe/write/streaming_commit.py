@@ -9,7 +9,7 @@ of the target branch and is not committed again.
 
 The check runs twice: once before any file is written (a replay then costs nothing), and
 again inside the commit's build function on every attempt of the optimistic commit loop
-(`icefloe.transaction`), so that a commit that lost the swap to someone else re-checks the
+(`icefloe.commit.retry`), so that a commit that lost the swap to someone else re-checks the
 refreshed table: if the winner was the same batch (a zombie driver of the same query) the
 commit turns into a skip, and the batch's files are deleted; if the winner was any other
 writer the batch is committed on top of it.
@@ -31,14 +31,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from icefloe import _native
+from icefloe.commit.target import GuardedTarget
 from icefloe.exceptions import ValidationError
-from icefloe.table import Table
-from icefloe.transaction import BuildFn, commit_with_retry
 from icefloe.write import pending as _pending_write
 from icefloe.write.branch import on_branch
 
 if TYPE_CHECKING:
     from icefloe.snapshots import Snapshot
+    from icefloe.table import Table
 
 __all__ = [
     "BATCH_ID_KEY",
@@ -141,45 +141,6 @@ def guard(query_id: str, batch_id: int) -> Callable[[_native.TableMetadata], Non
     return check
 
 
-class GuardedTable(Table):
-    """A view of a table (or of a `BranchView`) whose every commit attempt first runs a
-    check against the attempt's base; everything else is the wrapped table's."""
-
-    def __init__(self, inner: Table, check: Callable[[_native.TableMetadata], None]) -> None:
-        self.__dict__.update(inner.__dict__)
-        self._inner = inner
-        self._check = check
-
-    def _sync(self) -> None:
-        own = ("_inner", "_check")
-        self.__dict__.update({k: v for k, v in self._inner.__dict__.items() if k not in own})
-
-    def _commit(self, build: BuildFn) -> _native.TableMetadata:
-        def checked(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
-            self._check(base)
-            return build(base)
-
-        return commit_with_retry(self, checked)
-
-    def _commit_target(self) -> Table:
-        return self._inner._commit_target()
-
-    def _to_commit(self, produced: _native.TableMetadata) -> _native.TableMetadata:
-        return self._inner._to_commit(produced)
-
-    def _set_metadata(self, metadata: _native.TableMetadata) -> None:
-        self._inner._set_metadata(metadata)
-        self._sync()
-
-    def refresh(self) -> Table:
-        self._inner.refresh()
-        self._sync()
-        return self
-
-    def __repr__(self) -> str:
-        return repr(self._inner)
-
-
 def guarded(
     table: Table,
     query_id: str,
@@ -199,7 +160,7 @@ def guarded(
     check = guard(query_id, batch_id)
     try:
         check(target.metadata)
-        result = write(GuardedTable(target, check), props)
+        result = write(target._through(GuardedTarget(target._target, check)), props)
     except BatchAlreadyCommitted as e:
         logger.info("icefloe: %s; skipped", e)
         return False, None
