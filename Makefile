@@ -28,6 +28,15 @@ SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
 	org.postgresql:postgresql:42.7.14
 ORACLE_EXTRA_STAMP := $(ORACLE_DIR)/.extra-jars-$(ICEBERG_VERSION)
+# Hadoop's S3A connector for each PySpark line's Hadoop (3.3.4 in PySpark 3.5, 3.4.2 in 4.1): hadoop-aws
+# and the AWS SDK bundle that Hadoop release was built with (hadoop-project's aws-java-sdk versions),
+# for tests/spark/test_spark_parquet_s3a.py, where Spark's own Parquet source reads S3. One folder
+# per Hadoop version, kept out of the suite's session (which has no S3A connector on purpose).
+S3A_HADOOP_VERSIONS := 3.3.4 3.4.2
+S3A_JARS_3.3.4 := org.apache.hadoop:hadoop-aws:3.3.4 com.amazonaws:aws-java-sdk-bundle:1.12.262
+S3A_JARS_3.4.2 := org.apache.hadoop:hadoop-aws:3.4.2 software.amazon.awssdk:bundle:2.29.52 \
+	software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.2.1
+S3A_STAMPS := $(foreach v,$(S3A_HADOOP_VERSIONS),$(ORACLE_DIR)/s3a-hadoop-$(v)/.fetched)
 # Apache Iceberg's RESTCatalogServer and its dependencies (tests/java/rest-server/pom.xml).
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
@@ -90,7 +99,14 @@ $(ORACLE40_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG40_VERSION) \
 		-DoutputDirectory=$(ORACLE_DIR) -Dmaven.repo.local=$(CURDIR)/.cache/m2
 
-oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE40_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH)  ## fetch Apache Iceberg Java (the test oracle) and its S3/JDBC jars from Maven Central
+$(ORACLE_DIR)/s3a-hadoop-%/.fetched:
+	mkdir -p $(@D)
+	for a in $(S3A_JARS_$*); do \
+		mvn -q dependency:copy -Dartifact=$$a -DoutputDirectory=$(@D) -Dmaven.repo.local=$(CURDIR)/.cache/m2 || exit 1; \
+	done
+	touch $@
+
+oracle: $(ORACLE_JAR) $(ORACLE4_JAR) $(ORACLE40_JAR) $(ORACLE_EXTRA_STAMP) $(REST_CLASSPATH) $(S3A_STAMPS)  ## fetch Apache Iceberg Java (the test oracle), its S3/JDBC jars and Hadoop's S3A connectors from Maven Central
 
 develop: venv  ## build the extension (debug) into .venv
 	$(VENV)/bin/maturin develop -q --uv 2>/dev/null || $(VENV)/bin/maturin develop -q

@@ -14,7 +14,9 @@ Per file (`FileScanTask::plain_parquet_blocker` in Rust): delete files attached 
 deletion vectors, equality deletes), a residual filter left to apply, not Parquet, encrypted,
 a part of a file, an identity partition source column the file's metrics do not name (a file
 added by `add_files` or a migration may hold it only in its partition tuple), a location
-Spark's Hadoop file systems cannot open, or a path Spark would read as a glob or cannot parse.
+Spark's Hadoop file systems cannot open (S3 without an S3A connector), S3 storage settings S3A
+cannot take or a bucket S3A opened with other settings (`_s3a`), or a path Spark would read as a
+glob or cannot parse.
 
 Per scan (`scan_blocker`): turned off (`icefloe.read.spark-parquet.enabled=false`), a
 table name mapping (its files may lack field ids), a variant, geometry or geography column in
@@ -35,10 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe._reserved_fields import FIRST_RESERVED_FIELD_ID
 from icefloe.spark._arrow import spark_type
+from icefloe.spark._s3a import S3A_SCHEMES, bucket_of, s3a_options, s3a_path
 from icefloe.spark._session import is_connect
 from icefloe.types import IcebergType, PrimitiveType
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyspark.sql import DataFrame, SparkSession
 
     from icefloe.schema import Schema
@@ -117,9 +122,11 @@ def scan_blocker(spark: SparkSession, table: Table, projection: Schema) -> str |
 
 @dataclass
 class PlainFiles:
-    """The files of a plan that Spark's Parquet source reads: (path, size, records) each."""
+    """The files of a plan that Spark's Parquet source reads: (path, size, records) each, and
+    the Hadoop options of the read (S3A settings of their buckets, see `_s3a`)."""
 
     files: list[tuple[str, int, int]] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
 
     @property
     def size_in_bytes(self) -> int:
@@ -129,6 +136,9 @@ class PlainFiles:
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 # (application id, scheme) -> whether Spark's Hadoop configuration has a file system for it
 _SCHEMES: dict[tuple[str, str], bool] = {}
+# (application id, bucket) -> the S3A options Spark's reader first read the bucket with: Hadoop
+# keeps that bucket's file system, so other settings for it take the Rust reader (see `_s3a`).
+_S3A_BUCKETS: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def _spark_opens(spark: SparkSession, scheme: str) -> bool:
@@ -153,23 +163,56 @@ def _spark_opens(spark: SparkSession, scheme: str) -> bool:
 
 
 def split_files(
-    spark: SparkSession, candidates: list[tuple[str, int, int]]
+    spark: SparkSession,
+    candidates: list[tuple[str, int, int]],
+    io_properties: Mapping[str, str] | None = None,
 ) -> tuple[PlainFiles, list[tuple[str, str]]]:
     """`candidates` (files the plan's rules allow) split by where they live: the ones Spark
-    opens, and (path, reason) for the others."""
+    opens, and (path, reason) for the others. `io_properties` are the table's storage
+    settings: files on S3 are read through Spark's S3A connector with them (`_s3a`)."""
     plain = PlainFiles()
     refused: list[tuple[str, str]] = []
+    buckets: dict[str, dict[str, str] | str] = {}
     for c in candidates:
         path = c[0]
         m = _SCHEME.match(path)
         scheme = m.group(1).lower() if m else "file"
         if _GLOB.search(path) or ":" in path[m.end() if m else 0 :]:
             refused.append((path, "a path Spark would glob or cannot parse"))
+            continue
+        if scheme in S3A_SCHEMES:
+            if not _spark_opens(spark, "s3a"):
+                refused.append((path, f"Spark has no file system for {scheme}:"))
+                continue
+            bucket = bucket_of(path)
+            if bucket not in buckets:
+                buckets[bucket] = _bucket_options(spark, bucket, io_properties or {})
+            options = buckets[bucket]
+            if isinstance(options, str):
+                refused.append((path, options))
+                continue
         elif not _spark_opens(spark, scheme):
             refused.append((path, f"Spark has no file system for {scheme}:"))
-        else:
-            plain.files.append(c)
+            continue
+        plain.files.append(c)
+    for options in buckets.values():
+        if not isinstance(options, str):
+            plain.options.update(options)
     return plain, refused
+
+
+def _bucket_options(
+    spark: SparkSession, bucket: str, io_properties: Mapping[str, str]
+) -> dict[str, str] | str:
+    """The S3A options that read `bucket` with `io_properties`, or why Spark's reader cannot."""
+    options = s3a_options(io_properties, bucket)
+    if isinstance(options, str):
+        return options
+    key = (spark.sparkContext.applicationId, bucket)
+    first = _S3A_BUCKETS.setdefault(key, options)
+    if first != options:
+        return f"Spark's S3A file system of bucket {bucket} was opened with other storage settings"
+    return options
 
 
 def field_id_schema(projection: dict[str, Any]) -> Any:
@@ -204,8 +247,9 @@ def parquet_frame(spark: SparkSession, files: PlainFiles, projection: dict[str, 
         spark.read.schema(field_id_schema(projection))
         .option("datetimeRebaseMode", "CORRECTED")
         .option("int96RebaseMode", "CORRECTED")
+        .options(**files.options)  # this read's Hadoop settings (S3A per bucket), not the session's
     )
-    paths = [path for path, _size, _records in files.files]
+    paths = [s3a_path(path) for path, _size, _records in files.files]
     if is_connect(spark):
         # The server builds the file index when it analyses the plan, after this returns.
         spark.conf.set(LISTING_THRESHOLD_CONF, SERIAL_LISTING)

@@ -189,7 +189,7 @@ def plan_read(
     if scan_reason is not None:
         return ReadPlan(spark, table, scan, PlainFiles(), native_plan, scan_reason, [])
     candidates, rest = native_plan.split_plain_parquet()
-    plain, refused = split_files(spark, candidates)
+    plain, refused = split_files(spark, candidates, table.io_properties)
     if refused:
         # Files the plan allows but Spark cannot open go back to the Rust reader.
         _candidates, rest = native_plan.split_plain_parquet({path for path, _why in refused})

@@ -1,0 +1,131 @@
+"""The Spark driver of tests/spark/test_spark_parquet_s3a.py, in a process of its own whose
+Spark has Hadoop's S3A connector (hadoop-aws and its AWS SDK bundle) and no Iceberg jar, as a
+user's session that reads S3 would: `python -m support.workers.s3a_reader < config.json`
+(the config, storage secret included, comes on stdin, never in a file).
+
+For each table of the config it runs `icefloe.spark.plan_read` and the plan's DataFrame, and
+writes to the config's `out` folder the rows it read (`<n>.parquet`) and `result.json`: which
+file took which reader, the option keys of the Spark half (no values), the DataFrame's
+physical plan, the S3 requests the driver's S3A file system made while Spark built the file
+index and while the query ran, and what the S3A file system of the bucket was configured with
+(the endpoint, whether the access key is the catalog's). `"repeat"` reads the table that many
+more times, to time the two readers (`"timings"`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+# S3A's request counters (StorageStatistics names) worth reporting.
+_COUNTERS = (
+    "object_metadata_request",
+    "object_list_request",
+    "object_continue_list_request",
+    "object_get_request",  # not counted by every Hadoop release; stream opens are
+    "stream_read_opened",
+    "op_get_file_status",
+    "op_exists",
+    "op_list_status",
+    "op_open",
+)
+
+
+def _s3a_counters(spark: Any) -> dict[str, int]:
+    """S3A's request counters in the driver JVM (in local mode the tasks' too), from Hadoop's
+    global storage statistics: asking a FileSystem for them would make the bucket's S3A file
+    system before the read does, with the session's settings, and Hadoop would keep that one."""
+    jvm = spark.sparkContext._jvm
+    stats = jvm.org.apache.hadoop.fs.GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics")
+    if stats is None:
+        return {}
+    return {c: int(stats.getLong(c) or 0) for c in _COUNTERS if stats.isTracked(c)}
+
+
+def _diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before.get(k, 0) for k in after if after[k] - before.get(k, 0)}
+
+
+def main() -> None:
+    cfg = json.load(sys.stdin)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("icefloe-s3a-reader")
+        .config("spark.jars", ",".join(cfg["jars"]))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    import icefloe
+    import icefloe.spark
+
+    props = cfg["properties"]
+    catalog = icefloe.load_catalog(
+        cfg["catalog"], type="sql", uri=cfg["uri"], warehouse=cfg["warehouse"], **props
+    )
+    out = Path(cfg["out"])
+    result: dict[str, Any] = {"tables": {}}
+    bucket = cfg["bucket"]
+    for i, name in enumerate(cfg["tables"]):
+        table = catalog.load_table(name)
+        plan = icefloe.spark.plan_read(spark, table)
+        before = _s3a_counters(spark) if plan.spark_files else {}
+        df = plan.frame()
+        indexed = _s3a_counters(spark) if plan.spark_files else {}
+        rows = pa.Table.from_pandas(df.toPandas(), preserve_index=False)
+        after = _s3a_counters(spark) if plan.spark_files else {}
+        pq.write_table(rows, out / f"{i}.parquet")
+        qe = df._jdf.queryExecution()
+        jvm_: Any = spark.sparkContext._jvm
+        explain = jvm_.PythonSQLUtils.explainString
+        plan_text = explain(qe, "formatted") + explain(qe, "extended")
+        result["tables"][name] = {
+            "spark_files": plan.spark_files,
+            "rust_files": plan.rust_files,
+            "scan_reason": plan.scan_reason,
+            "option_keys": sorted(plan.plain.options),
+            "plan": plan_text,
+            "file_index_requests": _diff(indexed, before),
+            "query_requests": _diff(after, indexed),
+        }
+    if any(t["spark_files"] for t in result["tables"].values()):
+        jvm: Any = spark.sparkContext._jvm
+        fs = jvm.org.apache.hadoop.fs.FileSystem.get(
+            jvm.java.net.URI(f"s3a://{bucket}/"), spark.sparkContext._jsc.hadoopConfiguration()
+        )
+        fs_conf = fs.getConf()
+        session_conf = spark.sparkContext._jsc.hadoopConfiguration()
+        result["s3a"] = {
+            "class": fs.getClass().getName(),
+            "endpoint": fs_conf.get("fs.s3a.endpoint"),
+            "access_key_is_catalogs": fs_conf.get("fs.s3a.access.key") == props.get("s3.access-key-id"),
+            "session_conf_has_bucket_keys": session_conf.get(f"fs.s3a.bucket.{bucket}.endpoint") is not None,
+        }
+    timings: dict[str, list[float]] = {}
+    for _ in range(int(cfg.get("repeat", 0))):
+        for mode in ("true", "false"):
+            spark.conf.set("icefloe.read.spark-parquet.enabled", mode)
+            for name in cfg["tables"]:
+                t0 = time.perf_counter()
+                icefloe.spark.read(spark, catalog.load_table(name)).agg({"*": "count"}).collect()
+                timings.setdefault(f"{name} spark-parquet={mode}", []).append(time.perf_counter() - t0)
+    result["timings"] = timings
+    (out / "result.json").write_text(json.dumps(result, indent=1))
+    spark.stop()
+    os._exit(0)  # py4j's threads
+
+
+if __name__ == "__main__":
+    main()
