@@ -1,0 +1,378 @@
+"""DDL on icefloe catalogs and tables, as Iceberg Java's `SparkCatalog` and SQL extensions
+carry it out:
+
+- `CREATE TABLE [IF NOT EXISTS] t (cols) USING iceberg [PARTITIONED BY (transforms)]
+  [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]`: `catalog.create_table` with the
+  schema of `columns.schema_of`, the spec of the transforms (Java's default field names)
+  and the properties (`comment` holds the table comment, `format-version` picks the format);
+- `DROP TABLE [IF EXISTS] t [PURGE]`;
+- `ALTER TABLE t ADD COLUMN(S)` (nested paths, `FIRST` / `AFTER`, `COMMENT`), `DROP
+  COLUMN(S)`, `RENAME COLUMN`, `SET TBLPROPERTIES` (`format-version` upgrades the table),
+  `ADD / DROP / REPLACE PARTITION FIELD`: one schema, spec or properties update each;
+- `CREATE NAMESPACE [IF NOT EXISTS]`, `DROP NAMESPACE [IF EXISTS]`, `SHOW TABLES [IN ns]
+  [LIKE '...']` (columns `namespace`, `tableName`, `isTemporary`, as Spark's v2 catalogs).
+
+Each handler returns None when the statement names no icefloe catalog (it is Spark's).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from icefloe.exceptions import (
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NotSupportedError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
+from icefloe.spark.sql.columns import column_doc, column_required, iceberg_type, schema_of
+from icefloe.spark.sql.dialect import (
+    AddPartitionField,
+    DropPartitionField,
+    ReplacePartitionField,
+    ShowTables,
+    Transform,
+)
+from icefloe.spark.sql.query import Context, table_parts, to_spark_sql
+
+if TYPE_CHECKING:
+    from icefloe.partitioning import PartitionSpec
+    from icefloe.schema import Schema
+    from icefloe.table import Table
+
+__all__ = ["HANDLERS", "empty"]
+
+# Iceberg's transform names in Spark DDL -> (icefloe transform, Java's default name suffix).
+_TRANSFORMS = {
+    "identity": ("identity", ""),
+    "bucket": ("bucket", "_bucket"),
+    "truncate": ("truncate", "_trunc"),
+    "years": ("year", "_year"),
+    "year": ("year", "_year"),
+    "months": ("month", "_month"),
+    "month": ("month", "_month"),
+    "days": ("day", "_day"),
+    "day": ("day", "_day"),
+    "date": ("day", "_day"),
+    "hours": ("hour", "_hour"),
+    "hour": ("hour", "_hour"),
+    "date_hour": ("hour", "_hour"),
+}
+
+
+def empty(spark: Any) -> Any:
+    """The DataFrame of a statement without rows."""
+    from pyspark.sql.types import StructType
+
+    return spark.createDataFrame([], StructType([]))
+
+
+def _column_path(e: exp.Expression) -> str:
+    if isinstance(e, exp.Identifier):
+        return e.name
+    if isinstance(e, (exp.Column, exp.Dot)):
+        return ".".join(p.name for p in e.parts)
+    raise ValidationError(f"expected a column, found {to_spark_sql(e)}")
+
+
+def transform_of(e: exp.Expression) -> tuple[str, str, str]:
+    """(source column path, icefloe transform string, Java's default field name) of a
+    partition transform as written (`bucket(16, id)`, `days(ts)`, a column)."""
+    if not isinstance(e, Transform):
+        column = _column_path(e)
+        return column, "identity", column
+    name = e.this.name.lower()
+    if name not in _TRANSFORMS:
+        raise NotSupportedError(f"partition transform {name}(...)")
+    kind, suffix = _TRANSFORMS[name]
+    numbers = [int(a.this) for a in e.expressions if isinstance(a, exp.Literal)]
+    columns = [_column_path(a) for a in e.expressions if not isinstance(a, exp.Literal)]
+    if len(columns) != 1 or len(numbers) != (1 if kind in ("bucket", "truncate") else 0):
+        raise ValidationError(
+            f"partition transform {to_spark_sql(e)}: expected {name}(column) or {name}(n, column)"
+        )
+    transform = f"{kind}[{numbers[0]}]" if numbers else kind
+    return columns[0], transform, columns[0] + suffix
+
+
+def _spec(schema: Schema, fields: list[exp.Expression]) -> PartitionSpec:
+    from icefloe.partitioning import PartitionField, PartitionSpec
+
+    out = []
+    for i, e in enumerate(fields):
+        column, transform, name = transform_of(e)
+        source = schema.find_field(column, case_sensitive=False)
+        out.append(PartitionField(source.field_id, 1000 + i, transform, name))
+    return PartitionSpec(*out)
+
+
+def _table_target(ctx: Context, table: exp.Expression) -> tuple[Any, tuple[str, ...], str] | None:
+    """(catalog, identifier, shown name) of a table a DDL statement names, or None (Spark's)."""
+    parts = table_parts(table) if isinstance(table, exp.Table) else None
+    found = ctx.resolver.split(parts) if parts else None
+    if found is None:
+        return None
+    name, rest = found
+    return ctx.resolver.catalog(name), rest, ".".join((name, *rest))
+
+
+# ---- CREATE / DROP ----
+def create(ctx: Context, tree: exp.Create) -> Any:
+    kind = str(tree.args.get("kind") or "").upper()
+    if kind in ("SCHEMA", "DATABASE", "NAMESPACE"):
+        return _create_namespace(ctx, tree)
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    found = _table_target(ctx, target) if kind == "TABLE" else None
+    if found is None:
+        if kind != "TABLE" and any(_table_target(ctx, t) for t in tree.find_all(exp.Table)):
+            raise NotSupportedError(f"CREATE {kind}: not supported by icefloe.spark.sql yet")
+        return None
+    catalog, ident, shown = found
+    if tree.args.get("replace"):
+        raise NotSupportedError(
+            "CREATE OR REPLACE TABLE / REPLACE TABLE: not supported by icefloe.spark.sql yet"
+        )
+    if tree.args.get("expression") is not None:
+        raise NotSupportedError("CREATE TABLE ... AS SELECT: not supported by icefloe.spark.sql yet")
+    if not isinstance(tree.this, exp.Schema) or not tree.this.expressions:
+        raise ValidationError(f"CREATE TABLE {shown}: give the columns")
+    columns = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
+    if len(columns) != len(tree.this.expressions):
+        raise NotSupportedError(f"CREATE TABLE {shown}: constraints other than NOT NULL")
+    schema = schema_of(columns)
+    spec = None
+    properties: dict[str, str] = {}
+    location = None
+    for prop in (tree.args.get("properties") or exp.Properties(expressions=[])).expressions:
+        if isinstance(prop, exp.FileFormatProperty):
+            if prop.name.lower() != "iceberg":
+                raise NotSupportedError(f"CREATE TABLE {shown} USING {prop.name}: icefloe tables are iceberg")
+        elif isinstance(prop, exp.PartitionedByProperty):
+            spec = _spec(schema, list(prop.this.expressions))
+        elif isinstance(prop, exp.LocationProperty):
+            location = str(prop.this.this)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            properties["comment"] = str(prop.this.this)
+        elif isinstance(prop, exp.Property):
+            properties[str(prop.this.this if isinstance(prop.this, exp.Literal) else prop.name)] = str(
+                prop.args["value"].this
+            )
+        else:
+            raise NotSupportedError(f"CREATE TABLE {shown}: {to_spark_sql(prop)}")
+    if catalog.table_exists(ident):
+        if tree.args.get("exists"):
+            return empty(ctx.spark)
+        raise TableAlreadyExistsError(f"Table {shown} already exists")
+    catalog.create_table(ident, schema, partition_spec=spec, properties=properties, location=location)
+    return empty(ctx.spark)
+
+
+def drop(ctx: Context, tree: exp.Drop) -> Any:
+    kind = str(tree.args.get("kind") or "").upper()
+    tables = tree.args.get("tables") or [tree.this]
+    if kind in ("SCHEMA", "DATABASE", "NAMESPACE"):
+        found = ctx.resolver.namespace(table_parts(tables[0]) or [])
+        if found is None:
+            return None
+        catalog = ctx.resolver.catalog(found[0])
+        shown = ".".join((found[0], *found[1]))
+        if tree.args.get("cascade"):
+            raise NotSupportedError("DROP NAMESPACE ... CASCADE: not supported by icefloe.spark.sql yet")
+        if not catalog.namespace_exists(found[1]):
+            if tree.args.get("exists"):
+                return empty(ctx.spark)
+            raise NoSuchNamespaceError(f"Namespace not found: {shown}")
+        catalog.drop_namespace(found[1])
+        return empty(ctx.spark)
+    target = _table_target(ctx, tables[0])
+    if target is None:
+        return None
+    if kind != "TABLE":
+        raise NotSupportedError(f"DROP {kind}: not supported by icefloe.spark.sql yet")
+    catalog, ident, shown = target
+    if not catalog.table_exists(ident):
+        if tree.args.get("exists"):
+            return empty(ctx.spark)
+        raise NoSuchTableError(f"Table or view not found: {shown}")
+    if tree.args.get("purge"):
+        catalog.purge_table(ident)
+    else:
+        catalog.drop_table(ident)
+    return empty(ctx.spark)
+
+
+def _create_namespace(ctx: Context, tree: exp.Create) -> Any:
+    found = ctx.resolver.namespace(table_parts(tree.this) or [])
+    if found is None:
+        return None
+    catalog = ctx.resolver.catalog(found[0])
+    if tree.args.get("properties"):
+        raise NotSupportedError(
+            "CREATE NAMESPACE ... with properties: not supported by icefloe.spark.sql yet"
+        )
+    if catalog.namespace_exists(found[1]):
+        if tree.args.get("exists"):
+            return empty(ctx.spark)
+        raise NamespaceAlreadyExistsError(f"Namespace {'.'.join((found[0], *found[1]))} already exists")
+    catalog.create_namespace(found[1])
+    return empty(ctx.spark)
+
+
+def show_tables(ctx: Context, tree: ShowTables) -> Any:
+    from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+
+    parts = table_parts(tree.this) if tree.this is not None else []
+    found = ctx.resolver.namespace(parts or [])
+    if found is None:
+        return None
+    name, namespace = found
+    if not namespace:
+        namespace = ctx.resolver.state.namespace if name == ctx.resolver.current_catalog else ()
+    catalog = ctx.resolver.catalog(name)
+    like = tree.args.get("like")
+    pattern = None
+    if like is not None:
+        # Spark's filterPattern: `*` any characters, `|` alternatives, case-insensitive.
+        alternatives = [re.escape(p.strip()).replace(r"\*", ".*") for p in str(like.this).split("|")]
+        pattern = re.compile("|".join(f"(?:{a})" for a in alternatives), re.IGNORECASE)
+    rows = [
+        (".".join(namespace), ident[-1], False)
+        for ident in catalog.list_tables(namespace)
+        if pattern is None or pattern.fullmatch(ident[-1])
+    ]
+    schema = StructType(
+        [
+            StructField("namespace", StringType(), False),
+            StructField("tableName", StringType(), False),
+            StructField("isTemporary", BooleanType(), False),
+        ]
+    )
+    return ctx.spark.createDataFrame(sorted(rows), schema)
+
+
+# ---- ALTER TABLE ----
+def alter(ctx: Context, tree: exp.Alter) -> Any:
+    if str(tree.args.get("kind") or "").upper() != "TABLE":
+        found = _table_target(ctx, tree.this)
+        if found is None:
+            return None
+        raise NotSupportedError(f"ALTER {tree.args.get('kind')}: not supported by icefloe.spark.sql yet")
+    target = _table_target(ctx, tree.this)
+    if target is None:
+        return None
+    catalog, ident, _shown = target
+    table = catalog.load_table(ident)
+    for action in tree.args.get("actions") or []:
+        _alter_one(table, action)
+        table = catalog.load_table(ident)
+    return empty(ctx.spark)
+
+
+def _alter_one(table: Table, action: exp.Expression) -> None:
+    if isinstance(action, exp.ColumnDef):
+        return _add_columns(table, [action])
+    if isinstance(action, exp.Schema):
+        return _add_columns(table, [c for c in action.expressions if isinstance(c, exp.ColumnDef)])
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "COLUMN").upper() in (
+        "COLUMN",
+        "COLUMNS",
+    ):
+        names: list[str] = []
+        for item in action.args.get("tables") or []:
+            items = item.expressions if isinstance(item, exp.Schema) else [item]
+            names += [_column_path(i) for i in items]
+        with table.update_schema(case_sensitive=False) as update:
+            for name in names:
+                update.delete_column(name)
+        return None
+    if isinstance(action, exp.RenameColumn):
+        with table.update_schema(case_sensitive=False) as update:
+            update.rename_column(_column_path(action.this), _column_path(action.args["to"]))
+        return None
+    if isinstance(action, exp.AlterSet):
+        return _set_properties(table, action)
+    if isinstance(action, (AddPartitionField, DropPartitionField, ReplacePartitionField)):
+        return _partition_field(table, action)
+    raise NotSupportedError(f"ALTER TABLE ... {to_spark_sql(action)}: not supported by icefloe.spark.sql yet")
+
+
+def _add_columns(table: Table, columns: list[exp.ColumnDef]) -> None:
+    with table.update_schema(case_sensitive=False) as update:
+        for column in columns:
+            path = _column_path(column.this)
+            update.add_column(
+                path,
+                iceberg_type(column.kind),
+                doc=column_doc(column),
+                required=column_required(column),
+            )
+            position = column.args.get("position")
+            if position is not None:
+                where = str(position.args.get("position") or "").upper()
+                if where == "FIRST":
+                    update.move_first(path)
+                elif where == "AFTER":
+                    parent = path.rpartition(".")[0]
+                    after = _column_path(position.this)
+                    update.move_after(path, f"{parent}.{after}" if parent else after)
+
+
+def _set_properties(table: Table, action: exp.AlterSet) -> None:
+    props = action.args.get("expressions") or []
+    values: dict[str, str] = {}
+    for p in props:
+        found = p.expressions if isinstance(p, exp.Properties) else [p]
+        for prop in found:
+            if not isinstance(prop, exp.Property):
+                raise NotSupportedError(f"ALTER TABLE ... SET {to_spark_sql(action)}")
+            key = str(prop.this.this if isinstance(prop.this, exp.Literal) else prop.name)
+            values[key] = str(prop.args["value"].this)
+    if not values:
+        raise NotSupportedError(
+            f"ALTER TABLE ... {to_spark_sql(action)}: not supported by icefloe.spark.sql yet"
+        )
+    for reserved in (
+        "sort-order",
+        "identifier-fields",
+        "location",
+        "current-snapshot-id",
+        "cherry-pick-snapshot-id",
+    ):
+        if reserved in {k.lower() for k in values}:
+            raise NotSupportedError(f"ALTER TABLE ... SET TBLPROPERTIES ('{reserved}'): not supported")
+    version = values.pop("format-version", None)
+    with table.transaction() as tx:
+        if values:
+            tx.set_properties(values)
+        if version is not None:
+            tx.upgrade_table_version(int(version))
+
+
+def _partition_field(table: Table, action: exp.Expression) -> None:
+    alias = action.args.get("alias")
+    with table.update_spec(case_sensitive=False) as update:
+        if isinstance(action, (DropPartitionField, ReplacePartitionField)):
+            old = action.this
+            names = {f.name for f in table.spec().fields}
+            if isinstance(old, exp.Column) and not old.table and old.name in names:
+                update.remove_field(old.name)  # a partition field's name, as Java reads it first
+            else:
+                column, transform, _default = transform_of(old)
+                update.remove_field(column, transform)
+        new = action.expression if isinstance(action, ReplacePartitionField) else action.this
+        if isinstance(action, (AddPartitionField, ReplacePartitionField)):
+            column, transform, _default = transform_of(new)
+            update.add_field(column, transform, alias.name if alias is not None else None)
+
+
+HANDLERS: dict[type, Any] = {
+    exp.Create: create,
+    exp.Drop: drop,
+    exp.Alter: alter,
+    ShowTables: show_tables,
+}

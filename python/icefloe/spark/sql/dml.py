@@ -1,0 +1,307 @@
+"""DML on icefloe tables, mapped onto the `icefloe.spark` writes:
+
+- `INSERT INTO t [(cols)] query|VALUES` is `append` of the query's rows, matched to the
+  table's columns by position (or to the listed columns; the others null), each value
+  stored as Spark's ANSI store assignment stores it (`_store_assign`), as Java's INSERT;
+  `INSERT INTO t.branch_b` appends to branch `b`;
+- `DELETE FROM t [WHERE p]` is `delete` when `filters.true_of` translates `p` exactly,
+  else a MERGE of one source row `ON p WHEN MATCHED THEN DELETE`, where Spark evaluates `p`;
+- `UPDATE t SET ... [WHERE p]` is `update`, or the same MERGE with `UPDATE SET`;
+- `MERGE INTO t USING s ON ... WHEN ...` is `merge` with the statement's clauses in order.
+
+Each handler returns None when the target is not an icefloe table (the statement is
+Spark's) and an empty DataFrame when done.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from icefloe import expressions as ice
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql.filters import true_of
+from icefloe.spark.sql.query import (
+    Context,
+    cte_names,
+    requalify_columns,
+    rewrite_tables,
+    table_parts,
+    to_spark_sql,
+)
+
+if TYPE_CHECKING:
+    from icefloe.spark.sql.names import TableRef
+    from icefloe.table import Table
+
+__all__ = ["HANDLERS"]
+
+_SOURCE = "__icefloe_sql_source"
+
+
+def _target(ctx: Context, tree: exp.Expression, table: exp.Table, what: str) -> tuple[TableRef, str] | None:
+    """The icefloe table a DML statement writes (None: Spark's) and the name its columns are
+    qualified with (its alias, else its last name part)."""
+    parts = table_parts(table)
+    if parts is None:
+        return None
+    ref = ctx.resolver.table(parts, cte_names(tree))
+    if ref is None:
+        return None
+    if ref.metadata_table is not None:
+        raise ValidationError(f"{what}: cannot write to metadata table {ref.name}.{ref.metadata_table}")
+    if ref.snapshot_id is not None or ref.as_of_timestamp is not None or table.args.get("version"):
+        raise ValidationError(f"{what}: cannot write to a snapshot of {ref.name} (time travel is read-only)")
+    requalify_columns(tree, parts, table.alias or parts[-1])
+    return ref, table.alias or parts[-1]
+
+
+def _branch(ref: TableRef, table: Table, what: str) -> str | None:
+    if ref.ref is None:
+        return None
+    found = table.refs().get(ref.ref)
+    if found is not None and found.snapshot_ref_type != "branch":
+        raise ValidationError(f"{what}: {ref.ref!r} of {ref.name} is a tag; only branches can be written")
+    return ref.ref
+
+
+def _done(ctx: Context) -> Any:
+    from icefloe.spark.sql.ddl import empty
+
+    return empty(ctx.spark)
+
+
+# ---- INSERT ----
+def insert(ctx: Context, tree: exp.Insert) -> Any:
+    from icefloe.spark._nested_assign import table_spark_schema
+    from icefloe.spark._store_assign import check_assignable, stored
+    from icefloe.spark.write import append
+
+    target = tree.this
+    listed: list[str] | None = None
+    if isinstance(target, exp.Schema):
+        listed = [c.name for c in target.expressions]
+        target = target.this
+    found = _target(ctx, tree, target, "INSERT") if isinstance(target, exp.Table) else None
+    if found is None:
+        if isinstance(target, exp.Table) and rewrite_tables(ctx, tree, skip=target):
+            return ctx.spark.sql(to_spark_sql(tree))
+        return None
+    ref, _alias = found
+    if tree.args.get("overwrite"):
+        raise NotSupportedError("INSERT OVERWRITE: not supported by icefloe.spark.sql yet")
+    if tree.args.get("partition") or tree.args.get("by_name"):
+        raise NotSupportedError("INSERT INTO ... PARTITION / BY NAME: not supported by icefloe.spark.sql yet")
+    source = tree.expression.copy()
+    if tree.args.get("with") is not None and isinstance(source, exp.Query):
+        source.set("with", tree.args["with"].copy())
+    rewrite_tables(ctx, source)
+    df = ctx.spark.sql(to_spark_sql(source))
+    table = ref.load()
+    schema = table_spark_schema(table)
+    columns = [f.name for f in schema.fields]
+    if listed is not None:
+        by_lower = {c.lower(): c for c in columns}
+        unknown = [c for c in listed if c.lower() not in by_lower]
+        if unknown:
+            raise ValidationError(f"INSERT INTO {ref.name}: no column {unknown[0]!r} (columns: {columns})")
+        targets = [by_lower[c.lower()] for c in listed]
+    else:
+        targets = columns
+    if len(df.columns) != len(targets):
+        raise ValidationError(
+            f"INSERT INTO {ref.name}: the query has {len(df.columns)} columns, the table expects "
+            f"{len(targets)} ({targets})"
+        )
+    from pyspark.sql import functions as F
+
+    given = dict(zip(targets, df.columns))
+    values = []
+    for f in schema.fields:
+        if f.name in given:
+            found_type = df.schema[given[f.name]].dataType
+            check_assignable(f.name, found_type, f.dataType)
+            values.append(stored(f.name, F.col(f"`{given[f.name]}`"), found_type, f.dataType).alias(f.name))
+        else:
+            values.append(F.lit(None).cast(f.dataType).alias(f.name))
+    append(df.select(*values), table, branch=_branch(ref, table, "INSERT"))
+    return _done(ctx)
+
+
+# ---- DELETE / UPDATE ----
+def _lookup(table: Table, alias: str) -> Any:
+    fields = {f.name.lower(): f for f in table.schema().fields}
+
+    def lookup(qualifier: str | None, name: str) -> tuple[str, str] | None:
+        if qualifier is not None and qualifier.lower() != alias.lower():
+            return None
+        f = fields.get(name.lower())
+        if f is None or not f.field_type.is_primitive:
+            return None
+        return f.name, str(f.field_type.to_json())
+
+    return lookup
+
+
+def _condition(tree: exp.Expression, table: Table, alias: str, what: str) -> tuple[Any, str]:
+    """(the icefloe filter of the WHERE, or None when only Spark can evaluate it; the WHERE as
+    Spark SQL, 'true' when there is none)."""
+    where = tree.args.get("where")
+    if where is None:
+        return ice.AlwaysTrue(), "true"
+    if any(True for _ in where.find_all(exp.Subquery, exp.Exists)) or any(
+        isinstance(e, exp.In) and e.args.get("query") is not None for e in where.find_all(exp.In)
+    ):
+        raise NotSupportedError(f"{what} ... WHERE with a subquery: not supported by icefloe.spark.sql yet")
+    return true_of(where.this, _lookup(table, alias)), to_spark_sql(where.this)
+
+
+def _one_row_merge(ctx: Context, ref: TableRef, table: Table, alias: str, on: str, branch: str | None) -> Any:
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.merge import merge
+
+    source = ctx.spark.range(1).select(F.lit(1).alias(_SOURCE))
+    return merge(source, table, on=on, source_alias=_SOURCE, target_alias=alias, branch=branch)
+
+
+def delete(ctx: Context, tree: exp.Delete) -> Any:
+    from icefloe.spark.row_level import delete as delete_rows
+
+    found = _target(ctx, tree, tree.this, "DELETE FROM")
+    if found is None:
+        return None
+    ref, alias = found
+    if tree.args.get("using"):
+        raise NotSupportedError("DELETE FROM ... USING: not supported by icefloe.spark.sql yet")
+    table = ref.load()
+    branch = _branch(ref, table, "DELETE FROM")
+    condition, text = _condition(tree, table, alias, "DELETE FROM")
+    if condition is not None:
+        delete_rows(ctx.spark, table, condition, branch=branch)
+    else:
+        _one_row_merge(ctx, ref, table, alias, text, branch).when_matched_delete().execute()
+    return _done(ctx)
+
+
+def _assignments(items: list[exp.Expression], table: Table, alias: str, what: str) -> dict[str, str]:
+    """SET `col = expr` pairs as {column path: Spark SQL}; a leading qualifier that is the
+    target's alias (not a column) is dropped."""
+    columns = {f.name.lower() for f in table.schema().fields}
+    out: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            raise NotSupportedError(f"{what}: assignment {to_spark_sql(item)}")
+        parts = [p.name for p in item.this.parts]
+        if len(parts) > 1 and parts[0].lower() == alias.lower() and parts[0].lower() not in columns:
+            parts = parts[1:]
+        key = ".".join(f"`{p}`" if "." in p else p for p in parts)
+        out[key] = to_spark_sql(item.expression)
+    return out
+
+
+def update(ctx: Context, tree: exp.Update) -> Any:
+    from icefloe.spark.row_level import update as update_rows
+
+    found = _target(ctx, tree, tree.this, "UPDATE")
+    if found is None:
+        return None
+    ref, alias = found
+    if tree.args.get("from_"):
+        raise NotSupportedError("UPDATE ... FROM: not supported by icefloe.spark.sql yet")
+    table = ref.load()
+    branch = _branch(ref, table, "UPDATE")
+    condition, text = _condition(tree, table, alias, "UPDATE")
+    for item in tree.expressions:  # set values are Spark SQL over the row, unqualified
+        for column in item.expression.find_all(exp.Column):
+            if column.table and column.table.lower() == alias.lower():
+                column.set("table", None)
+    assignments = _assignments(list(tree.expressions), table, alias, "UPDATE")
+    if condition is not None:
+        update_rows(ctx.spark, table, condition, assignments, branch=branch)
+    else:
+        _one_row_merge(ctx, ref, table, alias, text, branch).when_matched_update(assignments).execute()
+    return _done(ctx)
+
+
+# ---- MERGE ----
+def merge(ctx: Context, tree: exp.Merge) -> Any:
+    from icefloe.spark.merge import merge as merge_into
+
+    target = tree.this
+    found = _target(ctx, tree, target, "MERGE INTO")
+    if found is None:
+        return None
+    ref, alias = found
+    table = ref.load()
+    branch = _branch(ref, table, "MERGE INTO")
+    rewrite_tables(ctx, tree, skip=target)
+    using = tree.args["using"]
+    source_alias = using.alias or (using.name if isinstance(using, exp.Table) else "")
+    if not source_alias:
+        raise ValidationError("MERGE INTO: the USING subquery needs an alias")
+    source = using.copy()
+    source.set("alias", None)
+    if isinstance(source, exp.Subquery):
+        source_sql = to_spark_sql(source.this)
+    else:
+        source_sql = f"SELECT * FROM {to_spark_sql(source)}"
+    builder = merge_into(
+        ctx.spark.sql(source_sql),
+        table,
+        on=to_spark_sql(tree.args["on"]),
+        source_alias=source_alias,
+        target_alias=alias,
+        branch=branch,
+    )
+    for when in tree.args["whens"].expressions:
+        _clause(builder, when, table, alias)
+    builder.execute()
+    return _done(ctx)
+
+
+def _clause(builder: Any, when: exp.When, table: Table, alias: str) -> None:
+    condition = when.args.get("condition")
+    cond = None if condition is None else to_spark_sql(condition)
+    then = when.args.get("then")
+    matched, by_source = bool(when.args.get("matched")), bool(when.args.get("source"))
+    kind = "WHEN MATCHED" if matched else ("WHEN NOT MATCHED BY SOURCE" if by_source else "WHEN NOT MATCHED")
+    is_delete = isinstance(then, exp.Var) and then.name.upper() == "DELETE"
+    if isinstance(then, exp.Update):
+        items = list(then.expressions)
+        if len(items) == 1 and isinstance(items[0], exp.Star):
+            if not matched:
+                raise NotSupportedError(f"MERGE INTO: {kind} THEN UPDATE SET *")
+            builder.when_matched_update_all(cond)
+            return
+        assignments = _assignments(items, table, alias, "MERGE INTO")
+        if matched:
+            builder.when_matched_update(assignments, cond)
+        elif by_source:
+            builder.when_not_matched_by_source_update(assignments, cond)
+        else:
+            raise NotSupportedError(f"MERGE INTO: {kind} THEN UPDATE")
+        return
+    if is_delete:
+        if matched:
+            builder.when_matched_delete(cond)
+        elif by_source:
+            builder.when_not_matched_by_source_delete(cond)
+        else:
+            raise NotSupportedError(f"MERGE INTO: {kind} THEN DELETE")
+        return
+    if isinstance(then, exp.Insert) and not matched and not by_source:
+        if isinstance(then.this, exp.Star):
+            builder.when_not_matched_insert_all(cond)
+            return
+        columns = [c.name for c in then.this.expressions] if isinstance(then.this, exp.Tuple) else []
+        values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+        if not columns or len(columns) != len(values):
+            raise ValidationError(f"MERGE INTO: {kind} THEN INSERT needs as many values as columns")
+        builder.when_not_matched_insert({c: to_spark_sql(v) for c, v in zip(columns, values)}, cond)
+        return
+    raise NotSupportedError(f"MERGE INTO: {kind} THEN {to_spark_sql(then) if then else '?'}")
+
+
+HANDLERS: dict[type, Any] = {exp.Insert: insert, exp.Delete: delete, exp.Update: update, exp.Merge: merge}

@@ -1,0 +1,298 @@
+# ruff: noqa: E501
+"""`icefloe.spark.sql` against Iceberg Java's Spark SQL: the same statement text run by both.
+
+- Queries: one table set written by Java in the Spark catalog `sqlq`, whose warehouse is also
+  icefloe's catalog `sqlq`; each query text runs through `spark.sql` (Java's runtime) and
+  through `icefloe.spark.sql` (icefloe reads), and the rows must agree. One table, so the
+  snapshot ids and times of time travel are the same for both texts.
+- DDL and DML: twin tables set up by Java with the same statements in two warehouses: Spark
+  catalog `sqlj` (Java's twin) and icefloe catalog `sqlj` (icefloe's twin, also Spark
+  catalog `sqlk` for Java's reads of it). The statement text runs through Java on the one
+  and through icefloe on the other; the tables are then read by both engines, and their
+  schemas, specs and properties compared through Java's API.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from pathlib import Path
+from typing import Any
+
+import icefloe
+import icefloe.spark
+import pytest
+from icefloe.exceptions import NotSupportedError, ValidationError
+from support.oracle import assert_same_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+Q = "sqlq"  # queries: Java's and icefloe's catalog on one warehouse
+J = "sqlj"  # DDL / DML: Java's twin (Spark) and icefloe's twin (icefloe) under one name
+K = "sqlk"  # Spark catalog on icefloe's twin warehouse: Java reads what icefloe wrote
+
+
+def _spark_catalog(spark: Any, name: str, warehouse: Path) -> None:
+    prefix = f"spark.sql.catalog.{name}"
+    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set(f"{prefix}.type", "hadoop")
+    spark.conf.set(f"{prefix}.warehouse", f"file://{warehouse}")
+    spark.conf.set(f"{prefix}.cache-enabled", "false")
+
+
+class Twins:
+    """The module's catalogs: `icefloe.spark.sql` with them, Java's SQL, Java's tables."""
+
+    def __init__(self, spark: Any, root: Path) -> None:
+        self.spark = spark
+        self.wh = {Q: root / "q", J: root / "j", K: root / "k"}
+        for path in self.wh.values():
+            path.mkdir()
+        for name in (Q, J, K):
+            _spark_catalog(spark, name, self.wh[name])
+        self.catalogs = {
+            Q: icefloe.load_catalog(Q, type="filesystem", warehouse=str(self.wh[Q])),
+            J: icefloe.load_catalog(J, type="filesystem", warehouse=str(self.wh[K])),
+        }
+        self._java: dict[str, Any] = {}
+
+    def ice(self, text: str) -> Any:
+        return icefloe.spark.sql(self.spark, text, catalogs=self.catalogs)
+
+    def java(self, text: str) -> Any:
+        return self.spark.sql(text)
+
+    def both(self, text: str) -> None:
+        """A twin-table statement: Java's on `sqlj`, icefloe's on its `sqlj`."""
+        self.java(text).collect()
+        self.ice(text).collect()
+
+    def setup(self, text: str) -> None:
+        """Java runs `text` (naming `sqlj`) on both twins."""
+        self.java(text).collect()
+        self.java(text.replace(f"{J}.", f"{K}.")).collect()
+
+    def java_table(self, catalog: str, ident: str) -> Any:
+        if catalog not in self._java:
+            conf = self.spark._jsc.hadoopConfiguration()
+            jvm = self.spark._jvm
+            self._java[catalog] = jvm.org.apache.iceberg.hadoop.HadoopCatalog(
+                conf, f"file://{self.wh[catalog]}"
+            )
+        tid = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier.parse(ident)
+        return self._java[catalog].loadTable(tid)
+
+    def assert_same_table(self, ident: str, columns: str = "*") -> None:
+        """`sqlj.<ident>` (Java's twin) and icefloe's twin hold the same rows, read by Java
+        and by icefloe, and have the same schema, spec and properties."""
+        java_rows = self.java(f"SELECT {columns} FROM {J}.{ident}")
+        assert_same_rows(self.java(f"SELECT {columns} FROM {K}.{ident}"), java_rows, context="Java reads")
+        assert_same_rows(self.ice(f"SELECT {columns} FROM {J}.{ident}"), java_rows, context="icefloe reads")
+        self.assert_same_metadata(ident)
+
+    def assert_same_metadata(self, ident: str) -> None:
+        java, ours = self.java_table(J, ident), self.java_table(K, ident)
+        assert str(ours.schema().toString()) == str(java.schema().toString())
+        assert str(ours.spec().toString()) == str(java.spec().toString())
+        skip = {"write.parquet.compression-codec"}
+        java_props = {k: v for k, v in dict(java.properties()).items() if k not in skip}
+        our_props = {k: v for k, v in dict(ours.properties()).items() if k not in skip}
+        assert our_props == java_props
+        jv, ov = java.operations().current().formatVersion(), ours.operations().current().formatVersion()
+        assert ov == jv
+
+
+@pytest.fixture(scope="module")
+def tw(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    t = Twins(spark, tmp_path_factory.mktemp("sql"))
+    yield t
+    t.ice("USE spark_catalog.default")
+
+
+@pytest.fixture(scope="module")
+def orders(tw: Twins) -> dict[str, Any]:
+    """`sqlq.db.orders` (merge-on-read, identity-partitioned by day: three snapshots, the last
+    a delete with position deletes; tag `t1` at the first, branch `b1` with one more row)
+    and `sqlq.db.customers`, written by Java; a Spark temp view `regions_tv`."""
+    q = f"{Q}.db"
+    tw.java(f"CREATE NAMESPACE IF NOT EXISTS {q}")
+    tw.java(
+        f"CREATE TABLE {q}.orders (id bigint NOT NULL, cust string, amount double, day date, flag boolean, "
+        "qty int, st struct<a: int, b: string>) USING iceberg PARTITIONED BY (day) "
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')"
+    )
+    tw.java(
+        f"INSERT INTO {q}.orders VALUES (1, 'c1', 10.0, DATE'2024-01-01', true, 1, named_struct('a', 1, 'b', 'x')), "
+        "(2, 'c2', 20.0, DATE'2024-01-01', false, 2, null), (3, 'c1', null, DATE'2024-01-02', null, null, "
+        "named_struct('a', null, 'b', 'y')), (4, null, 4.5, null, true, 4, named_struct('a', 4, 'b', null))"
+    )
+    tw.java(
+        f"INSERT INTO {q}.orders VALUES (5, 'c3', 50.0, DATE'2024-01-02', false, 5, null), "
+        "(6, 'c2', 6.0, DATE'2024-01-03', true, -6, null), (7, 'c3', 70.0, DATE'2024-01-03', false, 7, null)"
+    )
+    tw.java(f"DELETE FROM {q}.orders WHERE id IN (2, 6)")
+    snaps = tw.java(
+        f"SELECT snapshot_id, committed_at FROM {q}.orders.snapshots ORDER BY committed_at"
+    ).collect()
+    assert len(snaps) == 3
+    tw.java(f"ALTER TABLE {q}.orders CREATE TAG t1 AS OF VERSION {snaps[0][0]}")
+    tw.java(f"ALTER TABLE {q}.orders CREATE BRANCH b1")
+    tw.java(f"INSERT INTO {q}.orders.branch_b1 VALUES (8, 'c8', 8.0, DATE'2024-01-08', true, 8, null)")
+    tw.java(f"CREATE TABLE {q}.customers (cust string, region string) USING iceberg")
+    tw.java(f"INSERT INTO {q}.customers VALUES ('c1', 'eu'), ('c2', 'us'), ('c3', 'eu'), ('c9', 'apac')")
+    tw.spark.createDataFrame(
+        [("eu", "Europe"), ("us", "Americas")], "region string, name string"
+    ).createOrReplaceTempView("regions_tv")
+    return {"snapshots": [s[0] for s in snaps], "times": [s[1] for s in snaps]}
+
+
+def _same(tw: Twins, text: str) -> None:
+    assert_same_rows(tw.ice(text), tw.java(text), context=text)
+
+
+QUERIES = [
+    "SELECT * FROM sqlq.db.orders",
+    "SELECT id, amount FROM sqlq.db.orders WHERE cust = 'c1' AND amount > 3",
+    "SELECT id FROM sqlq.db.orders WHERE NOT (cust = 'c1') OR qty IS NULL",
+    "SELECT id, qty FROM sqlq.db.orders WHERE qty NOT IN (1, 5) AND day >= DATE '2024-01-02'",
+    "SELECT id FROM sqlq.db.orders WHERE flag = true AND qty BETWEEN -10 AND 4",
+    "SELECT count(*) FROM sqlq.db.orders",
+    "SELECT cust, sum(amount) AS total, count(*) AS n FROM sqlq.db.orders GROUP BY cust",
+    "SELECT o.id, c.region FROM sqlq.db.orders o JOIN sqlq.db.customers c ON o.cust = c.cust WHERE c.region = 'eu'",
+    "SELECT c.cust, o.id FROM sqlq.db.customers c LEFT JOIN sqlq.db.orders o ON o.cust = c.cust WHERE o.id IS NULL",
+    "SELECT o.id, r.name FROM sqlq.db.orders o JOIN sqlq.db.customers c ON o.cust = c.cust "
+    "JOIN regions_tv r ON r.region = c.region",
+    "WITH big AS (SELECT * FROM sqlq.db.orders WHERE amount > 5) SELECT cust, max(amount) FROM big GROUP BY cust",
+    "SELECT id FROM sqlq.db.orders WHERE cust IN (SELECT cust FROM sqlq.db.customers WHERE region = 'eu')",
+    "SELECT id FROM sqlq.db.orders o WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.cust = o.cust)",
+    "SELECT id, (SELECT max(amount) FROM sqlq.db.orders) AS top FROM sqlq.db.orders WHERE id < 4",
+    "SELECT cust FROM sqlq.db.orders UNION SELECT cust FROM sqlq.db.customers",
+    "SELECT cust FROM sqlq.db.customers EXCEPT SELECT cust FROM sqlq.db.orders",
+    "SELECT cust FROM sqlq.db.customers INTERSECT ALL SELECT cust FROM sqlq.db.orders",
+    "SELECT id, rank() OVER (PARTITION BY cust ORDER BY amount DESC) AS r FROM sqlq.db.orders",
+    "SELECT sqlq.db.orders.id, st.a FROM sqlq.db.orders WHERE st.b = 'x' OR st.a = 4",
+    "SELECT * FROM sqlq.db.orders NATURAL JOIN sqlq.db.customers",
+]
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_query(tw: Twins, orders: dict[str, Any], text: str) -> None:
+    _same(tw, text)
+
+
+def _ts(value: Any) -> str:
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") if value.tzinfo else str(value)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "VERSION AS OF {s0}",
+        "FOR SYSTEM_VERSION AS OF {s1}",
+        "SYSTEM_VERSION AS OF {s1}",
+        "TIMESTAMP AS OF '{t1}'",
+        "FOR SYSTEM_TIME AS OF '{t0}'",
+        "VERSION AS OF 't1'",
+        "VERSION AS OF 'b1'",
+        "VERSION AS OF '{s1}'",
+    ],
+)
+def test_time_travel_clause(tw: Twins, orders: dict[str, Any], clause: str) -> None:
+    s, t = orders["snapshots"], orders["times"]
+    filled = clause.format(s0=s[0], s1=s[1], t0=_ts(t[0]), t1=_ts(t[1]))
+    _same(tw, f"SELECT id, cust, amount FROM sqlq.db.orders {filled} WHERE id > 1")
+    _same(
+        tw,
+        f"SELECT o.id, c.region FROM sqlq.db.orders {filled} AS o JOIN sqlq.db.customers c ON o.cust = c.cust",
+    )
+
+
+@pytest.mark.parametrize("suffix", ["branch_b1", "tag_t1", "snapshot_id_{s0}", "`branch_b1`"])
+def test_time_travel_name(tw: Twins, orders: dict[str, Any], suffix: str) -> None:
+    name = suffix.format(s0=orders["snapshots"][0])
+    _same(tw, f"SELECT * FROM sqlq.db.orders.{name}")
+    _same(tw, f"SELECT count(*) FROM sqlq.db.orders.{name} WHERE amount > 5")
+
+
+def test_time_travel_both_ways_refused(tw: Twins, orders: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="both table identifier and AS OF"):
+        tw.ice(f"SELECT * FROM sqlq.db.orders.branch_b1 VERSION AS OF {orders['snapshots'][0]}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT snapshot_id, parent_id, operation, committed_at FROM sqlq.db.orders.snapshots",
+        "SELECT * FROM sqlq.db.orders.history",
+        "SELECT * FROM sqlq.db.orders.refs",
+        "SELECT content, file_format, record_count, partition FROM sqlq.db.orders.files",
+        "SELECT status, snapshot_id, sequence_number, data_file.record_count FROM sqlq.db.orders.entries",
+        "SELECT partition, record_count, file_count FROM sqlq.db.orders.partitions",
+        "SELECT content, added_data_files_count, added_delete_files_count FROM sqlq.db.orders.manifests",
+        "SELECT content, record_count FROM sqlq.db.orders.all_files",
+        "SELECT count(*) FROM sqlq.db.orders.all_manifests",
+        "SELECT record_count FROM sqlq.db.orders.files VERSION AS OF {s0}",
+        "SELECT s.operation, count(f.data_file.record_count) FROM sqlq.db.orders.snapshots s "
+        "JOIN sqlq.db.orders.all_entries f ON s.snapshot_id = f.snapshot_id GROUP BY s.operation",
+    ],
+)
+def test_metadata_table(tw: Twins, orders: dict[str, Any], text: str) -> None:
+    _same(tw, text.format(s0=orders["snapshots"][0]))
+
+
+def test_use_sets_catalog_and_namespace(tw: Twins, orders: dict[str, Any]) -> None:
+    try:
+        tw.ice("USE sqlq.db")
+        assert_same_rows(
+            tw.ice("SELECT o.id, c.region FROM orders o JOIN customers c ON o.cust = c.cust WHERE id <> 1"),
+            tw.java(
+                "SELECT o.id, c.region FROM sqlq.db.orders o JOIN sqlq.db.customers c ON o.cust = c.cust WHERE id <> 1"
+            ),
+        )
+        # a temp view's name stays Spark's
+        assert_same_rows(tw.ice("SELECT * FROM regions_tv"), tw.java("SELECT * FROM regions_tv"))
+        tw.ice("USE NAMESPACE db")
+        assert_same_rows(
+            tw.ice("SELECT count(*) FROM orders"), tw.java("SELECT count(*) FROM sqlq.db.orders")
+        )
+        # a multi-part name is relative to the current catalog, not its namespace (Spark's rule)
+        assert_same_rows(
+            tw.ice("SELECT * FROM db.orders.tag_t1"), tw.java("SELECT * FROM sqlq.db.orders.tag_t1")
+        )
+        # a Spark catalog's name is Spark's
+        assert_same_rows(
+            tw.ice("SELECT * FROM sqlq.db.customers"), tw.java("SELECT * FROM sqlq.db.customers")
+        )
+    finally:
+        tw.ice("USE spark_catalog.default")
+    # Spark's names again
+    assert tw.ice("SELECT count(*) AS n FROM regions_tv").first()[0] == 2
+
+
+def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
+    with pytest.raises(icefloe.exceptions.NoSuchTableError, match=r"sqlq\.db\.nope"):
+        tw.ice("SELECT * FROM sqlq.db.nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("CALL sqlq.system.expire_snapshots(table => 'db.orders')", "CALL sqlq.system.expire_snapshots"),
+        ("ALTER TABLE sqlq.db.orders WRITE ORDERED BY id", "WRITE ORDERED BY"),
+        ("ALTER TABLE sqlq.db.orders CREATE BRANCH b2", "CREATE BRANCH"),
+        ("INSERT OVERWRITE sqlq.db.customers SELECT * FROM sqlq.db.customers", "INSERT OVERWRITE"),
+        ("CREATE TABLE sqlq.db.c2 USING iceberg AS SELECT * FROM sqlq.db.customers", "AS SELECT"),
+        ("DESCRIBE TABLE sqlq.db.orders", "DESCRIBE"),
+    ],
+)
+def test_unsupported_statement_is_named(tw: Twins, orders: dict[str, Any], text: str, kind: str) -> None:
+    before = tw.java("SELECT count(*) FROM sqlq.db.orders.snapshots").first()[0]
+    with pytest.raises(NotSupportedError, match=kind):
+        tw.ice(text)
+    assert tw.java("SELECT count(*) FROM sqlq.db.orders.snapshots").first()[0] == before
+
+
+def test_spark_statement_passes_through(tw: Twins, orders: dict[str, Any]) -> None:
+    name = f"tv_{uuid.uuid4().hex[:6]}"
+    tw.ice(f"CREATE TEMPORARY VIEW {name} AS SELECT 1 AS x")
+    assert tw.ice(f"SELECT x FROM {name}").first()[0] == 1
