@@ -75,7 +75,9 @@ def empty(spark: Any) -> Any:
 def _column_path(e: exp.Expression) -> str:
     if isinstance(e, exp.Identifier):
         return e.name
-    if isinstance(e, (exp.Column, exp.Dot)):
+    if isinstance(e, exp.Dot):
+        return f"{_column_path(e.this)}.{e.expression.name}"
+    if isinstance(e, exp.Column):
         return ".".join(p.name for p in e.parts)
     raise ValidationError(f"expected a column, found {to_spark_sql(e)}")
 
@@ -168,6 +170,10 @@ def create(ctx: Context, tree: exp.Create) -> Any:
         if tree.args.get("exists"):
             return empty(ctx.spark)
         raise TableAlreadyExistsError(f"Table {shown} already exists")
+    # Spark's CREATE TABLE on a v2 catalog records the creating user (`owner`), as Java's tables have it.
+    context = getattr(ctx.spark, "_sc", None)  # none under Spark Connect
+    if context is not None:
+        properties.setdefault("owner", context.sparkUser())
     catalog.create_table(ident, schema, partition_spec=spec, properties=properties, location=location)
     return empty(ctx.spark)
 
@@ -286,13 +292,13 @@ def _alter_one(table: Table, action: exp.Expression) -> None:
         for item in action.args.get("tables") or []:
             items = item.expressions if isinstance(item, exp.Schema) else [item]
             names += [_column_path(i) for i in items]
-        with table.update_schema(case_sensitive=False) as update:
+        with table.update_schema() as update:
             for name in names:
-                update.delete_column(name)
+                update.delete_column(_exact(table, name))
         return None
     if isinstance(action, exp.RenameColumn):
-        with table.update_schema(case_sensitive=False) as update:
-            update.rename_column(_column_path(action.this), _column_path(action.args["to"]))
+        with table.update_schema() as update:
+            update.rename_column(_exact(table, _column_path(action.this)), _column_path(action.args["to"]))
         return None
     if isinstance(action, exp.AlterSet):
         return _set_properties(table, action)
@@ -301,10 +307,23 @@ def _alter_one(table: Table, action: exp.Expression) -> None:
     raise NotSupportedError(f"ALTER TABLE ... {to_spark_sql(action)}: not supported by icefloe.spark.sql yet")
 
 
+def _exact(table: Table, path: str) -> str:
+    """An existing column's path as the schema spells it (Spark matches names ignoring case)."""
+    try:
+        return ".".join(table.schema().find_column_path(path, case_sensitive=False))
+    except Exception:
+        return path  # not a column: the update names it in its error
+
+
+def _new_path(table: Table, path: str) -> str:
+    parent, _, leaf = path.rpartition(".")
+    return f"{_exact(table, parent)}.{leaf}" if parent else leaf
+
+
 def _add_columns(table: Table, columns: list[exp.ColumnDef]) -> None:
-    with table.update_schema(case_sensitive=False) as update:
+    with table.update_schema() as update:
         for column in columns:
-            path = _column_path(column.this)
+            path = _new_path(table, _column_path(column.this))
             update.add_column(
                 path,
                 iceberg_type(column.kind),
@@ -319,7 +338,7 @@ def _add_columns(table: Table, columns: list[exp.ColumnDef]) -> None:
                 elif where == "AFTER":
                     parent = path.rpartition(".")[0]
                     after = _column_path(position.this)
-                    update.move_after(path, f"{parent}.{after}" if parent else after)
+                    update.move_after(path, _exact(table, f"{parent}.{after}" if parent else after))
 
 
 def _set_properties(table: Table, action: exp.AlterSet) -> None:

@@ -107,6 +107,11 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
         if unknown:
             raise ValidationError(f"INSERT INTO {ref.name}: no column {unknown[0]!r} (columns: {columns})")
         targets = [by_lower[c.lower()] for c in listed]
+        missing = [c for c in columns if c not in targets]
+        if missing:  # Spark 3.5 and 4 fill no column an INSERT leaves out (no defaults)
+            raise ValidationError(
+                f"INSERT INTO {ref.name}: cannot find data for the output column {missing[0]!r}"
+            )
     else:
         targets = columns
     if len(df.columns) != len(targets):
