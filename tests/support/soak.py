@@ -7,14 +7,16 @@ kind Spark SQL can write), a partition spec of random transforms, a format versi
 edges (NaN, -0.0, infinities, nulls, integer extremes, full-precision decimals, empty and
 non-BMP strings, pre-1970 and far-future instants), DELETE / UPDATE / MERGE, upserts (Java's
 twin: a MERGE INTO on the key), dynamic partition overwrites, schema evolution (add, rename,
-drop, promote), partition evolution, compaction, manifest rewrites and snapshot expiry.
+drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a branch,
+fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
+delete rewrites, manifest rewrites and snapshot expiry.
 
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
 only Java writes, one that only icefloe writes (the twins), and one shared table where each
 step's engine is drawn at random. After each step Java and icefloe read all three tables,
-and the six reads must hold the same rows. A step one engine refuses must be refused by the
-other too (then the tables stay as they were).
+and the six reads must hold the same rows; so must the reads of every branch and tag. A step
+one engine refuses must be refused by the other too (then the tables stay as they were).
 
 `make soak` runs many seeds with long histories; `make test` runs a fixed-seed slice.
 """
@@ -52,6 +54,7 @@ KINDS: dict[str, tuple[str, pa.DataType]] = {
     "binary": ("BINARY", pa.binary()),
 }
 # Promotions Iceberg allows (and Spark SQL's ALTER COLUMN ... TYPE can write).
+BRANCH = "audit"
 PROMOTIONS = {"int": "long", "float": "double"}
 # Partition transforms per column kind: (Spark SQL of the transform over `c`, icefloe's).
 TRANSFORMS: dict[str, list[tuple[str, str]]] = {
@@ -150,6 +153,9 @@ class TableState:
     next_id: int = 0
     counter: int = 0
     spec_fields: list[str] = field(default_factory=list)
+    branch: bool = False  # the branch BRANCH exists
+    tags: int = 0
+    queued: list[Step] = field(default_factory=list)  # steps that must come next
 
     def snapshot(self) -> list[Column]:
         """The columns as they are now (names and kinds; later steps rename and promote)."""
@@ -287,7 +293,17 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         "compact": 1,
         "rewrite_manifests": 1,
         "expire": 1,
+        "upgrade_v3": 1,
+        "branch_append": 2,
+        "branch_delete": 1,
+        "fast_forward": 1,
+        "tag": 1,
+        "rewrite_position_deletes": 1,
+        "sort_order": 1,
+        "sort_compact": 1,
     }
+    if state.queued:
+        return state.queued.pop(0)
     if state.next_id == 0:
         kind = "append"
     else:
@@ -373,7 +389,35 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         return Step(
             "add_partition_field", {"column": c.name, "spark": spark_t.format(c=c.name), "icefloe": ice_t}
         )
-    if kind == "compact":
+    if kind == "upgrade_v3":
+        if state.version != 2:
+            return Step("compact", {})
+        state.version = 3
+        return Step("upgrade", {"version": 3})
+    if kind == "branch_append":
+        state.branch = True
+        if rng.random() < 0.4:  # main has not moved on: the fast-forward lands
+            state.queued.append(Step("fast_forward", {}))
+        return Step("branch_append", {"rows": _rows(rng, state, rng.randrange(1, 12))})
+    if kind == "branch_delete" and state.branch:
+        return Step("branch_delete", {"where": _predicate(rng, state)})
+    if kind == "fast_forward" and state.branch:
+        return Step("fast_forward", {})  # refused by both when main moved on since the branch forked
+    if kind == "tag" and state.tags < 3:
+        state.tags += 1
+        return Step("tag", {"name": f"tag_{state.tags}"})
+    if kind == "rewrite_position_deletes":
+        return Step("rewrite_position_deletes", {})
+    if kind == "sort_order":
+        sortable = [c for c in state.columns if c.kind in ("int", "long", "string", "date", "ts", "double")]
+        c = rng.choice(sortable)
+        direction = rng.choice(["ASC", "DESC"])
+        nulls = rng.choice(["NULLS FIRST", "NULLS LAST"])
+        return Step("sort_order", {"column": c.name, "direction": direction, "nulls": nulls})
+    if kind == "sort_compact":
+        c = rng.choice([c for c in state.columns if c.kind in ("int", "long", "string", "date")])
+        return Step("sort_compact", {"order": f"{c.name} {rng.choice(['ASC', 'DESC'])} NULLS LAST"})
+    if kind == "compact" or kind in ("branch_delete", "fast_forward", "tag"):
         return Step("compact", {})
     if kind == "rewrite_manifests":
         return Step("rewrite_manifests", {})
@@ -490,6 +534,28 @@ class Engines:
             )
         elif step.kind == "rewrite_manifests":
             sql(f"CALL {self.oracle.catalog}.system.rewrite_manifests('{name}')")
+        elif step.kind == "branch_append":
+            sql(f"ALTER TABLE {q} CREATE BRANCH IF NOT EXISTS {BRANCH}")
+            view = self._source_view(arrow_rows(a["rows"], columns))
+            sql(f"INSERT INTO {q}.branch_{BRANCH} SELECT {', '.join(c.name for c in columns)} FROM {view}")
+        elif step.kind == "branch_delete":
+            sql(f"DELETE FROM {q}.branch_{BRANCH} WHERE {a['where']}")
+        elif step.kind == "fast_forward":
+            sql(f"CALL {self.oracle.catalog}.system.fast_forward('{name}', 'main', '{BRANCH}')")
+        elif step.kind == "tag":
+            sql(f"ALTER TABLE {q} CREATE TAG {a['name']}")
+        elif step.kind == "rewrite_position_deletes":
+            sql(
+                f"CALL {self.oracle.catalog}.system.rewrite_position_delete_files(table => '{name}', "
+                "options => map('rewrite-all', 'true'))"
+            )
+        elif step.kind == "sort_order":
+            sql(f"ALTER TABLE {q} WRITE ORDERED BY {a['column']} {a['direction']} {a['nulls']}")
+        elif step.kind == "sort_compact":
+            sql(
+                f"CALL {self.oracle.catalog}.system.rewrite_data_files(table => '{name}', "
+                f"strategy => 'sort', sort_order => '{a['order']}', options => map('rewrite-all', 'true'))"
+            )
         elif step.kind == "expire":
             sql(
                 f"CALL {self.oracle.catalog}.system.expire_snapshots(table => '{name}', "
@@ -541,6 +607,29 @@ class Engines:
             t.maintenance.rewrite_data_files(rewrite_all=True)
         elif step.kind == "rewrite_manifests":
             t.maintenance.rewrite_manifests()
+        elif step.kind == "branch_append":
+            if BRANCH not in t.refs():
+                current = t.current_snapshot()
+                with t.manage_snapshots() as ms:
+                    ms.create_branch(current.snapshot_id if current else -1, BRANCH)
+            t.append(arrow_rows(a["rows"], columns), branch=BRANCH)
+        elif step.kind == "branch_delete":
+            t.delete(a["where"], branch=BRANCH)
+        elif step.kind == "fast_forward":
+            with t.manage_snapshots() as ms:
+                ms.fast_forward("main", BRANCH)
+        elif step.kind == "tag":
+            current = t.current_snapshot()
+            with t.manage_snapshots() as ms:
+                ms.create_tag(current.snapshot_id if current else -1, a["name"])
+        elif step.kind == "rewrite_position_deletes":
+            t.maintenance.rewrite_position_delete_files(rewrite_all=True)
+        elif step.kind == "sort_order":
+            with t.replace_sort_order() as o:
+                add = o.asc if a["direction"] == "ASC" else o.desc
+                add(a["column"], null_order=a["nulls"].lower().replace(" ", "-"))
+        elif step.kind == "sort_compact":
+            t.maintenance.rewrite_data_files(strategy="sort", sort_order=a["order"], rewrite_all=True)
         elif step.kind == "expire":
             t.maintenance.expire_snapshots(
                 older_than=dt.datetime(9999, 12, 31, tzinfo=UTC), retain_last=a["retain_last"]
@@ -601,3 +690,20 @@ def run_history(
             assert_same_rows(
                 catalog.load_table(name).scan().to_arrow(), expected, context=f"{where}: icefloe reads {name}"
             )
+        _compare_refs(oracle, catalog, (java_t, ours_t, shared_t), where)
+
+
+def _compare_refs(oracle: Oracle, catalog: Any, names: tuple[str, str, str], where: str) -> None:
+    """The branches and tags of the Java twin exist on the other two tables, and the six reads
+    of each (Java's `VERSION AS OF`, icefloe's `scan(ref=...)`) hold the same rows."""
+    refs = sorted(r for r in catalog.load_table(names[0]).refs() if r != "main")
+    for name in names[1:]:
+        found = sorted(r for r in catalog.load_table(name).refs() if r != "main")
+        assert found == refs, f"{where}: {name} has refs {found}, the Java twin {refs}"
+    for ref in refs:
+        expected = oracle.spark.sql(f"SELECT * FROM {oracle.qualified(names[0])} VERSION AS OF '{ref}'")
+        for name in names:
+            got = oracle.spark.sql(f"SELECT * FROM {oracle.qualified(name)} VERSION AS OF '{ref}'")
+            assert_same_rows(got, expected, context=f"{where}: Java reads {name} at {ref}")
+            ours = catalog.load_table(name).scan(ref=ref).to_arrow()
+            assert_same_rows(ours, expected, context=f"{where}: icefloe reads {name} at {ref}")
