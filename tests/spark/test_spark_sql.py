@@ -273,8 +273,8 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
     ("text", "kind"),
     [
         ("CALL sqlq.system.expire_snapshots(table => 'db.orders')", "CALL sqlq.system.expire_snapshots"),
-        ("ALTER TABLE sqlq.db.orders WRITE ORDERED BY id", "WRITE ORDERED BY"),
-        ("ALTER TABLE sqlq.db.orders CREATE BRANCH b2", "CREATE BRANCH"),
+        ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
+        ("ALTER TABLE sqlq.db.orders ALTER COLUMN id SET NOT NULL", "ALTER COLUMN"),
         ("INSERT OVERWRITE sqlq.db.customers SELECT * FROM sqlq.db.customers", "INSERT OVERWRITE"),
         ("CREATE TABLE sqlq.db.c2 USING iceberg AS SELECT * FROM sqlq.db.customers", "AS SELECT"),
         ("DESCRIBE TABLE sqlq.db.orders", "DESCRIBE"),

@@ -30,6 +30,7 @@ from icefloe.exceptions import (
     TableAlreadyExistsError,
     ValidationError,
 )
+from icefloe.spark.sql import extensions
 from icefloe.spark.sql.columns import column_doc, column_required, iceberg_type, schema_of
 from icefloe.spark.sql.dialect import (
     AddPartitionField,
@@ -272,8 +273,12 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
     if target is None:
         return None
     catalog, ident, _shown = target
+    actions = tree.args.get("actions") or []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        extensions.rename(catalog, ident, _shown.split(".")[0], actions[0].this)
+        return empty(ctx.spark)
     table = catalog.load_table(ident)
-    for action in tree.args.get("actions") or []:
+    for action in actions:
         _alter_one(table, action)
         table = catalog.load_table(ident)
     return empty(ctx.spark)
@@ -304,6 +309,8 @@ def _alter_one(table: Table, action: exp.Expression) -> None:
         return _set_properties(table, action)
     if isinstance(action, (AddPartitionField, DropPartitionField, ReplacePartitionField)):
         return _partition_field(table, action)
+    if isinstance(action, extensions.ACTIONS):
+        return extensions.apply(table, action, _column_path, lambda path: _exact(table, path))
     raise NotSupportedError(f"ALTER TABLE ... {to_spark_sql(action)}: not supported by icefloe.spark.sql yet")
 
 

@@ -31,11 +31,16 @@ from sqlglot.trie import new_trie
 
 __all__ = [
     "AddPartitionField",
+    "AlterColumnPosition",
     "DropPartitionField",
     "IcebergSpark",
+    "IdentifierFields",
+    "RefChange",
     "ReplacePartitionField",
     "ShowTables",
     "Transform",
+    "UnsetProperties",
+    "WriteSpec",
     "command_kind",
 ]
 
@@ -58,6 +63,58 @@ class DropPartitionField(exp.Expression):
 
 class ReplacePartitionField(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": True, "alias": False}
+
+
+class WriteSpec(exp.Expression):
+    """`WRITE [DISTRIBUTED BY PARTITION] [[LOCALLY] ORDERED BY fields | UNORDERED]`:
+    `expressions` the sort fields (`exp.Ordered` over a column or Transform), `distributed`,
+    `locally`, `unordered` flags as written."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "expressions": False,
+        "distributed": False,
+        "locally": False,
+        "unordered": False,
+        "ordered": False,
+    }
+
+
+class IdentifierFields(exp.Expression):
+    """`SET IDENTIFIER FIELDS a, b` (`drop` False) or `DROP IDENTIFIER FIELDS a` (True):
+    `expressions` the column paths as strings (exp.Literal)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": True, "drop": False}
+
+
+class RefChange(exp.Expression):
+    """`CREATE [OR REPLACE] | REPLACE | DROP  BRANCH | TAG [IF [NOT] EXISTS] name [AS OF VERSION n]
+    [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`. Durations in ms."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,  # the ref's name
+        "kind": True,  # BRANCH | TAG
+        "action": True,  # CREATE | REPLACE | CREATE OR REPLACE | DROP
+        "exists": False,  # IF NOT EXISTS (create) / IF EXISTS (drop)
+        "version": False,
+        "retain": False,
+        "min_snapshots": False,
+        "max_snapshot_age": False,
+    }
+
+
+class AlterColumnPosition(exp.Expression):
+    """`ALTER COLUMN path FIRST | AFTER other` (sqlglot's Spark does not parse the position)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "after": False}
+
+
+class UnsetProperties(exp.Expression):
+    """`UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)`: `expressions` the keys (strings)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": True, "exists": False}
+
+
+_TIME_UNITS_MS = {"DAYS": 86_400_000, "HOURS": 3_600_000, "MINUTES": 60_000}
 
 
 class ShowTables(exp.Expression):
@@ -85,6 +142,11 @@ class _IcebergSparkParser(SparkParser):
         "ADD": lambda self: self._parse_iceberg_alter_add(),
         "DROP": lambda self: self._parse_iceberg_alter_drop(),
         "REPLACE": lambda self: self._parse_iceberg_alter_replace(),
+        "CREATE": lambda self: self._parse_iceberg_ref_change(),
+        "WRITE": lambda self: self._parse_iceberg_write_spec(),
+        "SET": lambda self: self._parse_iceberg_alter_set(),
+        "UNSET": lambda self: self._parse_iceberg_unset(),
+        "ALTER": lambda self: self._parse_iceberg_alter_column(),
     }
 
     SHOW_PARSERS: ClassVar[dict[str, Any]] = {
@@ -124,11 +186,20 @@ class _IcebergSparkParser(SparkParser):
         return self._parse_alter_table_add()
 
     def _parse_iceberg_alter_drop(self) -> Any:
+        if self._match_text_seq("IDENTIFIER", "FIELDS"):
+            return self.expression(IdentifierFields(expressions=self._parse_iceberg_field_list(), drop=True))
+        if self._match_texts(("BRANCH", "TAG")):
+            kind = self._prev.text.upper()
+            exists = self._match_text_seq("IF", "EXISTS")
+            name = self._parse_id_var(any_token=True)
+            return self.expression(RefChange(this=name, kind=kind, action="DROP", exists=exists))
         if self._match_text_seq("PARTITION", "FIELD"):
             return self.expression(DropPartitionField(this=self._parse_iceberg_transform()))
         return self._parse_alter_table_drop()
 
     def _parse_iceberg_alter_replace(self) -> Any:
+        if self._match_texts(("BRANCH", "TAG"), advance=False):
+            return self._parse_iceberg_ref_options("REPLACE")
         if self._match_text_seq("PARTITION", "FIELD"):
             old = self._parse_iceberg_transform()
             if not self._match(TokenType.WITH):
@@ -137,6 +208,116 @@ class _IcebergSparkParser(SparkParser):
             alias = self._parse_id_var() if self._match(TokenType.ALIAS) else None
             return self.expression(ReplacePartitionField(this=old, expression=new, alias=alias))
         return SparkParser.ALTER_PARSERS["REPLACE"](self)
+
+    # ---- branches and tags ----
+    def _parse_iceberg_ref_change(self) -> Any:
+        action = "CREATE OR REPLACE" if self._match_text_seq("OR", "REPLACE") else "CREATE"
+        if not self._match_texts(("BRANCH", "TAG"), advance=False):
+            self.raise_error("Expecting BRANCH or TAG after CREATE")
+        return self._parse_iceberg_ref_options(action)
+
+    def _parse_iceberg_ref_options(self, action: str) -> RefChange:
+        self._match_texts(("BRANCH", "TAG"))
+        kind = self._prev.text.upper()
+        exists = action == "CREATE" and self._match_text_seq("IF", "NOT", "EXISTS")
+        name = self._parse_id_var(any_token=True)
+        ref = RefChange(this=name, kind=kind, action=action, exists=exists)
+        if self._match_text_seq("AS", "OF", "VERSION"):
+            ref.set("version", self._parse_iceberg_long())
+        if self._match_text_seq("RETAIN"):
+            ref.set("retain", self._parse_iceberg_duration())
+        if kind == "BRANCH" and self._match_text_seq("WITH", "SNAPSHOT", "RETENTION"):
+            number = self._parse_iceberg_long()
+            if self._match_text_seq("SNAPSHOTS"):
+                ref.set("min_snapshots", number)
+                if self._curr and self._curr.token_type == TokenType.NUMBER:
+                    ref.set("max_snapshot_age", self._parse_iceberg_duration())
+            else:
+                ref.set("max_snapshot_age", number * self._parse_iceberg_unit())
+        return self.expression(ref)
+
+    def _parse_iceberg_long(self) -> int:
+        if not self._match(TokenType.NUMBER):
+            self.raise_error("Expecting a number")
+        return int(self._prev.text)
+
+    def _parse_iceberg_unit(self) -> int:
+        if not self._match_texts(tuple(_TIME_UNITS_MS)):
+            self.raise_error("Expecting DAYS, HOURS or MINUTES")
+        return _TIME_UNITS_MS[self._prev.text.upper()]
+
+    def _parse_iceberg_duration(self) -> int:
+        number = self._parse_iceberg_long()
+        return number * self._parse_iceberg_unit()
+
+    # ---- WRITE ..., identifier fields, ALTER COLUMN position, UNSET ----
+    def _parse_iceberg_write_spec(self) -> WriteSpec:
+        spec = WriteSpec()
+        seen = False
+        while True:
+            if self._match_text_seq("DISTRIBUTED", "BY", "PARTITION"):
+                spec.set("distributed", True)
+            elif self._match_text_seq("UNORDERED"):
+                spec.set("unordered", True)
+            elif self._match_text_seq("ORDERED", "BY", advance=False) or self._match_text_seq(
+                "LOCALLY", "ORDERED", "BY", advance=False
+            ):
+                spec.set("locally", self._match_text_seq("LOCALLY"))
+                self._match_text_seq("ORDERED", "BY")
+                spec.set("ordered", True)
+                wrapped = self._match(TokenType.L_PAREN)
+                spec.set(
+                    "expressions", self._parse_csv(lambda: self._parse_ordered(self._parse_iceberg_transform))
+                )
+                if wrapped:
+                    self._match_r_paren()
+            else:
+                break
+            seen = True
+        if not seen:
+            self.raise_error("Expecting DISTRIBUTED BY PARTITION, [LOCALLY] ORDERED BY or UNORDERED")
+        return self.expression(spec)
+
+    def _parse_iceberg_field_list(self) -> list[exp.Expr]:
+        # Java's `fieldList`: dotted names separated by commas, no parentheses.
+        return self._parse_csv(self._parse_iceberg_dotted_name)
+
+    def _parse_iceberg_dotted_name(self) -> exp.Expr:
+        name = self._parse_table_parts()
+        if isinstance(name, exp.Table):
+            return exp.Literal.string(".".join(p.name for p in name.parts))
+        self.raise_error("Expecting a field name")
+        return exp.Literal.string("")
+
+    def _parse_iceberg_alter_set(self) -> Any:
+        if self._match_text_seq("IDENTIFIER", "FIELDS"):
+            return self.expression(IdentifierFields(expressions=self._parse_iceberg_field_list(), drop=False))
+        return SparkParser.ALTER_PARSERS["SET"](self)
+
+    def _parse_iceberg_unset(self) -> UnsetProperties:
+        if not self._match_text_seq("TBLPROPERTIES"):
+            self.raise_error("Expecting TBLPROPERTIES after UNSET")
+        exists = self._match_text_seq("IF", "EXISTS")
+        keys = self._parse_wrapped_csv(self._parse_string)
+        return self.expression(UnsetProperties(expressions=keys, exists=exists))
+
+    def _parse_iceberg_alter_column(self) -> Any:
+        index = self._index
+        self._match(TokenType.COLUMN)
+        column = self._parse_column()
+        if self._match_text_seq("FIRST"):
+            return self.expression(AlterColumnPosition(this=column))
+        if self._match_text_seq("AFTER"):
+            return self.expression(AlterColumnPosition(this=column, after=self._parse_column()))
+        # sqlglot's own parser reads only a one-part column here: nested paths are read above
+        if self._match_text_seq("TYPE"):
+            return self.expression(exp.AlterColumn(this=column, dtype=self._parse_types()))
+        if self._match(TokenType.COMMENT):
+            return self.expression(exp.AlterColumn(this=column, comment=self._parse_string()))
+        if self._match_text_seq("DROP", "NOT", "NULL"):
+            return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
+        self._retreat(index)
+        return SparkParser.ALTER_PARSERS["ALTER"](self)
 
     # ---- SHOW TABLES / USE ----
     def _parse_iceberg_show_tables(self) -> ShowTables:
