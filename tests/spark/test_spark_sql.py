@@ -272,7 +272,10 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("CALL sqlq.system.expire_snapshots(table => 'db.orders')", "CALL sqlq.system.expire_snapshots"),
+        (
+            "CALL sqlq.system.register_table(table => 'db.x', metadata_file => '/x')",
+            "CALL sqlq.system.register_table",
+        ),
         ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
         ("ALTER TABLE sqlq.db.orders ALTER COLUMN id SET NOT NULL", "ALTER COLUMN"),
         ("INSERT OVERWRITE sqlq.db.customers SELECT * FROM sqlq.db.customers", "INSERT OVERWRITE"),

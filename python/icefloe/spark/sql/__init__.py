@@ -95,6 +95,12 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
         if ctx.resolver.use(table_parts(tree.this) or []):
             return ddl.empty(spark)
         return spark.sql(text)
+    if isinstance(tree, exp.Command) and str(tree.this).upper() == "CALL":
+        from icefloe.spark.sql.procedures import call
+
+        called = call(ctx, tree)
+        if called is not None:
+            return called
     if isinstance(tree, exp.Command):
         rest = tree.expression
         if _names_icefloe(ctx, rest.name if isinstance(rest, exp.Expr) else str(rest or "")):

@@ -1,0 +1,412 @@
+"""`CALL [catalog.]system.<procedure>(args)` on icefloe catalogs, as Iceberg Java's Spark
+procedures: positional or named (`name => value`) arguments in Java's order and with Java's
+names, values as Spark evaluates them (`TIMESTAMP '...'`, `map(...)`, `array(...)`), the
+table argument relative to the procedure's catalog, and a DataFrame of Java's result columns.
+
+Each procedure is the Python API's call: `table.manage_snapshots()` (`rollback_to_snapshot`,
+`rollback_to_timestamp`, `set_current_snapshot`, `cherrypick_snapshot`, `fast_forward`) and
+`table.maintenance` (`expire_snapshots`, `remove_orphan_files`, `rewrite_data_files`,
+`rewrite_manifests`, `rewrite_position_delete_files`). Arguments that only tune Java's
+execution (`max_concurrent_deletes`, `stream_results`, `use_caching`) are accepted and have no
+effect; any other argument icefloe does not carry out is a NotSupportedError naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import sqlglot
+from sqlglot import exp
+
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql.dialect import IcebergSpark
+from icefloe.spark.sql.query import Context, to_spark_sql
+
+if TYPE_CHECKING:
+    from icefloe.table import Table
+
+__all__ = ["call"]
+
+_LONG, _INT, _STRING = "bigint", "int", "string"
+_SNAPSHOT_CHANGE = [("previous_snapshot_id", _LONG), ("current_snapshot_id", _LONG)]
+_IGNORED = {"max_concurrent_deletes", "stream_results", "use_caching"}
+
+
+@dataclass(frozen=True)
+class _Procedure:
+    params: tuple[str, ...]  # Java's parameter names in order; the first is `table`
+    required: int  # how many of them are required
+    columns: list[tuple[str, str]]  # Java's result columns
+    run: Callable[[Context, Table, dict[str, Any]], list[tuple[Any, ...]]]
+
+
+def _current(table: Table) -> int | None:
+    s = table.current_snapshot()
+    return None if s is None else s.snapshot_id
+
+
+def _snapshot_change(change: Callable[[Any, dict[str, Any]], None]) -> Any:
+    def run(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+        before = _current(table)
+        with table.manage_snapshots() as ms:
+            change(ms, args)
+        return [(before, _current(table.refresh()))]
+
+    return run
+
+
+def _set_current(ms: Any, args: dict[str, Any]) -> None:
+    sid, ref = args.get("snapshot_id"), args.get("ref")
+    if (sid is None) == (ref is None):
+        raise ValidationError("Either snapshot_id or ref must be provided, not both")
+    ms.set_current_snapshot(snapshot_id=None if sid is None else int(sid), ref_name=ref)
+
+
+def _cherrypick(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    with table.manage_snapshots() as ms:
+        ms.cherrypick_snapshot(int(args["snapshot_id"]))
+    return [(int(args["snapshot_id"]), _current(table.refresh()))]
+
+
+def _fast_forward(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    branch, to = str(args["branch"]), str(args["to"])
+    before = table.refs().get(branch)
+    with table.manage_snapshots() as ms:
+        ms.fast_forward(branch, to)
+    after = table.refresh().refs()[branch]
+    return [(branch, None if before is None else before.snapshot_id, after.snapshot_id)]
+
+
+def _expire(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    if args.get("clean_expired_metadata"):
+        raise NotSupportedError("expire_snapshots(clean_expired_metadata => true): not supported")
+    ids = args.get("snapshot_ids")
+    r = table.maintenance.expire_snapshots(
+        older_than=args.get("older_than"),
+        retain_last=args.get("retain_last"),
+        snapshot_ids=None if ids is None else [int(i) for i in ids],
+    )
+    return [
+        (
+            r.deleted_data_files_count,
+            r.deleted_position_delete_files_count,
+            r.deleted_equality_delete_files_count,
+            r.deleted_manifests_count,
+            r.deleted_manifest_lists_count,
+            r.deleted_statistics_files_count,
+        )
+    ]
+
+
+def _orphans(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    if args.get("file_list_view") is not None:
+        raise NotSupportedError("remove_orphan_files(file_list_view => ...): not supported")
+    r = table.maintenance.remove_orphan_files(
+        older_than=args.get("older_than"),
+        location=args.get("location"),
+        dry_run=bool(args.get("dry_run") or False),
+        prefix_mismatch_mode=str(args.get("prefix_mismatch_mode") or "error").lower(),
+        equal_schemes=args.get("equal_schemes"),
+        equal_authorities=args.get("equal_authorities"),
+    )
+    return [(location,) for location in r.orphan_file_locations]
+
+
+# Java's rewrite options (kebab-case) -> icefloe's keyword arguments.
+_REWRITE_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "min-input-files": ("min_input_files", int),
+    "target-file-size-bytes": ("target_file_size_bytes", int),
+    "delete-file-threshold": ("delete_file_threshold", int),
+    "partial-progress.enabled": ("partial_progress", lambda v: str(v).lower() == "true"),
+    "partial-progress.max-commits": ("partial_progress_max_commits", int),
+    "min-file-size-bytes": ("min_file_size_bytes", int),
+    "max-file-size-bytes": ("max_file_size_bytes", int),
+    "max-file-group-size-bytes": ("max_file_group_size_bytes", int),
+    "max-file-group-input-files": ("max_file_group_input_files", int),
+    "delete-ratio-threshold": ("delete_ratio_threshold", float),
+    "rewrite-all": ("rewrite_all", lambda v: str(v).lower() == "true"),
+    "remove-dangling-deletes": ("remove_dangling_deletes", lambda v: str(v).lower() == "true"),
+    "use-starting-sequence-number": ("use_starting_sequence_number", lambda v: str(v).lower() == "true"),
+    "rewrite-job-order": ("rewrite_job_order", str),
+    "output-spec-id": ("output_spec_id", int),
+    "max-files-to-rewrite": ("max_files_to_rewrite", int),
+}
+_EXECUTION_OPTIONS = {"max-concurrent-file-group-rewrites"}
+
+
+def _options(what: str, options: dict[str, Any] | None, allowed: set[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key in _EXECUTION_OPTIONS:
+            continue
+        if key not in _REWRITE_OPTIONS or (allowed is not None and key not in allowed):
+            raise NotSupportedError(f"{what} option {key!r}: not supported by icefloe")
+        name, convert = _REWRITE_OPTIONS[key]
+        out[name] = convert(value)
+    return out
+
+
+def _where(table: Table, where: str | None) -> Any:
+    if where is None:
+        return None
+    from icefloe.spark.sql.filters import true_of
+
+    fields = {f.name.lower(): f for f in table.schema().fields}
+
+    def lookup(qualifier: str | None, name: str) -> tuple[str, str] | None:
+        f = fields.get(name.lower())
+        if qualifier is not None or f is None or not f.field_type.is_primitive:
+            return None
+        return f.name, str(f.field_type.to_json())
+
+    predicate = sqlglot.parse_one(f"SELECT 1 WHERE {where}", dialect=IcebergSpark).args["where"].this
+    found = true_of(predicate, lookup)
+    if found is None:
+        raise NotSupportedError(f"where => {where!r}: not an exact icefloe filter")
+    return found
+
+
+def _rewrite_data_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    options = _options("rewrite_data_files", args.get("options"))
+    options.setdefault("remove_dangling_deletes", False)  # Java's default (the Python API's is True)
+    strategy = str(args.get("strategy") or "binpack").lower()
+    r = table.maintenance.rewrite_data_files(
+        filter=_where(table, args.get("where")),
+        strategy=strategy,
+        sort_order=args.get("sort_order"),
+        spark=ctx.spark,
+        **options,
+    )
+    return [
+        (
+            r.rewritten_data_files_count,
+            r.added_data_files_count,
+            r.rewritten_bytes_count,
+            r.failed_data_files_count,
+            r.removed_delete_files_count,
+        )
+    ]
+
+
+def _rewrite_manifests(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    spec_id = args.get("spec_id")
+    r = table.maintenance.rewrite_manifests(spec_id=None if spec_id is None else int(spec_id))
+    return [(r.rewritten_manifests_count, r.added_manifests_count)]
+
+
+def _rewrite_position_deletes(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    allowed = {
+        "min-input-files",
+        "target-file-size-bytes",
+        "rewrite-all",
+        "min-file-size-bytes",
+        "max-file-size-bytes",
+        "max-file-group-size-bytes",
+        "max-file-group-input-files",
+    }
+    options = _options("rewrite_position_delete_files", args.get("options"), allowed)
+    r = table.maintenance.rewrite_position_delete_files(
+        filter=_where(table, args.get("where")), spark=ctx.spark, **options
+    )
+    return [
+        (
+            r.rewritten_delete_files_count,
+            r.added_delete_files_count,
+            r.rewritten_bytes_count,
+            r.added_bytes_count,
+        )
+    ]
+
+
+_PROCEDURES = {
+    "rollback_to_snapshot": _Procedure(
+        ("table", "snapshot_id"),
+        2,
+        _SNAPSHOT_CHANGE,
+        _snapshot_change(lambda ms, a: ms.rollback_to_snapshot(int(a["snapshot_id"]))),
+    ),
+    "rollback_to_timestamp": _Procedure(
+        ("table", "timestamp"),
+        2,
+        _SNAPSHOT_CHANGE,
+        _snapshot_change(lambda ms, a: ms.rollback_to_timestamp(int(a["timestamp"]))),
+    ),
+    "set_current_snapshot": _Procedure(
+        ("table", "snapshot_id", "ref"), 1, _SNAPSHOT_CHANGE, _snapshot_change(_set_current)
+    ),
+    "cherrypick_snapshot": _Procedure(
+        ("table", "snapshot_id"),
+        2,
+        [("source_snapshot_id", _LONG), ("current_snapshot_id", _LONG)],
+        _cherrypick,
+    ),
+    "fast_forward": _Procedure(
+        ("table", "branch", "to"),
+        3,
+        [("branch_updated", _STRING), ("previous_ref", _LONG), ("updated_ref", _LONG)],
+        _fast_forward,
+    ),
+    "expire_snapshots": _Procedure(
+        (
+            "table",
+            "older_than",
+            "retain_last",
+            "max_concurrent_deletes",
+            "stream_results",
+            "snapshot_ids",
+            "clean_expired_metadata",
+        ),
+        1,
+        [
+            ("deleted_data_files_count", _LONG),
+            ("deleted_position_delete_files_count", _LONG),
+            ("deleted_equality_delete_files_count", _LONG),
+            ("deleted_manifest_files_count", _LONG),
+            ("deleted_manifest_lists_count", _LONG),
+            ("deleted_statistics_files_count", _LONG),
+        ],
+        _expire,
+    ),
+    "remove_orphan_files": _Procedure(
+        (
+            "table",
+            "older_than",
+            "location",
+            "dry_run",
+            "max_concurrent_deletes",
+            "file_list_view",
+            "equal_schemes",
+            "equal_authorities",
+            "prefix_mismatch_mode",
+            "stream_results",
+        ),
+        1,
+        [("orphan_file_location", _STRING)],
+        _orphans,
+    ),
+    "rewrite_data_files": _Procedure(
+        ("table", "strategy", "sort_order", "options", "where"),
+        1,
+        [
+            ("rewritten_data_files_count", _INT),
+            ("added_data_files_count", _INT),
+            ("rewritten_bytes_count", _LONG),
+            ("failed_data_files_count", _INT),
+            ("removed_delete_files_count", _INT),
+        ],
+        _rewrite_data_files,
+    ),
+    "rewrite_manifests": _Procedure(
+        ("table", "use_caching", "spec_id"),
+        1,
+        [("rewritten_manifests_count", _INT), ("added_manifests_count", _INT)],
+        _rewrite_manifests,
+    ),
+    "rewrite_position_delete_files": _Procedure(
+        ("table", "options", "where"),
+        1,
+        [
+            ("rewritten_delete_files_count", _INT),
+            ("added_delete_files_count", _INT),
+            ("rewritten_bytes_count", _LONG),
+            ("added_bytes_count", _LONG),
+        ],
+        _rewrite_position_deletes,
+    ),
+}
+# Arguments Java takes as timestamps: icefloe takes them as epoch milliseconds.
+_TIMESTAMPS = {"older_than", "timestamp"}
+
+
+def call(ctx: Context, command: exp.Command) -> Any:
+    """Runs a `CALL` statement naming an icefloe catalog (or, with none named, while an icefloe
+    catalog is current); None when it is Spark's."""
+    rest = command.expression
+    text = rest.name if isinstance(rest, exp.Expr) else str(rest or "")
+    try:
+        tree = sqlglot.parse_one(text, dialect=IcebergSpark)
+    except sqlglot.errors.ParseError as e:
+        raise ValidationError(f"cannot parse CALL {text}: {e}") from None
+    parts: list[str] = []
+    node: exp.Expr | None = tree
+    while isinstance(node, exp.Dot):
+        parts.insert(0, node.expression.name if not isinstance(node.expression, exp.Anonymous) else "")
+        node = node.this
+    if not isinstance(tree, exp.Dot) or not isinstance(tree.expression, exp.Anonymous):
+        return None
+    if isinstance(node, exp.Expr):
+        parts.insert(0, node.name)
+    function = tree.expression
+    names = [*parts[:-1], str(function.this)]
+    if len(names) == 3 and ctx.resolver.is_catalog(names[0]):
+        catalog_name = names[0]
+    elif len(names) == 2 and ctx.resolver.current_catalog is not None:
+        catalog_name = ctx.resolver.current_catalog
+    else:
+        return None
+    if names[-2].lower() != "system":
+        raise NotSupportedError(f"CALL {'.'.join(names)}: icefloe procedures are in `system`")
+    procedure = _PROCEDURES.get(names[-1].lower())
+    if procedure is None:
+        raise NotSupportedError(
+            f"CALL {catalog_name}.system.{names[-1]}: not supported by icefloe.spark.sql yet"
+        )
+    args = _arguments(ctx, names[-1], procedure, list(function.expressions))
+    table = _table(ctx, catalog_name, str(args["table"]))
+    rows = procedure.run(ctx, table, args)
+    schema = ", ".join(f"{name} {kind}" for name, kind in procedure.columns)
+    return ctx.spark.createDataFrame(rows, schema)
+
+
+def _arguments(ctx: Context, name: str, procedure: _Procedure, given: list[exp.Expr]) -> dict[str, Any]:
+    named = [a for a in given if isinstance(a, exp.Kwarg)]
+    if named and len(named) != len(given):
+        raise ValidationError(f"CALL {name}: named and positional arguments cannot be mixed")
+    pairs: list[tuple[str, exp.Expr]] = []
+    if named:
+        for a in named:
+            key = a.this.name.lower()
+            if key not in procedure.params:
+                raise ValidationError(f"CALL {name}: unknown argument {key!r}")
+            pairs.append((key, a.expression))
+    else:
+        if len(given) > len(procedure.params):
+            raise ValidationError(
+                f"CALL {name}: too many arguments, expected at most {len(procedure.params)}"
+            )
+        pairs = list(zip(procedure.params, given))
+    args = {key: _value(ctx, key, e) for key, e in pairs}
+    for key in procedure.params[: procedure.required]:
+        if args.get(key) is None:
+            raise ValidationError(f"CALL {name}: missing required argument {key!r}")
+    for key in list(args):
+        if key in _IGNORED:
+            del args[key]
+    return args
+
+
+def _value(ctx: Context, key: str, e: exp.Expr) -> Any:
+    if key in _TIMESTAMPS:
+        if isinstance(e, exp.Literal) and not e.is_string:
+            return int(e.this)  # Java takes a long here as milliseconds
+        sql = f"SELECT unix_millis(CAST({to_spark_sql(e)} AS TIMESTAMP))"
+        return ctx.spark.sql(sql).first()[0]
+    if isinstance(e, exp.Literal):
+        return str(e.this) if e.is_string else int(e.this) if e.is_int else float(e.this)
+    if isinstance(e, exp.Boolean):
+        return bool(e.this)
+    if isinstance(e, exp.Null):
+        return None
+    value = ctx.spark.sql(f"SELECT {to_spark_sql(e)}").first()[0]
+    return dict(value) if isinstance(value, dict) else value
+
+
+def _table(ctx: Context, catalog_name: str, name: str) -> Table:
+    parts = [p.name for p in exp.to_table(name, dialect=IcebergSpark).parts]
+    if len(parts) >= 3 and parts[0] == catalog_name:
+        parts = parts[1:]
+    if len(parts) == 1:
+        parts = [*ctx.resolver.state.namespace, parts[0]]
+    return ctx.resolver.catalog(catalog_name).load_table(tuple(parts))
