@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.spark import plan_read, read
+from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
 from support.oracle import assert_same_rows
 from support.servers.s3 import BUCKET, S3Server
 from support.session import oracle_jar
@@ -131,7 +132,11 @@ def test_s3_tables_read_through_spark_s3a_with_the_catalogs_settings(
         t = cat.create_table(
             name,
             ARROW,
-            partition_spec=PartitionSpec(PartitionField(2, 1000, "identity", "region")),
+            # `id_bucket=` in the paths: a column Spark would add if it inferred Hive partitions
+            partition_spec=PartitionSpec(
+                PartitionField(2, 1000, "identity", "region"),
+                PartitionField(1, 1001, "bucket[2]", "id_bucket"),
+            ),
             properties={"format-version": "2", "write.delete.mode": "merge-on-read"},
         )
         for k, region in enumerate(("eu", "us", "ap", "eu", "ap")):
@@ -159,6 +164,7 @@ def test_s3_tables_read_through_spark_s3a_with_the_catalogs_settings(
             "bucket": BUCKET,
             "tables": list(tables),
             "out": str(out),
+            "spark_conf": {S3_MIN_MEAN_CONF: "0"},  # the test's files are small
         },
         tmp_path / "driver.log",
     )
@@ -171,9 +177,17 @@ def test_s3_tables_read_through_spark_s3a_with_the_catalogs_settings(
         assert got["spark_files"] and all(f.startswith(f"{scheme}://") for f in got["spark_files"]), got
         assert all("region=us" not in f for f in got["spark_files"])
         assert set(got["rust_files"].values()) == {"deletes"}, got["rust_files"]
-        # Spark's physical plan scans the files through S3A, with this read's own per-bucket keys
-        # (the secret among them, never printed).
-        assert "Scan parquet" in got["plan"] and f"s3a://{BUCKET}/" in got["plan"], got["plan"]
+        # With the default minimum mean file size, these small files on S3 take the Rust reader.
+        assert len(got["default_rust_reasons"]) == 2 and "deletes" in got["default_rust_reasons"]
+        assert got["default_rust_reasons"][1].startswith("small files on S3"), got["default_rust_reasons"]
+        # Spark's file index takes the plan's paths and sizes (from a file stream sink log) and
+        # infers no partition column from the paths.
+        assert got["columns"] == ["id", "region", "amount", "day"]
+        # Spark's Parquet source read exactly those files (only S3A opens s3a://), with this
+        # read's own per-bucket keys (the secret among them, never printed).
+        assert "Scan parquet" in got["plan"] and "MetadataLogFileIndex" in got["plan"], got["plan"]
+        expected_files = sorted("s3a://" + f.split("://", 1)[1] for f in got["spark_files"])
+        assert got["input_files"] == expected_files
         assert secret not in got["plan"]
         assert f"fs.s3a.bucket.{BUCKET}.endpoint" in got["option_keys"]
         assert f"fs.s3a.bucket.{BUCKET}.secret.key" in got["option_keys"]
@@ -182,6 +196,8 @@ def test_s3_tables_read_through_spark_s3a_with_the_catalogs_settings(
         expected = spark.sql(f"SELECT id, region, amount, day FROM {java}.{name}")
         assert_same_rows(pq.read_table(out / f"{i}.parquet"), expected, context=f"{name} read with S3A")
         assert_same_rows(read(spark, t), expected, context=f"{name} read in Rust")
+    # No status call per file on the driver: no S3A file system was even made before the queries.
+    assert result["s3a_used_before_queries"] is False
     # The bucket's S3A file system got the catalog's endpoint and keys from the read's options;
     # nothing was set on the session's Hadoop configuration.
     assert result["s3a"]["class"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -240,3 +256,47 @@ def test_a_bucket_spark_opened_with_other_settings_takes_the_rust_reader(spark: 
     )
     other = _bucket_options(spark, bucket, {"s3.endpoint": "http://127.0.0.1:2"})
     assert isinstance(other, str) and "other storage settings" in other
+
+
+def test_file_list_uris_name_the_files_hadoop_names(spark: Any) -> None:
+    """The file list handed to Spark names each file by the URI Hadoop's own Path gives it."""
+    from icefloe.spark._parquet_source import _file_uri
+    from icefloe.spark._s3a import s3a_path
+
+    jvm = spark.sparkContext._jvm
+    paths = [
+        "s3://bkt/wh/db/t/data/k=a b/00000-0.parquet",
+        "s3a://bkt/wh/data/ts_hour=2024-01-01-10%3A00/f+1,(2)&x=y;@$!~'*.parquet",
+        "s3://bkt/wh/data/s=\u00e9\u6f22 \u00a0/f#1.parquet",
+        "/tmp/wh/data/k=%25/f 1.parquet",
+        "file:/tmp/wh/data/k=\u00e9/f.parquet",
+        "file:///tmp/wh/data/k=1/f.parquet",
+    ]
+    for p in paths:
+        ours = jvm.java.net.URI(_file_uri(p))
+        hadoops = jvm.org.apache.hadoop.fs.Path(s3a_path(p) if "://" in p else p).toUri()
+        assert (ours.getScheme() or "file", ours.getAuthority() or "", ours.getPath()) == (
+            hadoops.getScheme() or "file",
+            hadoops.getAuthority() or "",
+            hadoops.getPath(),
+        ), p
+
+
+def test_files_spark_would_skip_or_misname_take_the_rust_reader(spark: Any) -> None:
+    from icefloe.spark._parquet_source import split_files
+
+    plain, refused = split_files(
+        spark,
+        [
+            ("/tmp/wh/data/_hidden.parquet", 10, 1),
+            ("/tmp/wh/data/.hidden.parquet", 10, 1),
+            ("/tmp/wh/data/k=1/x.parquet", 10, 1),
+            ("file:/tmp/wh//data/y.parquet", 10, 1),
+        ],
+    )
+    assert [p for p, _s, _r in plain.files] == ["/tmp/wh/data/k=1/x.parquet"]
+    assert [p for p, _why in refused] == [
+        "/tmp/wh/data/_hidden.parquet",
+        "/tmp/wh/data/.hidden.parquet",
+        "file:/tmp/wh//data/y.parquet",
+    ]

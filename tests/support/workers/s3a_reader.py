@@ -4,12 +4,14 @@ user's session that reads S3 would: `python -m support.workers.s3a_reader < conf
 (the config, storage secret included, comes on stdin, never in a file).
 
 For each table of the config it runs `icefloe.spark.plan_read` and the plan's DataFrame, and
-writes to the config's `out` folder the rows it read (`<n>.parquet`) and `result.json`: which
-file took which reader, the option keys of the Spark half (no values), the DataFrame's
-physical plan, the S3 requests the driver's S3A file system made while Spark built the file
-index and while the query ran, and what the S3A file system of the bucket was configured with
-(the endpoint, whether the access key is the catalog's). `"repeat"` reads the table that many
-more times, to time the two readers (`"timings"`)."""
+writes to the config's `out` folder the rows it read (`<n>.parquet`) and `result.json`:
+which file took which reader (by the session's defaults, then with the config's `spark_conf`),
+the option keys of the Spark half (no values), the DataFrame's physical plan and input files,
+whether S3A was used at all before the queries ran (building the file index needs no
+request), the S3 requests S3A made while each query ran, and what
+the S3A file system of the bucket was configured with (the endpoint, whether the access key
+is the catalog's). `"repeat"` reads the tables that many more times, to time the two readers
+(`"timings"`)."""
 
 from __future__ import annotations
 
@@ -37,14 +39,24 @@ _COUNTERS = (
 )
 
 
-def _s3a_counters(spark: Any) -> dict[str, int]:
-    """S3A's request counters in the driver JVM (in local mode the tasks' too), from Hadoop's
-    global storage statistics: asking a FileSystem for them would make the bucket's S3A file
-    system before the read does, with the session's settings, and Hadoop would keep that one."""
-    jvm = spark.sparkContext._jvm
-    stats = jvm.org.apache.hadoop.fs.GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics")
-    if stats is None:
+def _s3a_used(spark: Any) -> bool:
+    """Whether any S3A file system exists in the driver JVM (Hadoop's global statistics registry
+    holds S3A's once one was made)."""
+    jvm: Any = spark.sparkContext._jvm
+    return jvm.org.apache.hadoop.fs.GlobalStorageStatistics.INSTANCE.get("S3AStorageStatistics") is not None
+
+
+def _s3a_counters(spark: Any, bucket: str) -> dict[str, int]:
+    """The request counters of the driver JVM's S3A file system of `bucket` (in local mode the
+    tasks use it too); empty while no S3A file system exists. Asking for the file system before
+    a read made it would make it with the session's settings, and Hadoop would keep that one, so
+    Hadoop's global statistics registry tells first whether S3A has been used at all."""
+    jvm: Any = spark.sparkContext._jvm
+    if not _s3a_used(spark):
         return {}
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{bucket}/"), conf)
+    stats = fs.getStorageStatistics()
     return {c: int(stats.getLong(c) or 0) for c in _COUNTERS if stats.isTracked(c)}
 
 
@@ -78,14 +90,24 @@ def main() -> None:
     out = Path(cfg["out"])
     result: dict[str, Any] = {"tables": {}}
     bucket = cfg["bucket"]
-    for i, name in enumerate(cfg["tables"]):
+    # First every table's plan and DataFrame (Spark's file index is made here), before any query.
+    frames = {}
+    for name in cfg["tables"]:
         table = catalog.load_table(name)
+        # By default small files on S3 take the Rust reader (fewer requests); the config's
+        # Spark settings (a smaller minimum) send them to Spark's reader.
+        default_reasons = sorted(set(icefloe.spark.plan_read(spark, table).rust_files.values()))
+        for key, value in cfg.get("spark_conf", {}).items():
+            spark.conf.set(key, value)
         plan = icefloe.spark.plan_read(spark, table)
-        before = _s3a_counters(spark) if plan.spark_files else {}
-        df = plan.frame()
-        indexed = _s3a_counters(spark) if plan.spark_files else {}
+        frames[name] = (plan, plan.frame(), default_reasons)
+        for key in cfg.get("spark_conf", {}):
+            spark.conf.unset(key)
+    result["s3a_used_before_queries"] = _s3a_used(spark)
+    for i, (name, (plan, df, default_reasons)) in enumerate(frames.items()):
+        before = _s3a_counters(spark, bucket)
         rows = pa.Table.from_pandas(df.toPandas(), preserve_index=False)
-        after = _s3a_counters(spark) if plan.spark_files else {}
+        after = _s3a_counters(spark, bucket)
         pq.write_table(rows, out / f"{i}.parquet")
         qe = df._jdf.queryExecution()
         jvm_: Any = spark.sparkContext._jvm
@@ -95,10 +117,12 @@ def main() -> None:
             "spark_files": plan.spark_files,
             "rust_files": plan.rust_files,
             "scan_reason": plan.scan_reason,
+            "default_rust_reasons": default_reasons,
+            "columns": df.columns,
+            "input_files": sorted(df._jdf.inputFiles()),
             "option_keys": sorted(plan.plain.options),
             "plan": plan_text,
-            "file_index_requests": _diff(indexed, before),
-            "query_requests": _diff(after, indexed),
+            "query_requests": _diff(after, before),  # informative: Hadoop 3.4 counts late
         }
     if any(t["spark_files"] for t in result["tables"].values()):
         jvm: Any = spark.sparkContext._jvm
