@@ -14,9 +14,11 @@ delete rewrites, manifest rewrites and snapshot expiry.
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
 only Java writes, one that only icefloe writes (the twins), and one shared table where each
-step's engine is drawn at random. After each step Java and icefloe read all three tables,
-and the six reads must hold the same rows; so must the reads of every branch and tag. A step
-one engine refuses must be refused by the other too (then the tables stay as they were).
+step's engine is drawn at random: Java, icefloe's table API, or `icefloe.spark`'s functions
+(Spark tasks writing the files of appends, overwrites, DELETE, UPDATE, MERGE and upserts).
+After each step Java and icefloe read all three tables, and the six reads must hold the same
+rows; so must the reads of every branch and tag. A step one engine refuses must be refused by
+the other too (then the tables stay as they were).
 
 `make soak` runs many seeds with long histories; `make test` runs a fixed-seed slice.
 """
@@ -564,6 +566,47 @@ class Engines:
         else:
             raise AssertionError(step.kind)
 
+    def spark_functions(self, name: str, step: Step, columns: list[Column]) -> None:
+        """The step through `icefloe.spark`'s functions (Spark tasks write the files) where it
+        has one: appends, dynamic overwrites, DELETE, UPDATE, MERGE and upserts, on `main` or
+        the branch; every other step through icefloe's table API."""
+        import icefloe.spark as ispark
+
+        a = step.args
+        if step.kind not in SPARK_FUNCTION_STEPS:
+            self.icefloe(name, step, columns)
+            return
+        t = self.catalog.load_table(name)
+        names = [c.name for c in columns]
+
+        def frame() -> Any:
+            return self.spark.table(self._source_view(arrow_rows(a["rows"], columns))).select(*names)
+
+        if step.kind == "append":
+            ispark.append(frame(), t)
+        elif step.kind == "branch_append":
+            if BRANCH not in t.refs():
+                current = t.current_snapshot()
+                with t.manage_snapshots() as ms:
+                    ms.create_branch(current.snapshot_id if current else -1, BRANCH)
+            ispark.append(frame(), t, branch=BRANCH)
+        elif step.kind == "dynamic_overwrite":
+            ispark.overwrite(frame(), t)
+        elif step.kind == "delete":
+            ispark.delete(self.spark, t, a["where"])
+        elif step.kind == "branch_delete":
+            ispark.delete(self.spark, t, a["where"], branch=BRANCH)
+        elif step.kind == "update":
+            ispark.update(self.spark, t, a["where"], {a["column"]: sql_literal(a["value"], a["kind"])})
+        elif step.kind == "merge":
+            m = ispark.merge(frame(), t, "target.id = source.id")
+            m.when_matched_delete(f"source.id < {a['delete_below']}").when_matched_update_all()
+            m.when_not_matched_insert_all().execute()
+        elif step.kind == "upsert":
+            ispark.upsert(frame(), t, join_cols=["id"])
+        else:
+            raise AssertionError(step.kind)
+
     def icefloe(self, name: str, step: Step, columns: list[Column]) -> None:
         if step.kind == "append_java":  # the rows of a v1 table, which icefloe does not write
             self.java(name, step, columns)
@@ -638,6 +681,17 @@ class Engines:
             raise AssertionError(step.kind)
 
 
+SPARK_FUNCTION_STEPS = (
+    "append",
+    "branch_append",
+    "dynamic_overwrite",
+    "delete",
+    "branch_delete",
+    "update",
+    "merge",
+    "upsert",
+)
+
 ICEBERG_TYPES = {
     "int": "int",
     "long": "long",
@@ -667,11 +721,16 @@ def run_history(
     for i, step in enumerate(history.steps):
         columns = step.columns
         where = f"seed {history.seed}, step {i}: {step}"
-        shared_engine = pick.choice(["java", "icefloe"])
+        shared_engine = pick.choice(["java", "icefloe", "icefloe.spark"])
         errors = {}
         for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
             try:
-                (engines.java if engine == "java" else engines.icefloe)(name, step, columns)
+                run = {
+                    "java": engines.java,
+                    "icefloe": engines.icefloe,
+                    "icefloe.spark": engines.spark_functions,
+                }
+                run[engine](name, step, columns)
                 errors[(engine, name)] = None
             except Exception as e:  # a refusal by one engine must be one by the other
                 errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
