@@ -9,7 +9,8 @@ non-BMP strings, pre-1970 and far-future instants), DELETE / UPDATE / MERGE, ups
 twin: a MERGE INTO on the key), dynamic partition overwrites, schema evolution (add, rename,
 drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a branch,
 fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
-delete rewrites, manifest rewrites and snapshot expiry.
+delete rewrites, manifest rewrites, snapshot expiry, and a DELETE racing an append (two
+icefloe writers at once; Java's twin does one after the other).
 
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
@@ -29,6 +30,7 @@ import datetime as dt
 import decimal
 import json
 import random
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,6 +305,7 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         "rewrite_position_deletes": 1,
         "sort_order": 1,
         "sort_compact": 1,
+        "concurrent": 1,
     }
     if state.queued:
         return state.queued.pop(0)
@@ -410,6 +413,11 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         return Step("tag", {"name": f"tag_{state.tags}"})
     if kind == "rewrite_position_deletes":
         return Step("rewrite_position_deletes", {})
+    if kind == "concurrent":
+        # A DELETE of old ids and an append of new ones, by two writers at once: both land
+        # (neither conflicts with the other under serializable isolation), in either order.
+        where = f"id < {rng.randrange(0, max(state.next_id, 1))}"
+        return Step("concurrent", {"where": where, "rows": _rows(rng, state, rng.randrange(1, 10))})
     if kind == "sort_order":
         sortable = [c for c in state.columns if c.kind in ("int", "long", "string", "date", "ts", "double")]
         c = rng.choice(sortable)
@@ -542,6 +550,10 @@ class Engines:
             sql(f"INSERT INTO {q}.branch_{BRANCH} SELECT {', '.join(c.name for c in columns)} FROM {view}")
         elif step.kind == "branch_delete":
             sql(f"DELETE FROM {q}.branch_{BRANCH} WHERE {a['where']}")
+        elif step.kind == "concurrent":  # Java's twin: one after the other
+            sql(f"DELETE FROM {q} WHERE {a['where']}")
+            view = self._source_view(arrow_rows(a["rows"], columns))
+            sql(f"INSERT INTO {q} SELECT {', '.join(c.name for c in columns)} FROM {view}")
         elif step.kind == "fast_forward":
             sql(f"CALL {self.oracle.catalog}.system.fast_forward('{name}', 'main', '{BRANCH}')")
         elif step.kind == "tag":
@@ -658,6 +670,11 @@ class Engines:
             t.append(arrow_rows(a["rows"], columns), branch=BRANCH)
         elif step.kind == "branch_delete":
             t.delete(a["where"], branch=BRANCH)
+        elif step.kind == "concurrent":
+            _race(
+                lambda: self.catalog.load_table(name).delete(a["where"]),
+                lambda: self.catalog.load_table(name).append(arrow_rows(a["rows"], columns)),
+            )
         elif step.kind == "fast_forward":
             with t.manage_snapshots() as ms:
                 ms.fast_forward("main", BRANCH)
@@ -679,6 +696,27 @@ class Engines:
             )
         else:
             raise AssertionError(step.kind)
+
+
+def _race(*writes: Any) -> None:
+    """Runs the writes in threads released together; raises the first error."""
+    gate = threading.Barrier(len(writes))
+    errors: list[BaseException] = []
+
+    def run(write: Any) -> None:
+        gate.wait()
+        try:
+            write()
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in writes]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
 
 
 SPARK_FUNCTION_STEPS = (
