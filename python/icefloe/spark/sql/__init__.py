@@ -101,12 +101,21 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
         called = call(ctx, tree)
         if called is not None:
             return called
+    if isinstance(tree, exp.Command) and str(tree.this).upper() == "SHOW":
+        from icefloe.spark.sql.show import show_command, show_statement
+
+        statement = show_command(tree)
+        shown = show_statement(ctx, statement) if statement is not None else None
+        if shown is not None:
+            return shown
     if isinstance(tree, exp.Command):
         rest = tree.expression
         if _names_icefloe(ctx, rest.name if isinstance(rest, exp.Expr) else str(rest or "")):
             raise NotSupportedError(f"{command_kind(tree)}: not supported by icefloe.spark.sql yet")
         return spark.sql(text)
-    handler = dml.HANDLERS.get(type(tree)) or ddl.HANDLERS.get(type(tree))
+    from icefloe.spark.sql import show
+
+    handler = dml.HANDLERS.get(type(tree)) or ddl.HANDLERS.get(type(tree)) or show.HANDLERS.get(type(tree))
     if handler is not None:
         result = handler(ctx, tree)
         if result is not None:

@@ -140,13 +140,22 @@ def create(ctx: Context, tree: exp.Create) -> Any:
         raise NotSupportedError(
             "CREATE OR REPLACE TABLE / REPLACE TABLE: not supported by icefloe.spark.sql yet"
         )
-    if tree.args.get("expression") is not None:
-        raise NotSupportedError("CREATE TABLE ... AS SELECT: not supported by icefloe.spark.sql yet")
-    if not isinstance(tree.this, exp.Schema) or not tree.this.expressions:
-        raise ValidationError(f"CREATE TABLE {shown}: give the columns")
-    columns = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
-    if len(columns) != len(tree.this.expressions):
-        raise NotSupportedError(f"CREATE TABLE {shown}: constraints other than NOT NULL")
+    query = tree.args.get("expression")
+    rows = None
+    if query is not None:
+        if isinstance(tree.this, exp.Schema):
+            raise ValidationError(f"CREATE TABLE {shown} ... AS SELECT: the columns come from the query")
+        if catalog.table_exists(ident):  # before the query runs, as Spark checks
+            if tree.args.get("exists"):
+                return empty(ctx.spark)
+            raise TableAlreadyExistsError(f"Table {shown} already exists")
+        rows, columns = _query_rows(ctx, query)
+    else:
+        if not isinstance(tree.this, exp.Schema) or not tree.this.expressions:
+            raise ValidationError(f"CREATE TABLE {shown}: give the columns")
+        columns = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
+        if len(columns) != len(tree.this.expressions):
+            raise NotSupportedError(f"CREATE TABLE {shown}: constraints other than NOT NULL")
     schema = schema_of(columns)
     spec = None
     properties: dict[str, str] = {}
@@ -175,8 +184,48 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     context = getattr(ctx.spark, "_sc", None)  # none under Spark Connect
     if context is not None:
         properties.setdefault("owner", context.sparkUser())
-    catalog.create_table(ident, schema, partition_spec=spec, properties=properties, location=location)
+    table = catalog.create_table(ident, schema, partition_spec=spec, properties=properties, location=location)
+    if rows is not None:
+        _append_created(table, rows, catalog, ident)
     return empty(ctx.spark)
+
+
+def _query_rows(ctx: Context, query: exp.Expression) -> tuple[Any, list[exp.ColumnDef]]:
+    """The rows of a CTAS query and the column definitions of their Spark schema, every column
+    nullable (Spark's `CreateTableAsSelect` makes the query's schema nullable)."""
+    from sqlglot import parse_one
+
+    from icefloe.spark.sql.dialect import IcebergSpark
+    from icefloe.spark.sql.query import rewrite_tables
+
+    source = query.copy()
+    rewrite_tables(ctx, source)
+    df = ctx.spark.sql(to_spark_sql(source))
+    names = [f.name for f in df.schema.fields]
+    if len({n.lower() for n in names}) != len(names):
+        raise ValidationError(f"CREATE TABLE ... AS SELECT: duplicate column names in {names}")
+    body = ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}" for f in df.schema.fields)
+    parsed = parse_one(f"CREATE TABLE x ({body})", dialect=IcebergSpark)
+    return df, [c for c in parsed.this.expressions if isinstance(c, exp.ColumnDef)]
+
+
+def _append_created(table: Table, df: Any, catalog: Any, ident: tuple[str, ...]) -> None:
+    """Appends a CTAS query's rows to the table just created; drops it if the write fails (Java's
+    staged create commits both together)."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark._nested_assign import table_spark_schema
+    from icefloe.spark.write import append
+
+    target = table_spark_schema(table)
+    values = [
+        F.col(f"`{s.name}`").cast(t.dataType).alias(t.name) for s, t in zip(df.schema.fields, target.fields)
+    ]
+    try:
+        append(df.select(*values), table)
+    except BaseException:
+        catalog.purge_table(ident)
+        raise
 
 
 def drop(ctx: Context, tree: exp.Drop) -> Any:

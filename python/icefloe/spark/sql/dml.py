@@ -89,10 +89,22 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
             return ctx.spark.sql(to_spark_sql(tree))
         return None
     ref, _alias = found
-    if tree.args.get("overwrite"):
-        raise NotSupportedError("INSERT OVERWRITE: not supported by icefloe.spark.sql yet")
-    if tree.args.get("partition") or tree.args.get("by_name"):
-        raise NotSupportedError("INSERT INTO ... PARTITION / BY NAME: not supported by icefloe.spark.sql yet")
+    overwrite = bool(tree.args.get("overwrite"))
+    what = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
+    partition = next(
+        (
+            p
+            for p in (target.args.get("partition"), tree.args.get("partition"))
+            if isinstance(p, exp.Partition)
+        ),
+        None,
+    )
+    if tree.args.get("by_name"):
+        raise NotSupportedError(f"{what} ... BY NAME: not supported by icefloe.spark.sql yet")
+    if partition is not None and listed is not None:
+        raise NotSupportedError(
+            f"{what} ... PARTITION (...) with a column list: not supported by icefloe.spark.sql yet"
+        )
     source = tree.expression.copy()
     if tree.args.get("with") is not None and isinstance(source, exp.Query):
         source.set("with", tree.args["with"].copy())
@@ -101,6 +113,7 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
     table = ref.load()
     schema = table_spark_schema(table)
     columns = [f.name for f in schema.fields]
+    static = _static_partitions(table, partition, what) if partition is not None else {}
     if listed is not None:
         by_lower = {c.lower(): c for c in columns}
         unknown = [c for c in listed if c.lower() not in by_lower]
@@ -113,7 +126,7 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
                 f"INSERT INTO {ref.name}: cannot find data for the output column {missing[0]!r}"
             )
     else:
-        targets = columns
+        targets = [c for c in columns if c not in static]
     if len(df.columns) != len(targets):
         raise ValidationError(
             f"INSERT INTO {ref.name}: the query has {len(df.columns)} columns, the table expects "
@@ -128,10 +141,51 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
             found_type = df.schema[given[f.name]].dataType
             check_assignable(f.name, found_type, f.dataType)
             values.append(stored(f.name, F.col(f"`{given[f.name]}`"), found_type, f.dataType).alias(f.name))
+        elif f.name in static:
+            value = df.sparkSession.sql(f"SELECT {to_spark_sql(static[f.name])} AS v").schema["v"].dataType
+            check_assignable(f.name, value, f.dataType)
+            literal = F.expr(to_spark_sql(static[f.name]))
+            values.append(stored(f.name, literal, value, f.dataType).alias(f.name))
         else:
             values.append(F.lit(None).cast(f.dataType).alias(f.name))
-    append(df.select(*values), table, branch=_branch(ref, table, "INSERT"))
+    rows = df.select(*values)
+    branch = _branch(ref, table, what)
+    if not overwrite:
+        append(rows, table, branch=branch)
+        return _done(ctx)
+    from icefloe.spark.write import overwrite as overwrite_rows
+
+    mode = str(ctx.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")).lower()
+    if mode == "dynamic":  # Spark's OverwritePartitionsDynamic: Java's ReplacePartitions
+        overwrite_rows(rows, table, None, branch=branch)
+        return _done(ctx)
+    # Spark's OverwriteByExpression: the static partition values (none: every row)
+    condition: Any = None
+    for name, value in static.items():
+        eq = exp.EQ(this=exp.column(name, quoted=True), expression=value.copy())
+        condition = eq if condition is None else exp.and_(condition, eq)
+    row_filter = ice.AlwaysTrue() if condition is None else true_of(condition, _lookup(table, ""))
+    if row_filter is None:
+        raise NotSupportedError(
+            f"{what} ... PARTITION ({to_spark_sql(condition)}): not an exact icefloe filter"
+        )
+    overwrite_rows(rows, table, row_filter, branch=branch)
     return _done(ctx)
+
+
+def _static_partitions(table: Table, partition: exp.Expression, what: str) -> dict[str, exp.Expression]:
+    """The static values of `PARTITION (c = v, d)`, by the table's column name (Spark matches
+    names ignoring case); a column without a value is dynamic."""
+    by_lower = {f.name.lower(): f.name for f in table.schema().fields}
+    out: dict[str, exp.Expression] = {}
+    for item in partition.expressions:
+        column = item.this if isinstance(item, exp.EQ) else item
+        name = by_lower.get(column.name.lower())
+        if name is None:
+            raise ValidationError(f"{what} ... PARTITION: no column {column.name!r}")
+        if isinstance(item, exp.EQ):
+            out[name] = item.expression
+    return out
 
 
 # ---- DELETE / UPDATE ----
