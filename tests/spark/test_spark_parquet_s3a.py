@@ -292,11 +292,16 @@ def test_files_spark_would_skip_or_misname_take_the_rust_reader(spark: Any) -> N
             ("/tmp/wh/data/.hidden.parquet", 10, 1),
             ("/tmp/wh/data/k=1/x.parquet", 10, 1),
             ("file:/tmp/wh//data/y.parquet", 10, 1),
+            ("gs://bkt/wh/data/z.parquet", 10, 1),
         ],
+        {"gcs.project-id": "p", "s3.endpoint": "http://127.0.0.1:1"},
     )
     assert [p for p, _s, _r in plain.files] == ["/tmp/wh/data/k=1/x.parquet"]
     assert [p for p, _why in refused] == [
         "/tmp/wh/data/_hidden.parquet",
         "/tmp/wh/data/.hidden.parquet",
         "file:/tmp/wh//data/y.parquet",
+        "gs://bkt/wh/data/z.parquet",
     ]
+    # GCS settings are not handed to Spark's connector (only S3's are): such files stay in Rust.
+    assert refused[-1][1] == "the table's storage settings for gs: are not passed to Spark"

@@ -211,6 +211,11 @@ def split_files(
             if isinstance(options, str):
                 refused.append((path, options))
                 continue
+        elif scheme != "file" and _unmapped_settings(scheme, io_properties or {}):
+            # Only S3's settings are handed to Spark's file system (`_s3a`); with the session's
+            # own settings Spark could not read what the catalog's settings reach.
+            refused.append((path, f"the table's storage settings for {scheme}: are not passed to Spark"))
+            continue
         elif not _spark_opens(spark, scheme):
             refused.append((path, f"Spark has no file system for {scheme}:"))
             continue
@@ -230,6 +235,23 @@ def split_files(
             if not isinstance(options, str):
                 plain.options.update(options)
     return plain, refused
+
+
+# Storage-setting prefixes (FileIO property names) of the schemes other than S3.
+_SETTINGS_OF = {
+    "gs": "gcs.",
+    "abfs": "adls.",
+    "abfss": "adls.",
+    "wasb": "adls.",
+    "wasbs": "adls.",
+    "az": "adls.",
+}
+
+
+def _unmapped_settings(scheme: str, io_properties: Mapping[str, str]) -> bool:
+    """Whether the table has storage settings for `scheme` that Spark's reader would not get."""
+    prefix = _SETTINGS_OF.get(scheme)
+    return prefix is not None and any(k.startswith(prefix) for k in io_properties)
 
 
 def _scheme(path: str) -> str:

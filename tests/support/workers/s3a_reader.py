@@ -10,15 +10,13 @@ the option keys of the Spark half (no values), the DataFrame's physical plan and
 whether S3A was used at all before the queries ran (building the file index needs no
 request), the S3 requests S3A made while each query ran, and what
 the S3A file system of the bucket was configured with (the endpoint, whether the access key
-is the catalog's). `"repeat"` reads the tables that many more times, to time the two readers
-(`"timings"`)."""
+is the catalog's)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -137,15 +135,6 @@ def main() -> None:
             "access_key_is_catalogs": fs_conf.get("fs.s3a.access.key") == props.get("s3.access-key-id"),
             "session_conf_has_bucket_keys": session_conf.get(f"fs.s3a.bucket.{bucket}.endpoint") is not None,
         }
-    timings: dict[str, list[float]] = {}
-    for _ in range(int(cfg.get("repeat", 0))):
-        for mode in ("true", "false"):
-            spark.conf.set("icefloe.read.spark-parquet.enabled", mode)
-            for name in cfg["tables"]:
-                t0 = time.perf_counter()
-                icefloe.spark.read(spark, catalog.load_table(name)).agg({"*": "count"}).collect()
-                timings.setdefault(f"{name} spark-parquet={mode}", []).append(time.perf_counter() - t0)
-    result["timings"] = timings
     (out / "result.json").write_text(json.dumps(result, indent=1))
     spark.stop()
     os._exit(0)  # py4j's threads
