@@ -40,9 +40,10 @@ S3A_STAMPS := $(foreach v,$(S3A_HADOOP_VERSIONS),$(ORACLE_DIR)/s3a-hadoop-$(v)/.
 # Apache Iceberg's RESTCatalogServer and its dependencies (tests/java/rest-server/pom.xml).
 REST_CLASSPATH := $(ORACLE_DIR)/rest-server.classpath
 PYTEST_ARGS ?=
-# DuckDB and its TPC-H extension (the data and queries of tests/spark/test_tpch_twins.py): an
-# extension loads only into the DuckDB release it was built for, so both are pinned together.
-DUCKDB := "duckdb==1.5.5" "duckdb-extension-tpch==1.5.5"
+# DuckDB and its TPC-H extension (the data and queries of tests/spark/test_tpch_twins.py), its
+# Iceberg extension and the Avro one it needs (a second reader: tests/interop/test_other_readers.py):
+# an extension loads only into the DuckDB release it was built for, so all are pinned together.
+DUCKDB := "duckdb==1.5.5" "duckdb-extension-tpch==1.5.5" "duckdb-extension-iceberg==1.5.5" "duckdb-extension-avro==1.5.5"
 
 .PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-bounds fuzz clean
 
@@ -56,7 +57,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9"
 	$(VPY) -m pip install -q "hypothesis>=6.100" "import-linter>=2.1" "pytest-xdist>=3.5"
-	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2" "sqlglot>=30.0,<31"
+	$(VPY) -m pip install -q "polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2" "sqlglot>=30.0,<31" \
+		"pysail==0.7.2" "grpcio>=1.56" "grpcio-status>=1.56" "googleapis-common-protos>=1.56"
 	touch $@
 
 venv: $(VENV)/.installed  ## create .venv with the Python dependencies

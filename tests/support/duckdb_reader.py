@@ -1,0 +1,51 @@
+"""DuckDB (PyPI `duckdb`) as a second reader of Iceberg tables: its `iceberg` extension (PyPI
+`duckdb-extension-iceberg`, with the `avro` extension it needs for manifests,
+`duckdb-extension-avro`) loaded offline from the wheels' files with `INSTALL '<path>'`, as
+`support.tpch` loads `tpch`. `read_iceberg(metadata_location)` is `iceberg_scan('<vN.metadata.json>')`
+as an Arrow table."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+
+def extension_file(name: str) -> Path:
+    """The `<name>.duckdb_extension` shipped in PyPI's `duckdb-extension-<name>` package."""
+    module = importlib.import_module(f"duckdb_extension_{name}")
+    root = Path(str(module.__file__)).parent
+    found = sorted(root.glob(f"extensions/*/{name}.duckdb_extension"))
+    if not found:
+        raise FileNotFoundError(f"no {name}.duckdb_extension under {root} (duckdb-extension-{name})")
+    return found[-1]
+
+
+def version() -> str:
+    import duckdb
+
+    return str(duckdb.__version__)
+
+
+@functools.cache
+def connection() -> Any:
+    """One DuckDB connection per process with `avro` and `iceberg` loaded; nothing is downloaded
+    (the extensions' autoinstall is off, so a missing one fails here, not in a scan)."""
+    import duckdb
+
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    for name in ("avro", "iceberg"):
+        con.execute(f"INSTALL '{extension_file(name)}'")
+        con.execute(f"LOAD {name}")
+    return con
+
+
+def read_iceberg(metadata_location: str) -> pa.Table:
+    """The rows of the table whose metadata file is `metadata_location` (a local path or a
+    `file:` URI), read by DuckDB's `iceberg_scan`."""
+    path = metadata_location.removeprefix("file://").removeprefix("file:")
+    quoted = path.replace("'", "''")
+    return connection().execute(f"SELECT * FROM iceberg_scan('{quoted}')").to_arrow_table()
