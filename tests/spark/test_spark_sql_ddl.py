@@ -449,6 +449,10 @@ def test_describe_and_show(tw: Twins) -> None:
             "SHOW CREATE TABLE {t}",
         ):
             statement = text.format(t=f"{J}.{table}")
+            if "EXTENDED" in statement and int(tw.spark.version.split(".")[0]) >= 4:
+                with pytest.raises(NotSupportedError, match="DESCRIBE EXTENDED on Spark 4"):
+                    tw.ice(statement)
+                continue
             java_df, ours_df = tw.java(statement), tw.ice(statement)
             assert ours_df.schema.simpleString() == java_df.schema.simpleString(), statement
             java_rows = _normal(tw, table, java_df.collect())
