@@ -13,6 +13,7 @@ from icefloe import _io, _native
 from icefloe.exceptions import (
     IcefloeError,
     NamespaceAlreadyExistsError,
+    NoSuchTableError,
     NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from icefloe.commit.target import CommitBase
     from icefloe.create_transaction import CreateTableTransaction
+    from icefloe.replace_transaction import ReplaceTableTransaction
     from icefloe.table import Table
 
 logger = logging.getLogger("icefloe")
@@ -148,6 +150,64 @@ class Catalog(ABC):
             identifier, schema, partition_spec, sort_order, properties, location
         )
         return CreateTableTransaction(self, parts, metadata, io_properties)
+
+    def replace_table_transaction(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> ReplaceTableTransaction:
+        """A staged replace of an existing table (Java's `newReplaceTableTransaction`, Spark
+        SQL's `REPLACE TABLE`): the same table (uuid, snapshots, history, refs other than
+        `main`) with the new schema (ids of same-named columns kept), spec, sort order and
+        merged properties, and no current snapshot until the transaction's first write; all of
+        it committed as one version by `commit_transaction()` (or a clean exit of `with`).
+        NoSuchTableError if the table does not exist; CommitConflictError at the commit if it
+        changed meanwhile (the transaction's files are then deleted). See
+        `icefloe.replace_transaction`."""
+        from icefloe.replace_transaction import replace_table_transaction
+
+        return replace_table_transaction(
+            self, self.table_identifier(identifier), schema, partition_spec, sort_order, properties, location
+        )
+
+    def create_or_replace_table_transaction(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> CreateTableTransaction | ReplaceTableTransaction:
+        """`replace_table_transaction` when the table exists, else `create_table_transaction`
+        (Spark SQL's `CREATE OR REPLACE TABLE`)."""
+        try:
+            return self.replace_table_transaction(
+                identifier, schema, partition_spec, sort_order, properties, location
+            )
+        except NoSuchTableError:
+            return self.create_table_transaction(
+                identifier, schema, partition_spec, sort_order, properties, location
+            )
+
+    def create_or_replace_table(
+        self,
+        identifier: IdentifierLike,
+        schema: Schema | pa.Schema,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Properties | None = None,
+        location: str | None = None,
+    ) -> Table:
+        """Creates the table, or replaces it when it exists (committed at once; a replaced
+        table has no current snapshot, its history stays)."""
+        return self.create_or_replace_table_transaction(
+            identifier, schema, partition_spec, sort_order, properties, location
+        ).commit_transaction()
 
     def _stage_create(
         self,
