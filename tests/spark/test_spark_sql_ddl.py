@@ -20,7 +20,7 @@ from typing import Any
 import icefloe
 import icefloe.spark
 import pytest
-from icefloe.exceptions import NotSupportedError
+from icefloe.exceptions import NoSuchTableError, NotSupportedError
 from support.oracle import assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -326,7 +326,6 @@ def test_unsupported_forms_are_named(tw: Twins) -> None:
     name = tw.twin()
     before = _snapshot_ids(tw, K, name)
     for text, kind in [
-        (f"CREATE OR REPLACE TABLE {J}.{name} USING iceberg AS SELECT 1 AS x", "CREATE OR REPLACE"),
         (f"SHOW CREATE TABLE {J}.{name} AS SERDE", "AS SERDE"),
         (f"ALTER TABLE {J}.{name} ALTER COLUMN amount SET NOT NULL", "ALTER COLUMN"),
     ]:
@@ -399,6 +398,59 @@ def test_create_table_as_select(tw: Twins) -> None:
     tw.assert_same_table(new)
     tw.both(f"CREATE TABLE IF NOT EXISTS {J}.{new} USING iceberg AS SELECT 1 AS x")
     tw.assert_same_table(new)
+
+
+def _history(tw: Twins, catalog: str, ident: str) -> tuple[Any, ...]:
+    """The current snapshot (position, parent's position), the snapshot log and the number of
+    metadata log entries, snapshots by position (ids differ between twins)."""
+    table = tw.java_table(catalog, ident)
+    current = table.operations().current()
+    order = [int(s.snapshotId()) for s in table.snapshots()]
+    snapshot = table.currentSnapshot()
+    head = None
+    if snapshot is not None:
+        parent = snapshot.parentId()
+        head = (order.index(int(snapshot.snapshotId())), None if parent is None else order.index(int(parent)))
+    log = [order.index(int(e.snapshotId())) for e in current.snapshotLog()]
+    return head, log, len(list(current.previousFiles())), str(current.uuid()) != ""
+
+
+def test_replace_table(tw: Twins) -> None:
+    name, src = tw.twin(), tw.twin()
+    tw.setup(f"ALTER TABLE {J}.{name} CREATE TAG t1")
+    firsts = [_snapshot_ids(tw, c, name)[0] for c in (J, K)]
+    uuids = [str(tw.java_table(c, name).uuid()) for c in (J, K)]
+    statements = [
+        f"REPLACE TABLE {J}.{name} (region string, id bigint, extra int, st struct<b: string, c: int>) "
+        "USING iceberg PARTITIONED BY (region, bucket(2, id)) TBLPROPERTIES ('k'='v')",
+        f"CREATE OR REPLACE TABLE {J}.{name} USING iceberg PARTITIONED BY (bucket(4, id)) "
+        f"TBLPROPERTIES ('format-version'='3', 'k'='w') AS SELECT id, region, CAST(amount AS bigint) AS amount, st "
+        f"FROM {J}.{src} WHERE id > 1",
+        f"CREATE OR REPLACE TABLE {J}.{name} (id bigint, region string) USING iceberg",
+    ]
+    for text in statements:
+        tw.both(text)
+        tw.assert_same_table(name)
+        assert _history(tw, K, name) == _history(tw, J, name), text
+        assert [str(tw.java_table(c, name).uuid()) for c in (J, K)] == uuids
+        # Time travel to a snapshot from before the replace reads the old rows, in both engines.
+        java_old = tw.java(f"SELECT * FROM {J}.{name} VERSION AS OF {firsts[0]}")
+        assert_same_rows(tw.java(f"SELECT * FROM {K}.{name} VERSION AS OF {firsts[1]}"), java_old)
+        assert_same_rows(tw.ice(f"SELECT * FROM {J}.{name} VERSION AS OF {firsts[1]}"), java_old)
+    head, log, _, _ = _history(tw, K, name)
+    assert head is None and len(log) == 3  # the bare replace left no current snapshot; the log stays
+
+    # REPLACE of a missing table fails in both; CREATE OR REPLACE creates it.
+    missing = f"db.r_{uuid.uuid4().hex[:8]}"
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        tw.java(f"REPLACE TABLE {J}.{missing} (id bigint) USING iceberg")
+    with pytest.raises(NoSuchTableError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        tw.ice(f"REPLACE TABLE {J}.{missing} (id bigint) USING iceberg")
+    tw.both(
+        f"CREATE OR REPLACE TABLE {J}.{missing} USING iceberg PARTITIONED BY (region) AS SELECT id, region FROM {J}.{src}"
+    )
+    tw.assert_same_table(missing)
+    assert _history(tw, K, missing) == _history(tw, J, missing)
 
 
 def _normal(tw: Twins, name: str, rows: list[Any]) -> list[tuple[Any, ...]]:

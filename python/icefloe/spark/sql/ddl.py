@@ -5,6 +5,9 @@ carry it out:
   [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]`: `catalog.create_table` with the
   schema of `columns.schema_of`, the spec of the transforms (Java's default field names)
   and the properties (`comment` holds the table comment, `format-version` picks the format);
+- `REPLACE TABLE t ...` and `CREATE OR REPLACE TABLE t ...` (with columns or `AS SELECT`):
+  `catalog.replace_table_transaction` / `create_or_replace_table_transaction`, the query's
+  rows written in it as Spark's replace does (an overwrite of everything), one commit;
 - `DROP TABLE [IF EXISTS] t [PURGE]`;
 - `ALTER TABLE t ADD COLUMN(S)` (nested paths, `FIRST` / `AFTER`, `COMMENT`), `DROP
   COLUMN(S)`, `RENAME COLUMN`, `SET TBLPROPERTIES` (`format-version` upgrades the table),
@@ -136,16 +139,17 @@ def create(ctx: Context, tree: exp.Create) -> Any:
             raise NotSupportedError(f"CREATE {kind}: not supported by icefloe.spark.sql yet")
         return None
     catalog, ident, shown = found
-    if tree.args.get("replace"):
-        raise NotSupportedError(
-            "CREATE OR REPLACE TABLE / REPLACE TABLE: not supported by icefloe.spark.sql yet"
-        )
+    replace = bool(tree.args.get("replace"))
+    or_create = not tree.meta.get("replace_only")
+    if replace and not or_create and not catalog.table_exists(ident):  # before the query runs, as Spark
+        # Spark's error for it (its analyzer resolves the table first).
+        raise NoSuchTableError(f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {shown} cannot be found.")
     query = tree.args.get("expression")
     rows = None
     if query is not None:
         if isinstance(tree.this, exp.Schema):
             raise ValidationError(f"CREATE TABLE {shown} ... AS SELECT: the columns come from the query")
-        if catalog.table_exists(ident):  # before the query runs, as Spark checks
+        if not replace and catalog.table_exists(ident):  # before the query runs, as Spark checks
             if tree.args.get("exists"):
                 return empty(ctx.spark)
             raise TableAlreadyExistsError(f"Table {shown} already exists")
@@ -176,18 +180,65 @@ def create(ctx: Context, tree: exp.Create) -> Any:
             )
         else:
             raise NotSupportedError(f"CREATE TABLE {shown}: {to_spark_sql(prop)}")
+    # Spark's CREATE [OR REPLACE] TABLE on a v2 catalog records the creating user (`owner`), as
+    # Java's tables have it.
+    context = getattr(ctx.spark, "_sc", None)  # none under Spark Connect
+    if context is not None:
+        properties.setdefault("owner", context.sparkUser())
+    if replace:
+        return _replace(ctx.spark, catalog, ident, schema, spec, properties, location, rows, or_create)
     if catalog.table_exists(ident):
         if tree.args.get("exists"):
             return empty(ctx.spark)
         raise TableAlreadyExistsError(f"Table {shown} already exists")
-    # Spark's CREATE TABLE on a v2 catalog records the creating user (`owner`), as Java's tables have it.
-    context = getattr(ctx.spark, "_sc", None)  # none under Spark Connect
-    if context is not None:
-        properties.setdefault("owner", context.sparkUser())
     table = catalog.create_table(ident, schema, partition_spec=spec, properties=properties, location=location)
     if rows is not None:
         _append_created(table, rows, catalog, ident)
     return empty(ctx.spark)
+
+
+def _replace(
+    spark: Any,
+    catalog: Any,
+    ident: tuple[str, ...],
+    schema: Schema,
+    spec: PartitionSpec | None,
+    properties: dict[str, str],
+    location: str | None,
+    rows: Any,
+    or_create: bool,
+) -> Any:
+    """`[CREATE OR] REPLACE TABLE [AS SELECT]`: Spark's staged replace (Java's
+    `stageReplace` / `stageCreateOrReplace`), the query's rows written in it as one `overwrite`
+    snapshot as Spark's (Java's `overwriteByRowFilter(true)`; here a dynamic overwrite, the same
+    on the replaced table, which has no rows, and named `overwrite` as Java's, where icefloe's
+    filter overwrite that removes nothing is an `append`), committed together; nothing stays on
+    an error."""
+    from icefloe.spark.write import overwrite
+
+    if or_create:
+        txn = catalog.create_or_replace_table_transaction(ident, schema, spec, None, properties, location)
+    else:
+        txn = catalog.replace_table_transaction(ident, schema, spec, None, properties, location)
+    if rows is not None:
+        try:
+            overwrite(_cast_to(rows, txn.table), txn.table)
+        except BaseException:
+            txn.abort()
+            raise
+    txn.commit_transaction()  # a failed commit deletes the transaction's files itself
+    return empty(spark)
+
+
+def _cast_to(df: Any, table: Table) -> Any:
+    """A query's rows cast to the table's Spark schema, column by column (by position)."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark._nested_assign import table_spark_schema
+
+    target = table_spark_schema(table)
+    pairs = zip(df.schema.fields, target.fields)
+    return df.select(*[F.col(f"`{s.name}`").cast(t.dataType).alias(t.name) for s, t in pairs])
 
 
 def _query_rows(ctx: Context, query: exp.Expression) -> tuple[Any, list[exp.ColumnDef]]:

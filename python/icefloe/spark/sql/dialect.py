@@ -159,7 +159,16 @@ class _IcebergSparkParser(SparkParser):
         **SparkParser.STATEMENT_PARSERS,
         TokenType.USE: lambda self: self._parse_iceberg_use(),
         TokenType.SHOW: lambda self: self._parse_show(),
+        TokenType.REPLACE: lambda self: self._parse_iceberg_replace_table(),
     }
+
+    def _parse_iceberg_replace_table(self) -> exp.Expr | None:
+        """`REPLACE TABLE ...`: a `Create` with `replace` set, marked `replace_only` in its meta
+        (no `OR CREATE`: the table must exist)."""
+        tree = self._parse_create()
+        if isinstance(tree, exp.Create):
+            tree.meta["replace_only"] = True
+        return tree
 
     # ---- partition transforms ----
     def _parse_iceberg_transform(self) -> exp.Expr | None:
