@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import TableAlreadyExistsError
-from support.catalogs import KINDS, catalog_props_for, files_under, new_catalog
+from support.catalogs import KINDS, catalog_props_for, files_under, java_catalog_conf, new_catalog
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -69,37 +69,6 @@ class Env:
         return files_under(location, self.s3)
 
 
-def _java_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any) -> dict[str, str]:
-    conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".cache-enabled": "false"}
-    if kind == "filesystem":
-        return {**conf, ".type": "hadoop", ".warehouse": f"file://{props['warehouse']}"}
-    if kind in ("sqlite", "postgres"):
-        if kind == "sqlite":
-            uri = f"jdbc:sqlite:{tmp_path}/catalog.db"
-        else:
-            uri = f"jdbc:postgresql://{props['uri'].split('@', 1)[1]}"
-            conf[".jdbc.user"] = "postgres"
-        return {
-            **conf,
-            ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-            ".uri": uri,
-            ".jdbc.schema-version": "V1",
-            ".warehouse": f"file://{props['warehouse']}",
-        }
-    s3p = s3.properties()
-    return {
-        **conf,
-        ".type": "rest",
-        ".uri": props["uri"],
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3p["s3.access-key-id"],
-        ".s3.secret-access-key": s3p["s3.secret-access-key"],
-        ".client.region": s3p["s3.region"],
-    }
-
-
 @pytest.fixture(params=KINDS)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
     kind = request.param
@@ -109,7 +78,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[
     name = f"ctt{uuid.uuid4().hex[:8]}"
     props.pop("name")
     catalog = icefloe.load_catalog(name, **props)
-    for k, v in _java_conf(kind, props, tmp_path, s3).items():
+    for k, v in java_catalog_conf(kind, props, tmp_path, s3).items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
     yield Env(kind, catalog, spark, name, s3)
 

@@ -29,7 +29,7 @@ import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import CommitConflictError, NoSuchTableError
 from icefloe.partitioning import PartitionField, PartitionSpec
-from support.catalogs import catalog_props_for, files_under
+from support.catalogs import catalog_props_for, files_under, java_catalog_conf
 from support.oracle import assert_same_rows
 
 KINDS_HERE = ("filesystem", "sqlite", "rest")
@@ -76,32 +76,6 @@ class Env:
         return self.spark.sql(f"SELECT * FROM {self.java}.{ident}{at}")
 
 
-def _java_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any) -> dict[str, str]:
-    conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".cache-enabled": "false"}
-    if kind == "filesystem":
-        return {**conf, ".type": "hadoop", ".warehouse": f"file://{props['warehouse']}"}
-    if kind == "sqlite":
-        return {
-            **conf,
-            ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-            ".uri": f"jdbc:sqlite:{tmp_path}/catalog.db",
-            ".jdbc.schema-version": "V1",
-            ".warehouse": f"file://{props['warehouse']}",
-        }
-    s3p = s3.properties()
-    return {
-        **conf,
-        ".type": "rest",
-        ".uri": props["uri"],
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3p["s3.access-key-id"],
-        ".s3.secret-access-key": s3p["s3.secret-access-key"],
-        ".client.region": s3p["s3.region"],
-    }
-
-
 @pytest.fixture(params=KINDS_HERE)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
     kind = request.param
@@ -110,7 +84,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[
     name = f"rpl{uuid.uuid4().hex[:8]}"
     props.pop("name")
     catalog = icefloe.load_catalog(name, **props)
-    for k, v in _java_conf(kind, props, tmp_path, s3).items():
+    for k, v in java_catalog_conf(kind, props, tmp_path, s3).items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
     yield Env(kind, catalog, spark, name, s3)
 

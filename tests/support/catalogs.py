@@ -115,3 +115,36 @@ def files_under(location: str, s3: Any | None) -> set[str]:
         fs.FileSelector(f"{parsed.netloc}{parsed.path}", recursive=True, allow_not_found=True)
     )
     return {f"s3://{i.path}" for i in infos if i.type == fs.FileType.File}
+
+
+def java_catalog_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any) -> dict[str, str]:
+    """The Spark catalog settings (keys after `spark.sql.catalog.<name>`) under which Iceberg
+    Java opens the same catalog as an icefloe catalog of `kind` with `props`."""
+    conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".cache-enabled": "false"}
+    if kind == "filesystem":
+        return {**conf, ".type": "hadoop", ".warehouse": f"file://{props['warehouse']}"}
+    if kind in ("sqlite", "postgres"):
+        if kind == "sqlite":
+            uri = f"jdbc:sqlite:{tmp_path}/catalog.db"
+        else:
+            uri = f"jdbc:postgresql://{props['uri'].split('@', 1)[1]}"
+            conf[".jdbc.user"] = "postgres"
+        return {
+            **conf,
+            ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+            ".uri": uri,
+            ".jdbc.schema-version": "V1",
+            ".warehouse": f"file://{props['warehouse']}",
+        }
+    s3p = s3.properties()
+    return {
+        **conf,
+        ".type": "rest",
+        ".uri": props["uri"],
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".s3.endpoint": s3.endpoint,
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": s3p["s3.access-key-id"],
+        ".s3.secret-access-key": s3p["s3.secret-access-key"],
+        ".client.region": s3p["s3.region"],
+    }
