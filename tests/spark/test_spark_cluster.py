@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.catalogs import java_jdbc_s3_catalog_conf, set_java_catalog
 from support.workers.cluster_driver import TABLE, files_holding, rows_of
 
 # ------------------------------------------------------------------------------------------------
@@ -284,28 +285,11 @@ def test_icefloe_on_a_standalone_cluster_with_s3(
     table = cat.load_table(TABLE)
     assert table.metadata_location == result["metadata_location"]
     assert rows_of(table.scan().to_arrow()) == expected
-    java = _java_catalog(spark, s3, catalog_name, f"jdbc:sqlite:{driver_root}/catalog.db", f"{prefix}/wh")
+    java = set_java_catalog(
+        spark,
+        catalog_name,
+        java_jdbc_s3_catalog_conf(f"jdbc:sqlite:{driver_root}/catalog.db", f"{prefix}/wh", s3),
+    )
     java_rows = spark.sql(f"SELECT id, region, amount, ts, name FROM {java}.{TABLE}")
     assert_same_rows(java_rows, table.scan().to_arrow(), context="Java reading the cluster's table")
     assert java_rows.count() == len(expected)
-
-
-def _java_catalog(spark: Any, s3: Any, name: str, jdbc_uri: str, warehouse: str) -> str:
-    props = s3.properties()
-    conf = {
-        "": "org.apache.iceberg.spark.SparkCatalog",
-        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-        ".uri": jdbc_uri,
-        ".jdbc.schema-version": "V1",
-        ".warehouse": warehouse,
-        ".cache-enabled": "false",
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": props["s3.endpoint"],
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": props["s3.access-key-id"],
-        ".s3.secret-access-key": props["s3.secret-access-key"],
-        ".client.region": props["s3.region"],
-    }
-    for k, v in conf.items():
-        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
-    return name

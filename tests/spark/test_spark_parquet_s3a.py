@@ -30,6 +30,7 @@ import pytest
 from icefloe.partitioning import PartitionField, PartitionSpec
 from icefloe.spark import plan_read, read
 from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
+from support.catalogs import java_jdbc_s3_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 from support.servers.s3 import BUCKET, S3Server
 from support.session import oracle_jar
@@ -73,27 +74,6 @@ def s3a_jars() -> list[str]:
     if not any("hadoop-aws" in j for j in jars) or len(jars) < 2:
         pytest.fail(f"Hadoop {version}'s S3A jars are missing in {folder} (run `make oracle`)", pytrace=False)
     return jars
-
-
-def _java_catalog(spark: Any, s3: S3Server, name: str, jdbc_uri: str, warehouse: str) -> str:
-    props = s3.properties()
-    conf = {
-        "": "org.apache.iceberg.spark.SparkCatalog",
-        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-        ".uri": jdbc_uri,
-        ".jdbc.schema-version": "V1",
-        ".warehouse": warehouse,
-        ".cache-enabled": "false",
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": props["s3.endpoint"],
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": props["s3.access-key-id"],
-        ".s3.secret-access-key": props["s3.secret-access-key"],
-        ".client.region": props["s3.region"],
-    }
-    for k, v in conf.items():
-        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
-    return name
 
 
 def _run_driver(config: dict[str, Any], log: Path) -> dict[str, Any]:
@@ -192,7 +172,9 @@ def test_s3_tables_read_through_spark_s3a_with_the_catalogs_settings(
         assert f"fs.s3a.bucket.{BUCKET}.endpoint" in got["option_keys"]
         assert f"fs.s3a.bucket.{BUCKET}.secret.key" in got["option_keys"]
         # Iceberg Java (JdbcCatalog on the sqlite file, S3FileIO) reads the same rows.
-        java = _java_catalog(spark, s3, catalog_name, f"jdbc:sqlite:{db}", warehouse)
+        java = set_java_catalog(
+            spark, catalog_name, java_jdbc_s3_catalog_conf(f"jdbc:sqlite:{db}", warehouse, s3)
+        )
         expected = spark.sql(f"SELECT id, region, amount, day FROM {java}.{name}")
         assert_same_rows(pq.read_table(out / f"{i}.parquet"), expected, context=f"{name} read with S3A")
         assert_same_rows(read(spark, t), expected, context=f"{name} read in Rust")

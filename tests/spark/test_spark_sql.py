@@ -23,6 +23,7 @@ import icefloe
 import icefloe.spark
 import pytest
 from icefloe.exceptions import NotSupportedError, ValidationError
+from support.catalogs import java_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 from support.session import PYSPARK_MAJOR
 
@@ -31,14 +32,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.interop]
 Q = "sqlq"  # queries: Java's and icefloe's catalog on one warehouse
 J = "sqlj"  # DDL / DML: Java's twin (Spark) and icefloe's twin (icefloe) under one name
 K = "sqlk"  # Spark catalog on icefloe's twin warehouse: Java reads what icefloe wrote
-
-
-def _spark_catalog(spark: Any, name: str, warehouse: Path) -> None:
-    prefix = f"spark.sql.catalog.{name}"
-    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set(f"{prefix}.type", "hadoop")
-    spark.conf.set(f"{prefix}.warehouse", f"file://{warehouse}")
-    spark.conf.set(f"{prefix}.cache-enabled", "false")
 
 
 class Twins:
@@ -50,7 +43,11 @@ class Twins:
         for path in self.wh.values():
             path.mkdir()
         for name in (Q, J, K):
-            _spark_catalog(spark, name, self.wh[name])
+            set_java_catalog(
+                spark,
+                name,
+                java_catalog_conf("filesystem", {"warehouse": str(self.wh[name])}, self.wh[name], None),
+            )
         self.catalogs = {
             Q: icefloe.load_catalog(Q, type="filesystem", warehouse=str(self.wh[Q])),
             J: icefloe.load_catalog(J, type="filesystem", warehouse=str(self.wh[K])),

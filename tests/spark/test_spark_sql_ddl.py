@@ -21,6 +21,7 @@ import icefloe
 import icefloe.spark
 import pytest
 from icefloe.exceptions import NoSuchTableError, NotSupportedError
+from support.catalogs import java_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -29,21 +30,15 @@ J = "ddlj"  # Java's twin (Spark) and icefloe's twin (icefloe) under one name
 K = "ddlk"  # Spark catalog on icefloe's twin warehouse: Java reads what icefloe wrote
 
 
-def _spark_catalog(spark: Any, name: str, warehouse: Path) -> None:
-    prefix = f"spark.sql.catalog.{name}"
-    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set(f"{prefix}.type", "hadoop")
-    spark.conf.set(f"{prefix}.warehouse", f"file://{warehouse}")
-    spark.conf.set(f"{prefix}.cache-enabled", "false")
-
-
 class Twins:
     def __init__(self, spark: Any, root: Path) -> None:
         self.spark = spark
         self.wh = {J: root / "j", K: root / "k"}
         for name, path in self.wh.items():
             path.mkdir()
-            _spark_catalog(spark, name, path)
+            set_java_catalog(
+                spark, name, java_catalog_conf("filesystem", {"warehouse": str(path)}, path, None)
+            )
         self.catalogs = {J: icefloe.load_catalog(J, type="filesystem", warehouse=str(self.wh[K]))}
         self._java: dict[str, Any] = {}
         self.java(f"CREATE NAMESPACE IF NOT EXISTS {J}.db")

@@ -136,15 +136,36 @@ def java_catalog_conf(kind: str, props: dict[str, str], tmp_path: Path, s3: Any)
             ".jdbc.schema-version": "V1",
             ".warehouse": f"file://{props['warehouse']}",
         }
-    s3p = s3.properties()
+    return {**conf, ".type": "rest", ".uri": props["uri"], **_java_s3_file_io(s3)}
+
+
+def java_jdbc_s3_catalog_conf(jdbc_uri: str, warehouse: str, s3: Any) -> dict[str, str]:
+    """Iceberg Java's JdbcCatalog over a warehouse on the S3 server (S3FileIO)."""
     return {
-        **conf,
-        ".type": "rest",
-        ".uri": props["uri"],
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3p["s3.access-key-id"],
-        ".s3.secret-access-key": s3p["s3.secret-access-key"],
-        ".client.region": s3p["s3.region"],
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        ".cache-enabled": "false",
+        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+        ".uri": jdbc_uri,
+        ".jdbc.schema-version": "V1",
+        ".warehouse": warehouse,
+        **_java_s3_file_io(s3),
     }
+
+
+def _java_s3_file_io(s3: Any) -> dict[str, str]:
+    props = s3.properties()
+    return {
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".s3.endpoint": props["s3.endpoint"],
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": props["s3.access-key-id"],
+        ".s3.secret-access-key": props["s3.secret-access-key"],
+        ".client.region": props["s3.region"],
+    }
+
+
+def set_java_catalog(spark: Any, name: str, conf: dict[str, str]) -> str:
+    """Names `conf` (from `java_catalog_conf` / `java_jdbc_s3_catalog_conf`) `name` in Spark."""
+    for k, v in conf.items():
+        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
+    return name
