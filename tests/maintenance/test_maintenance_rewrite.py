@@ -327,7 +327,7 @@ def test_sort_rewrite_on_spark_by_an_order_spark_cannot_compute_sorts_each_group
     expected = oracle.canonical(name)
     table = catalog.load_table(name)
     declined = _sort_on_spark.sort_rewrite_on_spark(
-        spark, table, ["[]"], 2, 1 << 20, 0, "unused", _read_schema_json(table), None
+        spark, table, [(["[]"], 2)], 1 << 20, 0, "unused", _read_schema_json(table), None
     )
     assert declined is None
     result = table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)

@@ -1,10 +1,15 @@
 """The `sort` strategy of `rewrite_data_files` on Spark, spread over many tasks as Java's
 `SparkSortFileRewriteRunner` does: the groups' rows are read on the executors (deletes
-applied, v3 lineage kept), range-partitioned by the output spec's partition keys and the
-sort order (the table's, or the rewrite's `sort_order`) into as many Spark partitions as the
-groups expect output files, and each partition is sorted and written by the Rust writer. The
-new files then cover disjoint key ranges and a large group sorts on every core, not in one
-task.
+applied, v3 lineage kept) and each partition of Spark's is sorted and written by the Rust
+writer. A group that expects several output files is range-partitioned on its own, by the
+output spec's partition keys and the sort order (the table's, or the rewrite's
+`sort_order`), into as many Spark partitions as it expects files, as Java ranges each file
+group in its own job: its new files cover disjoint key ranges and it sorts on every core, not
+in one task. A group of one output file is one Spark partition, no shuffle. One Spark job
+writes all of them (a union of the groups' plans), so small groups still run side by side.
+
+(Ranging all groups together, as this module first did, let a range straddle two groups'
+partitions: one file became two, depending on Spark's sample.)
 
 Tables with a column Spark cannot carry losslessly (uuid, fixed, time, nanosecond timestamps,
 unknown, variant, geometry) keep the one-task-per-group path (`rewrite_data_files`), which
@@ -13,6 +18,7 @@ never leaves Arrow.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -20,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from icefloe.sorting import SortOrder
     from icefloe.table import Table
@@ -51,8 +57,7 @@ def spark_carries(schema_json: str) -> bool:
 def sort_rewrite_on_spark(
     spark: SparkSession,
     table: Table,
-    read_tasks: list[str],
-    output_files: int,
+    groups: list[tuple[list[str], int]],
     target_file_size: int,
     spec_id: int,
     write_id: str,
@@ -60,8 +65,9 @@ def sort_rewrite_on_spark(
     mapping: str | None,
     order: SortOrder | None = None,
 ) -> list[str] | None:
-    """Writes the rows of `read_tasks` (JSON lists of FileScanTasks, one Spark task each)
-    range-partitioned into `output_files` sorted runs; returns the new files' descriptors,
+    """Writes the rows of `groups` (each its read tasks, JSON lists of FileScanTasks, and the
+    output files it expects), each group range-partitioned into as many sorted runs as it
+    expects files; returns the new files' descriptors,
     or None (nothing written) when Spark cannot compute the sort order's first term (a
     bucket of a string, say): the caller then sorts each group in one writer. On failure
     the files of `write_id` are deleted by the caller's abort. `order`: the order to sort by
@@ -94,9 +100,18 @@ def sort_rewrite_on_spark(
     keys = sort_keys(table, types, prefix=True, order=order)
     if not keys:
         return None
-    rows = rows_frame(spark, [(t,) for t in read_tasks], "tasks string", len(read_tasks))
-    df = rows.mapInArrow(read, out_schema)
-    ranged = df.repartitionByRange(max(1, output_files), *partition_keys(table, types), *keys)
+    ranges = [*partition_keys(table, types), *keys]
+
+    def rows(tasks: list[str]) -> DataFrame:
+        frame = rows_frame(spark, [(t,) for t in tasks], "tasks string", len(tasks))
+        return frame.mapInArrow(read, out_schema)
+
+    # Groups of one file: one Spark partition each (all their read tasks in one row).
+    whole = [json.dumps([t for c in tasks for t in json.loads(c)]) for tasks, n in groups if n <= 1]
+    parts = [rows(whole)] if whole else []
+    parts += [rows(tasks).repartitionByRange(n, *ranges) for tasks, n in groups if n > 1]
+    ranged = functools.reduce(lambda a, b: a.unionAll(b), parts)
+    output_files = sum(max(1, n) for _, n in groups)
     options: dict[str, Any] = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
     if order is not None:
         options["sort_order"] = order.to_json()

@@ -246,13 +246,12 @@ def _rewrite(
     order_json = None if order is None else order.to_json()
     mapping = table.properties.get("schema.name-mapping.default")
     if sort and spark is not None and _sort_on_spark.spark_carries(read_json):
-        # Range-partitioned over many tasks; the batch commits as a whole, so the new files
-        # are counted on its first group.
+        # Each group range-partitioned over its own tasks, all in one job; the batch commits
+        # as a whole, so the new files are counted on its first group.
         ranged = _sort_on_spark.sort_rewrite_on_spark(
             spark,
             table,
-            [c for g in groups for c in g.combined],
-            sum(g.expected_output_files for g in groups),
+            [(g.combined, g.expected_output_files) for g in groups],
             max(g.max_output_file_size for g in groups),
             groups[0].output_spec_id,
             write_id,
