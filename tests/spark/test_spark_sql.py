@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import icefloe.spark
 import pytest
 from icefloe.exceptions import NotSupportedError, ValidationError
 from support.catalogs import java_catalog_conf, set_java_catalog
-from support.oracle import assert_same_rows
+from support.oracle import assert_same_rows, canonical_rows
 from support.session import PYSPARK_MAJOR
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -472,3 +473,94 @@ def test_namespaces_and_show_tables(tw: Twins) -> None:
     tw.both(f"DROP NAMESPACE {ns}")
     tw.both(f"DROP NAMESPACE IF EXISTS {ns}")
     assert not tw.catalogs[J].namespace_exists(ns.split(".", 1)[1])
+
+
+# ---- aggregate pushdown: count / min / max from manifest metrics ----
+_METRIC_COLUMNS = (
+    "id bigint, i int, d double, f float, n decimal(9,2), dt date, ts timestamp, ntz timestamp_ntz, "
+    "b boolean, s string, p string"
+)
+_METRIC_ROWS = [
+    "(1, 10, 1.5, 1.0, 1.25, DATE'2024-01-01', TIMESTAMP'2024-01-01 10:00:00', TIMESTAMP_NTZ'2024-01-01 10:00:00', true, 'a string longer than sixteen', 'a'), "
+    "(2, null, -2.5, null, -3.50, null, null, null, null, null, 'a'), "
+    "(3, 30, null, 3.0, null, DATE'2023-12-31', TIMESTAMP'2023-12-31 23:59:59.999999', TIMESTAMP_NTZ'1969-12-31 23:59:59.5', false, 'zz', 'b')",
+    "(4, -40, 4.0, cast('NaN' as float), 40.00, DATE'2024-02-29', TIMESTAMP'2024-02-29 00:00:00', TIMESTAMP_NTZ'2024-02-29 00:00:00', false, 'b', 'b'), "
+    "(5, null, null, null, null, null, null, null, null, null, 'c'), (6, null, null, null, null, null, null, null, null, null, null)",
+]
+
+
+def _metric_table(tw: Twins, name: str, properties: str = "") -> str:
+    """`sqlq.db.<name>` written by Java in two inserts (five files over identity partitions
+    `p`): nulls, an all-null partition, a NaN float, a string longer than 16 characters."""
+    tw.java(
+        f"CREATE TABLE {Q}.db.{name} ({_METRIC_COLUMNS}) USING iceberg PARTITIONED BY (p) "
+        f"TBLPROPERTIES ('format-version'='2'{properties})"
+    )
+    for rows in _METRIC_ROWS:
+        tw.java(f"INSERT INTO {Q}.db.{name} VALUES {rows}")
+    return f"{Q}.db.{name}"
+
+
+@pytest.fixture(scope="module")
+def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
+    _metric_table(tw, "m")
+    _metric_table(tw, "mc", ", 'write.metadata.metrics.default'='counts'")
+
+
+_PUSHED = [
+    "SELECT count(*) FROM sqlq.db.m",
+    "SELECT count(*), count(d), count(s), min(id), max(id), min(i), max(i), min(d), max(d), min(n), max(n), "
+    "min(dt), max(dt), min(ts), max(ts), min(ntz), max(ntz), min(b), max(b) FROM sqlq.db.m",
+    "SELECT max(id) + 1 AS top, count(1) AS n, min(m.i) FROM sqlq.db.m AS m WHERE p = 'a'",
+    "SELECT count(*), max(i) FROM sqlq.db.m WHERE p IN ('a', 'b') AND p IS NOT NULL",
+    "SELECT count(*), max(i), min(dt) FROM sqlq.db.m WHERE p = 'zzz'",
+    "SELECT count(*), max(i) FROM sqlq.db.m WHERE p IS NULL OR p = 'c'",
+    "WITH c AS (SELECT max(id), min(ts) FROM sqlq.db.m) SELECT * FROM c",
+    "SELECT count(*), count(i) FROM sqlq.db.mc",
+    "SELECT count(*), max(id), min(amount) FROM sqlq.db.orders VERSION AS OF 't1'",
+]
+_READ = [
+    "SELECT max(f), min(s), max(s) FROM sqlq.db.m",  # a NaN; truncatable strings
+    "SELECT count(*), max(id) FROM sqlq.db.m WHERE id > 2",  # a filter on rows, not partitions
+    "SELECT max(i), min(dt) FROM sqlq.db.mc",  # counts only
+    "SELECT count(*), max(qty), count(cust) FROM sqlq.db.orders",  # position deletes
+    "SELECT p, count(*) FROM sqlq.db.m GROUP BY p",
+    "SELECT count(DISTINCT p), sum(i) FROM sqlq.db.m",
+]
+
+
+def _reads_a_table(df: Any) -> bool:
+    """Whether a DataFrame's optimized plan has a leaf that reads rows (a file relation, an
+    RDD, icefloe's mapInArrow read), not only Spark's one-row relation."""
+    plan = str(df._jdf.queryExecution().optimizedPlan().toString())
+    return re.search(r"(?<!OneRow)Relation|LogicalRDD|MapInArrow|RDD\b", plan) is not None
+
+
+@pytest.mark.parametrize("text", _PUSHED + _READ)
+def test_aggregate(tw: Twins, metric_tables: None, text: str) -> None:
+    ours = tw.ice(text)
+    assert _reads_a_table(ours) == (text in _READ), str(ours._jdf.queryExecution().optimizedPlan())
+    assert_same_rows(ours, tw.java(text), context=text)
+
+
+def test_aggregate_pushdown_reads_no_data_file(tw: Twins, orders: dict[str, Any]) -> None:
+    """The pushed aggregates of a table whose data files are gone still equal Java's answers
+    from before; a query Java would read fails there."""
+    name = _metric_table(tw, f"gone_{uuid.uuid4().hex[:6]}")
+    pushed = [re.sub(rf"{Q}\.db\.m\b", name, q) for q in _PUSHED[:7]]
+    expected = {q: canonical_rows(tw.java(q)) for q in pushed}
+    folder = tw.wh[Q] / name.split(".", 1)[1].replace(".", "/") / "data"
+    gone = list(folder.rglob("*.parquet"))
+    assert len(gone) == 5
+    for f in gone:
+        f.unlink()
+    for q in pushed:
+        assert_same_rows(tw.ice(q), expected[q], context=q)
+    with pytest.raises(Exception, match=r"(?i)not.*(exist|found)|FileNotFound"):
+        tw.ice(f"SELECT max(id) FROM {name} WHERE id > 2").collect()
+    try:
+        tw.spark.conf.set("spark.sql.iceberg.aggregate-push-down.enabled", "false")
+        with pytest.raises(Exception, match=r"(?i)not.*(exist|found)|FileNotFound"):
+            tw.ice(f"SELECT count(*) FROM {name}").collect()
+    finally:
+        tw.spark.conf.unset("spark.sql.iceberg.aggregate-push-down.enabled")

@@ -2,7 +2,8 @@
 Iceberg's Spark runtime.
 
 The statement is parsed (sqlglot, `dialect.py`), its names resolved (`names.py`), and it
-becomes the Python API's calls: a query is Spark SQL over icefloe reads (`query.py`); DML
+becomes the Python API's calls: a query is Spark SQL over icefloe reads (`query.py`), its
+aggregates answered from manifest metrics where Java's runtime does so (`aggregates.py`); DML
 maps onto `icefloe.spark.append` / `delete` / `update` / `merge` (`dml.py`); DDL onto the
 catalog's and the table's updates (`ddl.py`). A statement that names no icefloe table is
 Spark's and runs as written. A statement naming an icefloe table that icefloe does not
@@ -88,7 +89,10 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
 
     spark = ctx.spark
     if isinstance(tree, exp.Query):
-        if not rewrite_tables(ctx, tree):
+        from icefloe.spark.sql.aggregates import push_aggregates
+
+        tree, pushed = push_aggregates(ctx, tree)
+        if not rewrite_tables(ctx, tree) and not pushed:
             return spark.sql(text)
         return spark.sql(to_spark_sql(tree))
     if isinstance(tree, exp.Use):
