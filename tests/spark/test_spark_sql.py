@@ -357,6 +357,32 @@ def test_insert_needs_every_column(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
+def _same_outcome(tw: Twins, text: str) -> None:
+    """Java runs `text` on its twin, icefloe on its own: icefloe refuses it (ValidationError,
+    nothing written) exactly when Java does."""
+    try:
+        tw.java(text).collect()
+    except Exception:
+        with pytest.raises(ValidationError):
+            tw.ice(text)
+        return
+    tw.ice(text)
+
+
+def test_insert_by_name(tw: Twins, orders: dict[str, Any]) -> None:
+    name = _twin(tw)
+    t = f"{J}.{name}"
+    tw.both(
+        f"INSERT INTO {t} BY NAME SELECT named_struct('a', 5, 'b', 'q') AS st, 2.5 AS AMOUNT, 'eu' AS region, 10 AS id"
+    )
+    tw.both(f"INSERT INTO TABLE {t} BY NAME SELECT cust AS region, id, amount, null AS st FROM sqlq.db.orders WHERE id > 4")
+    _same_outcome(tw, f"INSERT INTO {t} BY NAME SELECT amount, id FROM sqlq.db.orders WHERE id < 3")  # columns left out
+    _same_outcome(tw, f"INSERT INTO {t} BY NAME SELECT 1 AS id, 'x' AS nope, 1.0 AS amount, null AS st, 'r' AS region")
+    tw.assert_same_table(name)
+    tw.both(f"INSERT OVERWRITE {t} BY NAME SELECT region, 1.5 AS amount, null AS st, id * 2 AS id FROM {t} WHERE id < 3")
+    tw.assert_same_table(name)
+
+
 MERGES = [
     "MERGE INTO {t} t USING (SELECT * FROM VALUES (1, 'eu', 100.0), (2, 'us', 200.0), (10, 'new', 10.0) AS v(id, region, amount)) s "
     "ON t.id = s.id WHEN MATCHED AND s.amount > 150 THEN DELETE WHEN MATCHED THEN UPDATE SET t.amount = s.amount, st.a = 42 "
@@ -468,6 +494,24 @@ def test_namespaces_and_show_tables(tw: Twins) -> None:
     tw.both(f"CREATE TABLE {ns}.beta (id int) USING iceberg")
     for show in (f"SHOW TABLES IN {ns}", f"SHOW TABLES FROM {ns} LIKE 'al*'", f"SHOW TABLES IN {ns} 'x*|b*'"):
         assert_same_rows(tw.ice(show), tw.java(show), context=show)
+    tw.both(f"CREATE NAMESPACE {ns}.sub")
+    tw.both(f"CREATE NAMESPACE {ns}.`odd-name`")
+    leaf = ns.split(".")[1]
+    for show in (
+        f"SHOW NAMESPACES IN {J}",
+        f"SHOW NAMESPACES IN {J} LIKE '{leaf}|nope*'",
+        f"SHOW NAMESPACES IN {ns}",
+        f"SHOW DATABASES FROM {ns} LIKE '*SUB'",
+        f"SHOW SCHEMAS IN {ns} '*odd*'",
+    ):
+        assert_same_rows(tw.ice(show), tw.java(show), context=show)
+    try:
+        tw.ice(f"USE {J}")
+        assert_same_rows(tw.ice("SHOW NAMESPACES"), tw.java(f"SHOW NAMESPACES IN {J}"))
+    finally:
+        tw.ice("USE spark_catalog.default")
+    tw.both(f"DROP NAMESPACE {ns}.sub")
+    tw.both(f"DROP NAMESPACE {ns}.`odd-name`")
     tw.both(f"DROP TABLE {ns}.alpha")
     tw.both(f"DROP TABLE {ns}.beta")
     tw.both(f"DROP NAMESPACE {ns}")

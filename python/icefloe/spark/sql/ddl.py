@@ -39,6 +39,7 @@ from icefloe.spark.sql.dialect import (
     AddPartitionField,
     DropPartitionField,
     ReplacePartitionField,
+    ShowNamespaces,
     ShowTables,
     Transform,
 )
@@ -330,6 +331,43 @@ def _create_namespace(ctx: Context, tree: exp.Create) -> Any:
     return empty(ctx.spark)
 
 
+def _like(like: exp.Expr | None) -> re.Pattern[str] | None:
+    """Spark's `filterPattern`: `*` any characters, `|` alternatives, case-insensitive."""
+    if like is None:
+        return None
+    alternatives = [re.escape(p.strip()).replace(r"\*", ".*") for p in str(like.this).split("|")]
+    return re.compile("|".join(f"(?:{a})" for a in alternatives), re.IGNORECASE)
+
+
+def _quoted(parts: tuple[str, ...]) -> str:
+    """Spark's `MultipartIdentifierHelper.quoted`: a part other than letters, digits and `_`
+    (or all digits) in backquotes."""
+    return ".".join(
+        p if re.fullmatch(r"[A-Za-z0-9_]+", p) and not p.isdigit() else "`" + p.replace("`", "``") + "`"
+        for p in parts
+    )
+
+
+def show_namespaces(ctx: Context, tree: ShowNamespaces) -> Any:
+    """Spark's `ShowNamespacesExec`: the namespaces in the named one (else the current
+    catalog's top-level ones), each its whole name quoted, in one `namespace` column."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    parts = table_parts(tree.this) if tree.this is not None else []
+    found = ctx.resolver.namespace(parts or [])
+    if found is None:
+        return None
+    name, namespace = found
+    catalog = ctx.resolver.catalog(name)
+    if namespace and not catalog.namespace_exists(namespace):
+        shown = ".".join((name, *namespace))
+        raise NoSuchNamespaceError(f"[SCHEMA_NOT_FOUND] The schema `{shown}` cannot be found")
+    pattern = _like(tree.args.get("like"))
+    names = [_quoted(tuple(ns)) for ns in catalog.list_namespaces(namespace)]
+    rows = [(ns,) for ns in names if pattern is None or pattern.fullmatch(ns)]
+    return ctx.spark.createDataFrame(rows, StructType([StructField("namespace", StringType(), False)]))
+
+
 def show_tables(ctx: Context, tree: ShowTables) -> Any:
     from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
@@ -341,12 +379,7 @@ def show_tables(ctx: Context, tree: ShowTables) -> Any:
     if not namespace:
         namespace = ctx.resolver.state.namespace if name == ctx.resolver.current_catalog else ()
     catalog = ctx.resolver.catalog(name)
-    like = tree.args.get("like")
-    pattern = None
-    if like is not None:
-        # Spark's filterPattern: `*` any characters, `|` alternatives, case-insensitive.
-        alternatives = [re.escape(p.strip()).replace(r"\*", ".*") for p in str(like.this).split("|")]
-        pattern = re.compile("|".join(f"(?:{a})" for a in alternatives), re.IGNORECASE)
+    pattern = _like(tree.args.get("like"))
     rows = [
         (".".join(namespace), ident[-1], False)
         for ident in catalog.list_tables(namespace)
@@ -501,4 +534,5 @@ HANDLERS: dict[type, Any] = {
     exp.Drop: drop,
     exp.Alter: alter,
     ShowTables: show_tables,
+    ShowNamespaces: show_namespaces,
 }

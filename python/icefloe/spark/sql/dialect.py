@@ -12,7 +12,8 @@ dialect adds, each as sqlglot's dialects extend its base parser:
   Spark functions (sqlglot reads `day(ts)` as `DAY(CAST(ts AS DATE))`);
 - `ALTER TABLE t ADD PARTITION FIELD transform [AS name]`, `DROP PARTITION FIELD transform|name`
   and `REPLACE PARTITION FIELD a WITH b [AS name]`;
-- `USE NAMESPACE|DATABASE|SCHEMA ns` and `SHOW TABLES [IN|FROM ns] [[LIKE] 'pattern']`.
+- `USE NAMESPACE|DATABASE|SCHEMA ns`, `SHOW TABLES [IN|FROM ns] [[LIKE] 'pattern']` and `SHOW
+  NAMESPACES|DATABASES|SCHEMAS [IN|FROM ns] [[LIKE] 'pattern']`.
 
 Statements sqlglot leaves as an `exp.Command` (`CALL`, `ALTER TABLE ... WRITE ORDERED BY`,
 `CREATE BRANCH`, ...) are named by `command_kind`, so that an unsupported one fails with
@@ -37,6 +38,7 @@ __all__ = [
     "IdentifierFields",
     "RefChange",
     "ReplacePartitionField",
+    "ShowNamespaces",
     "ShowTables",
     "Transform",
     "UnsetProperties",
@@ -124,6 +126,13 @@ class ShowTables(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": False, "like": False}
 
 
+class ShowNamespaces(exp.Expression):
+    """`SHOW NAMESPACES|DATABASES|SCHEMAS [IN|FROM ns] [[LIKE] 'pattern']`: `this` the parent
+    namespace (an exp.Table of its parts) or None, `like` the pattern or None."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": False, "like": False}
+
+
 class _IcebergSparkParser(SparkParser):
     VERSION_PHRASES: ClassVar[dict[tuple[str, ...], str]] = {
         **SparkParser.VERSION_PHRASES,
@@ -152,6 +161,9 @@ class _IcebergSparkParser(SparkParser):
     SHOW_PARSERS: ClassVar[dict[str, Any]] = {
         **SparkParser.SHOW_PARSERS,
         "TABLES": lambda self: self._parse_iceberg_show_tables(),
+        "NAMESPACES": lambda self: self._parse_iceberg_show_namespaces(),
+        "DATABASES": lambda self: self._parse_iceberg_show_namespaces(),
+        "SCHEMAS": lambda self: self._parse_iceberg_show_namespaces(),
     }
     SHOW_TRIE: ClassVar[dict[Any, Any]] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -336,6 +348,14 @@ class _IcebergSparkParser(SparkParser):
         self._match(TokenType.LIKE)
         like = self._parse_string()
         return self.expression(ShowTables(this=namespace, like=like))
+
+    def _parse_iceberg_show_namespaces(self) -> ShowNamespaces:
+        namespace = None
+        if self._match_texts(("IN", "FROM")):
+            namespace = self._parse_table_parts()
+        self._match(TokenType.LIKE)
+        like = self._parse_string()
+        return self.expression(ShowNamespaces(this=namespace, like=like))
 
     def _parse_iceberg_use(self) -> exp.Use:
         kind = None

@@ -1,7 +1,8 @@
 """DML on icefloe tables, mapped onto the `icefloe.spark` writes:
 
 - `INSERT INTO t [(cols)] query|VALUES` is `append` of the query's rows, matched to the
-  table's columns by position (or to the listed columns; the others null), each value
+  table's columns by position (or to the listed columns, or with `BY NAME` to the query's
+  column names; the others null where Spark fills them), each value
   stored as Spark's ANSI store assignment stores it (`_store_assign`), as Java's INSERT;
   `INSERT INTO t.branch_b` appends to branch `b`;
 - `DELETE FROM t [WHERE p]` is `delete` when `filters.true_of` translates `p` exactly,
@@ -99,8 +100,9 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
         ),
         None,
     )
-    if tree.args.get("by_name"):
-        raise NotSupportedError(f"{what} ... BY NAME: not supported by icefloe.spark.sql yet")
+    by_name = bool(tree.args.get("by_name"))
+    if by_name and partition is not None:
+        raise NotSupportedError(f"{what} ... PARTITION (...) BY NAME: not supported by icefloe.spark.sql yet")
     if partition is not None and listed is not None:
         raise NotSupportedError(
             f"{what} ... PARTITION (...) with a column list: not supported by icefloe.spark.sql yet"
@@ -114,6 +116,12 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
     schema = table_spark_schema(table)
     columns = [f.name for f in schema.fields]
     static = _static_partitions(table, partition, what) if partition is not None else {}
+    if by_name:  # the query's column names are the column list (Spark's byName resolution)
+        listed = list(df.columns)
+        seen = [c.lower() for c in listed]
+        twice = next((c for c in listed if seen.count(c.lower()) > 1), None)
+        if twice is not None:
+            raise ValidationError(f"{what} {ref.name} BY NAME: the query has the column {twice!r} twice")
     if listed is not None:
         by_lower = {c.lower(): c for c in columns}
         unknown = [c for c in listed if c.lower() not in by_lower]
