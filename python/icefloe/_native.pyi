@@ -129,6 +129,7 @@ def write_data_files(
     target_file_size_bytes: int | None = None,
     spec_id: int | None = None,
     sort_order: str | None = None,
+    zorder: str | None = None,
 ) -> list[str]:
     """Writes the batches as Parquet data files under the table's data location
     (`write.data.path`, default `<location>/data`), split by the default spec's (or
@@ -146,12 +147,29 @@ def write_data_files(
     columns or struct fields), as Iceberg Java's Spark writes order a sorted table's rows;
     False keeps the input order. `sort_order` (JSON): sort by this order instead of the
     default one, its order id recorded on the files (0 allowed: an order the table lacks).
+    `zorder` (JSON, see `check_zorder`): sort by Iceberg Java's z-values of its columns
+    instead, the files recording order id 0 as Java's do.
     Returns one DataFile descriptor (JSON) per file. On error, deletes the files it wrote
     and raises (ValidationError for a null in a required field, naming the column)."""
 
 def check_sort_order(metadata: TableMetadata, sort_order: str) -> None:
     """Checks a sort order (JSON) as `write_data_files(sort_order=...)` will: fields on
     primitive columns of the current schema, transforms that apply to them."""
+
+def check_zorder(metadata: TableMetadata, zorder: str) -> None:
+    """Checks a z-order (JSON `{"source-ids": [...], "var-length-contribution": n,
+    "max-output-size": n}`) as `write_data_files(zorder=...)` will: top-level columns of the
+    current schema of types Iceberg Java can z-order, options of at least 1."""
+
+def z_values(
+    arrays: list[pa.Array],
+    types: list[str],
+    var_length_contribution: int = 8,
+    max_output_size: int = 2147483647,
+) -> pa.Array:
+    """The z-values (binary) of rows whose columns are `arrays` of Iceberg types `types`
+    (`int`, `string`, `timestamptz`, ...), byte for byte as Iceberg Java's z-order rewrite
+    computes them (its `var-length-contribution` and `max-output-size` options)."""
 
 def apply_transform(transform: str, source_type: str, array: pa.Array) -> pa.Array:
     """A partition transform (`bucket[16]`, `truncate[4]`, `day`, ...) applied to an array

@@ -11,6 +11,7 @@ use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
 use crate::error::validation;
 use crate::spec::{PrimitiveType, SortOrder, Transform};
+use crate::writer::zorder::ZOrder;
 use crate::writer::{WriteOptions, WriterMode};
 
 #[pyfunction]
@@ -21,7 +22,7 @@ fn check_arrow_schema(metadata: &PyTableMetadata, schema: PyArrowType<ArrowSchem
 }
 
 #[pyfunction]
-#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=None, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None, sort_order=None))]
+#[pyo3(signature = (metadata, batches, write_id, task_id, *, mode=None, max_open_files=None, sort=None, sort_buffer_bytes=None, target_file_size_bytes=None, spec_id=None, sort_order=None, zorder=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_data_files(
     py: Python<'_>,
@@ -36,8 +37,10 @@ fn write_data_files(
     target_file_size_bytes: Option<u64>,
     spec_id: Option<i32>,
     sort_order: Option<&str>,
+    zorder: Option<&str>,
 ) -> PyResult<Vec<String>> {
     let sort_order = sort_order.map(|j| custom_sort_order(&metadata.inner, j)).transpose().py()?;
+    let zorder = zorder.map(|j| checked_zorder(&metadata.inner, j)).transpose().py()?;
     let opts = WriteOptions {
         mode: mode.map(WriterMode::parse).transpose().py()?.unwrap_or_default(),
         max_open_files,
@@ -46,6 +49,7 @@ fn write_data_files(
         target_file_size_bytes,
         spec_id,
         sort_order,
+        zorder,
     };
     let md = metadata.inner.clone();
     let reader = batches.0;
@@ -84,6 +88,85 @@ fn custom_sort_order(table: &crate::spec::TableMetadata, json: &str) -> crate::R
 #[pyfunction]
 fn check_sort_order(metadata: &PyTableMetadata, sort_order: &str) -> PyResult<()> {
     custom_sort_order(&metadata.inner, sort_order).map(|_| ()).py()
+}
+
+/// A z-order (JSON: `{"source-ids": [...], "var-length-contribution": n, "max-output-size":
+/// n}`) checked against the current schema: top-level columns of types Java can z-order.
+fn checked_zorder(table: &crate::spec::TableMetadata, json: &str) -> crate::Result<ZOrder> {
+    let z = ZOrder::from_json(json)?;
+    z.bind(table.current_schema())?;
+    Ok(z)
+}
+
+/// Checks a z-order (JSON) as `write_data_files(zorder=...)` will, before anything is written.
+#[pyfunction]
+fn check_zorder(metadata: &PyTableMetadata, zorder: &str) -> PyResult<()> {
+    checked_zorder(&metadata.inner, zorder).map(|_| ()).py()
+}
+
+/// The z-values (binary) of rows whose columns are `arrays`, of Iceberg types `types`, as
+/// Iceberg Java's z-order rewrite computes them (`writer::zorder`). Arrays of another Arrow
+/// type than the Iceberg type's (large or view strings, say) are cast first.
+#[pyfunction]
+#[pyo3(signature = (arrays, types, var_length_contribution=8, max_output_size=2147483647))]
+fn z_values(
+    py: Python<'_>,
+    arrays: Vec<PyArrowType<ArrayData>>,
+    types: Vec<String>,
+    var_length_contribution: i64,
+    max_output_size: i64,
+) -> PyResult<PyArrowType<ArrayData>> {
+    if arrays.len() != types.len() {
+        return Err(validation(format!(
+            "z_values: expected a type per array ({} arrays), found {} types",
+            arrays.len(),
+            types.len()
+        )))
+        .py();
+    }
+    let types = types.iter().map(|t| PrimitiveType::parse(t)).collect::<crate::Result<Vec<_>>>().py()?;
+    let arrays: Vec<_> = arrays.into_iter().map(|a| make_array(a.0)).collect();
+    let out = py
+        .detach(move || {
+            // Options checked as the rewrite checks them (one column is enough here).
+            let z = ZOrder::new(vec![0], var_length_contribution, max_output_size)?;
+            let cast = arrays
+                .iter()
+                .zip(&types)
+                .map(|(a, ty)| {
+                    let want = match ty {
+                        // Any timezone: a timestamptz's instant is what counts.
+                        PrimitiveType::Timestamptz
+                            if matches!(
+                                a.data_type(),
+                                arrow_schema::DataType::Timestamp(
+                                    arrow_schema::TimeUnit::Microsecond,
+                                    Some(_)
+                                )
+                            ) =>
+                        {
+                            return Ok(a.clone())
+                        }
+                        _ => crate::arrow::primitive_to_arrow(ty)?,
+                    };
+                    if a.data_type() == &want {
+                        return Ok(a.clone());
+                    }
+                    arrow_cast::cast(a, &want).map_err(|e| {
+                        validation(format!(
+                            "z_values: cannot cast {} values to {want} for a {ty} column",
+                            a.data_type()
+                        ))
+                        .with_source(e)
+                    })
+                })
+                .collect::<crate::Result<Vec<_>>>()?;
+            let columns: Vec<(&dyn Array, &PrimitiveType)> =
+                cast.iter().map(|a| a.as_ref()).zip(&types).collect();
+            crate::writer::zorder::z_values(&columns, z.var_length_contribution, z.max_output_size)
+        })
+        .py()?;
+    Ok(PyArrowType(out.to_data()))
 }
 
 fn arrow_stream(
@@ -314,6 +397,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_arrow_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write_data_files, m)?)?;
     m.add_function(wrap_pyfunction!(check_sort_order, m)?)?;
+    m.add_function(wrap_pyfunction!(check_zorder, m)?)?;
+    m.add_function(wrap_pyfunction!(z_values, m)?)?;
     m.add_function(wrap_pyfunction!(apply_transform, m)?)?;
     m.add_function(wrap_pyfunction!(delete_rows, m)?)?;
     m.add_function(wrap_pyfunction!(write_position_deletes, m)?)?;

@@ -15,6 +15,7 @@ use super::metrics::MetricsConfig;
 use super::parquet_writer::ParquetWriterProps;
 use super::partitioned::{FileSettings, PartitionedWriter};
 use super::sorter::Sorter;
+use super::zorder::ZOrder;
 use crate::arrow::schema_to_arrow;
 use crate::arrow::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::error::{validation, Result};
@@ -77,6 +78,9 @@ pub struct WriteOptions {
     /// its order id (a rewrite's `sort_order`: the id of the table's order with the same
     /// fields, or 0 when it is none of them, as Java records).
     pub sort_order: Option<SortOrder>,
+    /// When sorting: sort by this z-order's z-values instead of a sort order (Java's
+    /// z-order rewrite); the files record the unsorted order id, as Java's do.
+    pub zorder: Option<ZOrder>,
 }
 
 /// Writes `batches` into data files of `table` (current schema, default spec, properties).
@@ -246,7 +250,10 @@ impl WriteTask {
         }
         let sorter = if options.sort {
             let cap = options.sort_buffer_bytes.unwrap_or(DEFAULT_SORT_BUFFER_BYTES);
-            Sorter::try_new(schema, order, cap)?
+            match &options.zorder {
+                Some(z) => Some(Sorter::z_order(schema, z, cap)?),
+                None => Sorter::try_new(schema, order, cap)?,
+            }
         } else {
             None
         };

@@ -18,6 +18,7 @@ pub mod partitioner;
 pub mod position_delete_writer;
 pub mod rolling;
 mod sorter;
+pub mod zorder;
 
 pub use data_writer::{
     write_data_files, write_data_files_opts, write_data_files_with, WriteOptions, WriterMode,

@@ -27,6 +27,7 @@ use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
 
 use super::partitioner::{source_array, struct_path};
+use super::zorder::{BoundZOrder, ZOrder};
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::spec::{
     apply_transform_array, NullOrder, PrimitiveType, Schema, SortDirection, SortOrder, Transform,
@@ -39,12 +40,11 @@ pub(crate) const MAX_FAN_IN: usize = 64;
 /// Where spilled runs go, before Spark's local folders and the temporary folder.
 pub const SPILL_DIR_ENV: &str = "ICEFLOE_SPILL_DIR";
 
-/// Sorting rows by a sort order: (column, source type, transform, options) per key.
+/// Sorting rows by a sort order (its keys), or by a z-order (one key, the z-value).
 #[derive(Debug)]
 pub(crate) struct Sorter {
     pub(crate) order_id: i32,
-    /// Per key: the source's path (a column, then fields of structs), its type, transform, order.
-    keys: Vec<(Vec<usize>, PrimitiveType, Transform, SortOptions)>,
+    keys: Vec<SortKey>,
     /// Arrow bytes buffered (over all partitions of a writer) before the largest is spilled.
     pub(crate) buffer_bytes: usize,
     /// Made from the first batch's key types; every row of a writer goes through this one.
@@ -135,7 +135,47 @@ pub fn check_sort_order(schema: &Schema, order: &SortOrder) -> Result<()> {
     }
 }
 
+/// What rows are ordered by.
+#[derive(Debug)]
+enum SortKey {
+    /// A sort field: the source's path (a column, then fields of structs), its type,
+    /// transform, order.
+    Field(Vec<usize>, PrimitiveType, Transform, SortOptions),
+    /// Java's z-order: the rows' z-values (binary), ascending.
+    ZOrder(BoundZOrder),
+}
+
+impl SortKey {
+    fn values(&self, batch: &RecordBatch) -> Result<ArrayRef> {
+        match self {
+            SortKey::Field(path, ty, t, _) => {
+                apply_transform_array(t, ty, source_array(batch, path)?.as_ref())
+            }
+            SortKey::ZOrder(z) => z.z_values(batch),
+        }
+    }
+
+    fn options(&self) -> SortOptions {
+        match self {
+            SortKey::Field(_, _, _, opts) => *opts,
+            // Java's `ICEZVALUE ASC NULLS LAST` (z-values are never null).
+            SortKey::ZOrder(_) => SortOptions { descending: false, nulls_first: false },
+        }
+    }
+}
+
 impl Sorter {
+    /// Sorting by `zorder`'s z-values (Iceberg Java's z-order rewrite); the files record
+    /// the unsorted order id, as Java's do.
+    pub(crate) fn z_order(schema: &Schema, zorder: &ZOrder, buffer_bytes: usize) -> Result<Self> {
+        Ok(Sorter {
+            order_id: SortOrder::UNSORTED_ORDER_ID,
+            keys: vec![SortKey::ZOrder(zorder.bind(schema)?)],
+            buffer_bytes: buffer_bytes.max(1),
+            converter: OnceLock::new(),
+        })
+    }
+
     /// `None` when the order is unsorted. Sort keys are primitive columns or fields of
     /// struct columns.
     pub(crate) fn try_new(schema: &Schema, order: &SortOrder, buffer_bytes: usize) -> Result<Option<Self>> {
@@ -168,7 +208,7 @@ impl Sorter {
                 descending: f.direction == SortDirection::Descending,
                 nulls_first: f.null_order == NullOrder::NullsFirst,
             };
-            keys.push((col, ty, f.transform.clone(), opts));
+            keys.push(SortKey::Field(col, ty, f.transform.clone(), opts));
         }
         Ok(Some(Sorter {
             order_id: order.order_id,
@@ -180,18 +220,14 @@ impl Sorter {
 
     /// The sort keys of `batch` as comparable rows.
     fn key_rows(&self, batch: &RecordBatch) -> Result<Rows> {
-        let columns = self
-            .keys
-            .iter()
-            .map(|(path, ty, t, _)| apply_transform_array(t, ty, source_array(batch, path)?.as_ref()))
-            .collect::<Result<Vec<ArrayRef>>>()?;
+        let columns = self.keys.iter().map(|k| k.values(batch)).collect::<Result<Vec<ArrayRef>>>()?;
         let converter = match self.converter.get() {
             Some(c) => c,
             None => {
                 let fields = columns
                     .iter()
                     .zip(&self.keys)
-                    .map(|(c, (_, _, _, opts))| SortField::new_with_options(c.data_type().clone(), *opts))
+                    .map(|(c, k)| SortField::new_with_options(c.data_type().clone(), k.options()))
                     .collect();
                 let made = RowConverter::new(fields).map_err(internal("cannot compare sort keys"))?;
                 self.converter.get_or_init(|| made)
@@ -207,12 +243,7 @@ impl Sorter {
         let columns = self
             .keys
             .iter()
-            .map(|(path, ty, t, opts)| {
-                Ok(SortColumn {
-                    values: apply_transform_array(t, ty, source_array(batch, path)?.as_ref())?,
-                    options: Some(*opts),
-                })
-            })
+            .map(|k| Ok(SortColumn { values: k.values(batch)?, options: Some(k.options()) }))
             .collect::<Result<Vec<_>>>()?;
         let idx = lexsort_to_indices(&columns, None).map_err(internal("cannot sort rows"))?;
         take_record_batch(batch, &idx).map_err(internal("cannot sort rows"))
