@@ -13,6 +13,7 @@ table's history, since snapshot ids differ between twins) and rows read by both 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import icefloe
 import icefloe.spark
 import pytest
-from icefloe.exceptions import NoSuchTableError, NotSupportedError
+from icefloe.exceptions import NoSuchTableError, NotSupportedError, ValidationError
 from support.catalogs import java_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 
@@ -317,6 +318,133 @@ def test_maintenance_procedures(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
+def test_ancestors_of(tw: Twins) -> None:
+    name = tw.twin()
+    tw.setup(f"DELETE FROM {J}.{name} WHERE id = 2")
+    for c in (J, K):  # each twin back to its own second snapshot
+        tw.java(f"CALL {c}.system.rollback_to_snapshot('{name}', {_snapshot_ids(tw, c, name)[1]})")
+    tw.setup(f"INSERT INTO {J}.{name} VALUES (9, 'x', 9, null)")  # s3's parent is s1, not s2
+    _call(tw, name, f"CALL {J}.system.ancestors_of('{{tn}}')", compare=("snapshot_id",))
+    _call(
+        tw,
+        name,
+        f"CALL {J}.system.ancestors_of(snapshot_id => {{s2}}, table => '{{tn}}')",
+        compare=("snapshot_id",),
+    )
+    # each row's time is its snapshot's commit time, newest first as Java lists them
+    times = dict(zip(_snapshot_ids(tw, K, name), _times(tw, K, name)))
+    ours = [(r.snapshot_id, r.timestamp) for r in tw.ice(f"CALL {J}.system.ancestors_of('{name}')").collect()]
+    assert ours == [(s, times[s]) for s in (_snapshot_ids(tw, K, name)[i] for i in (3, 1, 0))]
+
+
+def test_add_files(tw: Twins, tmp_path: Path) -> None:
+    """A Parquet folder Spark wrote added by Java to its twin and by icefloe to its own (the
+    same files): Java's result columns and counts, the name mapping both add, the rows."""
+    name = tw.twin(columns="id bigint, region string, amount int, st struct<a: int, b: string>")
+    folder = tmp_path / "source"
+    tw.spark.createDataFrame(
+        [(10, "x", 1, (1, "q")), (11, None, None, None), (12, "y", 3, None)],
+        "id bigint, region string, amount int, st struct<a: int, b: string>",
+    ).repartition(2).write.parquet(str(folder))
+    text = f"CALL {J}.system.add_files(table => '{name}', source_table => '`parquet`.`{folder}`')"
+    java, ours = tw.java(text), tw.ice(text)
+    assert ours.schema.simpleString() == java.schema.simpleString()
+    # changed_partition_count is each snapshot summary's: Java appends the import as a manifest,
+    # whose summary has no partition counts (null); icefloe appends the files (1 here)
+    assert ours.collect()[0][0] == java.collect()[0][0]
+    java_rows = tw.java(f"SELECT * FROM {J}.{name}")
+    assert_same_rows(tw.java(f"SELECT * FROM {K}.{name}"), java_rows, context="Java reads")
+    assert_same_rows(tw.ice(f"SELECT * FROM {J}.{name}"), java_rows, context="icefloe reads")
+    # the name mapping both add: the same JSON (Java writes it pretty-printed)
+    props = {c: dict(tw.java_table(c, name).properties()) for c in (J, K)}
+    mappings = {c: json.loads(props[c].pop("schema.name-mapping.default")) for c in (J, K)}
+    assert mappings[K] == mappings[J]
+    assert props[K] == props[J]
+    assert [str(s.operation()) for s in tw.java_table(K, name).snapshots()] == [
+        str(s.operation()) for s in tw.java_table(J, name).snapshots()
+    ]
+    # the same files again: refused by both (duplicate files), nothing written
+    text = f"CALL {J}.system.add_files('{name}', '`parquet`.`{folder}`')"
+    with pytest.raises(Exception, match="already exist within the target table"):
+        tw.java(text).collect()
+    before = _snapshot_ids(tw, K, name)
+    with pytest.raises(ValidationError, match="already referenced"):
+        tw.ice(text)
+    assert _snapshot_ids(tw, K, name) == before
+
+
+def _changelog_rows(tw: Twins, catalog: str, name: str, view: str) -> list[str]:
+    position = {s: i for i, s in enumerate(_snapshot_ids(tw, catalog, name))}
+    rows = tw.spark.sql(f"SELECT * FROM {view}").collect()
+    return sorted(
+        repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
+    )
+
+
+def test_create_changelog_view(tw: Twins) -> None:
+    """Java's view of its twin's changes and icefloe's view of its own: the result row, then
+    the view's rows (commit snapshots by their position in each twin's history)."""
+    name = tw.twin(rest="TBLPROPERTIES ('format-version'='2')")
+    tw.setup(f"UPDATE {J}.{name} SET amount = 100 WHERE id = 1")
+    tw.setup(f"DELETE FROM {J}.{name} WHERE id = 5")
+    leaf = name.split(".")[1]
+    for text, view in [
+        ("CALL {c}.system.create_changelog_view('{n}')", f"`{leaf}_changes`"),
+        (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_ids', "
+            "options => map('start-snapshot-id', '{s0}', 'end-snapshot-id', '{s2}'), identifier_columns => array('id'))",
+            "cl_ids",
+        ),
+    ]:
+        seen = {}
+        for catalog in (J, K):
+            s = _snapshot_ids(tw, catalog, name)
+            statement = text.format(c=J, n=name, s0=s[0], s2=s[2])
+            result = (tw.java if catalog == J else tw.ice)(statement)
+            seen[catalog] = (
+                result.schema.simpleString(),
+                result.collect(),
+                _changelog_rows(tw, catalog, name, view),
+            )
+        assert seen[K] == seen[J], text
+
+
+def test_register_table(tw: Twins, tmp_path: Path) -> None:
+    """`register_table` in SQL catalogs (Java's JdbcCatalog on sqlite; icefloe's SQL catalog on
+    another sqlite file, read by Java too): each registers its own twin's current metadata."""
+    name = tw.twin()
+    roots = {c: tmp_path / c for c in ("regj", "regk")}
+    for c, root in roots.items():
+        root.mkdir()
+        set_java_catalog(tw.spark, c, java_catalog_conf("sqlite", {"warehouse": str(root)}, root, None))
+        tw.java(f"CREATE NAMESPACE {c}.db")
+    # icefloe's catalog is `regj` in the statements and `regk` in its rows, so Java's `regk` reads it
+    ours = {
+        "regj": icefloe.load_catalog(
+            "regk", uri=f"sqlite:///{roots['regk']}/catalog.db", warehouse=str(roots["regk"])
+        )
+    }
+    metadata = {c: str(tw.java_table(c, name).operations().current().metadataFileLocation()) for c in (J, K)}
+    text = "CALL regj.system.register_table(table => 'db.r', metadata_file => '{m}')"
+    java = tw.java(text.format(m=metadata[J]))
+    mine = icefloe.spark.sql(tw.spark, text.format(m=metadata[K]), catalogs=ours)
+    assert mine.schema.simpleString() == java.schema.simpleString()
+    position = {c: {s: i for i, s in enumerate(_snapshot_ids(tw, c, name))} for c in (J, K)}
+    java_row, my_row = java.collect()[0], mine.collect()[0]
+    assert (position[K][my_row[0]], *my_row[1:]) == (position[J][java_row[0]], *java_row[1:])
+    java_rows = tw.java("SELECT * FROM regj.db.r")
+    assert_same_rows(tw.java("SELECT * FROM regk.db.r"), java_rows, context="Java reads icefloe's")
+    assert_same_rows(
+        icefloe.spark.sql(tw.spark, "SELECT * FROM regj.db.r", catalogs=ours),
+        java_rows,
+        context="icefloe reads",
+    )
+    with pytest.raises(Exception, match="already exists"):
+        tw.java(text.format(m=metadata[J])).collect()
+    with pytest.raises(icefloe.exceptions.TableAlreadyExistsError):
+        icefloe.spark.sql(tw.spark, text.format(m=metadata[K]), catalogs=ours)
+
+
 def test_unsupported_forms_are_named(tw: Twins) -> None:
     name = tw.twin()
     before = _snapshot_ids(tw, K, name)
@@ -332,7 +460,10 @@ def test_unsupported_forms_are_named(tw: Twins) -> None:
 
 def test_unknown_procedure_is_named(tw: Twins) -> None:
     name = tw.twin()
-    with pytest.raises(NotSupportedError, match="register_table"):
+    with pytest.raises(NotSupportedError, match="migrate"):
+        tw.ice(f"CALL {J}.system.migrate(table => 'db.x')")
+    # the filesystem catalog registers no table (icefloe's as PyIceberg's; nothing written)
+    with pytest.raises(NotSupportedError, match="register"):
         tw.ice(f"CALL {J}.system.register_table(table => 'db.x', metadata_file => '/nope')")
     with pytest.raises(NotSupportedError, match="not an exact icefloe filter"):
         tw.ice(

@@ -6,9 +6,12 @@ table argument relative to the procedure's catalog, and a DataFrame of Java's re
 Each procedure is the Python API's call: `table.manage_snapshots()` (`rollback_to_snapshot`,
 `rollback_to_timestamp`, `set_current_snapshot`, `cherrypick_snapshot`, `fast_forward`) and
 `table.maintenance` (`expire_snapshots`, `remove_orphan_files`, `rewrite_data_files`,
-`rewrite_manifests`, `rewrite_position_delete_files`). Arguments that only tune Java's
-execution (`max_concurrent_deletes`, `stream_results`, `use_caching`) are accepted and have no
-effect; any other argument icefloe does not carry out is a NotSupportedError naming it.
+`rewrite_manifests`, `rewrite_position_delete_files`), the table's snapshots (`ancestors_of`),
+`catalog.register_table` (`register_table`), `table.add_files` (`add_files` of a Parquet
+folder into an unpartitioned table) and `icefloe.spark.read_changelog` as a temp view
+(`create_changelog_view`). Arguments that only tune Java's execution
+(`max_concurrent_deletes`, `stream_results`, `use_caching`, `parallelism`) are accepted and
+have no effect; any other argument icefloe does not carry out is a NotSupportedError naming it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ __all__ = ["call"]
 
 _LONG, _INT, _STRING = "bigint", "int", "string"
 _SNAPSHOT_CHANGE = [("previous_snapshot_id", _LONG), ("current_snapshot_id", _LONG)]
-_IGNORED = {"max_concurrent_deletes", "stream_results", "use_caching"}
+_IGNORED = {"max_concurrent_deletes", "stream_results", "use_caching", "parallelism"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,10 @@ class _Procedure:
     params: tuple[str, ...]  # Java's parameter names in order; the first is `table`
     required: int  # how many of them are required
     columns: list[tuple[str, str]]  # Java's result columns
-    run: Callable[[Context, Table, dict[str, Any]], list[tuple[Any, ...]]]
+    run: Callable[[Context, Any, dict[str, Any]], list[tuple[Any, ...]]]
+    # False: the table is not loaded (`register_table`): `run` gets the catalog and the
+    # identifier in `args` (`_catalog`, `_ident`) and None for the table
+    loads: bool = True
 
 
 def _current(table: Table) -> int | None:
@@ -220,6 +226,120 @@ def _rewrite_position_deletes(ctx: Context, table: Table, args: dict[str, Any]) 
     ]
 
 
+def _ancestors_of(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `AncestorsOfProcedure`: the snapshot (default the current one) and its
+    ancestors, newest first, each with its commit time in milliseconds."""
+    sid = args.get("snapshot_id")
+    if sid is None:
+        current = table.current_snapshot()
+        if current is None:
+            return []
+        sid = current.snapshot_id
+    times = {s.snapshot_id: s.timestamp_ms for s in table.snapshots()}
+    parents = {s.snapshot_id: s.parent_snapshot_id for s in table.snapshots()}
+    rows: list[tuple[Any, ...]] = []
+    at: int | None = int(sid)
+    while at is not None and at in times:
+        rows.append((at, times[at]))
+        at = parents[at]
+    return rows
+
+
+def _register_table(ctx: Context, table: Table | None, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `RegisterTableProcedure`: the catalog's `register_table`, then the current
+    snapshot's id and its summary's total records and data files."""
+    location = args.get("metadata_file")
+    if not location:
+        raise ValidationError("Cannot handle an empty argument metadata_file")
+    registered = args["_catalog"].register_table(args["_ident"], str(location))
+    current = registered.current_snapshot()
+    if current is None:
+        return [(None, None, None)]
+    summary = current.summary
+    return [
+        (
+            current.snapshot_id,
+            _summary_long(summary, "total-records"),
+            _summary_long(summary, "total-data-files"),
+        )
+    ]
+
+
+def _summary_long(summary: Any, key: str) -> int | None:
+    value = summary.get(key)
+    return None if value is None else int(value)
+
+
+def _add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `AddFilesProcedure` for a Parquet folder (`` `parquet`.`/path` ``) into an
+    unpartitioned table: the folder's files (not hidden ones: `_` or `.` first) appended by
+    `table.add_files`, which adds the name mapping as Java does; Java's counts from the new
+    snapshot's summary."""
+    from icefloe import _io
+
+    source = [p.name for p in exp.to_table(str(args["source_table"]), dialect=IcebergSpark).parts]
+    if len(source) != 2 or source[0].lower() not in ("parquet", "orc", "avro"):
+        raise NotSupportedError(
+            f"add_files(source_table => {args['source_table']!r}): only a Parquet folder "
+            "(`parquet`.`/path`) is supported by icefloe, not a catalog table"
+        )
+    if source[0].lower() != "parquet":
+        raise NotSupportedError(f"add_files of {source[0]} files: icefloe adds Parquet files only")
+    if args.get("partition_filter"):
+        raise NotSupportedError("add_files(partition_filter => ...): not supported by icefloe")
+    if table.spec().fields:
+        raise NotSupportedError("add_files into a partitioned table: not supported by icefloe.spark.sql yet")
+    folder = source[1]
+    folders, files = _io.list_dir(folder)
+    if any("=" in f and not f.startswith(("_", ".")) for f in folders):
+        raise ValidationError("Cannot add partitioned files to an unpartitioned table")
+    paths = [_io.join(folder, name) for name, _size in files if not name.startswith(("_", "."))]
+    check = args.get("check_duplicate_files")
+    before = table.current_snapshot()
+    table.add_files(sorted(paths), check_duplicate_files=True if check is None else bool(check))
+    after = table.refresh().current_snapshot()
+    if after is None or (before is not None and after.snapshot_id == before.snapshot_id):
+        return [(0, None)]
+    summary = after.summary
+    return [
+        (_summary_long(summary, "added-data-files") or 0, _summary_long(summary, "changed-partition-count"))
+    ]
+
+
+def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `CreateChangelogViewProcedure`: `icefloe.spark.read_changelog` (carry-over rows
+    removed; update images when `compute_updates` or `identifier_columns` ask for them) as a
+    temp view named `changelog_view` (default `<table>_changes`)."""
+    from icefloe.spark.changelog import read_changelog
+
+    if args.get("net_changes"):
+        raise NotSupportedError("create_changelog_view(net_changes => true): not supported by icefloe")
+    options = {str(k).lower(): v for k, v in (args.get("options") or {}).items()}
+    unknown = sorted(set(options) - {"start-snapshot-id", "end-snapshot-id"})
+    if unknown:
+        raise NotSupportedError(f"create_changelog_view option {unknown[0]!r}: not supported by icefloe")
+    start, end = options.get("start-snapshot-id"), options.get("end-snapshot-id")
+    columns = args.get("identifier_columns")
+    compute = args.get("compute_updates")
+    if compute is None:
+        compute = columns is not None
+    if compute and not columns:
+        schema = table.schema()
+        columns = [schema.find_column_name(i) for i in schema.identifier_field_ids]
+        if not columns:
+            raise ValidationError("Cannot compute the update images because of lack of identifier columns")
+    df = read_changelog(
+        ctx.spark,
+        table,
+        None if start is None else int(start),
+        None if end is None else int(end),
+        [str(c) for c in columns] if compute and columns else None,
+    )
+    name = args.get("changelog_view") or f"`{args['_ident'][-1]}_changes`"
+    df.createOrReplaceTempView(str(name).strip("`") if str(name).startswith("`") else str(name))
+    return [(str(name),)]
+
+
 _PROCEDURES = {
     "rollback_to_snapshot": _Procedure(
         ("table", "snapshot_id"),
@@ -315,6 +435,28 @@ _PROCEDURES = {
         ],
         _rewrite_position_deletes,
     ),
+    "ancestors_of": _Procedure(
+        ("table", "snapshot_id"), 1, [("snapshot_id", _LONG), ("timestamp", _LONG)], _ancestors_of
+    ),
+    "register_table": _Procedure(
+        ("table", "metadata_file"),
+        2,
+        [("current_snapshot_id", _LONG), ("total_records_count", _LONG), ("total_data_files_count", _LONG)],
+        _register_table,
+        loads=False,
+    ),
+    "add_files": _Procedure(
+        ("table", "source_table", "partition_filter", "check_duplicate_files", "parallelism"),
+        2,
+        [("added_files_count", f"{_LONG} NOT NULL"), ("changed_partition_count", _LONG)],
+        _add_files,
+    ),
+    "create_changelog_view": _Procedure(
+        ("table", "changelog_view", "options", "compute_updates", "identifier_columns", "net_changes"),
+        1,
+        [("changelog_view", f"{_STRING} NOT NULL")],
+        _create_changelog_view,
+    ),
 }
 # Arguments Java takes as timestamps: icefloe takes them as epoch milliseconds.
 _TIMESTAMPS = {"older_than", "timestamp"}
@@ -354,7 +496,9 @@ def call(ctx: Context, command: exp.Command) -> Any:
             f"CALL {catalog_name}.system.{names[-1]}: not supported by icefloe.spark.sql yet"
         )
     args = _arguments(ctx, names[-1], procedure, list(function.expressions))
-    table = _table(ctx, catalog_name, str(args["table"]))
+    args["_catalog"] = ctx.resolver.catalog(catalog_name)
+    args["_ident"] = _ident(ctx, catalog_name, str(args["table"]))
+    table = args["_catalog"].load_table(args["_ident"]) if procedure.loads else None
     rows = procedure.run(ctx, table, args)
     schema = ", ".join(f"{name} {kind}" for name, kind in procedure.columns)
     return ctx.spark.createDataFrame(rows, schema)
@@ -403,10 +547,11 @@ def _value(ctx: Context, key: str, e: exp.Expr) -> Any:
     return dict(value) if isinstance(value, dict) else value
 
 
-def _table(ctx: Context, catalog_name: str, name: str) -> Table:
+def _ident(ctx: Context, catalog_name: str, name: str) -> tuple[str, ...]:
+    """The procedure's table argument as an identifier in the procedure's catalog."""
     parts = [p.name for p in exp.to_table(name, dialect=IcebergSpark).parts]
     if len(parts) >= 3 and parts[0] == catalog_name:
         parts = parts[1:]
     if len(parts) == 1:
         parts = [*ctx.resolver.state.namespace, parts[0]]
-    return ctx.resolver.catalog(catalog_name).load_table(tuple(parts))
+    return tuple(parts)
