@@ -8,8 +8,8 @@ custom order (read back and compared row by row, transforms computed by icefloe'
 transforms); both write as many files and record the same `sort_order_id`: the id of the
 table's order with the same fields (default or not), else 0 (unsorted), as Java does.
 
-Bad orders (an unknown column, an unknown transform, a malformed string, `zorder`) are
-refused by both, icefloe naming what was expected and found, and nothing is committed.
+Bad orders (an unknown column, an unknown transform, a malformed string, `zorder` mixed with
+other fields) are refused by both, icefloe naming what was expected and found, and nothing is committed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from icefloe import _native
-from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.exceptions import ValidationError
 from icefloe.sorting import SortDirection, SortField, SortOrder
 from icefloe.transforms import DayTransform
 from support.oracle import Oracle, assert_same_rows
@@ -193,7 +193,9 @@ BAD = [
     pytest.param("id DESC NULLS", ValidationError, "expected FIRST or LAST", "found the end", id="malformed"),
     pytest.param("bucket(id)", ValidationError, "expected one integer width", "found 0", id="no-width"),
     pytest.param("days(id)", ValidationError, "applies to column 'id' of type long", "found day", id="type"),
-    pytest.param("zorder(id, name)", NotSupportedError, "zorder(...) is not supported", "", id="zorder"),
+    pytest.param(
+        "zorder(id), name", ValidationError, "expected zorder(...) alone", "found it mixed", id="zorder-mixed"
+    ),
 ]
 
 
@@ -214,7 +216,7 @@ def test_a_bad_sort_order_is_refused_naming_it_and_nothing_is_committed(
         spark.sql(ROWS.format(lo=k * 50, hi=(k + 1) * 50)).coalesce(1).writeTo(q).append()
     start = oracle.current_snapshot_id(name)
     files = {f["file_path"] for f in oracle.data_files(name)}
-    if error is ValidationError:  # Java refuses these too (it runs zorder, out of scope here)
+    if error is ValidationError:  # Java refuses these too
         with pytest.raises(Exception):  # noqa: B017 - Java's errors come as Py4J / Spark errors
             oracle.sql(
                 f"CALL oracle.system.rewrite_data_files(table => '{name}', strategy => 'sort', "

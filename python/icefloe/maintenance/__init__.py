@@ -109,7 +109,8 @@ class Maintenance:
         `max_file_group_size_bytes`, `max_file_group_input_files`, `rewrite_all`, `remove_dangling_deletes`,
         `use_starting_sequence_number`, `partial_progress_max_commits`,
         `max_files_to_rewrite`, `rewrite_job_order` (`bytes-asc`, `bytes-desc`, `files-asc`,
-        `files-desc`, `none`), `output_spec_id`, `snapshot_properties`, `case_sensitive`."""
+        `files-desc`, `none`), `output_spec_id`, `snapshot_properties`, `case_sensitive`;
+        with `sort_order="zorder(a, b)"`: `var_length_contribution`, `max_output_size`."""
         from icefloe.maintenance.rewrite_data_files import rewrite_data_files
 
         return rewrite_data_files(

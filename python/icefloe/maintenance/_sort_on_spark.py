@@ -11,6 +11,11 @@ writes all of them (a union of the groups' plans), so small groups still run sid
 (Ranging all groups together, as this module first did, let a range straddle two groups'
 partitions: one file became two, depending on Spark's sample.)
 
+A z-order (`sort_order="zorder(a, b)"`) ranges each group by the rows' z-values, as Java's
+`SparkZOrderFileRewriteRunner` does: the read task appends the z-value (Rust, from the rows as
+read, before Spark's conversion) as one more binary column, the groups are ranged by it, the
+column is dropped, and the writer sorts each task by the z-values again.
+
 Tables with a column Spark cannot carry losslessly (uuid, fixed, time, nanosecond timestamps,
 unknown, variant, geometry) keep the one-task-per-group path (`rewrite_data_files`), which
 never leaves Arrow.
@@ -28,6 +33,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icefloe.maintenance._zorder import ZOrder
     from icefloe.sorting import SortOrder
     from icefloe.table import Table
 
@@ -63,7 +69,7 @@ def sort_rewrite_on_spark(
     write_id: str,
     read_json: str,
     mapping: str | None,
-    order: SortOrder | None = None,
+    order: SortOrder | ZOrder | None = None,
 ) -> list[str] | None:
     """Writes the rows of `groups` (each its read tasks, JSON lists of FileScanTasks, and the
     output files it expects), each group range-partitioned into as many sorted runs as it
@@ -71,9 +77,13 @@ def sort_rewrite_on_spark(
     or None (nothing written) when Spark cannot compute the sort order's first term (a
     bucket of a string, say): the caller then sorts each group in one writer. On failure
     the files of `write_id` are deleted by the caller's abort. `order`: the order to sort by
-    and record on the files (default: the table's)."""
+    and record on the files (default: the table's), or a z-order."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
     from icefloe import _progress
     from icefloe._io import IoConfig
+    from icefloe.maintenance._zorder import ZOrder
     from icefloe.maintenance.rewrite_data_files import task_reader
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema, to_spark_batch
     from icefloe.spark._distribution import partition_keys, sort_keys
@@ -84,6 +94,10 @@ def sort_rewrite_on_spark(
     read_schema = json.loads(read_json)
     target = spark_arrow_schema(read_schema)
     io_config = IoConfig.current()
+    zorder = order if isinstance(order, ZOrder) else None
+    z_name = "_icefloe_zvalue"
+    while z_name in target.names:
+        z_name = "_" + z_name
 
     def read(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         from icefloe import _native as native
@@ -93,11 +107,25 @@ def sort_rewrite_on_spark(
             for tasks in batch.column(0).to_pylist():
                 for b in task_reader(native, tasks, read_json, mapping):
                     if b.num_rows:
-                        yield to_spark_batch(b, read_schema, target)
+                        out = to_spark_batch(b, read_schema, target)
+                        if zorder is not None:
+                            z = native.z_values(
+                                [b.column(c) for c in zorder.columns],
+                                list(zorder.types),
+                                zorder.var_length_contribution,
+                                zorder.max_output_size,
+                            )
+                            out = out.append_column(pa.field(z_name, pa.binary(), nullable=False), z)
+                        yield out
 
-    out_schema = spark_schema(target)
-    types = {f.name: f.dataType for f in out_schema.fields}
-    keys = sort_keys(table, types, prefix=True, order=order)
+    table_schema = spark_schema(target)
+    types = {f.name: f.dataType for f in table_schema.fields}
+    if isinstance(order, ZOrder):
+        out_schema = StructType([*table_schema.fields, StructField(z_name, BinaryType(), False)])
+        keys = [F.col(z_name)]
+    else:
+        out_schema = table_schema
+        keys = sort_keys(table, types, prefix=True, order=order)
     if not keys:
         return None
     ranges = [*partition_keys(table, types), *keys]
@@ -111,9 +139,13 @@ def sort_rewrite_on_spark(
     parts = [rows(whole)] if whole else []
     parts += [rows(tasks).repartitionByRange(n, *ranges) for tasks, n in groups if n > 1]
     ranged = functools.reduce(lambda a, b: a.unionAll(b), parts)
+    if zorder is not None:  # ranged by it; the writer sorts by the z-values it computes again
+        ranged = ranged.drop(z_name)
     output_files = sum(max(1, n) for _, n in groups)
     options: dict[str, Any] = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
-    if order is not None:
+    if zorder is not None:
+        options["zorder"] = zorder.to_json()
+    elif order is not None:
         options["sort_order"] = order.to_json()
     label = f"icefloe rewrite_data_files {_progress.table_label(table)}: sort into {output_files} files"
     with spark_job(spark, label):

@@ -29,9 +29,14 @@ disjoint key ranges.
 
 `sort_order` sorts by another order than the table's (or sorts a table that has none), as
 Java's `sort_order => '...'`: an icefloe `SortOrder` or Java's string form
-(`sorting.parse_sort_order`; `zorder(...)` is not supported). The new files record the id of
-the table's sort order with the same fields, or 0 (unsorted) when it is none of the table's
-orders, as Java does.
+(`sorting.parse_sort_order`). The new files record the id of the table's sort order with the
+same fields, or 0 (unsorted) when it is none of the table's orders, as Java does.
+
+`sort_order="zorder(a, b)"` is Java's z-order rewrite (`_zorder`): rows are sorted by their
+z-values, Java's interleaving of the columns' order-preserving bytes (computed in Rust,
+`rust/writer/zorder.rs`, byte for byte Java's, with its `var_length_contribution` and
+`max_output_size` options); on Spark each group is range-partitioned by the z-value as Java
+does. The new files record sort order id 0, as Java's.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from icefloe._task_ids import REWRITE_DATA_FILES_DRIVER_TASK_BASE
 from icefloe.exceptions import CommitConflictError, ValidationError
 from icefloe.expressions import AlwaysTrue, BooleanExpression, as_row_filter
 from icefloe.maintenance import _sort_on_spark
+from icefloe.maintenance._zorder import ZOrder, parse_zorder
 from icefloe.sorting import SortOrder, parse_sort_order
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
@@ -131,6 +137,8 @@ def rewrite_data_files(
     output_spec_id: int | None = None,
     snapshot_properties: dict[str, str] | None = None,
     case_sensitive: bool = True,
+    var_length_contribution: int | None = None,
+    max_output_size: int | None = None,
 ) -> RewriteDataFilesResult:
     """Compacts the table's data files (see the module doc); options as Java's procedure
     names them (`min-input-files`, `target-file-size-bytes`, ...).
@@ -139,8 +147,13 @@ def rewrite_data_files(
     when given: a `SortOrder` or Java's string form (`"id DESC NULLS LAST, bucket(4, name)"`,
     transforms identity, bucket, truncate, years, months, days, hours). The new files record
     the id of the table's order with the same fields, else 0, as Java. An unknown column or
-    transform or a malformed string is a ValidationError, `zorder(...)` a NotSupportedError,
-    both before anything is written."""
+    transform or a malformed string is a ValidationError before anything is written.
+
+    `sort_order="zorder(a, b)"` sorts by Java's z-values of the columns (see the module
+    doc), with Java's options `var_length_contribution` (bytes of a string or binary column,
+    default 8) and `max_output_size` (bytes of the z-value, default all); a column of a type
+    Java cannot z-order (decimal, ...), a nested field or a mix with other sort fields is a
+    ValidationError."""
     if strategy not in _STRATEGIES:
         raise ValidationError(f"expected rewrite strategy 'binpack' or 'sort', found {strategy!r}")
     if partial_progress_max_commits < 1:
@@ -148,11 +161,18 @@ def rewrite_data_files(
             f"partial_progress_max_commits must be positive, found {partial_progress_max_commits}"
         )
     sort = strategy == "sort"
-    order: SortOrder | None = None
-    if sort:
+    order: SortOrder | ZOrder | None = None
+    if sort and isinstance(sort_order, str):
+        order = parse_zorder(sort_order, table, case_sensitive, var_length_contribution, max_output_size)
+    if sort and order is None:
         order = _resolve_sort_order(table, sort_order)
-    elif sort_order is not None:
+    elif not sort and sort_order is not None:
         raise ValidationError("sort_order applies to strategy='sort' only")
+    if not isinstance(order, ZOrder) and (var_length_contribution, max_output_size) != (None, None):
+        raise ValidationError(
+            "var_length_contribution and max_output_size apply to a z-order rewrite only "
+            "(strategy='sort', sort_order='zorder(...)')"
+        )
     md = table.metadata
     start = md.current_snapshot_id
     if start is None:
@@ -238,12 +258,18 @@ def _read_schema_json(table: Table) -> str:
 
 
 def _rewrite(
-    table: Table, groups: list[_Group], write_id: str, order: SortOrder | None, spark: SparkSession | None
+    table: Table,
+    groups: list[_Group],
+    write_id: str,
+    order: SortOrder | ZOrder | None,
+    spark: SparkSession | None,
 ) -> None:
-    """Writes the new files of `groups` (sets each group's `added`), sorted by `order` if any."""
+    """Writes the new files of `groups` (sets each group's `added`), sorted by `order` (a
+    sort order or a z-order) if any."""
     read_json = _read_schema_json(table)
     sort = order is not None
-    order_json = None if order is None else order.to_json()
+    order_json = order.to_json() if isinstance(order, SortOrder) else None
+    zorder_json = order.to_json() if isinstance(order, ZOrder) else None
     mapping = table.properties.get("schema.name-mapping.default")
     if sort and spark is not None and _sort_on_spark.spark_carries(read_json):
         # Each group range-partitioned over its own tasks, all in one job; the batch commits
@@ -284,6 +310,7 @@ def _rewrite(
                 target_file_size_bytes=size,
                 spec_id=spec_id,
                 sort_order=order_json,
+                zorder=zorder_json,
             )
             return index, files
 
@@ -296,7 +323,9 @@ def _rewrite(
                 by_index[index].added.extend(files)
                 advance(1)
         return
-    written = _rewrite_on_spark(spark, table, work, weights, write_id, order_json, read_json, mapping)
+    written = _rewrite_on_spark(
+        spark, table, work, weights, write_id, order_json, zorder_json, read_json, mapping
+    )
     for index, descriptor in written:
         by_index[index].added.append(descriptor)
 
@@ -321,6 +350,7 @@ def _rewrite_on_spark(
     weights: list[int],
     write_id: str,
     order_json: str | None,
+    zorder_json: str | None,
     read_json: str,
     mapping: str | None,
 ) -> list[tuple[int, str]]:
@@ -349,10 +379,11 @@ def _rewrite_on_spark(
                     reader,
                     write_id,
                     task_id,
-                    sort=order_json is not None,
+                    sort=order_json is not None or zorder_json is not None,
                     target_file_size_bytes=size,
                     spec_id=spec_id,
                     sort_order=order_json,
+                    zorder=zorder_json,
                 )
                 yield pa.RecordBatch.from_pydict(
                     {
