@@ -373,7 +373,7 @@ def test_insert_by_name(tw: Twins, orders: dict[str, Any]) -> None:
     name = _twin(tw)
     t = f"{J}.{name}"
     tw.both(
-        f"INSERT INTO {t} BY NAME SELECT named_struct('a', 5, 'b', 'q') AS st, 2.5 AS AMOUNT, 'eu' AS region, 10 AS id"
+        f"INSERT INTO {t} BY NAME SELECT named_struct('b', 'q', 'a', 5) AS st, 2.5 AS AMOUNT, 'eu' AS region, 10 AS id"
     )
     tw.both(
         f"INSERT INTO TABLE {t} BY NAME SELECT cust AS region, id, amount, null AS st FROM sqlq.db.orders WHERE id > 4"
@@ -555,7 +555,9 @@ def _metric_table(tw: Twins, name: str, properties: str = "") -> str:
 @pytest.fixture(scope="module")
 def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
     _metric_table(tw, "m")
-    _metric_table(tw, "mc", ", 'write.metadata.metrics.default'='counts'")
+    _metric_table(
+        tw, "mc", ", 'write.metadata.metrics.default'='counts', 'write.metadata.metrics.column.d'='none'"
+    )
 
 
 _PUSHED = [
@@ -574,6 +576,7 @@ _READ = [
     "SELECT max(f), min(s), max(s) FROM sqlq.db.m",  # a NaN; truncatable strings
     "SELECT count(*), max(id) FROM sqlq.db.m WHERE id > 2",  # a filter on rows, not partitions
     "SELECT max(i), min(dt) FROM sqlq.db.mc",  # counts only
+    "SELECT count(*), count(d) FROM sqlq.db.mc",  # no metrics for d
     "SELECT count(*), max(qty), count(cust) FROM sqlq.db.orders",  # position deletes
     "SELECT p, count(*) FROM sqlq.db.m GROUP BY p",
     "SELECT count(DISTINCT p), sum(i) FROM sqlq.db.m",
