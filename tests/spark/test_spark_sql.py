@@ -594,7 +594,11 @@ def _reads_a_table(df: Any) -> bool:
 def test_aggregate(tw: Twins, metric_tables: None, text: str) -> None:
     ours = tw.ice(text)
     assert _reads_a_table(ours) == (text in _READ), str(ours._jdf.queryExecution().optimizedPlan())
-    assert_same_rows(ours, tw.java(text), context=text)
+    java = tw.java(text)
+    assert_same_rows(ours, java, context=text)
+    assert [(f.name, f.dataType, f.nullable) for f in ours.schema] == [
+        (f.name, f.dataType, f.nullable) for f in java.schema
+    ]
 
 
 def test_aggregate_pushdown_reads_no_data_file(tw: Twins, orders: dict[str, Any]) -> None:

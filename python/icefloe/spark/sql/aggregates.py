@@ -327,13 +327,16 @@ def _spark_type(type_json: str) -> str:
 
 
 def _literal(a: _Aggregate, value: Any) -> exp.Expr:
-    """The Spark SQL literal of an aggregate's value, of the type Spark gives the aggregate."""
+    """The Spark SQL literal of an aggregate's value, typed (nullability included) as Spark
+    types the aggregate."""
     if a.op in ("count_star", "count"):
         text = f"CAST({int(value)} AS BIGINT)"
     elif value is None:
         text = f"CAST(NULL AS {_spark_type(a.type_json)})"
     else:
         text = _value_text(a.type_json, value)
+    if a.op in ("min", "max"):
+        text = f"NULLIF({text}, NULL)"  # the value, typed nullable as Spark types min and max
     return sqlglot.parse_one(f"SELECT {text}", dialect=IcebergSpark).expressions[0]
 
 
