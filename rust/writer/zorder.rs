@@ -25,6 +25,7 @@
 //! decimal, time, nanosecond timestamps and the rest have no z-order bytes in Java; they and
 //! nested fields are refused before anything is read.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, BinaryArray};
@@ -44,6 +45,9 @@ pub const PRIMITIVE_BUFFER_SIZE: usize = 8;
 pub const DEFAULT_VAR_LENGTH_CONTRIBUTION: usize = PRIMITIVE_BUFFER_SIZE;
 /// Java's default `max-output-size` (`Integer.MAX_VALUE`: every byte interleaved).
 pub const DEFAULT_MAX_OUTPUT_SIZE: usize = i32::MAX as usize;
+
+/// The longest z-value made (a row's interleaved bytes); Java has no bound but its memory.
+pub const MAX_Z_VALUE_BYTES: usize = 1 << 20;
 
 /// A z-order over top-level columns of a table (by field id) with Java's two options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,11 +217,9 @@ fn z_values_with(
     })?;
     let mut out = vec![0u8; total];
     for (row, z) in out.chunks_exact_mut(size.max(1)).enumerate().take(rows) {
-        for (k, &(col, byte, bit)) in plan.bits.iter().enumerate() {
-            let width = plan.widths[col];
-            if (ordered[col][row * width + byte] >> bit) & 1 == 1 {
-                z[k / 8] |= 0x80 >> (k % 8);
-            }
+        for s in &plan.spreads {
+            let v = ordered[s.col][row * plan.widths[s.col] + s.byte];
+            z[s.out_byte] |= s.table[usize::from(v)];
         }
     }
     let offsets =
@@ -226,14 +228,26 @@ fn z_values_with(
         .map_err(|e| invalid_data("cannot build the z-values array").with_source(e))
 }
 
-/// Where each output bit of a z-value comes from: (column, byte, bit of the byte), in Java's
-/// order (`ZOrderByteUtils.interleaveBits`): bit 7 of byte 0 of every column, then bit 6, ...,
-/// then byte 1; a column narrower than the byte skipped; stopping at the output size.
+/// How a z-value is made from the columns' bytes. Output bit k comes from (column, byte, bit
+/// of the byte) in Java's order (`ZOrderByteUtils.interleaveBits`): bit 7 of byte 0 of every
+/// column, then bit 6, ..., then byte 1; a column narrower than the byte skipped; stopping at
+/// the output size. Applied a source byte at a time: the bits of one source byte that land in
+/// one output byte are looked up for all 256 values of the source byte at once.
 #[derive(Debug, Clone)]
 struct InterleavePlan {
     widths: Vec<usize>,
     output_size: usize,
-    bits: Vec<(usize, usize, u8)>,
+    spreads: Vec<Spread>,
+}
+
+/// The part of source byte `byte` of column `col` that lands in output byte `out_byte`:
+/// `table[v]` is what a source byte of value `v` sets there.
+#[derive(Debug, Clone)]
+struct Spread {
+    col: usize,
+    byte: usize,
+    out_byte: usize,
+    table: Box<[u8; 256]>,
 }
 
 impl InterleavePlan {
@@ -250,7 +264,14 @@ impl InterleavePlan {
         if widths.is_empty() {
             return Err(validation("zorder(...): expected at least one column, found none"));
         }
-        let output_size = widths.iter().sum::<usize>().min(max_output_size);
+        let output_size = widths.iter().fold(0usize, |a, w| a.saturating_add(*w)).min(max_output_size);
+        if output_size > MAX_Z_VALUE_BYTES {
+            return Err(validation(format!(
+                "zorder(...): expected z-values of at most {MAX_Z_VALUE_BYTES} bytes (8 per column, \
+                 'var-length-contribution' per string or binary column, at most 'max-output-size'), \
+                 found {output_size}"
+            )));
+        }
         let widest = widths.iter().copied().max().unwrap_or(0);
         let mut bits = Vec::with_capacity(output_size * 8);
         'fill: for byte in 0..widest {
@@ -265,7 +286,21 @@ impl InterleavePlan {
                 }
             }
         }
-        Ok(InterleavePlan { widths, output_size, bits })
+        let mut spreads: Vec<Spread> = Vec::new();
+        let mut index: HashMap<(usize, usize, usize), usize> = HashMap::new();
+        for (k, &(col, byte, bit)) in bits.iter().enumerate() {
+            let out_byte = k / 8;
+            let at = *index.entry((col, byte, out_byte)).or_insert_with(|| {
+                spreads.push(Spread { col, byte, out_byte, table: Box::new([0u8; 256]) });
+                spreads.len() - 1
+            });
+            for (v, slot) in spreads[at].table.iter_mut().enumerate() {
+                if (v >> bit) & 1 == 1 {
+                    *slot |= 0x80 >> (k % 8);
+                }
+            }
+        }
+        Ok(InterleavePlan { widths, output_size, spreads })
     }
 }
 

@@ -170,6 +170,9 @@ fn unsupported_types_and_bad_options_are_refused_naming_them() {
     assert!(err.to_string().contains("'var-length-contribution' of at least 1 byte, found 0"), "{err}");
     let err = ZOrder::from_json(r#"{"source-ids": [1], "max-output-size": -3}"#).expect_err("max");
     assert!(err.to_string().contains("'max-output-size' of at least 1 byte, found -3"), "{err}");
+    let s = StringArray::from(vec!["x"]);
+    let err = z_values(&[(&s, &PrimitiveType::String)], 1 << 30, DEFAULT_MAX_OUTPUT_SIZE).expect_err("huge");
+    assert!(err.to_string().contains("z-values of at most 1048576 bytes"), "{err}");
     let i = Int32Array::from(vec![1]);
     let err = ordered_bytes(&i, &PrimitiveType::Long, 8).expect_err("wrong arrow type");
     assert!(err.to_string().contains("expected its Arrow type, found Int32"), "{err}");
