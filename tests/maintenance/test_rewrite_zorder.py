@@ -278,34 +278,41 @@ def test_var_length_contribution_and_max_output_size_are_honoured_like_javas(
     assert default != sorted(default), "the options made no difference to the order (a weak test)"
 
 
+# (a low, a high, b low, b high): a and b are uniform in [0, 1000); 1% and 6.25% of the rows.
+BOXES = [(400, 499, 400.0, 499.99), (100, 349, 600.0, 849.99)]
+
+
+def _java_planned(oracle: Oracle, name: str, box: tuple[int, int, float, float]) -> int:
+    """Files Java's planner plans for the box on `name`."""
+    lo_a, hi_a, lo_b, hi_b = box
+    ex = oracle.jvm.org.apache.iceberg.expressions.Expressions
+    both = getattr(ex, "and")  # `and` is a Python keyword
+    expr = both(
+        both(ex.greaterThanOrEqual("a", lo_a), ex.lessThanOrEqual("a", hi_a)),
+        both(ex.greaterThanOrEqual("b", lo_b), ex.lessThanOrEqual("b", hi_b)),
+    )
+    tasks = oracle.java_table(name).newScan().filter(expr).planFiles()
+    try:
+        it, count = tasks.iterator(), 0
+        while it.hasNext():
+            it.next()
+            count += 1
+        return count
+    finally:
+        tasks.close()
+
+
 def test_a_two_column_range_skips_files_after_the_rewrite_as_on_javas_twin(
     spark: Any, oracle: Oracle, catalog: Any
 ) -> None:
     java_name, in_process, on_spark = _twins(spark, oracle, 3, files=64, rows=12800, partitioned=False)
-    lo_a, hi_a, lo_b, hi_b = 400, 499, 400.0, 499.99  # a in [0, 1000), b in [0, 1000): 1% of the rows
-    row_filter = f"a >= {lo_a} AND a <= {hi_a} AND b >= {lo_b} AND b <= {hi_b}"
+    expected = oracle.canonical(java_name)
 
-    def planned(name: str) -> int:
+    def planned(name: str, box: tuple[int, int, float, float]) -> int:
+        row_filter = "a >= {} AND a <= {} AND b >= {} AND b <= {}".format(*box)
         return len(catalog.load_table(name).scan(row_filter=row_filter).plan_files())
 
-    def java_planned(name: str) -> int:
-        ex = oracle.jvm.org.apache.iceberg.expressions.Expressions
-        both = getattr(ex, "and")  # `and` is a Python keyword
-        expr = both(
-            both(ex.greaterThanOrEqual("a", lo_a), ex.lessThanOrEqual("a", hi_a)),
-            both(ex.greaterThanOrEqual("b", lo_b), ex.lessThanOrEqual("b", hi_b)),
-        )
-        tasks = oracle.java_table(name).newScan().filter(expr).planFiles()
-        try:
-            it, count = tasks.iterator(), 0
-            while it.hasNext():
-                it.next()
-                count += 1
-            return count
-        finally:
-            tasks.close()
-
-    before = planned(in_process)
+    before = [planned(in_process, box) for box in BOXES]
     total = sum(f["file_size_in_bytes"] for f in oracle.data_files(java_name))
     target = total // 8
     oracle.sql(
@@ -321,22 +328,25 @@ def test_a_two_column_range_skips_files_after_the_rewrite_as_on_javas_twin(
             target_file_size_bytes=target,
             spark=via,
         )
-    files = {n: len(oracle.data_files(n)) for n in (java_name, in_process, on_spark)}
-    after = {n: planned(n) for n in (java_name, in_process, on_spark)}
-    java_after = java_planned(java_name)
-    report = (
-        f"files planned for a in [{lo_a}, {hi_a}] and b in [{lo_b}, {hi_b}]: before {before} of 64; "
-        f"after, Java's twin {after[java_name]} of {files[java_name]} (Java's planner: {java_after}), "
-        f"icefloe in process {after[in_process]} of {files[in_process]}, "
-        f"icefloe on Spark {after[on_spark]} of {files[on_spark]}"
-    )
-    print(report)
     for name in (java_name, in_process, on_spark):
-        assert_same_rows(oracle.canonical(name), oracle.canonical(java_name, snapshot_id=None), context=name)
-    assert before == 64, report
-    assert after[java_name] == java_after, report
-    assert after[on_spark] <= max(after[java_name] + 1, 2) and after[on_spark] * 4 <= before, report
-    assert after[in_process] <= max(after[java_name] + 1, 2) and after[in_process] * 4 <= before, report
+        assert_same_rows(oracle.canonical(name), expected, context=f"{name} after the z-order rewrite")
+    files = {n: len(oracle.data_files(n)) for n in (java_name, in_process, on_spark)}
+    for box, was in zip(BOXES, before):
+        after = {n: planned(n, box) for n in (java_name, in_process, on_spark)}
+        java_after = _java_planned(oracle, java_name, box)
+        report = (
+            "files planned for a in [{}, {}] and b in [{}, {}]: ".format(*box)
+            + f"before {was} of 64; after, Java's twin {after[java_name]} of {files[java_name]} "
+            f"(Java's planner: {java_after}), icefloe in process {after[in_process]} of {files[in_process]}, "
+            f"icefloe on Spark {after[on_spark]} of {files[on_spark]}"
+        )
+        print(report)
+        assert was == 64, report
+        assert after[java_name] == java_after, report
+        # Spark samples the range bounds (Java's and ours alike), so a box can straddle one
+        # more boundary in one twin than in the other: 1-2 and 3 files in either over runs.
+        for ours in (after[on_spark], after[in_process]):
+            assert ours <= after[java_name] + 2 and ours * 4 <= was, report
 
 
 def test_unsupported_types_nested_fields_and_bad_options_are_refused_like_java(
