@@ -555,6 +555,7 @@ def _metric_table(tw: Twins, name: str, properties: str = "") -> str:
 @pytest.fixture(scope="module")
 def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
     _metric_table(tw, "m")
+    tw.java(f"CREATE TABLE {Q}.db.m0 ({_METRIC_COLUMNS}) USING iceberg PARTITIONED BY (p)")  # no snapshot
     _metric_table(
         tw, "mc", ", 'write.metadata.metrics.default'='counts', 'write.metadata.metrics.column.d'='none'"
     )
@@ -570,6 +571,7 @@ _PUSHED = [
     "SELECT count(*), max(i) FROM sqlq.db.m WHERE p IS NULL OR p = 'c'",
     "WITH c AS (SELECT max(id), min(ts) FROM sqlq.db.m) SELECT * FROM c",
     "SELECT count(*), count(i) FROM sqlq.db.mc",
+    "SELECT count(*), count(i), max(ts) FROM sqlq.db.m0 WHERE p = 'a'",
     "SELECT count(*), max(id), min(amount) FROM sqlq.db.orders VERSION AS OF 't1'",
 ]
 _READ = [

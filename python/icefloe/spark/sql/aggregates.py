@@ -101,8 +101,12 @@ def _answer(ctx: Context, select: exp.Select, ctes: frozenset[str]) -> exp.Selec
     ref = ctx.resolver.table(parts, ctes) if parts else None
     if ref is None or ref.metadata_table is not None or parts is None:
         return None
-    if any(
-        isinstance(n, (exp.Window, exp.Subquery, exp.Select)) for e in select.expressions for n in e.walk()
+    nodes = [n for e in select.expressions for n in e.walk()]
+    if any(isinstance(n, (exp.Window, exp.Subquery, exp.Select)) for n in nodes):
+        return None
+    # the shape first (no catalog call for a SELECT that is no aggregate of columns)
+    if not any(isinstance(n, (exp.Count, exp.Max, exp.Min)) for n in nodes) or any(
+        isinstance(n, exp.Column) and not isinstance(n.parent, (exp.Count, exp.Max, exp.Min)) for n in nodes
     ):
         return None
     visible = table.alias or parts[-1]
