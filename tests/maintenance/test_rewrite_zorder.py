@@ -17,6 +17,8 @@ z-order rewrite (`CALL ... rewrite_data_files(strategy => 'sort', sort_order => 
 
 from __future__ import annotations
 
+import random
+import uuid
 from typing import Any
 
 import pyarrow as pa
@@ -165,6 +167,56 @@ def test_interleaved_z_values_and_options_equal_javas(
     got = _our_z_values(ours, ICEBERG_TYPES, columns, var_length_contribution=var, max_output_size=max_size)
     assert got == java, f"{columns}: ours {[z.hex() for z in got]} Java {[z.hex() for z in java]}"
     assert {len(z) for z in got} == {min(max_size, sum(var if c in ("s", "bi") else 8 for c in columns))}
+
+
+def test_uuid_and_fixed_z_values_equal_javas_and_a_spark_rewrite_of_them_sorts(
+    spark: Any, oracle: Oracle, catalog: Any
+) -> None:
+    """Spark shows Java a uuid as its text and a fixed as binary: Java's z-values take those.
+    A table with them is one Spark cannot carry as it is, so the Spark rewrite sorts each
+    group in one writer on an executor (the path of `_rewrite_on_spark`)."""
+    from icefloe.schema import NestedField, Schema
+    from icefloe.types import FixedType, LongType, UUIDType
+
+    name = new_table_name("zorder_uuid")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "u", UUIDType(), required=False),
+        NestedField(3, "fx", FixedType(3), required=False),
+    )
+    table = catalog.create_table(name, schema)
+    rng = random.Random(7)
+    ids = list(range(60))
+    for part in range(3):  # three files, so the rewrite has something to do
+        chunk = ids[part * 20 : (part + 1) * 20]
+        us = [None if i % 13 == 0 else uuid.UUID(int=rng.getrandbits(128)).bytes for i in chunk]
+        fx = [None if i % 11 == 0 else bytes(rng.getrandbits(8) for _ in range(3)) for i in chunk]
+        table.append(
+            pa.table(
+                {
+                    "id": pa.array(chunk, pa.int64()),
+                    "u": pa.array(us, pa.binary(16)),
+                    "fx": pa.array(fx, pa.binary(3)),
+                }
+            )
+        )
+    ours = catalog.load_table(name).scan().to_arrow()
+    types = {"u": "uuid", "fx": "fixed[3]"}
+    for columns, var in ((["u"], 8), (["fx"], 2), (["u", "fx"], 5)):
+        java = _java_udf_z_values(spark, oracle.df(name), columns, var=var)
+        got = _our_z_values(ours, types, columns, var_length_contribution=var)
+        assert got == java, (
+            f"{columns} var={var}: ours {[z.hex() for z in got]} Java {[z.hex() for z in java]}"
+        )
+    expected = oracle.canonical(name)
+    before = {f["file_path"] for f in oracle.data_files(name)}
+    catalog.load_table(name).maintenance.rewrite_data_files(
+        strategy="sort", sort_order="zorder(u, fx)", rewrite_all=True, spark=spark
+    )
+    assert_same_rows(oracle.canonical(name), expected, context="Java reading icefloe's z-order rewrite")
+    (new,) = _new_files(oracle, name, before)
+    z = _file_z_values(new["file_path"], ["u", "fx"], types)
+    assert z == sorted(z) and new["sort_order_id"] == 0
 
 
 COLUMNS = "id BIGINT, a INT, b DOUBLE, s STRING, region STRING"
