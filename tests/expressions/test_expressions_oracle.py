@@ -21,7 +21,7 @@ import pytest
 from icefloe import _native
 from icefloe import expressions as E
 from support.expression_cases import COLUMNS, OPERATIONS, operations_and_terms
-from support.oracle import _jiter
+from support.oracle import java_plan
 from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -179,11 +179,10 @@ def test_inclusive_metrics_match_java_plan_files(
     ours = sorted(_native.files_matching_metrics(metrics_table["files"], bound))
 
     jtable = oracle.java_table(metrics_table["name"])
-    tasks = jtable.newScan().filter(java_expr(oracle.jvm, json.loads(unbound))).planFiles()
-    try:
-        java = sorted(t.file().location() for t in _jiter(tasks))
-    finally:
-        tasks.close()
+    java = sorted(
+        path
+        for path, _deletes in java_plan(jtable.newScan().filter(java_expr(oracle.jvm, json.loads(unbound))))
+    )
 
     def norm(paths: list[str]) -> list[str]:
         return sorted(p.removeprefix("file://").removeprefix("file:") for p in paths)
@@ -214,11 +213,10 @@ def test_infinite_literals_match_java(
     bound = _native.bind_filter(unbound, metrics_table["schema"])
     ours = sorted(_native.files_matching_metrics(metrics_table["files"], bound))
     jtable = oracle.java_table(metrics_table["name"])
-    tasks = jtable.newScan().filter(java_expr(oracle.jvm, json.loads(unbound))).planFiles()
-    try:
-        java = sorted(t.file().location() for t in _jiter(tasks))
-    finally:
-        tasks.close()
+    java = sorted(
+        path
+        for path, _deletes in java_plan(jtable.newScan().filter(java_expr(oracle.jvm, json.loads(unbound))))
+    )
     strip = lambda ps: sorted(p.removeprefix("file://").removeprefix("file:") for p in ps)  # noqa: E731
     assert strip(ours) == strip(java), f"{sql}: icefloe kept {len(ours)} files, Java {len(java)}"
 

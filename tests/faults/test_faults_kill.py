@@ -35,7 +35,7 @@ import support.workers
 from icefloe import _io
 from support.fault_ops import OPS, create, ids_of
 from support.kill_harness import Killable, hooked_env, install_sitecustomize, read_events
-from support.oracle import Oracle, _jiter
+from support.oracle import Oracle, java_plan
 
 pytestmark = pytest.mark.interop
 
@@ -146,10 +146,7 @@ def test_sql_catalog_writer_killed_between_metadata_file_and_pointer(
         check_after_kill(catalog, case, point, committed)
         # Iceberg Java plans the same files from the metadata the catalog points at.
         table = catalog.load_table(case.name)
-        java = oracle.java_table_at(table.metadata_location).newScan().planFiles()
-        try:
-            java_files = {t.file().location() for t in _jiter(java)}
-        finally:
-            java.close()
+        java_scan = oracle.java_table_at(table.metadata_location).newScan()
+        java_files = {path for path, _deletes in java_plan(java_scan)}
         ours = {t.file_path for t in table.scan().plan_files()}
         assert java_files == ours, (point, java_files, ours)

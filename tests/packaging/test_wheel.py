@@ -106,9 +106,17 @@ def venvs(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), *reqs]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_clean_env())
         procs[name] = (venv, log, proc)
+    # Every install waited for (and its log closed) before any failure is reported, so a failed
+    # one leaves no pip running into the next test.
+    codes = {}
     for name, (_venv, log, proc) in procs.items():
-        rc = proc.wait(timeout=1200)
+        try:
+            codes[name] = proc.wait(timeout=1200)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            codes[name] = proc.wait()
         log.close()
+    for name, rc in codes.items():
         assert rc == 0, f"pip install into {name} failed:\n{(root / f'{name}.log').read_text()[-4000:]}"
     yield {name: venv for name, (venv, _log, _proc) in procs.items()}
     shutil.rmtree(root, ignore_errors=True)

@@ -21,6 +21,7 @@ from icefloe import _native
 from icefloe.exceptions import IcefloeError, ValidationError
 from support.expression_cases import OPERATIONS, operations_and_terms
 from support.java_commits import commit_eq_delete
+from support.oracle import java_plan
 from support.session import new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -88,17 +89,9 @@ def evolved(spark: Any, oracle: Any) -> dict[str, Any]:
 
 
 def _java_plan(scan: Any) -> set[tuple[str, tuple[str, ...]]]:
-    tasks = scan.planFiles()
-    try:
-        out = set()
-        it = tasks.iterator()
-        while it.hasNext():
-            t = it.next()
-            deletes = tuple(sorted(str(d.location()) for d in t.deletes()))
-            out.add((str(t.file().location()), deletes))
-        return out
-    finally:
-        tasks.close()
+    out = java_plan(scan)
+    assert len(set(out)) == len(out), "Java planned a data file twice"
+    return set(out)
 
 
 def _icefloe_plan(scan: Any) -> set[tuple[str, tuple[str, ...]]]:

@@ -22,7 +22,7 @@ import icefloe.spark
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
-from support.oracle import Oracle, _jiter, assert_same_rows
+from support.oracle import Oracle, assert_same_rows, java_plan
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -154,11 +154,7 @@ def test_java_prunes_icefloe_files_by_partition(
     lo = int(day.timestamp() * 1_000_000)
     flt = getattr(exprs, "and")(exprs.greaterThanOrEqual("ts", lo), exprs.lessThan("ts", lo + 86_400_000_000))
     scan = oracle.java_table(table_name).newScan().filter(flt)
-    tasks = scan.planFiles()
-    try:
-        java = sorted(t.file().location() for t in _jiter(tasks))
-    finally:
-        tasks.close()
+    java = sorted(path for path, _deletes in java_plan(scan))
     expected = [p for p in ours if "/ts_day=2024-01-02/" in p]
     assert expected and java == expected
     # icefloe's planner prunes our files on the same partitions exactly as Java does.
@@ -167,11 +163,10 @@ def test_java_prunes_icefloe_files_by_partition(
 
     # A bucket filter: Java plans only files of bucket(4, 7) (bounds may prune further).
     bucket = icefloe._native.apply_transform("bucket[4]", "long", pa.array([7]))[0].as_py()
-    tasks = oracle.java_table(table_name).newScan().filter(exprs.equal("id", 7)).planFiles()
-    try:
-        java = sorted(t.file().location() for t in _jiter(tasks))
-    finally:
-        tasks.close()
+    java = sorted(
+        path
+        for path, _deletes in java_plan(oracle.java_table(table_name).newScan().filter(exprs.equal("id", 7)))
+    )
     assert java and all(f"/id_bucket={bucket}/" in p for p in java)
     assert set(java) <= set(ours)
     assert sorted(t.file_path for t in table.scan(row_filter="id = 7").plan_files()) == java
