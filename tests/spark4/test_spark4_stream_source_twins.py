@@ -227,9 +227,9 @@ def test_commits_while_the_queries_run(source: Any, oracle: Oracle, catalog: Any
 @pytest.mark.parametrize(
     ("ours_limit", "java_limit"),
     [
-        ({"max_files_per_trigger": 2}, {"streaming-max-files-per-micro-batch": 2}),
-        ({"max_records_per_trigger": 3}, {"streaming-max-rows-per-micro-batch": 3}),
-        # Java's option names, as a query moved from Java's source keeps them.
+        # Java's option names, as a query moved from Java's source keeps them (icefloe's own,
+        # `max_files_per_trigger` / `max_records_per_trigger`, are twin-tested with the same
+        # limits in test_spark4_streaming.py).
         ({"streaming-max-files-per-micro-batch": 2}, {"streaming-max-files-per-micro-batch": 2}),
         ({"streaming-max-rows-per-micro-batch": 3}, {"streaming-max-rows-per-micro-batch": 3}),
     ],
