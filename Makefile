@@ -164,16 +164,17 @@ test-prereqs-build:
 test-prereqs-fetch:
 	$(MAKE) --no-print-directory -j1 oracle servers venv4
 
-# `make test` runs cargo test and the two PySpark passes side by side (their lines interleave;
-# each pytest ends with its summary and slowest tests), after making their shared prerequisites
-# once. Where the time goes and what each layout measured: tests/README.md.
-TEST_JOBS ?= 3
+# `make test` runs cargo test beside the making of the shared prerequisites (it needs none of
+# them, and fills the cores while the downloads and the release build's serial steps leave them
+# idle), then the two PySpark passes side by side (their lines interleave; each pytest ends with
+# its summary and slowest tests). Where the time goes and what each layout measured:
+# tests/README.md.
+TEST_JOBS ?= 2
 test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
-	$(MAKE) --no-print-directory -j2 test-prereqs-build test-prereqs-fetch
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 \
-		test-rust test-python test-spark4
+	$(MAKE) --no-print-directory -j3 test-prereqs-build test-prereqs-fetch test-rust
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 test-python test-spark4
 
-# The long soak loops, not in make test (which runs a 6-run slice of each): the streaming sinks
+# The long soak loops, not in make test (which runs 6 kills on 3.5 and 4 on PySpark 4): the streaming sinks
 # killed and restarted 20 times, on PySpark 3.5 (foreachBatch) and 4 (format("icefloe")).
 SOAK_KILL_RUNS ?= 20
 .PHONY: soak
