@@ -251,6 +251,23 @@ def canonical_rows_from_spark(rows: Sequence[Any], schema: Any) -> CanonicalRows
     return CanonicalRows([f.name for f in fields], out)
 
 
+def rows_per_filter(spark: Any, source: str, filters: Sequence[str]) -> list[CanonicalRows]:
+    """The rows of `source` (a table or view name) under each of `filters` (Spark SQL), in one
+    Spark job: a UNION ALL of one filtered scan per filter, each pushing its own filter (a query
+    per filter cost a Spark job each)."""
+    from pyspark.sql.types import StructType
+
+    query = " UNION ALL ".join(
+        f"SELECT {i} AS __filter, * FROM {source} WHERE {w}" for i, w in enumerate(filters)
+    )
+    df = spark.sql(query)
+    schema = StructType(df.schema.fields[1:])
+    groups: list[list[tuple[Any, ...]]] = [[] for _ in filters]
+    for row in df.collect():
+        groups[row[0]].append(tuple(row)[1:])
+    return [canonical_rows_from_spark(g, schema) for g in groups]
+
+
 def canonical_rows(data: Any) -> CanonicalRows:
     """Canonical rows of an Arrow Table / RecordBatch, a Spark DataFrame or a CanonicalRows."""
     if isinstance(data, CanonicalRows):
