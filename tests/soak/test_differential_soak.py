@@ -1,4 +1,4 @@
-"""The differential soak (issue 44, tests/support/soak.py): random histories run by icefloe
+"""The differential soak (issue 44, tests/support/soak/): random histories run by icefloe
 and by Iceberg Java side by side, on twin tables and on one shared table whose every step is
 done by a randomly chosen engine; after each step Java and icefloe read all three tables alike.
 

@@ -1,0 +1,34 @@
+"""The differential soak (issue 44): random histories run by icefloe and by Iceberg Java side
+by side, every step's result read by both engines and compared.
+
+A history is drawn from a seed: a schema (a long key `id` and columns of every primitive
+kind Spark SQL can write), a partition spec of random transforms, a format version (1, 2 or
+3), write modes (copy-on-write or merge-on-read), then steps: appends of rows drawn from the
+edges (NaN, -0.0, infinities, nulls, integer extremes, full-precision decimals, empty and
+non-BMP strings, pre-1970 and far-future instants), DELETE / UPDATE / MERGE, upserts (Java's
+twin: a MERGE INTO on the key), dynamic partition overwrites, schema evolution (add, rename,
+drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a branch,
+fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
+delete rewrites, manifest rewrites, snapshot expiry, and a DELETE racing an append (two
+icefloe writers at once; Java's twin does one after the other).
+
+Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
+session, and icefloe's table API. `run_history` applies every step to three tables: one that
+only Java writes, one that only icefloe writes (the twins), and one shared table where each
+step's engine is drawn at random: Java, icefloe's table API, or `icefloe.spark`'s functions
+(Spark tasks writing the files of appends, overwrites, DELETE, UPDATE, MERGE and upserts).
+After each step Java and icefloe read all three tables, and the six reads must hold the same
+rows; so must the reads of every branch and tag. A step one engine refuses must be refused by
+the other too (then the tables stay as they were).
+
+The package's rooms: `values` (column kinds, edge values, literals), `history` (the
+generator), `engines` (each step by Java, icefloe and `icefloe.spark`), `runner` (a history
+on three tables, compared after every step).
+
+`make soak` runs many seeds with long histories; `make test` runs a fixed-seed slice.
+"""
+
+from support.soak.history import History, generate
+from support.soak.runner import run_history
+
+__all__ = ["History", "generate", "run_history"]

@@ -1,0 +1,301 @@
+"""The soak's history generator (see `support.soak`): a seed draws a schema, a partition spec,
+a format version and write modes, then the steps, each with JSON-able arguments and the
+table's columns before it."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from support.soak.values import KINDS, PROMOTIONS, STRINGS, TRANSFORMS, Column, draw_value
+
+BRANCH = "audit"
+
+
+@dataclass
+class TableState:
+    """What the generator knows of the table: its columns, format version and modes."""
+
+    columns: list[Column]
+    version: int
+    props: dict[str, str]
+    next_id: int = 0
+    counter: int = 0
+    spec_fields: list[str] = field(default_factory=list)
+    branch: bool = False  # the branch BRANCH exists
+    tags: int = 0
+    queued: list[Step] = field(default_factory=list)  # steps that must come next
+
+    def snapshot(self) -> list[Column]:
+        """The columns as they are now (names and kinds; later steps rename and promote)."""
+        return [Column(c.name, c.kind) for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+    def fresh_name(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+
+@dataclass
+class Step:
+    """One step of a history: its kind, JSON-able arguments, and the table's columns before
+    it (set by `generate`)."""
+
+    kind: str
+    args: dict[str, Any]
+    columns: list[Column] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {json.dumps(self.args, default=str)[:300]}"
+
+
+@dataclass
+class History:
+    seed: int
+    ddl_columns: list[Column]
+    partition: list[tuple[str, str, str]]  # (column, Spark SQL transform, icefloe transform)
+    version: int
+    props: dict[str, str]
+    steps: list[Step]
+
+
+def _rows(
+    rng: random.Random, state: TableState, count: int, ids: list[int] | None = None
+) -> list[dict[str, Any]]:
+    out = []
+    for i in range(count):
+        row: dict[str, Any] = {}
+        for c in state.columns:
+            if c.name == "id":
+                if ids is not None:
+                    row["id"] = ids[i]
+                else:
+                    row["id"] = state.next_id
+                    state.next_id += 1
+            else:
+                row[c.name] = draw_value(rng, c.kind, c.truncate_source)
+        out.append(row)
+    return out
+
+
+def _predicate(rng: random.Random, state: TableState) -> str:
+    """A filter both engines parse alike: over `id` mostly, sometimes a null test or a
+    comparison on an int / long / string column."""
+    hi = max(state.next_id, 1)
+    lo = rng.randrange(0, hi)
+    choices = [
+        f"id >= {lo} and id < {lo + rng.randrange(1, 12)}",
+        f"id < {rng.randrange(0, hi)}",
+        f"id = {lo}",
+    ]
+    others = [c for c in state.columns if c.name != "id" and c.kind in ("int", "long", "string")]
+    if others and rng.random() < 0.4:
+        c = rng.choice(others)
+        if rng.random() < 0.3:
+            return f"{c.name} is null"
+        if c.kind == "string":
+            return f"{c.name} = '{rng.choice([s for s in STRINGS if s])}'"
+        return f"{c.name} > {rng.choice([-1, 0, 7, 99])}"
+    return rng.choice(choices)
+
+
+def generate(seed: int, steps: int) -> History:
+    rng = random.Random(seed)
+    kinds = rng.sample(sorted(KINDS), rng.randrange(3, 7))
+    columns = [Column("id", "long")] + [Column(f"c_{k}", k) for k in kinds]
+    version = rng.choice([1, 2, 2, 3])
+    props = {"format-version": str(version)}
+    if version >= 2:
+        for op in ("delete", "update", "merge"):
+            props[f"write.{op}.mode"] = rng.choice(["copy-on-write", "merge-on-read"])
+    state = TableState([Column(c.name, c.kind) for c in columns], version, props)
+    partition: list[tuple[str, str, str]] = []
+    candidates = [c for c in columns if c.kind in TRANSFORMS or c.name == "id"]
+    for c in rng.sample(candidates, min(len(candidates), rng.randrange(0, 3))):
+        kind = "long" if c.name == "id" else c.kind
+        spark_t, ice_t = rng.choice(TRANSFORMS[kind])
+        if any(p[0] == c.name for p in partition):
+            continue
+        partition.append((c.name, spark_t.format(c=c.name), ice_t))
+        state.column(c.name).partition_source = True
+        state.column(c.name).truncate_source = ice_t.startswith("truncate")
+    history = History(seed, columns, partition, version, props, [])
+    if version == 1:
+        # icefloe writes v2 and v3 only: a v1 history is written by Java, upgraded to v2 by the
+        # step's engine, and goes on from there (icefloe reading v1 manifests and files).
+        for _ in range(rng.randrange(1, 3)):
+            history.steps.append(Step("append_java", {"rows": _rows(rng, state, rng.randrange(1, 25))}))
+        history.steps.append(Step("upgrade", {"version": 2}))
+        state.version = 2
+        for op in ("delete", "update", "merge"):
+            history.steps.append(
+                Step(
+                    "set_property",
+                    {"key": f"write.{op}.mode", "value": rng.choice(["copy-on-write", "merge-on-read"])},
+                )
+            )
+    for step in history.steps:  # the steps above change no column
+        step.columns = state.snapshot()
+    while len(history.steps) < steps:
+        before = state.snapshot()
+        step = _next_step(rng, state)
+        step.columns = before
+        history.steps.append(step)
+    return history
+
+
+def _next_step(rng: random.Random, state: TableState) -> Step:
+    weights = {
+        "append": 6,
+        "delete": 3,
+        "update": 3,
+        "merge": 3,
+        "upsert": 2,
+        "dynamic_overwrite": 1,
+        "add_column": 1,
+        "rename_column": 1,
+        "drop_column": 1,
+        "promote": 1,
+        "add_partition_field": 1,
+        "compact": 1,
+        "rewrite_manifests": 1,
+        "expire": 1,
+        "upgrade_v3": 1,
+        "branch_append": 2,
+        "branch_delete": 1,
+        "fast_forward": 1,
+        "tag": 1,
+        "rewrite_position_deletes": 1,
+        "sort_order": 1,
+        "sort_compact": 1,
+        "concurrent": 1,
+    }
+    if state.queued:
+        return state.queued.pop(0)
+    if state.next_id == 0:
+        kind = "append"
+    else:
+        kind = rng.choices(list(weights), list(weights.values()))[0]
+    if kind == "append":
+        return Step("append", {"rows": _rows(rng, state, rng.randrange(1, 25))})
+    if kind == "delete":
+        return Step("delete", {"where": _predicate(rng, state)})
+    if kind == "update":
+        targets = [c for c in state.columns if c.name != "id" and not c.partition_source]
+        if not targets:
+            return Step("delete", {"where": _predicate(rng, state)})
+        c = rng.choice(targets)
+        return Step(
+            "update",
+            {
+                "where": _predicate(rng, state),
+                "column": c.name,
+                "value": draw_value(rng, c.kind, c.truncate_source),
+                "kind": c.kind,
+            },
+        )
+    if kind == "merge":
+        existing = rng.sample(range(state.next_id), min(state.next_id, rng.randrange(0, 8)))
+        new = list(range(state.next_id, state.next_id + rng.randrange(0, 6)))
+        state.next_id += len(new)
+        ids = existing + new
+        rng.shuffle(ids)
+        if not ids:
+            ids = [state.next_id]
+            state.next_id += 1
+        return Step(
+            "merge",
+            {"rows": _rows(rng, state, len(ids), ids), "delete_below": rng.randrange(0, state.next_id)},
+        )
+    if kind == "upsert":
+        existing = rng.sample(range(state.next_id), min(state.next_id, rng.randrange(0, 6)))
+        new = list(range(state.next_id, state.next_id + rng.randrange(1, 5)))
+        state.next_id += len(new)
+        return Step("upsert", {"rows": _rows(rng, state, len(existing) + len(new), existing + new)})
+    if kind == "dynamic_overwrite":
+        return Step("dynamic_overwrite", {"rows": _rows(rng, state, rng.randrange(1, 10))})
+    if kind == "add_column":
+        k = rng.choice(sorted(KINDS))
+        name = state.fresh_name(f"n_{k}_")
+        state.columns.append(Column(name, k))
+        return Step("add_column", {"name": name, "kind": k})
+    if kind == "rename_column":
+        c = rng.choice([c for c in state.columns if c.name != "id"] or [None])  # type: ignore[list-item]
+        if c is None:
+            return Step("expire", {"retain_last": 2})
+        old = c.name
+        c.name = state.fresh_name("r_")
+        return Step("rename_column", {"old": old, "new": c.name})
+    if kind == "drop_column":
+        droppable = [c for c in state.columns if c.name != "id" and not c.partition_source]
+        if len(droppable) < 2:
+            return Step("rewrite_manifests", {})
+        c = rng.choice(droppable)
+        state.columns.remove(c)
+        return Step("drop_column", {"name": c.name})
+    if kind == "promote":
+        promotable = [c for c in state.columns if c.kind in PROMOTIONS and not c.partition_source]
+        if not promotable:
+            return Step("compact", {})
+        c = rng.choice(promotable)
+        c.kind = PROMOTIONS[c.kind]
+        return Step("promote", {"name": c.name, "kind": c.kind})
+    if kind == "add_partition_field":
+        free = [
+            c for c in state.columns if not c.partition_source and (c.kind in TRANSFORMS or c.name == "id")
+        ]
+        if not free or len(state.spec_fields) >= 2:
+            return Step("compact", {})
+        c = rng.choice(free)
+        options = TRANSFORMS["long" if c.name == "id" else c.kind]
+        if c.kind in ("int", "long") and c.name != "id":  # rows so far may hold the minimum (see _value)
+            options = [t for t in options if not t[1].startswith("truncate")] or options[:1]
+        spark_t, ice_t = rng.choice(options)
+        c.partition_source = True
+        c.truncate_source = ice_t.startswith("truncate")
+        state.spec_fields.append(c.name)
+        return Step(
+            "add_partition_field", {"column": c.name, "spark": spark_t.format(c=c.name), "icefloe": ice_t}
+        )
+    if kind == "upgrade_v3":
+        if state.version != 2:
+            return Step("compact", {})
+        state.version = 3
+        return Step("upgrade", {"version": 3})
+    if kind == "branch_append":
+        state.branch = True
+        if rng.random() < 0.4:  # main has not moved on: the fast-forward lands
+            state.queued.append(Step("fast_forward", {}))
+        return Step("branch_append", {"rows": _rows(rng, state, rng.randrange(1, 12))})
+    if kind == "branch_delete" and state.branch:
+        return Step("branch_delete", {"where": _predicate(rng, state)})
+    if kind == "fast_forward" and state.branch:
+        return Step("fast_forward", {})  # refused by both when main moved on since the branch forked
+    if kind == "tag" and state.tags < 3:
+        state.tags += 1
+        return Step("tag", {"name": f"tag_{state.tags}"})
+    if kind == "rewrite_position_deletes":
+        return Step("rewrite_position_deletes", {})
+    if kind == "concurrent":
+        # A DELETE of old ids and an append of new ones, by two writers at once: both land
+        # (neither conflicts with the other under serializable isolation), in either order.
+        where = f"id < {rng.randrange(0, max(state.next_id, 1))}"
+        return Step("concurrent", {"where": where, "rows": _rows(rng, state, rng.randrange(1, 10))})
+    if kind == "sort_order":
+        sortable = [c for c in state.columns if c.kind in ("int", "long", "string", "date", "ts", "double")]
+        c = rng.choice(sortable)
+        direction = rng.choice(["ASC", "DESC"])
+        nulls = rng.choice(["NULLS FIRST", "NULLS LAST"])
+        return Step("sort_order", {"column": c.name, "direction": direction, "nulls": nulls})
+    if kind == "sort_compact":
+        c = rng.choice([c for c in state.columns if c.kind in ("int", "long", "string", "date")])
+        return Step("sort_compact", {"order": f"{c.name} {rng.choice(['ASC', 'DESC'])} NULLS LAST"})
+    if kind == "compact" or kind in ("branch_delete", "fast_forward", "tag"):
+        return Step("compact", {})
+    if kind == "rewrite_manifests":
+        return Step("rewrite_manifests", {})
+    return Step("expire", {"retain_last": rng.randrange(1, 4)})
