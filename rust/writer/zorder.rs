@@ -15,8 +15,9 @@
 //!   canonical) with the sign bit flipped for positives and all bits for negatives;
 //!   boolean: `0x81` then zeros for true, zeros for false;
 //! - timestamptz: seconds (Spark's cast of a timestamp to a long floors), timestamp (Spark's
-//!   `timestamp_ntz`): microseconds; date: all zero bytes (Spark 3.5's cast of a date to a
-//!   long is null, so Java's z-values ignore dates);
+//!   `timestamp_ntz`): microseconds; date: days since 1970-01-01, as Java on Spark 4 (Spark
+//!   3.5 casts a date to a null long, so Java there gives every date zero bytes: an accident
+//!   of Spark's legacy cast that z-orders nothing by the date, not followed);
 //! - null: zero bytes;
 //! - the columns' bytes interleaved one bit at a time, most significant first, column after
 //!   column, a column that has no byte left at a position skipped, into
@@ -348,9 +349,11 @@ pub fn ordered_bytes(
             let a = array.as_primitive::<Float64Type>();
             fill_double(a.nulls(), chunks, |i| a.value(i));
         }
-        // Java's z-value takes Spark's cast of a date to a long: null, so zero bytes.
+        // Java's z-value takes Spark's cast of a date to a long: its day count on Spark 4
+        // (on Spark 3.5 that cast is null, so Java's z-values there hold zeros for dates).
         (P::Date, DataType::Date32) => {
-            let _ = array.as_primitive::<Date32Type>();
+            let a = array.as_primitive::<Date32Type>();
+            fill_long(a.nulls(), chunks, |i| i64::from(a.value(i)));
         }
         (P::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, None)) => {
             let a = array.as_primitive::<TimestampMicrosecondType>();

@@ -113,9 +113,12 @@ fn booleans_dates_and_timestamps_like_java_on_spark() {
         column(&b, PrimitiveType::Boolean, 8),
         ["0000000000000000", "0000000000000000", "8100000000000000"]
     );
-    // Spark 3.5 casts a date to a null long: Java's z-values hold zeros for every date.
-    let d = Date32Array::from(vec![Some(-1), Some(0), Some(18262)]);
-    assert_eq!(column(&d, PrimitiveType::Date, 8), ["0000000000000000"; 3]);
+    // Days since the epoch, as Java's UDF on Spark 4.1 (Spark 3.5 gives it null longs, zeros).
+    let d = Date32Array::from(vec![Some(18260), Some(-1), None]);
+    assert_eq!(
+        column(&d, PrimitiveType::Date, 8),
+        ["8000000000004754", "7fffffffffffffff", "0000000000000000"]
+    );
     // timestamptz: Spark's cast to a long gives floored seconds; timestamp_ntz: microseconds.
     let tz = TimestampMicrosecondArray::from(vec![-1_000_001_000_000, -1, 1_999_999]).with_timezone("UTC");
     assert_eq!(

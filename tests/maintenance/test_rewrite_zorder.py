@@ -4,7 +4,8 @@ z-order rewrite (`CALL ... rewrite_data_files(strategy => 'sort', sort_order => 
 - z-values: icefloe's (`_native.z_values`, Rust) equal, byte for byte, those of Java's own
   `SparkZOrderUDF` (the class its rewrite runs, called through the oracle's JVM) on the same
   rows read from the same table, for every type Java z-orders, with and without Java's
-  `var-length-contribution` and `max-output-size` options;
+  `var-length-contribution` and `max-output-size` options (dates as on Spark 4: their day
+  count; Java on Spark 3.5 gives every date zero bytes, which the test pins);
 - the rewrite: twin tables, Java's procedure on one, icefloe (in process or on Spark) on the
   other: the same rows as before, every new file sorted by the z-values, as many files, the
   `sort_order_id` Java records (0) and a `replace` snapshot; with the options, the files are
@@ -27,7 +28,7 @@ import pytest
 from icefloe import _native
 from icefloe.exceptions import ValidationError
 from support.oracle import Oracle, assert_same_rows
-from support.session import new_table_name
+from support.session import PYSPARK_MAJOR, new_table_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -142,6 +143,14 @@ def test_z_value_bytes_of_each_type_equal_javas(
     spark: Any, all_types: tuple[Any, pa.Table], column: str
 ) -> None:
     java_df, ours = all_types
+    if column == "dt" and PYSPARK_MAJOR < 4:
+        # Java's UDF takes Spark's cast of a date to a long: the day count on Spark 4, null on
+        # Spark 3.5 (so zeros for every date there, which z-orders nothing by the date). icefloe
+        # follows Spark 4: checked here against Java's UDF on the day count, an int column.
+        from pyspark.sql import functions as F
+
+        assert set(_java_udf_z_values(spark, java_df, ["dt"])) == {bytes(8)}, "Java on Spark 3.5 changed"
+        java_df = java_df.withColumn("dt", F.datediff("dt", F.lit("1970-01-01")))
     for var in (8, 3, 12):  # var-length-contribution: shorter and longer than the defaults
         java = _java_udf_z_values(spark, java_df, [column], var=var)
         got = _our_z_values(ours, ICEBERG_TYPES, [column], var_length_contribution=var)
