@@ -309,26 +309,33 @@ def test_zorder_rewrite_like_javas(spark: Any, oracle: Oracle, catalog: Any, via
         assert snaps[our_name]["summary"][key] == snaps[java_name]["summary"][key], key
 
 
-@pytest.mark.parametrize("via_spark", [False, True], ids=["in-process", "spark"])
+@pytest.mark.parametrize("via", ["in-process", "spark", "sql"])
 def test_var_length_contribution_and_max_output_size_are_honoured_like_javas(
-    spark: Any, oracle: Oracle, catalog: Any, via_spark: bool
+    spark: Any, oracle: Oracle, catalog: Any, via: str
 ) -> None:
+    """`sql`: Java's very CALL statement, run by icefloe.spark.sql on icefloe's twin."""
     java_name, our_name = _twins(spark, oracle, 2, files=4, rows=600, partitioned=False)
     expected = oracle.canonical(java_name)
     befores = {n: {f["file_path"] for f in oracle.data_files(n)} for n in (java_name, our_name)}
-    oracle.sql(
-        f"CALL oracle.system.rewrite_data_files(table => '{java_name}', strategy => 'sort', "
+    call = (
+        "CALL {cat}.system.rewrite_data_files(table => '{name}', strategy => 'sort', "
         "sort_order => 'zorder(s, a)', options => map('rewrite-all', 'true', "
         "'var-length-contribution', '2', 'max-output-size', '5'))"
     )
-    catalog.load_table(our_name).maintenance.rewrite_data_files(
-        strategy="sort",
-        sort_order="zorder(s, a)",
-        rewrite_all=True,
-        var_length_contribution=2,
-        max_output_size=5,
-        spark=spark if via_spark else None,
-    )
+    oracle.sql(call.format(cat="oracle", name=java_name))
+    if via == "sql":
+        import icefloe.spark
+
+        icefloe.spark.sql(spark, call.format(cat="zcat", name=our_name), catalogs={"zcat": catalog}).collect()
+    else:
+        catalog.load_table(our_name).maintenance.rewrite_data_files(
+            strategy="sort",
+            sort_order="zorder(s, a)",
+            rewrite_all=True,
+            var_length_contribution=2,
+            max_output_size=5,
+            spark=spark if via == "spark" else None,
+        )
     assert_same_rows(oracle.canonical(our_name), expected, context="Java reading icefloe's z-order rewrite")
     (java,), (ours,) = (_new_files(oracle, n, befores[n]) for n in (java_name, our_name))
     options = {"var_length_contribution": 2, "max_output_size": 5}

@@ -138,6 +138,9 @@ _REWRITE_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "rewrite-job-order": ("rewrite_job_order", str),
     "output-spec-id": ("output_spec_id", int),
     "max-files-to-rewrite": ("max_files_to_rewrite", int),
+    # Java's z-order options (`sort_order => 'zorder(a, b)'`)
+    "var-length-contribution": ("var_length_contribution", int),
+    "max-output-size": ("max_output_size", int),
 }
 _EXECUTION_OPTIONS = {"max-concurrent-file-group-rewrites"}
 
