@@ -9,8 +9,10 @@ non-BMP strings, pre-1970 and far-future instants), DELETE / UPDATE / MERGE, ups
 twin: a MERGE INTO on the key), dynamic partition overwrites, schema evolution (add, rename,
 drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a branch,
 fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
-delete rewrites, manifest rewrites, snapshot expiry, and a DELETE racing an append (two
-icefloe writers at once; Java's twin does one after the other).
+delete rewrites, manifest rewrites, snapshot expiry, a DELETE racing an append (two
+icefloe writers at once; Java's twin does one after the other), rollbacks of main to an
+older ancestor, cherry-picks (of the branch's head or of a snapshot a rollback left off main)
+and orphan-file removal after stray files are planted in the data folder.
 
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
@@ -19,11 +21,19 @@ step's engine is drawn at random: Java, icefloe's table API, or `icefloe.spark`'
 (Spark tasks writing the files of appends, overwrites, DELETE, UPDATE, MERGE and upserts).
 After each step Java and icefloe read all three tables, and the six reads must hold the same
 rows; so must the reads of every branch and tag. A step one engine refuses must be refused by
-the other too (then the tables stay as they were).
+the other too (then the tables stay as they were); a rollback or an orphan removal neither
+may refuse. Beyond the rows: after a rollback main's head is the chosen snapshot on all three
+tables; after a cherry-pick each table fast-forwarded or re-applied it alike (the same
+operation and added-records, the new snapshot on main's previous head naming its source);
+after an orphan removal or an expiry the planted files are gone and every file the table
+references (Java's `all_files`, `all_manifests`, `snapshots` and `metadata_log_entries`) is
+still there.
 
 The package's rooms: `values` (column kinds, edge values, literals), `history` (the
-generator), `engines` (each step by Java, icefloe and `icefloe.spark`), `runner` (a history
-on three tables, compared after every step).
+generator), `engines` (each step by Java, icefloe and `icefloe.spark`), `targets` (the
+snapshots a rollback or a cherry-pick acts on, alike on the three tables), `files` (planted
+orphans, the files a table references), `runner` (a history on three tables, compared after
+every step).
 
 `make soak` runs many seeds with long histories; `make test` runs a fixed-seed slice.
 """

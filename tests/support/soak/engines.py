@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from support.oracle import Oracle
+from support.soak.files import ORPHAN_OLDER_THAN_DAYS, plant_orphans
 from support.soak.history import BRANCH, History, Step
 from support.soak.values import ICEBERG_TYPES, KINDS, UTC, Column, arrow_rows, sql_literal
 
@@ -23,6 +24,10 @@ class Engines:
     def __init__(self, spark: Any, oracle: Oracle, catalog: Any, tmp: Path) -> None:
         self.spark, self.oracle, self.catalog, self.tmp = spark, oracle, catalog, tmp
         self.files = 0
+        self.planted: dict[str, list[Path]] = {}  # table -> the stray files its last orphan step planted
+        # table -> the snapshot of the step running now (a rollback's or a cherry-pick's: the
+        # runner chooses it alike on the three tables, see support.soak.targets)
+        self.targets: dict[str, int] = {}
 
     def _source_view(self, data: pa.Table) -> str:
         """The rows as a temp view Spark reads from Parquet (NaN, -0.0 and nulls kept apart)."""
@@ -32,6 +37,9 @@ class Engines:
         view = f"soak_src_{self.files}"
         self.spark.read.parquet(str(path)).createOrReplaceTempView(view)
         return view
+
+    def _plant(self, name: str, count: int) -> None:
+        self.planted[name] = plant_orphans(self.catalog.load_table(name).location(), count)
 
     def create(self, name: str, history: History) -> None:
         cols = ", ".join(f"{c.name} {KINDS[c.kind][0]}" for c in history.ddl_columns)
@@ -110,6 +118,17 @@ class Engines:
             sql(
                 f"CALL {self.oracle.catalog}.system.rewrite_data_files(table => '{name}', "
                 f"strategy => 'sort', sort_order => '{a['order']}', options => map('rewrite-all', 'true'))"
+            )
+        elif step.kind == "rollback":
+            sql(f"CALL {self.oracle.catalog}.system.rollback_to_snapshot('{name}', {self.targets[name]})")
+        elif step.kind == "cherrypick":
+            sql(f"CALL {self.oracle.catalog}.system.cherrypick_snapshot('{name}', {self.targets[name]})")
+        elif step.kind == "remove_orphans":
+            self._plant(name, a["count"])
+            older = (dt.datetime.now(UTC) - dt.timedelta(days=ORPHAN_OLDER_THAN_DAYS)).replace(tzinfo=None)
+            sql(
+                f"CALL {self.oracle.catalog}.system.remove_orphan_files(table => '{name}', "
+                f"older_than => TIMESTAMP '{older.isoformat(sep=' ', timespec='seconds')}')"
             )
         elif step.kind == "expire":
             sql(
@@ -231,6 +250,17 @@ class Engines:
                 add(a["column"], null_order=a["nulls"].lower().replace(" ", "-"))
         elif step.kind == "sort_compact":
             t.maintenance.rewrite_data_files(strategy="sort", sort_order=a["order"], rewrite_all=True)
+        elif step.kind == "rollback":
+            with t.manage_snapshots() as ms:
+                ms.rollback_to_snapshot(self.targets[name])
+        elif step.kind == "cherrypick":
+            with t.manage_snapshots() as ms:
+                ms.cherrypick_snapshot(self.targets[name])
+        elif step.kind == "remove_orphans":
+            self._plant(name, a["count"])
+            t.maintenance.remove_orphan_files(
+                older_than=dt.datetime.now(UTC) - dt.timedelta(days=ORPHAN_OLDER_THAN_DAYS)
+            )
         elif step.kind == "expire":
             t.maintenance.expire_snapshots(
                 older_than=dt.datetime(9999, 12, 31, tzinfo=UTC), retain_last=a["retain_last"]

@@ -25,8 +25,10 @@ class TableState:
     counter: int = 0
     spec_fields: list[str] = field(default_factory=list)
     branch: bool = False  # the branch BRANCH exists
+    detached: bool = False  # a rollback left snapshots off main's lineage (cherry-pick sources)
     tags: int = 0
     queued: list[Step] = field(default_factory=list)  # steps that must come next
+    later: random.Random = field(default_factory=lambda: random.Random(0))  # draws LATER_WEIGHTS' steps
 
     def snapshot(self) -> list[Column]:
         """The columns as they are now (names and kinds; later steps rename and promote)."""
@@ -113,6 +115,7 @@ def generate(seed: int, steps: int) -> History:
         for op in ("delete", "update", "merge"):
             props[f"write.{op}.mode"] = rng.choice(["copy-on-write", "merge-on-read"])
     state = TableState([Column(c.name, c.kind) for c in columns], version, props)
+    state.later = random.Random(seed ^ 0x1A7E5)
     partition: list[tuple[str, str, str]] = []
     candidates = [c for c in columns if c.kind in TRANSFORMS or c.name == "id"]
     for c in rng.sample(candidates, min(len(candidates), rng.randrange(0, 3))):
@@ -148,6 +151,32 @@ def generate(seed: int, steps: int) -> History:
     return history
 
 
+# Steps added after the `make test` slice's seeds were chosen (for the steps they cover): they
+# are drawn from a second stream (TableState.later, seeded from the history's seed), so that a
+# seed's history keeps every step it drew before, in order, with these between them.
+LATER_WEIGHTS = {"rollback": 1, "cherrypick": 1, "remove_orphans": 1}
+LATER_SHARE = 0.08  # about the share their weights would have among the steps above
+
+
+def _later_step(rng: random.Random, state: TableState) -> Step:
+    kind = rng.choices(list(LATER_WEIGHTS), list(LATER_WEIGHTS.values()))[0]
+    if kind == "cherrypick" and not (state.branch or state.detached):
+        kind = "rollback"  # nothing off main's lineage to pick yet: this makes some
+    if kind == "rollback":
+        # main back to its `depth`-th ancestor (the oldest one it still has when shorter);
+        # the snapshots after it leave main's lineage
+        state.detached = True
+        return Step("rollback", {"depth": rng.randrange(1, 4)})
+    if kind == "cherrypick":
+        # The branch's head, or the newest snapshot off main's lineage (see Lineage.cherrypick_target):
+        # an append is re-applied on main, a snapshot whose parent is main's head fast-forwards;
+        # both engines refuse the rest (an ancestor of main, one already picked, a delete).
+        pick = BRANCH if state.branch and rng.random() < 0.6 else "newest"
+        return Step("cherrypick", {"pick": pick})
+    assert kind == "remove_orphans", kind
+    return Step("remove_orphans", {"count": rng.randrange(1, 4)})
+
+
 def _next_step(rng: random.Random, state: TableState) -> Step:
     weights = {
         "append": 6,
@@ -176,6 +205,8 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
     }
     if state.queued:
         return state.queued.pop(0)
+    if state.next_id and state.later.random() < LATER_SHARE:
+        return _later_step(state.later, state)
     if state.next_id == 0:
         kind = "append"
     else:
@@ -270,6 +301,8 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         state.branch = True
         if rng.random() < 0.4:  # main has not moved on: the fast-forward lands
             state.queued.append(Step("fast_forward", {}))
+        elif state.later.random() < 0.3:  # publish the branch's head (a fast-forward if main has not moved)
+            state.queued.append(Step("cherrypick", {"pick": BRANCH}))
         return Step("branch_append", {"rows": _rows(rng, state, rng.randrange(1, 12))})
     if kind == "branch_delete" and state.branch:
         return Step("branch_delete", {"where": _predicate(rng, state)})

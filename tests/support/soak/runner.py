@@ -10,7 +10,9 @@ from typing import Any
 from support.oracle import Oracle, assert_same_rows
 from support.session import new_table_name
 from support.soak.engines import Engines
-from support.soak.history import History
+from support.soak.files import missing_files
+from support.soak.history import History, Step
+from support.soak.targets import StepHeads
 
 
 def run_history(
@@ -24,10 +26,15 @@ def run_history(
     for name in (java_t, ours_t, shared_t):
         engines.create(name, history)
     pick = random.Random(history.seed ^ 0x5EED)
+    heads = StepHeads((java_t, ours_t, shared_t))
     for i, step in enumerate(history.steps):
         columns = step.columns
         where = f"seed {history.seed}, step {i}: {step}"
         shared_engine = pick.choice(["java", "icefloe", "icefloe.spark"])
+        if step.kind == "rollback":
+            engines.targets = heads.rollback_targets(catalog, step.args["depth"])
+        elif step.kind == "cherrypick":
+            engines.targets = heads.cherrypick_targets(catalog, step.args["pick"])
         errors = {}
         for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
             try:
@@ -41,10 +48,14 @@ def run_history(
             except Exception as e:  # a refusal by one engine must be one by the other
                 errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
         java_err, ours_err = errors[("java", java_t)], errors[("icefloe", ours_t)]
-        log.append(f"{where} [shared: {shared_engine}] java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}")
+        targets = f" [targets: {engines.targets}]" if step.kind in ("rollback", "cherrypick") else ""
+        outcome = f"java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}"
+        log.append(f"{where} [shared: {shared_engine}]{targets} {outcome}")
         assert (java_err is None) == (ours_err is None), (
             f"{where}: one engine refused\n  java: {java_err}\n  icefloe: {ours_err}"
         )
+        # A rollback to an ancestor and an orphan removal are always allowed: a refusal by both is a bug
+        assert java_err is None or step.kind not in ("rollback", "remove_orphans"), f"{where}: {outcome}"
         if java_err is None:
             assert errors[(shared_engine, shared_t)] is None, (
                 f"{where}: the shared table's step failed: {errors}"
@@ -56,6 +67,59 @@ def run_history(
                 catalog.load_table(name).scan().to_arrow(), expected, context=f"{where}: icefloe reads {name}"
             )
         _compare_refs(oracle, catalog, (java_t, ours_t, shared_t), where)
+        if java_err is None:
+            note = _check_step(oracle, catalog, engines, heads, step, where)
+            if note:
+                log.append(f"    {note}")
+        heads.record(catalog, step.kind)
+
+
+def _check_step(
+    oracle: Oracle, catalog: Any, engines: Engines, heads: StepHeads, step: Step, where: str
+) -> str | None:
+    """What a rollback, a cherry-pick, an orphan removal or an expiry did, beyond the rows:
+    main's new head on each table, and the files each table references and holds."""
+    names = heads.names
+    if step.kind == "rollback":
+        for name in names:
+            head = catalog.load_table(name).current_snapshot()
+            assert head is not None and head.snapshot_id == engines.targets[name], (
+                f"{where}: {name} rolled back to {head}, not to {engines.targets[name]}"
+            )
+        moved = any(engines.targets[n] != heads.main[-1][n] for n in names)
+        return "rollback: main moved back" if moved else "rollback: to main's head (no older state to go to)"
+    elif step.kind == "cherrypick":
+        # Each table fast-forwarded to the picked snapshot, or re-applied it as a new snapshot
+        # on main's previous head recording it as its source: the same way, with the same
+        # operation and added-records, on all three.
+        outcomes = {}
+        for name in names:
+            t = catalog.load_table(name)
+            head, source = t.current_snapshot(), t.snapshot_by_id(engines.targets[name])
+            assert head is not None and source is not None, f"{where}: {name} lost the picked snapshot"
+            if head.snapshot_id == source.snapshot_id:
+                outcomes[name] = (
+                    "fast-forward",
+                    str(head.summary.operation),
+                    head.summary.get("added-records"),
+                )
+                continue
+            assert head.parent_snapshot_id == heads.main[-1][name], (
+                f"{where}: {name}'s cherry-pick {head} is not on main's previous head {heads.main[-1][name]}"
+            )
+            assert head.summary.get("source-snapshot-id") == str(source.snapshot_id), (
+                f"{where}: {name}'s cherry-pick {head} does not name its source {source.snapshot_id}"
+            )
+            outcomes[name] = ("re-applied", str(head.summary.operation), head.summary.get("added-records"))
+        assert len(set(outcomes.values())) == 1, f"{where}: the cherry-picks differ: {outcomes}"
+        return f"cherry-pick: {outcomes[names[0]]}"
+    elif step.kind in ("remove_orphans", "expire"):
+        for name in names:
+            kept = [str(p) for p in engines.planted.pop(name, []) if p.exists()]
+            assert not kept, f"{where}: the orphan removal on {name} kept the planted files {kept}"
+            missing = missing_files(oracle, name)
+            assert not missing, f"{where}: {name} references files no longer there: {missing[:5]}"
+    return None
 
 
 def _compare_refs(oracle: Oracle, catalog: Any, names: tuple[str, str, str], where: str) -> None:
