@@ -58,24 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
 collect_ignore_glob = ["spark4/test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
 
 
-def one_line(item: pytest.Item) -> int | None:
-    """The PySpark major a `one_spark_line` test runs on (3 unless the marker names 4), or None
-    for a test that runs on both."""
-    marker = item.get_closest_marker("one_spark_line")
-    if marker is None:
-        return None
-    return int(marker.args[0]) if marker.args else 3
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The PySpark 4 pass runs the Spark-facing files again for what depends on Spark's version;
-    tests marked `one_spark_line` prove what does not, so they run in one pass only: the
-    PySpark 3.5 pass, or the PySpark 4 pass for those marked `one_spark_line(4)` (which lightens
-    the longer 3.5 pass; only in files the 4 pass runs, SPARK4_TESTS, checked by
-    test_one_spark_line_4_only_in_the_spark4_pass). The others are deselected here, and counted
-    as such in the pass's summary."""
-    major = 4 if PYSPARK_MAJOR >= 4 else 3
-    kept = [item for item in items if one_line(item) in (None, major)]
+    tests marked `one_spark_line` prove what does not, so they run in the PySpark 3.5 pass only
+    (deselected here, and counted as such in the pass's summary)."""
+    if PYSPARK_MAJOR < 4:
+        return
+    kept = [item for item in items if item.get_closest_marker("one_spark_line") is None]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept

@@ -252,7 +252,7 @@ def test_spark_update_twins_java_update(spark: Any, oracle: Oracle, catalog: Any
         assert s_ours[k] == s_java[k], (k, s_ours, s_java)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
 def test_spark_upsert_with_a_delete_column_matches_a_model(
     spark: Any, oracle: Oracle, catalog: Any, mode: str
@@ -288,7 +288,7 @@ def test_spark_upsert_with_a_delete_column_matches_a_model(
     assert ours == model
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 @pytest.mark.parametrize(
     ("mode", "on_java", "on_ours"),
     [

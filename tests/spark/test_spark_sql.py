@@ -234,7 +234,7 @@ def test_metadata_table(tw: Twins, orders: dict[str, Any], text: str) -> None:
     _same(tw, text.format(s0=orders["snapshots"][0]))
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_use_sets_catalog_and_namespace(tw: Twins, orders: dict[str, Any]) -> None:
     try:
         tw.ice("USE sqlq.db")
@@ -424,7 +424,7 @@ def test_insert_into_branch(tw: Twins) -> None:
     )
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 @pytest.mark.parametrize(
     "ddl",
     [
@@ -472,7 +472,7 @@ ALTERS = [
 ]
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_alter_table(tw: Twins) -> None:
     """Each ALTER TABLE in turn on one pair of twins, the metadata compared after each."""
     name = _twin(tw)
@@ -485,7 +485,7 @@ def test_alter_table(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_partition_field_evolution(tw: Twins) -> None:
     name = _twin(tw, partitioning="PARTITIONED BY (region, bucket(4, id))")
     t = f"{J}.{name}"
@@ -497,7 +497,7 @@ def test_partition_field_evolution(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_namespaces_and_show_tables(tw: Twins) -> None:
     ns = f"{J}.ns_{uuid.uuid4().hex[:6]}"
     tw.both(f"CREATE NAMESPACE {ns}")

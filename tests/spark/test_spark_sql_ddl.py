@@ -163,7 +163,7 @@ ALTER_COLUMNS = [
 ]
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_write_order_identifier_fields_and_alter_column(tw: Twins) -> None:
     """Each statement in turn on one pair of twins, the metadata compared after each; then a
     write lands on the final schema and both engines read the same rows."""
@@ -175,7 +175,7 @@ def test_write_order_identifier_fields_and_alter_column(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_branches_and_tags(tw: Twins) -> None:
     name = tw.twin()
     first = tw.java(f"SELECT snapshot_id FROM {J}.{name}.snapshots ORDER BY committed_at").first()[0]
@@ -270,7 +270,7 @@ def _call(
     tw.assert_same_metadata(name)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_snapshot_procedures(tw: Twins) -> None:
     name = tw.twin()
     tw.setup(f"INSERT INTO {J}.{name} VALUES (7, 'x', 7, null)")  # three snapshots: s0, s1, s2
@@ -285,7 +285,7 @@ def test_snapshot_procedures(tw: Twins) -> None:
     tw.assert_same_table(name)
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_maintenance_procedures(tw: Twins) -> None:
     name = tw.twin(
         rest="PARTITIONED BY (region) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')"
@@ -545,7 +545,7 @@ def _history(tw: Twins, catalog: str, ident: str) -> tuple[Any, ...]:
     return head, log, len(list(current.previousFiles())), str(current.uuid()) != ""
 
 
-@pytest.mark.one_spark_line(4)
+@pytest.mark.one_spark_line
 def test_replace_table(tw: Twins) -> None:
     name, src = tw.twin(), tw.twin()
     tw.setup(f"ALTER TABLE {J}.{name} CREATE TAG t1")
