@@ -8,7 +8,10 @@ over 20 partitions (`identity(part)`), 5% of the rows under merge-on-read positi
 defaults (bin-pack, Java's options), so every partition's 100 files become one file, deletes
 applied. `BENCH_STRATEGY=sort` compacts with the sort strategy instead (both tables ordered
 by `amount`; `BENCH_PARTITIONS=1 BENCH_TARGET_MB=64` makes one large group that both
-engines range-partition over many tasks). After each timed
+engines range-partition over many tasks), and times icefloe twice: as it reads by default
+(the delete-free files through Spark's own Parquet source) and with
+`icefloe.read.spark-parquet.enabled=false` (every file through the Rust reader).
+`BENCH_DELETES=0` writes no deletes (every file then qualifies for Spark's reader). After each timed
 pair both tables must read back equal (Spark `exceptAll` both ways, read by Java) and hold the
 same number of live data files; then both are rolled back to the pre-compaction snapshot
 (untimed) for the next run. Best and median of BENCH_REPEAT (default 3) runs and the ratio
@@ -34,6 +37,7 @@ FILES = int(os.environ.get("BENCH_FILES", "2000"))
 PARTITIONS = int(os.environ.get("BENCH_PARTITIONS", "20"))
 STRATEGY = os.environ.get("BENCH_STRATEGY", "binpack")
 TARGET_MB = os.environ.get("BENCH_TARGET_MB")
+DELETES = os.environ.get("BENCH_DELETES", "1") != "0"
 WAREHOUSE = ROOT / ".cache" / "bench_compaction" / "warehouse"
 BAR = 0.5
 
@@ -52,7 +56,8 @@ def create(spark: Any, name: str) -> int:
         f"SELECT id, CAST(id % {PARTITIONS} AS int) AS part, concat('user_', CAST(id % 100000 AS string)) "
         f"AS purchaser, CAST(id % 1000 AS double) / 10 AS amount FROM range({ROWS})"
     ).repartition(tasks).writeTo(name).append()
-    spark.sql(f"DELETE FROM {name} WHERE id % 20 = 7")
+    if DELETES:
+        spark.sql(f"DELETE FROM {name} WHERE id % 20 = 7")
     if STRATEGY == "sort":
         spark.sql(f"ALTER TABLE {name} WRITE ORDERED BY amount")
     return int(
@@ -96,34 +101,43 @@ def main() -> None:
             strategy=STRATEGY, target_file_size_bytes=target, spark=spark
         )
 
-    def rollback() -> None:
-        for t in (java, ours):
+    def run_ours_rust() -> None:
+        spark.conf.set("icefloe.read.spark-parquet.enabled", "false")
+        try:
+            run_ours()
+        finally:
+            spark.conf.unset("icefloe.read.spark-parquet.enabled")
+
+    def rollback(tables: tuple[str, ...]) -> None:
+        for t in tables:
             spark.sql(f"CALL oracle.system.rollback_to_snapshot('{t.split('.', 1)[1]}', {start[t]})")
 
-    times: dict[str, list[float]] = {"java": [], "ours": []}
-    for i in range(REPEAT + 1):  # the first pair warms both engines (untimed)
-        for label, fn in (
-            (("java", run_java), ("ours", run_ours))
-            if i % 2 == 0
-            else (("ours", run_ours), ("java", run_java))
-        ):
+    def check(label: str) -> None:
+        da, db = spark.table(java), spark.table(ours)
+        if da.exceptAll(db).limit(1).count() or db.exceptAll(da).limit(1).count() or db.count() != expected:
+            raise SystemExit(f"compacted tables differ ({label})")
+        jf, of = count_files(spark, java), count_files(spark, ours)
+        if jf[0] != of[0] and STRATEGY != "sort":  # a sort's file count follows each engine's size estimate
+            raise SystemExit(f"live data files differ: Java {jf}, icefloe {of}")
+        rollback((ours,))
+
+    runs = [("java", run_java), ("ours", run_ours)]
+    if STRATEGY == "sort":  # the read through Spark's Parquet source against the Rust reader alone
+        runs.append(("ours_rust", run_ours_rust))
+    times: dict[str, list[float]] = {label: [] for label, _ in runs}
+    for i in range(REPEAT + 1):  # the first round warms the engines (untimed)
+        order = runs[i % len(runs) :] + runs[: i % len(runs)]
+        for label, fn in order:
             t0 = time.perf_counter()
             fn()
             elapsed = time.perf_counter() - t0
             if i > 0:
                 times[label].append(elapsed)
-        da, db = spark.table(java), spark.table(ours)
-        if da.exceptAll(db).limit(1).count() or db.exceptAll(da).limit(1).count() or db.count() != expected:
-            raise SystemExit("compacted tables differ")
-        jf, of = count_files(spark, java), count_files(spark, ours)
-        if jf[0] != of[0] and STRATEGY != "sort":  # a sort's file count follows each engine's size estimate
-            raise SystemExit(f"live data files differ: Java {jf}, icefloe {of}")
+            if label != "java":
+                check(label)
         if i > 0:
-            print(
-                f"run {i}: icefloe {times['ours'][-1]:.2f}s, Java {times['java'][-1]:.2f}s, files after {of}",
-                flush=True,
-            )
-        rollback()
+            print(f"run {i}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)
+        rollback((java,))
     o, j = times["ours"], times["java"]
     best, med = min(o) / min(j), statistics.median(o) / statistics.median(j)
     print(
@@ -132,6 +146,13 @@ def main() -> None:
         f"Java best {min(j):.2f}s median {statistics.median(j):.2f}s | ratio best {best:.2f}x median "
         f"{med:.2f}x (bar {BAR}x: {'met' if best <= BAR else 'MISSED'})"
     )
+    if "ours_rust" in times:
+        r = times["ours_rust"]
+        print(
+            f"icefloe with every file through the Rust reader: best {min(r):.2f}s median "
+            f"{statistics.median(r):.2f}s | Spark's reader for the delete-free files / Rust only: best "
+            f"{min(o) / min(r):.2f}x median {statistics.median(o) / statistics.median(r):.2f}x"
+        )
     spark.stop()
 
 

@@ -12,12 +12,13 @@ use crate::commit::RewriteFiles;
 use crate::expr::{bind, Expression};
 use crate::maintenance::rewrite_plan::{plan_rewrite, RewriteOptions};
 use crate::manifest::DataFile;
-use crate::scan::{BoundFilter, ScanFilterRef};
+use crate::scan::{BoundFilter, FileScanTask, ScanFilterRef};
 
 /// Plans a rewrite of the current snapshot by Java's bin-pack rules. Returns
 /// `(snapshot id, groups)`, each group a JSON object: `partition`, `input_size`,
 /// `expected_output_files`, `split_size`, `max_output_file_size`, `tasks` (the whole-file
-/// tasks, deletes attached) and `combined` (the tasks each output file is written from).
+/// tasks, deletes attached), `combined` (the tasks each output file is written from) and
+/// `plain_files` (see `plain_files`).
 #[pyfunction]
 #[pyo3(signature = (
     metadata, *, filter_json=None, case_sensitive=true, target_file_size_bytes=None,
@@ -83,6 +84,7 @@ fn plan_rewrite_data_files(
                     "output_spec_id": g.output_spec_id,
                     "tasks": g.tasks,
                     "combined": packed.iter().map(|c| &c.tasks).collect::<Vec<_>>(),
+                    "plain_files": plain_files(&g.tasks),
                 }))
                 .map_err(|e| crate::error::invalid_data("cannot serialize a rewrite group").with_source(e))
             })
@@ -90,6 +92,18 @@ fn plan_rewrite_data_files(
         Ok((plan.snapshot_id, groups))
     })
     .py()
+}
+
+/// (path, file size, record count) of the group's files that a plain Parquet reader reads as
+/// Iceberg does (`FileScanTask::plain_parquet_blocker`, judged on the planner's whole-file
+/// tasks, which know whether each identity partition column is in the file): the files a
+/// sort rewrite on Spark may hand to Spark's own Parquet source.
+fn plain_files(tasks: &[FileScanTask]) -> Vec<(&str, i64, i64)> {
+    tasks
+        .iter()
+        .filter(|t| t.plain_parquet_blocker().is_none())
+        .map(|t| (t.file.file_path.as_str(), t.file.file_size_in_bytes, t.file.record_count))
+        .collect()
 }
 
 fn parse_files(descriptors: &[String]) -> PyResult<Vec<DataFile>> {

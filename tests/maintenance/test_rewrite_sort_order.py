@@ -14,6 +14,7 @@ other fields) are refused by both, icefloe naming what was expected and found, a
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pyarrow as pa
@@ -180,6 +181,61 @@ def test_a_sort_order_object_sorts_like_javas_string(spark: Any, oracle: Oracle,
     for f in java + ours:
         _assert_sorted(f["file_path"], fields)
     assert sorted(f["sort_order_id"] for f in ours) == sorted(f["sort_order_id"] for f in java) == [0, 0]
+
+
+def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
+    spark: Any, oracle: Oracle, catalog: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sort rewrite on Spark reads a group's delete-free files with Spark's own Parquet
+    source and its files with position deletes with the Rust reader, in one ranged group:
+    the same rows, file count and order as Java's procedure; with
+    `icefloe.read.spark-parquet.enabled=false` every file takes the Rust reader, to the same
+    result (range boundaries follow Spark's sample, so only the files' order is compared)."""
+    names = _twins(spark, oracle, ["id"])
+    for name in names:  # position deletes in the eu files only
+        q = oracle.qualified(name)
+        oracle.sql(f"ALTER TABLE {q} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        oracle.sql(f"DELETE FROM {q} WHERE region = 'eu' AND id % 7 = 0")
+    java_name, our_name = names
+    expected = oracle.canonical(java_name)
+    befores = {n: {f["file_path"] for f in oracle.data_files(n)} for n in names}
+    eu_files = sum(1 for f in oracle.data_files(our_name) if f["partition"]["region"] == "eu")
+    us_files = len(befores[our_name]) - eu_files
+    assert eu_files and us_files
+    oracle.sql(
+        f"CALL oracle.system.rewrite_data_files(table => '{java_name}', strategy => 'sort', "
+        "options => map('rewrite-all', 'true'))"
+    )
+    table = catalog.load_table(our_name)
+    with caplog.at_level(logging.INFO, logger="icefloe"):
+        table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
+    assert len(said) == 1 and f": {us_files} files read by Spark's Parquet source" in said[0], said
+    java = _new_files(oracle, java_name, befores[java_name])
+    ours = _new_files(oracle, our_name, befores[our_name])
+    assert_same_rows(oracle.canonical(our_name), expected, context="Java reading icefloe's sort rewrite")
+    assert len(ours) == len(java) == 2
+    for f in java + ours:
+        _assert_sorted(f["file_path"], [("id", "identity", False, True)])
+
+    # The same rewrite again with Spark's reader turned off: every file in Rust, same files.
+    table = catalog.load_table(our_name)
+    before = {f["file_path"] for f in oracle.data_files(our_name)}
+    caplog.clear()
+    spark.conf.set("icefloe.read.spark-parquet.enabled", "false")
+    try:
+        with caplog.at_level(logging.INFO, logger="icefloe"):
+            table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    finally:
+        spark.conf.unset("icefloe.read.spark-parquet.enabled")
+    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
+    assert len(said) == 1 and ": 0 files read by Spark's Parquet source" in said[0], said
+    assert "(turned off (icefloe.read.spark-parquet.enabled=false))" in said[0], said
+    again = _new_files(oracle, our_name, before)
+    assert_same_rows(oracle.canonical(our_name), expected, context="after the Rust-only rewrite")
+    assert len(again) == 2
+    for f in again:
+        _assert_sorted(f["file_path"], [("id", "identity", False, True)])
 
 
 BAD = [

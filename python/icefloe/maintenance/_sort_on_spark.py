@@ -16,6 +16,14 @@ A z-order (`sort_order="zorder(a, b)"`) ranges each group by the rows' z-values,
 read, before Spark's conversion) as one more binary column, the groups are ranged by it, the
 column is dropped, and the writer sorts each task by the z-values again.
 
+A group's files with no deletes (and none of the other reasons of `icefloe.spark.read`'s rules,
+`icefloe.spark._parquet_source`) are read by Spark's own Parquet source, by field id, and
+unioned with the Rust reader's rows of its other files before the group is ranged: Spark's
+vectorized reader hands the shuffle its rows without an Arrow round trip. A z-order (its
+z-values come from the Rust read task) and a v3 table (the rewrite copies row lineage, which
+only the Rust reader reads) keep every file on the Rust reader, as does
+`icefloe.read.spark-parquet.enabled=false`.
+
 Tables with a column Spark cannot carry losslessly (uuid, fixed, time, nanosecond timestamps,
 unknown, variant, geometry) keep the one-task-per-group path (`rewrite_data_files`), which
 never leaves Arrow.
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +44,10 @@ if TYPE_CHECKING:
 
     from icefloe.maintenance._zorder import ZOrder
     from icefloe.sorting import SortOrder
+    from icefloe.spark._parquet_source import PlainFiles
     from icefloe.table import Table
+
+logger = logging.getLogger("icefloe")
 
 # Iceberg types whose values Spark holds as they are (through Arrow and Spark rows).
 _LOSSLESS = {
@@ -60,10 +72,33 @@ def spark_carries(schema_json: str) -> bool:
     return all(ok(f["type"]) for f in json.loads(schema_json)["fields"])
 
 
+def spark_read_files(
+    spark: SparkSession,
+    table: Table,
+    candidates: list[tuple[str, int, int]],
+    order: SortOrder | ZOrder | None,
+) -> tuple[PlainFiles, str | None]:
+    """The files of `candidates` (each group's `plain_files`) that Spark's Parquet source
+    reads in this rewrite, and why none may (None when each file was judged on its own)."""
+    from icefloe.maintenance._zorder import ZOrder
+    from icefloe.spark._parquet_source import PlainFiles, scan_blocker, split_files
+    from icefloe.write import lineage
+
+    if isinstance(order, ZOrder):
+        return PlainFiles(), "a z-order: each row's z-value is computed in the Rust read task"
+    if lineage.tracked(table):
+        return PlainFiles(), "the rewrite copies v3 row lineage, which only the Rust reader reads"
+    why = scan_blocker(spark, table, table.schema())
+    if why is not None:
+        return PlainFiles(), why
+    plain, _refused = split_files(spark, candidates, table.io_properties)
+    return plain, None
+
+
 def sort_rewrite_on_spark(
     spark: SparkSession,
     table: Table,
-    groups: list[tuple[list[str], int]],
+    groups: list[tuple[list[str], int, list[tuple[str, int, int]]]],
     target_file_size: int,
     spec_id: int,
     write_id: str,
@@ -71,9 +106,10 @@ def sort_rewrite_on_spark(
     mapping: str | None,
     order: SortOrder | ZOrder | None = None,
 ) -> list[str] | None:
-    """Writes the rows of `groups` (each its read tasks, JSON lists of FileScanTasks, and the
-    output files it expects), each group range-partitioned into as many sorted runs as it
-    expects files; returns the new files' descriptors,
+    """Writes the rows of `groups` (each its read tasks, JSON lists of FileScanTasks, the
+    output files it expects and its files Spark's own Parquet source may read), each group
+    range-partitioned into as many sorted runs as it expects files; returns the new files'
+    descriptors,
     or None (nothing written) when Spark cannot compute the sort order's first term (a
     bucket of a string, say): the caller then sorts each group in one writer. On failure
     the files of `write_id` are deleted by the caller's abort. `order`: the order to sort by
@@ -134,14 +170,54 @@ def sort_rewrite_on_spark(
         frame = rows_frame(spark, [(t,) for t in tasks], "tasks string", len(tasks))
         return frame.mapInArrow(read, out_schema)
 
-    # Groups of one file: one Spark partition each (all their read tasks in one row).
-    whole = [json.dumps([t for c in tasks for t in json.loads(c)]) for tasks, n in groups if n <= 1]
+    plain, why = spark_read_files(spark, table, [f for _t, _n, files in groups for f in files], order)
+    by_spark = {path: (path, size, records) for path, size, records in plain.files}
+
+    def rust_tasks(tasks: list[str]) -> list[str]:
+        """`tasks` without those of the files Spark's reader reads (empty lists dropped)."""
+        kept = [[t for t in json.loads(c) if t["file"]["file_path"] not in by_spark] for c in tasks]
+        return [json.dumps(c) for c in kept if c]
+
+    def group_rows(tasks: list[str], files: list[tuple[str, int, int]]) -> DataFrame:
+        """The group's rows: Spark's Parquet source over its plain files, then the Rust reader's
+        rows of the others."""
+        from icefloe.spark._parquet_source import PlainFiles, parquet_frame
+
+        mine = [by_spark[p] for p, _size, _records in files if p in by_spark]
+        frame = parquet_frame(spark, PlainFiles(mine, plain.options), read_schema)
+        rest = rust_tasks(tasks)
+        return frame.unionAll(rows(rest)) if rest else frame
+
+    def spark_reads(files: list[tuple[str, int, int]]) -> bool:
+        return any(p in by_spark for p, _size, _records in files)
+
+    # Groups of one file: one Spark partition each (all their read tasks in one row, or the
+    # group's rows from both readers coalesced into one partition).
+    whole = [
+        json.dumps([t for c in tasks for t in json.loads(c)])
+        for tasks, n, files in groups
+        if n <= 1 and not spark_reads(files)
+    ]
     parts = [rows(whole)] if whole else []
-    parts += [rows(tasks).repartitionByRange(n, *ranges) for tasks, n in groups if n > 1]
+    parts += [
+        group_rows(tasks, files).coalesce(1) for tasks, n, files in groups if n <= 1 and spark_reads(files)
+    ]
+    parts += [
+        (group_rows(tasks, files) if spark_reads(files) else rows(tasks)).repartitionByRange(n, *ranges)
+        for tasks, n, files in groups
+        if n > 1
+    ]
     ranged = functools.reduce(lambda a, b: a.unionAll(b), parts)
+    read_by_spark = sum(1 for _t, _n, files in groups for p, _s, _r in files if p in by_spark)
+    logger.info(
+        "rewrite_data_files %s: %d files read by Spark's Parquet source, the others by the Rust reader%s",
+        _progress.table_label(table),
+        read_by_spark,
+        f" ({why})" if why is not None else "",
+    )
     if zorder is not None:  # ranged by it; the writer sorts by the z-values it computes again
         ranged = ranged.drop(z_name)
-    output_files = sum(max(1, n) for _, n in groups)
+    output_files = sum(max(1, n) for _t, n, _f in groups)
     options: dict[str, Any] = {"sort": True, "target_file_size_bytes": target_file_size, "spec_id": spec_id}
     if zorder is not None:
         options["zorder"] = zorder.to_json()

@@ -94,6 +94,8 @@ class _Group:
     files: list[dict[str, Any]]  # the rewritten DataFiles (JSON objects)
     combined: list[str]  # per output file: a JSON list of FileScanTasks
     combined_bytes: list[int]  # per output file: the bytes its tasks read
+    # (path, size, records) of the files Spark's own Parquet source may read (no deletes, ...)
+    plain_files: list[tuple[str, int, int]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)  # descriptors of the new files
 
     @staticmethod
@@ -109,6 +111,7 @@ class _Group:
             files=[t["file"] for t in g["tasks"]],
             combined=[json.dumps(c) for c in g["combined"]],
             combined_bytes=[sum(int(t.get("length", 0)) for t in c) for c in g["combined"]],
+            plain_files=[(str(p), int(size), int(n)) for p, size, n in g.get("plain_files", [])],
         )
 
 
@@ -277,7 +280,7 @@ def _rewrite(
         ranged = _sort_on_spark.sort_rewrite_on_spark(
             spark,
             table,
-            [(g.combined, g.expected_output_files) for g in groups],
+            [(g.combined, g.expected_output_files, g.plain_files) for g in groups],
             max(g.max_output_file_size for g in groups),
             groups[0].output_spec_id,
             write_id,
