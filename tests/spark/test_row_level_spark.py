@@ -269,7 +269,7 @@ def test_spark_upsert_with_a_delete_column_matches_a_model(
     oracle.sql(f"ALTER TABLE {oracle.qualified(name)} SET IDENTIFIER FIELDS id")
     rng = random.Random(5)
     model: dict[int, float] = {}
-    for step in range(12):
+    for step in range(8):
         batch = []
         for j in range(rng.randrange(1, 30)):
             k = rng.randrange(0, 50)

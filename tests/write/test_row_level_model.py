@@ -1,4 +1,4 @@
-"""A randomized model test of row-level changes on a table in the shared warehouse: 300
+"""A randomized model test of row-level changes on a table in the shared warehouse: 150
 batches of mixed inserts, updates and deletes of random keys, each batch randomly an upsert
 (equality deletes), an in-process MERGE (position deletes), a merge-on-read DELETE, or (a
 few) an `icefloe.spark.merge`. A dict is the model; at checkpoints icefloe in process, icefloe
@@ -25,13 +25,13 @@ PROPS = {
     "write.delete.mode": "merge-on-read",
     "write.update.mode": "merge-on-read",
     "write.merge.mode": "merge-on-read",
-    # 300 small commits leave ~300 tiny data files and as many delete files. With the default
-    # 4 MB open cost a Spark read plans ~80 tasks of four files each (as Java does), and each
+    # 150 small commits leave ~150 tiny data files and as many delete files. With the default
+    # 4 MB open cost a Spark read plans ~40 tasks of four files each (as Java does), and each
     # task costs a Python worker round trip; a small open cost packs them into a few tasks.
     "read.split.open-file-cost": "65536",
 }
 KEYS = 160  # the key space: small, so batches keep hitting existing keys
-BATCHES = 300
+BATCHES = 150
 SPARK_MERGES = 6
 REGIONS = ("eu", "us", "ap")
 
@@ -146,7 +146,8 @@ def test_random_upserts_merges_and_deletes_match_a_dict_model(
             check(step)
 
     assert ops["spark merge"] == SPARK_MERGES
-    assert min(ops["upsert"], ops["merge"]) > 80 and ops["delete"] > 15, ops
+    # Every kind of batch ran often (the seed's mix: ~43% upserts, ~43% merges, ~10% deletes).
+    assert min(ops["upsert"], ops["merge"]) > BATCHES // 4 and ops["delete"] > BATCHES // 20, ops
     summary = t.current_snapshot().summary.additional_properties
     # Both kinds of delete files are live at the end: the model held through both.
     assert int(summary["total-equality-deletes"]) > 0, summary
