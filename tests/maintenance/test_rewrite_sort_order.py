@@ -188,9 +188,9 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
 ) -> None:
     """The sort rewrite on Spark reads a group's delete-free files with Spark's own Parquet
     source and its files with position deletes with the Rust reader, in one ranged group:
-    the same rows, file count and order as Java's procedure; with
-    `icefloe.read.spark-parquet.enabled=false` every file takes the Rust reader, to the same
-    result (range boundaries follow Spark's sample, so only the files' order is compared)."""
+    the same rows, file count and order as Java's procedure. Files this small take the Rust
+    reader by default (mean under `icefloe.rewrite.spark-parquet.min-mean-file-bytes`), as
+    with `icefloe.read.spark-parquet.enabled=false`, to the same result (range boundaries follow Spark's sample, so only the files' order is compared)."""
     names = _twins(spark, oracle, ["id"])
     for name in names:  # position deletes in the eu files only
         q = oracle.qualified(name)
@@ -207,8 +207,13 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
         "options => map('rewrite-all', 'true'))"
     )
     table = catalog.load_table(our_name)
-    with caplog.at_level(logging.INFO, logger="icefloe"):
-        table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    # The files here are small: by default they would take the Rust reader (the size rule).
+    spark.conf.set("icefloe.rewrite.spark-parquet.min-mean-file-bytes", "0")
+    try:
+        with caplog.at_level(logging.INFO, logger="icefloe"):
+            table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    finally:
+        spark.conf.unset("icefloe.rewrite.spark-parquet.min-mean-file-bytes")
     said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
     assert len(said) == 1 and f": {us_files} files read by Spark's Parquet source" in said[0], said
     java = _new_files(oracle, java_name, befores[java_name])
@@ -218,7 +223,15 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
     for f in java + ours:
         _assert_sorted(f["file_path"], [("id", "identity", False, True)])
 
-    # The same rewrite again with Spark's reader turned off: every file in Rust, same files.
+    # The same rewrite again by default (small files: the Rust reader), then with Spark's reader
+    # turned off: every file in Rust, same files.
+    table = catalog.load_table(our_name)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="icefloe"):
+        table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
+    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
+    assert len(said) == 1 and ": 0 files read by Spark's Parquet source" in said[0], said
+    assert "small files (mean under 33554432 bytes" in said[0], said
     table = catalog.load_table(our_name)
     before = {f["file_path"] for f in oracle.data_files(our_name)}
     caplog.clear()
