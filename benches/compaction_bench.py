@@ -9,9 +9,10 @@ defaults (bin-pack, Java's options), so every partition's 100 files become one f
 applied. `BENCH_STRATEGY=sort` compacts with the sort strategy instead (both tables ordered
 by `amount`; `BENCH_PARTITIONS=1 BENCH_TARGET_MB=64` makes one large group that both
 engines range-partition over many tasks), and times icefloe twice: as it reads by default
-(the delete-free files through Spark's own Parquet source) and with
-`icefloe.read.spark-parquet.enabled=false` (every file through the Rust reader).
-`BENCH_DELETES=0` writes no deletes (every file then qualifies for Spark's reader). After each timed
+(delete-free files of a mean size of 16 MiB or more through Spark's own Parquet source) and
+with `icefloe.read.spark-parquet.enabled=false` (every file through the Rust reader).
+`BENCH_DELETES=0` writes no deletes (every file then qualifies for Spark's reader), and
+`BENCH_MIN_MEAN_FILE_BYTES` sets the size rule (0: every delete-free file). After each timed
 pair both tables must read back equal (Spark `exceptAll` both ways, read by Java) and hold the
 same number of live data files; then both are rolled back to the pre-compaction snapshot
 (untimed) for the next run. Best and median of BENCH_REPEAT (default 3) runs and the ratio
@@ -121,6 +122,11 @@ def main() -> None:
             raise SystemExit(f"live data files differ: Java {jf}, icefloe {of}")
         rollback((ours,))
 
+    # BENCH_MIN_MEAN_FILE_BYTES sets the mean file size from which the sort rewrite reads with
+    # Spark's reader (its default: 16 MiB); 0 makes "ours" read every delete-free file with it.
+    min_mean = os.environ.get("BENCH_MIN_MEAN_FILE_BYTES")
+    if min_mean:
+        spark.conf.set("icefloe.rewrite.spark-parquet.min-mean-file-bytes", min_mean)
     runs = [("java", run_java), ("ours", run_ours)]
     if STRATEGY == "sort":  # the read through Spark's Parquet source against the Rust reader alone
         runs.append(("ours_rust", run_ours_rust))

@@ -190,7 +190,8 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
     source and its files with position deletes with the Rust reader, in one ranged group:
     the same rows, file count and order as Java's procedure. Files this small take the Rust
     reader by default (mean under `icefloe.rewrite.spark-parquet.min-mean-file-bytes`), as
-    with `icefloe.read.spark-parquet.enabled=false`, to the same result (range boundaries follow Spark's sample, so only the files' order is compared)."""
+    with `icefloe.read.spark-parquet.enabled=false`, to the same result (range boundaries
+    follow Spark's sample, so only the files' order is compared)."""
     names = _twins(spark, oracle, ["id"])
     for name in names:  # position deletes in the eu files only
         q = oracle.qualified(name)
@@ -231,7 +232,7 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
         table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
     said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
     assert len(said) == 1 and ": 0 files read by Spark's Parquet source" in said[0], said
-    assert "small files (mean under 33554432 bytes" in said[0], said
+    assert "small files (mean under 16777216 bytes" in said[0], said
     table = catalog.load_table(our_name)
     before = {f["file_path"] for f in oracle.data_files(our_name)}
     caplog.clear()

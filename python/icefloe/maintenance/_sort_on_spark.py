@@ -51,13 +51,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger("icefloe")
 
 # The delete-free files of a sort rewrite take Spark's reader only when their mean size is at
-# least this. Measured with `make bench-compact` (a sort rewrite of 5,000,000 rows into two
-# files, PySpark 3.5, docs/benchmarks.md): over 200 files of ~0.4 MB the rewrite took 2.4-5.0 s
-# with Spark's reader against 1.9-2.4 s in Rust (Spark pays a file open and a footer read per
-# file where the Rust reader packs them); over 16 files of ~5 MB 1.9-3.4 s against 2.5-3.0 s,
-# no clear gain. Spark's vectorized reader can only win where files are large.
+# least this. Measured with `make bench-compact` (a sort rewrite into 64 MiB files, one group,
+# PySpark 3.5, docs/benchmarks.md), Spark's reader against the Rust reader, medians: 200 files
+# of ~0.4 MB 1.8x slower (Spark pays a file open and a footer read per file where the Rust
+# reader packs them), 16 of ~5 MB even (0.91x), 4 of ~19.5 MB 0.73x (faster).
 MIN_MEAN_CONF = "icefloe.rewrite.spark-parquet.min-mean-file-bytes"
-MIN_MEAN_FILE_BYTES = 32 << 20
+MIN_MEAN_FILE_BYTES = 16 << 20
 
 # Iceberg types whose values Spark holds as they are (through Arrow and Spark rows).
 _LOSSLESS = {
