@@ -207,16 +207,27 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
         f"CALL oracle.system.rewrite_data_files(table => '{java_name}', strategy => 'sort', "
         "options => map('rewrite-all', 'true'))"
     )
-    table = catalog.load_table(our_name)
+
+    def rewrite(conf: dict[str, str]) -> str:
+        """A sort rewrite on Spark under session settings `conf`; what it says of its readers."""
+        caplog.clear()
+        for key, value in conf.items():
+            spark.conf.set(key, value)
+        try:
+            with caplog.at_level(logging.INFO, logger="icefloe"):
+                catalog.load_table(our_name).maintenance.rewrite_data_files(
+                    strategy="sort", rewrite_all=True, spark=spark
+                )
+        finally:
+            for key in conf:
+                spark.conf.unset(key)
+        said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
+        assert len(said) == 1, said
+        return said[0]
+
     # The files here are small: by default they would take the Rust reader (the size rule).
-    spark.conf.set("icefloe.rewrite.spark-parquet.min-mean-file-bytes", "0")
-    try:
-        with caplog.at_level(logging.INFO, logger="icefloe"):
-            table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
-    finally:
-        spark.conf.unset("icefloe.rewrite.spark-parquet.min-mean-file-bytes")
-    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
-    assert len(said) == 1 and f": {us_files} files read by Spark's Parquet source" in said[0], said
+    said = rewrite({"icefloe.rewrite.spark-parquet.min-mean-file-bytes": "0"})
+    assert f": {us_files} files read by Spark's Parquet source" in said, said
     java = _new_files(oracle, java_name, befores[java_name])
     ours = _new_files(oracle, our_name, befores[our_name])
     assert_same_rows(oracle.canonical(our_name), expected, context="Java reading icefloe's sort rewrite")
@@ -226,25 +237,13 @@ def test_on_spark_delete_free_files_take_sparks_reader_and_the_others_rust(
 
     # The same rewrite again by default (small files: the Rust reader), then with Spark's reader
     # turned off: every file in Rust, same files.
-    table = catalog.load_table(our_name)
-    caplog.clear()
-    with caplog.at_level(logging.INFO, logger="icefloe"):
-        table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
-    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
-    assert len(said) == 1 and ": 0 files read by Spark's Parquet source" in said[0], said
-    assert "small files (mean under 16777216 bytes" in said[0], said
-    table = catalog.load_table(our_name)
+    said = rewrite({})
+    assert ": 0 files read by Spark's Parquet source" in said, said
+    assert "small files (mean under 16777216 bytes" in said, said
     before = {f["file_path"] for f in oracle.data_files(our_name)}
-    caplog.clear()
-    spark.conf.set("icefloe.read.spark-parquet.enabled", "false")
-    try:
-        with caplog.at_level(logging.INFO, logger="icefloe"):
-            table.maintenance.rewrite_data_files(strategy="sort", rewrite_all=True, spark=spark)
-    finally:
-        spark.conf.unset("icefloe.read.spark-parquet.enabled")
-    said = [r.getMessage() for r in caplog.records if "Parquet source" in r.getMessage()]
-    assert len(said) == 1 and ": 0 files read by Spark's Parquet source" in said[0], said
-    assert "(turned off (icefloe.read.spark-parquet.enabled=false))" in said[0], said
+    said = rewrite({"icefloe.read.spark-parquet.enabled": "false"})
+    assert ": 0 files read by Spark's Parquet source" in said, said
+    assert "(turned off (icefloe.read.spark-parquet.enabled=false))" in said, said
     again = _new_files(oracle, our_name, before)
     assert_same_rows(oracle.canonical(our_name), expected, context="after the Rust-only rewrite")
     assert len(again) == 2

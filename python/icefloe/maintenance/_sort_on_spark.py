@@ -187,7 +187,7 @@ def sort_rewrite_on_spark(
         return frame.mapInArrow(read, out_schema)
 
     plain, why = spark_read_files(spark, table, [f for _t, _n, files in groups for f in files], order)
-    by_spark = {path: (path, size, records) for path, size, records in plain.files}
+    by_spark = {path for path, _size, _records in plain.files}
 
     def rust_tasks(tasks: list[str]) -> list[str]:
         """`tasks` without those of the files Spark's reader reads (empty lists dropped)."""
@@ -199,7 +199,7 @@ def sort_rewrite_on_spark(
         rows of the others."""
         from icefloe.spark._parquet_source import PlainFiles, parquet_frame
 
-        mine = [by_spark[p] for p, _size, _records in files if p in by_spark]
+        mine = [f for f in files if f[0] in by_spark]
         frame = parquet_frame(spark, PlainFiles(mine, plain.options), read_schema)
         rest = rust_tasks(tasks)
         return frame.unionAll(rows(rest)) if rest else frame
@@ -224,11 +224,10 @@ def sort_rewrite_on_spark(
         if n > 1
     ]
     ranged = functools.reduce(lambda a, b: a.unionAll(b), parts)
-    read_by_spark = sum(1 for _t, _n, files in groups for p, _s, _r in files if p in by_spark)
     logger.info(
         "rewrite_data_files %s: %d files read by Spark's Parquet source, the others by the Rust reader%s",
         _progress.table_label(table),
-        read_by_spark,
+        len(plain.files),
         f" ({why})" if why is not None else "",
     )
     if zorder is not None:  # ranged by it; the writer sorts by the z-values it computes again
