@@ -164,6 +164,12 @@ test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and t
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q -n $(PYTEST4_WORKERS) --dist loadfile --durations=15 \
 		$(SPARK4_TESTS) $(PYTEST_ARGS)
 
+# The PySpark 4 pass with both write modes of every copy-on-write / merge-on-read twin (make test
+# runs one per test on PySpark 4, both on 3.5).
+.PHONY: test-spark4-modes
+test-spark4-modes:  ## the PySpark 4 pass with both write modes of every twin (make test runs one each)
+	$(MAKE) --no-print-directory test-spark4 ICEFLOE_SPARK4_ALL_MODES=1
+
 # The prerequisites in two lanes side by side, each in order: what compiles (.venv, the release
 # build, the docs) and what downloads (the oracle jars through one Maven, Postgres, .venv4).
 .PHONY: test-prereqs-build test-prereqs-fetch
@@ -182,7 +188,7 @@ test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side 
 	$(MAKE) --no-print-directory -j3 test-prereqs-build test-prereqs-fetch test-rust
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 test-python test-spark4
 
-# The long soak loops, not in make test (which runs 4 kills on 3.5 and 4 on PySpark 4): the streaming sinks
+# The long soak loops, not in make test (which runs 2 kills on each line: one at a random time, one between a commit and Spark's commit log): the streaming sinks
 # killed and restarted 20 times, on PySpark 3.5 (foreachBatch) and 4 (format("icefloe")).
 SOAK_KILL_RUNS ?= 20
 .PHONY: soak

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,15 +59,43 @@ def pytest_configure(config: pytest.Config) -> None:
 collect_ignore_glob = ["spark4/test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
 
 
+_MODES = ("copy-on-write", "merge-on-read")
+
+
+def _one_mode_per_twin(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Of a test's copy-on-write and merge-on-read cases (otherwise the same parameters), the
+    one chosen by a hash of the test's id: pairwise coverage of Spark line x write mode. The
+    PySpark 3.5 pass runs both modes of every test; on PySpark 4 each test runs one, and the
+    tests of a file take either mode (`ICEFLOE_SPARK4_ALL_MODES=1`, as `make test-spark4-modes`
+    sets, runs both)."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        mode = next((v for v in params.values() if isinstance(v, str) and v in _MODES), None)
+        if mode is not None:
+            groups.setdefault(item.nodeid.replace(mode, "*"), []).append(item)
+    dropped: set[int] = set()
+    for key, twins in groups.items():
+        if len(twins) < 2:
+            continue
+        keep = _MODES[zlib.crc32(key.encode()) % 2]
+        dropped |= {id(item) for item in twins if keep not in item.nodeid}
+    return [item for item in items if id(item) not in dropped]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The PySpark 4 pass runs the Spark-facing files again for what depends on Spark's version;
-    tests marked `one_spark_line` prove what does not, so they run in the PySpark 3.5 pass only
-    (deselected here, and counted as such in the pass's summary)."""
+    tests marked `one_spark_line` prove what does not, so they run in the PySpark 3.5 pass only,
+    and of a test's two write modes it runs one (`_one_mode_per_twin`). Both are deselected
+    here and counted as such in the pass's summary."""
     if PYSPARK_MAJOR < 4:
         return
     kept = [item for item in items if item.get_closest_marker("one_spark_line") is None]
+    if os.environ.get("ICEFLOE_SPARK4_ALL_MODES") != "1":
+        kept = _one_mode_per_twin(kept)
     if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        kept_ids = {id(item) for item in kept}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
         items[:] = kept
 
 

@@ -1,7 +1,7 @@
 """Exactly once through crashes, in Spark's own terms (PySpark 4, collected only there): a
 query `readStream.format("icefloe")` -> `writeStream.format("icefloe")` copies a table that
 another process keeps appending to. Its driver (a subprocess in its own process group:
-Python, JVM, Python workers) is SIGKILLed in `ICEFLOE_KILL_RUNS` runs (4 in `make test`: each
+Python, JVM, Python workers) is SIGKILLed in `ICEFLOE_KILL_RUNS` runs (2 in `make test`: each
 restart starts a Spark driver, ~45 s on CI's two cores; 20 in `make soak`) and restarted from
 its checkpoint,
 then drained; the target ends with every source row exactly once, read by icefloe and by
@@ -36,7 +36,7 @@ from support.start_gate import worker_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.slow]
 
-RUNS = int(os.environ.get("ICEFLOE_KILL_RUNS", "4"))
+RUNS = int(os.environ.get("ICEFLOE_KILL_RUNS", "2"))
 # The producer appends one commit every 4 s until the test stops it before the drain, so every
 # run has fresh batches however slow the machine; the cap only bounds a runaway.
 MAX_COMMITS = 50 * RUNS
