@@ -29,11 +29,13 @@ __all__ = [
     "NamespaceNotEmptyError",
     "NoSuchNamespaceError",
     "NoSuchTableError",
+    "NoSuchViewError",
     "NotFoundError",
     "NotSupportedError",
     "ResourceLimitError",
     "TableAlreadyExistsError",
     "ValidationError",
+    "ViewAlreadyExistsError",
 ]
 
 
@@ -51,6 +53,14 @@ class TableAlreadyExistsError(IcefloeError):
 
 class NamespaceAlreadyExistsError(IcefloeError):
     """A namespace with this identifier already exists."""
+
+
+class NoSuchViewError(IcefloeError):
+    """The catalog has no view with this identifier."""
+
+
+class ViewAlreadyExistsError(IcefloeError):
+    """A view with this identifier already exists."""
 
 
 class NamespaceNotEmptyError(IcefloeError):

@@ -1,9 +1,9 @@
 """Exactly once through crashes: a streaming query copies Parquet files that another process
 keeps dropping into a folder into an icefloe table through `icefloe.spark.batch_writer`; its
 driver (a subprocess with its own checkpoint: Python, JVM and Python workers, one process
-group) is SIGKILLed at random points in `ICEFLOE_KILL_RUNS` runs (2 in `make test`: one at a random time, one in the window; 20 in `make soak`)
-and restarted from its checkpoint each time,
-then drained. The table ends with every source row exactly once, read by icefloe and by
+group) is SIGKILLed at random points in `ICEFLOE_KILL_RUNS` runs (2 in `make test`: one at
+a random time, one in the window; 20 in `make soak`) and restarted from its checkpoint each
+time, then drained. The table ends with every source row exactly once, read by icefloe and by
 Iceberg Java, and one snapshot per batch along the history.
 
 Half the runs are killed at a uniformly random time; the other half at a random time inside

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 from icefloe import _io, _native
+from icefloe.catalog._views import ViewCatalogMixin
 from icefloe.exceptions import (
     IcefloeError,
     NamespaceAlreadyExistsError,
@@ -44,7 +45,7 @@ class PropertiesUpdateSummary:
     missing: list[str] = field(default_factory=list)
 
 
-class Catalog(ABC):
+class Catalog(ViewCatalogMixin, ABC):
     """A catalog of Iceberg tables grouped in namespaces.
 
     Identifiers are dotted strings (`"db.events"`) or tuples (`("db", "events")`).

@@ -38,8 +38,18 @@ from icefloe.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
+    NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
+    ViewAlreadyExistsError,
+)
+from icefloe.view import (
+    View,
+    ViewMetadata,
+    new_view_metadata_location,
+    read_view_metadata,
+    write_view_metadata,
 )
 
 if TYPE_CHECKING:
@@ -197,6 +207,8 @@ class SqlCatalog(Catalog):
             raise NoSuchNamespaceError(f"namespace {'.'.join(parts[:-1])} does not exist")
         if self.table_exists(parts):
             raise TableAlreadyExistsError(f"table {'.'.join(parts)} already exists")
+        if self._view_location(parts) is not None:
+            raise TableAlreadyExistsError(f"View with same name already exists: {'.'.join(parts)}")
 
     def _create_staged(
         self, identifier: Identifier, metadata: _native.TableMetadata
@@ -336,6 +348,156 @@ class SqlCatalog(Catalog):
             raise TableAlreadyExistsError(f"table {'.'.join(dst)} already exists") from None
         return self.load_table(dst)
 
+    # ---- views (rows of iceberg_type 'VIEW', as Java's JdbcCatalog with its V1 schema) ----
+    def _view_default_location(self, identifier: Identifier) -> str:
+        return self._default_location(identifier[:-1], identifier[-1])
+
+    def _check_views(self) -> None:
+        if not self._has_type_column:
+            raise NotSupportedError(
+                f"SQL catalog {self.name!r}: its iceberg_tables has no iceberg_type column (Java's "
+                "JdbcCatalog V0 schema), so it cannot hold views; Java's jdbc.schema-version=V1 adds it"
+            )
+
+    def _view_location(self, parts: Identifier) -> str | None:
+        if not self._has_type_column:
+            return None
+        rows = self._query(
+            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+            "AND table_name = ? AND iceberg_type = 'VIEW'",
+            (self.name, ".".join(parts[:-1]), parts[-1]),
+        )
+        return rows[0][0] if rows else None
+
+    def _load_view_record(self, identifier: Identifier) -> View | None:
+        location = self._view_location(identifier)
+        if not location:
+            return None
+        return View(identifier, read_view_metadata(location), location, self)
+
+    def _create_view_record(
+        self, identifier: Identifier, metadata: ViewMetadata, location_given: bool
+    ) -> View:
+        self._check_views()
+        ns, name = identifier[:-1], identifier[-1]
+        shown = ".".join(identifier)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        if self.table_exists(identifier):
+            raise TableAlreadyExistsError(f"Table with same name already exists: {shown}")
+        if self._view_location(identifier) is not None:
+            raise ViewAlreadyExistsError(f"View already exists: {shown}")
+        location = new_view_metadata_location(metadata, 0)
+        write_view_metadata(metadata, location)
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                    "metadata_location, "
+                    "previous_metadata_location, iceberg_type) VALUES (?, ?, ?, ?, NULL, 'VIEW')",
+                    (self.name, ".".join(ns), name, location),
+                )
+        except self._backend.errors as e:
+            _io.remove_quietly(location)
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
+            raise ViewAlreadyExistsError(f"View was created concurrently: {shown}") from None
+        except _CommitFailed:
+            if self._view_location(identifier) != location:
+                _io.remove_quietly(location)
+            raise
+        except Exception:
+            _io.remove_quietly(location)
+            raise
+        return View(identifier, metadata, location, self)
+
+    def _commit_view(self, base: View, new: ViewMetadata) -> View:
+        parts = base.identifier
+        location = new_view_metadata_location(new, self._version_of(base.metadata_location) + 1)
+        write_view_metadata(new, location)
+        try:
+            with self._write() as conn:
+                cur = conn.execute(
+                    "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                    "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+                    "AND metadata_location = ? AND iceberg_type = 'VIEW'",
+                    (
+                        location,
+                        base.metadata_location,
+                        self.name,
+                        ".".join(parts[:-1]),
+                        parts[-1],
+                        base.metadata_location,
+                    ),
+                )
+                if cur.rowcount < 1:
+                    raise CommitConflictError(
+                        f"view {'.'.join(parts)} was updated or dropped by another writer "
+                        f"(its metadata is no longer {base.metadata_location})"
+                    )
+        except _CommitFailed:
+            if self._view_location(parts) != location:
+                _io.remove_quietly(location)
+            raise
+        except Exception as e:
+            _io.remove_quietly(location)
+            if isinstance(e, self._backend.errors):
+                raise IcefloeIOError(f"SQL catalog commit failed ({self._path}): {e}") from e
+            raise
+        return View(parts, new, location, self)
+
+    def list_views(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = self.identifier_to_tuple(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
+        if not self._has_type_column:
+            return []
+        rows = self._query(
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+            "AND iceberg_type = 'VIEW' ORDER BY table_name",
+            (self.name, ".".join(ns)),
+        )
+        return [(*ns, r[0]) for r in rows]
+
+    def drop_view(self, identifier: IdentifierLike) -> None:
+        parts = self.table_identifier(identifier)
+        if not self._has_type_column:
+            raise NoSuchViewError(f"view {'.'.join(parts)} does not exist")
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                "AND table_name = ? AND iceberg_type = 'VIEW'",
+                (self.name, ".".join(parts[:-1]), parts[-1]),
+            )
+            if cur.rowcount < 1:
+                raise NoSuchViewError(f"view {'.'.join(parts)} does not exist")
+
+    def rename_view(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> None:
+        src = self.table_identifier(from_identifier)
+        dst = self.table_identifier(to_identifier)
+        self._check_views()
+        if not self.namespace_exists(dst[:-1]):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(dst[:-1])} does not exist")
+        if self.table_exists(dst):
+            raise TableAlreadyExistsError(
+                f"Cannot rename {'.'.join(src)} to {'.'.join(dst)}. Table already exists"
+            )
+        try:
+            with self._write() as conn:
+                cur = conn.execute(
+                    "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
+                    "AND table_namespace = ? AND table_name = ? AND iceberg_type = 'VIEW'",
+                    (".".join(dst[:-1]), dst[-1], self.name, ".".join(src[:-1]), src[-1]),
+                )
+                if cur.rowcount < 1:
+                    raise NoSuchViewError(f"view {'.'.join(src)} does not exist")
+        except self._backend.errors as e:
+            if not self._backend.is_duplicate(e):
+                raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
+            raise ViewAlreadyExistsError(
+                f"Cannot rename {'.'.join(src)} to {'.'.join(dst)}. View already exists"
+            ) from None
+
     # ---- namespaces ----
     @staticmethod
     def _like_prefix(ns: str) -> str:
@@ -409,7 +571,7 @@ class SqlCatalog(Catalog):
         ns = self.identifier_to_tuple(namespace)
         if not self.namespace_exists(ns):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        tables = self.list_tables(ns)
+        tables = self.list_tables(ns) + self.list_views(ns)
         children = self.list_namespaces(ns)
         if tables or children:
             held = [".".join(t) for t in tables] + [".".join(c) for c in children]

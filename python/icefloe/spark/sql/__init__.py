@@ -41,7 +41,7 @@ def sql(spark: SparkSession, text: str, catalogs: Mapping[str, Catalog] | None =
     `icefloe.catalog.<name>.<property>` confs (as `format("icefloe")` reads them), then those
     of an earlier `USE`. `USE cat.ns` makes an icefloe catalog and namespace current for the
     session's later calls; names that are not icefloe tables stay Spark's."""
-    ctx = Context(spark, Resolver(spark, catalogs))
+    ctx = Context(spark, Resolver(spark, catalogs), text=text)
     tree = _parse(ctx, text)
     if tree is None:
         return spark.sql(text)
@@ -90,7 +90,9 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
     spark = ctx.spark
     if isinstance(tree, exp.Query):
         from icefloe.spark.sql.aggregates import push_aggregates
+        from icefloe.spark.sql.views import expand_views
 
+        expand_views(ctx, tree)  # a view's query in its place, before its tables are answered
         tree, pushed = push_aggregates(ctx, tree)
         if not rewrite_tables(ctx, tree) and not pushed:
             return spark.sql(text)
@@ -107,6 +109,12 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
             return called
     if isinstance(tree, exp.Command) and str(tree.this).upper() == "SHOW":
         from icefloe.spark.sql.show import show_command, show_statement
+        from icefloe.spark.sql.views import show_views
+
+        body = tree.expression.name if isinstance(tree.expression, exp.Expr) else str(tree.expression or "")
+        if body.strip().upper().split(None, 1)[:1] == ["VIEWS"]:
+            views = show_views(ctx, body.strip()[len("VIEWS") :].strip())
+            return views if views is not None else spark.sql(text)
 
         statement = show_command(tree)
         shown = show_statement(ctx, statement) if statement is not None else None

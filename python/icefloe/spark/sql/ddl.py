@@ -33,7 +33,7 @@ from icefloe.exceptions import (
     TableAlreadyExistsError,
     ValidationError,
 )
-from icefloe.spark.sql import extensions
+from icefloe.spark.sql import extensions, views
 from icefloe.spark.sql.columns import column_doc, column_required, iceberg_type, schema_of
 from icefloe.spark.sql.dialect import (
     AddPartitionField,
@@ -133,6 +133,8 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     kind = str(tree.args.get("kind") or "").upper()
     if kind in ("SCHEMA", "DATABASE", "NAMESPACE"):
         return _create_namespace(ctx, tree)
+    if kind == "VIEW":
+        return views.create(ctx, tree)
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     found = _table_target(ctx, target) if kind == "TABLE" else None
     if found is None:
@@ -297,6 +299,8 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
             raise NoSuchNamespaceError(f"Namespace not found: {shown}")
         catalog.drop_namespace(found[1])
         return empty(ctx.spark)
+    if kind == "VIEW":
+        return views.drop(ctx, tree)
     target = _table_target(ctx, tables[0])
     if target is None:
         return None
@@ -397,6 +401,8 @@ def show_tables(ctx: Context, tree: ShowTables) -> Any:
 
 # ---- ALTER TABLE ----
 def alter(ctx: Context, tree: exp.Alter) -> Any:
+    if str(tree.args.get("kind") or "").upper() == "VIEW":
+        return views.alter(ctx, tree)
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         found = _table_target(ctx, tree.this)
         if found is None:

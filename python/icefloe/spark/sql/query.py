@@ -56,6 +56,10 @@ class Context:
     spark: Any
     resolver: Resolver
     views: list[str] = field(default_factory=list)
+    text: str = ""  # the statement as written
+    # Tables as empty frames of their Spark schema (required columns not nullable, as Java's
+    # runtime gives them): a query analysed for its schema only (CREATE VIEW).
+    schema_only: bool = False
 
     def view(self, df: Any) -> str:
         name = f"{VIEW_PREFIX}{uuid.uuid4().hex[:12]}"
@@ -94,7 +98,11 @@ def table_parts(table: exp.Table) -> list[str] | None:
 
 def rewrite_tables(ctx: Context, tree: exp.Expr, skip: exp.Table | None = None) -> bool:
     """Replaces each icefloe table reference of `tree` (but `skip`) by a temp view of its
-    read, in place; whether any was replaced."""
+    read, in place (the views of icefloe catalogs it reads first replaced by their queries:
+    `views.expand_views`); whether any was replaced."""
+    from icefloe.spark.sql.views import expand_views
+
+    expanded = expand_views(ctx, tree)
     ctes = cte_names(tree)
     found: list[tuple[exp.Table, TableRef, list[str]]] = []
     for table in list(tree.find_all(exp.Table)):
@@ -107,7 +115,7 @@ def rewrite_tables(ctx: Context, tree: exp.Expr, skip: exp.Table | None = None) 
         if ref is not None:
             found.append((table, ref, parts))
     if not found:
-        return False
+        return expanded
     referenced, everything = _used_names(tree)
     for table, ref, parts in found:
         visible = table.alias or parts[-1]
@@ -154,6 +162,10 @@ def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenc
     options = read_options(ctx, loaded, ref, table.args.get("version"))
     if ref.metadata_table is not None:
         return inspect(ctx.spark, loaded, ref.metadata_table, _snapshot_of(loaded, options))
+    if ctx.schema_only:
+        from icefloe.spark.sql.views import spark_struct
+
+        return ctx.spark.createDataFrame([], spark_struct(loaded.schema()))
     selected = None
     if referenced is not None:
         selected = tuple(f.name for f in loaded.schema().fields if f.name.lower() in referenced)

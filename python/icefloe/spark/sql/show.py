@@ -200,7 +200,10 @@ def _partition_struct(table: Table, spark_schema: Any) -> str:
 
 def describe(ctx: Context, tree: exp.Describe) -> Any:
     from icefloe.spark._nested_assign import table_spark_schema
+    from icefloe.spark.sql import views
 
+    if views.is_view(ctx, tree.this):
+        return views.describe(ctx, tree)
     found = _load(ctx, tree.this)
     if found is None:
         return None
