@@ -27,9 +27,11 @@ from icefloe.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
+    ViewAlreadyExistsError,
 )
 
 # Server-side exception types (ErrorModel.type) -> icefloe exceptions.
@@ -37,6 +39,7 @@ _BY_TYPE: dict[str, type[IcefloeError]] = {
     "NoSuchNamespaceException": NoSuchNamespaceError,
     "NoSuchTableException": NoSuchTableError,
     "NoSuchIcebergTableException": NoSuchTableError,
+    "NoSuchViewException": NoSuchViewError,
     "AlreadyExistsException": TableAlreadyExistsError,
     "NamespaceNotEmptyException": NamespaceNotEmptyError,
     "CommitFailedException": CommitConflictError,
@@ -174,8 +177,12 @@ class RestClient:
         cls = _BY_TYPE.get(kind)
         if cls is TableAlreadyExistsError and "namespace" in message.lower():
             cls = NamespaceAlreadyExistsError
+        if cls is TableAlreadyExistsError and message.lower().startswith("view"):
+            cls = ViewAlreadyExistsError
         if cls is not None:
             return cls(text)
+        if e.code == 404 and "/views/" in path:
+            return NoSuchViewError(text)
         if e.code == 404:
             return NoSuchTableError(text) if "/tables/" in path else NoSuchNamespaceError(text)
         if e.code == 409:
@@ -192,7 +199,7 @@ class RestClient:
         try:
             self.request(method, path)
             return True
-        except (NoSuchTableError, NoSuchNamespaceError):
+        except (NoSuchTableError, NoSuchNamespaceError, NoSuchViewError):
             return False
 
 

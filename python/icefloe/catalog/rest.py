@@ -32,9 +32,11 @@ from icefloe.exceptions import (
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
     ValidationError,
 )
+from icefloe.view import View, ViewMetadata
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -297,6 +299,104 @@ class RestCatalog(Catalog):
         )
 
     # ---- commit ----
+    # ---- views (the REST spec's /views endpoints; the server writes the metadata files) ----
+    def _view_path(self, parts: Identifier) -> str:
+        return f"{self._ns_path(parts[:-1])}/views/{urllib.parse.quote(parts[-1], safe='')}"
+
+    def _view(self, parts: Identifier, result: dict[str, Any]) -> View:
+        location = str(result.get("metadata-location") or "")
+        return View(
+            parts, ViewMetadata.from_dict(result["metadata"], f"view {'.'.join(parts)}"), location, self
+        )
+
+    def _view_default_location(self, identifier: Identifier) -> str:
+        return ""  # the server chooses it
+
+    def _load_view_record(self, identifier: Identifier) -> View | None:
+        try:
+            return self._view(identifier, self._client.request("GET", self._view_path(identifier)))
+        except NoSuchViewError:
+            return None
+
+    def _create_view_record(
+        self, identifier: Identifier, metadata: ViewMetadata, location_given: bool
+    ) -> View:
+        body: dict[str, Any] = {
+            "name": identifier[-1],
+            "schema": metadata.schema().to_dict(),
+            "view-version": metadata.current_version.to_dict(),
+            "properties": dict(metadata.properties),
+        }
+        if location_given:
+            body["location"] = metadata.location
+        result = self._client.request("POST", f"{self._ns_path(identifier[:-1])}/views", body)
+        return self._view(identifier, result)
+
+    def _commit_view(self, base: View, new: ViewMetadata) -> View:
+        """The changes from `base` to `new` as the spec's view updates (a version added in
+        this change names its new schema, and is made current, as "last added": -1, so the
+        server's own numbering holds), asserting the view's uuid."""
+        old = base.metadata
+        updates: list[dict[str, Any]] = []
+        changed = {k: v for k, v in new.properties.items() if old.properties.get(k) != v}
+        removed = [k for k in old.properties if k not in new.properties]
+        if changed:
+            updates.append({"action": "set-properties", "updates": changed})
+        if removed:
+            updates.append({"action": "remove-properties", "removals": removed})
+        if new.location != old.location:
+            updates.append({"action": "set-location", "location": new.location})
+        old_schemas = {s.schema_id for s in old.schemas}
+        added_schemas = [s for s in new.schemas if s.schema_id not in old_schemas]
+        for s in added_schemas:
+            updates.append({"action": "add-schema", "schema": s.to_dict()})
+        old_versions = {v.version_id for v in old.versions}
+        added = [v for v in new.versions if v.version_id not in old_versions]
+        for v in added:
+            version = v.to_dict()
+            if added_schemas and v.schema_id == added_schemas[-1].schema_id:
+                version["schema-id"] = -1
+            updates.append({"action": "add-view-version", "view-version": version})
+        if new.current_version_id != old.current_version_id:
+            last = bool(added) and added[-1].version_id == new.current_version_id
+            updates.append(
+                {
+                    "action": "set-current-view-version",
+                    "view-version-id": -1 if last else new.current_version_id,
+                }
+            )
+        parts = base.identifier
+        body = {
+            "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
+            "requirements": [{"type": "assert-view-uuid", "uuid": old.view_uuid}],
+            "updates": updates,
+        }
+        return self._view(parts, self._client.request("POST", self._view_path(parts), body, commit=True))
+
+    def list_views(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = self.identifier_to_tuple(namespace)
+        out: list[Identifier] = []
+        token: str | None = None
+        while True:
+            got = self._client.request(
+                "GET", f"{self._ns_path(ns)}/views", query={"pageToken": token} if token else None
+            )
+            out += [(*i["namespace"], i["name"]) for i in got.get("identifiers", [])]
+            token = got.get("next-page-token")
+            if not token:
+                return out
+
+    def drop_view(self, identifier: IdentifierLike) -> None:
+        self._client.request("DELETE", self._view_path(self.table_identifier(identifier)))
+
+    def rename_view(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> None:
+        src, dst = self.table_identifier(from_identifier), self.table_identifier(to_identifier)
+        body = {
+            "source": {"namespace": list(src[:-1]), "name": src[-1]},
+            "destination": {"namespace": list(dst[:-1]), "name": dst[-1]},
+        }
+        self._client.request("POST", f"{self._base}views/rename", body)
+
     def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
         parts = self.table_identifier(base.identifier)
         requirements, updates = requirements_and_updates(base.metadata, new_metadata)
