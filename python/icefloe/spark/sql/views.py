@@ -215,11 +215,18 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     from icefloe.spark.sql.ddl import empty
     from icefloe.spark.sql.query import rewrite_tables
 
+    props_given = (tree.args.get("properties") or exp.Properties(expressions=[])).expressions
+    if any(isinstance(p, exp.TemporaryProperty) for p in props_given):
+        return None  # a temporary view is Spark's
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     found = view_target(ctx, target)
     if found is None:
         return None
     catalog, ident, shown = found
+    try:
+        catalog.list_views(ident[:-1])
+    except NotSupportedError as e:
+        raise NotSupportedError(f"CREATE VIEW {shown}: {e}") from None
     if tree.args.get("exists") and tree.args.get("replace"):
         raise ValidationError("CREATE OR REPLACE VIEW ... IF NOT EXISTS: choose one")
     exists = _load(catalog, ident) is not None
