@@ -147,11 +147,16 @@ def test_namespace_rows(sql_catalog: SqlCatalog, db: Db) -> None:
     sql_catalog.create_namespace("db")
     sql_catalog.create_namespace("db.inner", {"owner": "me"})
     sql_catalog.create_namespace(("other",))
-    # JdbcCatalog's marker row for a namespace without properties.
-    assert sql_catalog.load_namespace_properties("db") == {"exists": "true"}
-    assert sql_catalog.load_namespace_properties("db.inner") == {"owner": "me"}
-    sql_catalog.update_namespace_properties("db.inner", removals={"owner"}, updates={"a": "1"})
-    assert sql_catalog.load_namespace_properties("db.inner") == {"a": "1"}
+    # JdbcCatalog's marker row ("exists") is in the database but, as Java's
+    # loadNamespaceMetadata, not among the properties, which have the default location.
+    assert len(db.rows("SELECT 1 FROM iceberg_namespace_properties WHERE property_key = 'exists'")) == 3
+    wh = str(sql_catalog.properties["warehouse"])
+    assert sql_catalog.load_namespace_properties("db") == {"location": f"{wh}/db"}
+    assert sql_catalog.load_namespace_properties("db.inner") == {"owner": "me", "location": f"{wh}/db/inner"}
+    sql_catalog.update_namespace_properties(
+        "db.inner", removals={"owner"}, updates={"a": "1", "location": "/x"}
+    )
+    assert sql_catalog.load_namespace_properties("db.inner") == {"a": "1", "location": "/x"}
     sql_catalog.drop_namespace("db.inner")
     sql_catalog.create_table("db.t", schema=ARROW_SCHEMA)
     with pytest.raises(NamespaceNotEmptyError, match=r"db\.t"):

@@ -522,8 +522,13 @@ def test_namespaces_and_show_tables(tw: Twins) -> None:
         assert_same_rows(tw.ice("SHOW NAMESPACES"), tw.java(f"SHOW NAMESPACES IN {J}"))
     finally:
         tw.ice("USE spark_catalog.default")
-    tw.both(f"DROP NAMESPACE {ns}.sub")
+    tw.both(f"DROP NAMESPACE {ns}.sub CASCADE")  # empty: dropped, as Java's
     tw.both(f"DROP NAMESPACE {ns}.`odd-name`")
+    # Java's SparkCatalog ignores CASCADE: a namespace that holds tables stays, for both
+    with pytest.raises(Exception, match="not empty"):
+        tw.java(f"DROP NAMESPACE {ns} CASCADE").collect()
+    with pytest.raises(icefloe.exceptions.NamespaceNotEmptyError, match="not empty"):
+        tw.ice(f"DROP NAMESPACE {ns} CASCADE")
     tw.both(f"DROP TABLE {ns}.alpha")
     tw.both(f"DROP TABLE {ns}.beta")
     tw.both(f"DROP NAMESPACE {ns}")

@@ -238,3 +238,41 @@ def test_a_catalog_without_views_refuses_them(spark: Any, warehouse: Path, catal
             spark, "CREATE VIEW local.db.fs_view AS SELECT 1 AS one", catalogs={"local": catalog}
         )
     assert not list((warehouse / "db").glob("fs_view*"))
+
+
+def test_namespace_properties_and_describe(spark: Any, shared: Shared) -> None:
+    """CREATE NAMESPACE with COMMENT, LOCATION and DBPROPERTIES, ALTER NAMESPACE SET, DESCRIBE
+    NAMESPACE [EXTENDED]: icefloe's namespace has Java's twin's properties (Spark's `owner`
+    included) and describes as Java's does."""
+    n = shared.name
+    stem = f"{shared.ns}_p"
+    for statement in (
+        "CREATE NAMESPACE {ns} COMMENT 'a namespace' LOCATION '/tmp/{ns}_location' "
+        "WITH DBPROPERTIES ('k1' = 'v1', 'a.password' = 'hidden')",
+        "CREATE NAMESPACE IF NOT EXISTS {ns} COMMENT 'ignored'",
+        "ALTER NAMESPACE {ns} SET DBPROPERTIES ('k1' = 'v2', 'k2' = 'x')",
+        "ALTER DATABASE {ns} SET PROPERTIES ('k3' = 'y')",
+        "ALTER NAMESPACE {ns} SET LOCATION '/tmp/{ns}_moved'",
+    ):
+        spark.sql(statement.format(ns=f"{n}.{stem}_java")).collect()
+        ice(spark, shared, statement.format(ns=f"{n}.{stem}_ice"))
+        java = shared.catalog.load_namespace_properties((f"{stem}_java",))
+        ours = shared.catalog.load_namespace_properties((f"{stem}_ice",))
+        assert {k: v.replace("_ice", "_java") for k, v in ours.items()} == java, statement
+    for text in (
+        "DESCRIBE NAMESPACE {ns}",
+        "DESCRIBE NAMESPACE EXTENDED {ns}",
+        "DESC DATABASE EXTENDED {ns}",
+    ):
+        want = [
+            tuple(str(x).replace("_java", "_ice") for x in r)
+            for r in spark.sql(text.format(ns=f"{n}.{stem}_java")).collect()
+        ]
+        got = [tuple(r) for r in ice(spark, shared, text.format(ns=f"{n}.{stem}_ice")).collect()]
+        assert got == want, text
+    with pytest.raises(Exception, match="already exists"):
+        spark.sql(f"CREATE NAMESPACE {n}.{stem}_java").collect()
+    with pytest.raises(icefloe.exceptions.NamespaceAlreadyExistsError):
+        ice(spark, shared, f"CREATE NAMESPACE {n}.{stem}_ice")
+    for suffix in ("java", "ice"):
+        shared.catalog.drop_namespace((f"{stem}_{suffix}",))

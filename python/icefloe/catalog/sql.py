@@ -522,7 +522,7 @@ class SqlCatalog(Catalog):
         ns = self.identifier_to_tuple(namespace)
         if not ns:
             raise ValidationError("cannot create the empty namespace")
-        props = dict(properties) if properties else {"exists": "true"}
+        props = {**(properties or {}), "exists": "true"}  # Java's JdbcCatalog always adds it
         name = ".".join(ns)
         try:
             with self._write() as conn:
@@ -594,7 +594,12 @@ class SqlCatalog(Catalog):
             "WHERE catalog_name = ? AND namespace = ?",
             (self.name, ".".join(ns)),
         )
-        return {k: v for k, v in rows if k is not None}
+        # As Java's JdbcCatalog.loadNamespaceMetadata: the marker row ("exists") is not a
+        # property, and a namespace without a location has the warehouse's folder for it.
+        props = {k: v for k, v in rows if k is not None and k != "exists"}
+        if "location" not in props and self._warehouse:
+            props["location"] = _io.join(self._warehouse, *ns)
+        return props
 
     def update_namespace_properties(
         self,

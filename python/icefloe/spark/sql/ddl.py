@@ -26,14 +26,13 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from icefloe.exceptions import (
-    NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
     NoSuchTableError,
     NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
 )
-from icefloe.spark.sql import extensions, views
+from icefloe.spark.sql import extensions, namespaces, views
 from icefloe.spark.sql.columns import column_doc, column_required, iceberg_type, schema_of
 from icefloe.spark.sql.dialect import (
     AddPartitionField,
@@ -132,7 +131,7 @@ def _table_target(ctx: Context, table: exp.Expression) -> tuple[Any, tuple[str, 
 def create(ctx: Context, tree: exp.Create) -> Any:
     kind = str(tree.args.get("kind") or "").upper()
     if kind in ("SCHEMA", "DATABASE", "NAMESPACE"):
-        return _create_namespace(ctx, tree)
+        return namespaces.create(ctx, tree)
     if kind == "VIEW":
         return views.create(ctx, tree)
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
@@ -286,19 +285,7 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
     kind = str(tree.args.get("kind") or "").upper()
     tables = tree.args.get("tables") or [tree.this]
     if kind in ("SCHEMA", "DATABASE", "NAMESPACE"):
-        found = ctx.resolver.namespace(table_parts(tables[0]) or [])
-        if found is None:
-            return None
-        catalog = ctx.resolver.catalog(found[0])
-        shown = ".".join((found[0], *found[1]))
-        if tree.args.get("cascade"):
-            raise NotSupportedError("DROP NAMESPACE ... CASCADE: not supported by icefloe.spark.sql yet")
-        if not catalog.namespace_exists(found[1]):
-            if tree.args.get("exists"):
-                return empty(ctx.spark)
-            raise NoSuchNamespaceError(f"Namespace not found: {shown}")
-        catalog.drop_namespace(found[1])
-        return empty(ctx.spark)
+        return namespaces.drop(ctx, tree)
     if kind == "VIEW":
         return views.drop(ctx, tree)
     target = _table_target(ctx, tables[0])
@@ -315,23 +302,6 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
         catalog.purge_table(ident)
     else:
         catalog.drop_table(ident)
-    return empty(ctx.spark)
-
-
-def _create_namespace(ctx: Context, tree: exp.Create) -> Any:
-    found = ctx.resolver.namespace(table_parts(tree.this) or [])
-    if found is None:
-        return None
-    catalog = ctx.resolver.catalog(found[0])
-    if tree.args.get("properties"):
-        raise NotSupportedError(
-            "CREATE NAMESPACE ... with properties: not supported by icefloe.spark.sql yet"
-        )
-    if catalog.namespace_exists(found[1]):
-        if tree.args.get("exists"):
-            return empty(ctx.spark)
-        raise NamespaceAlreadyExistsError(f"Namespace {'.'.join((found[0], *found[1]))} already exists")
-    catalog.create_namespace(found[1])
     return empty(ctx.spark)
 
 
@@ -403,6 +373,8 @@ def show_tables(ctx: Context, tree: ShowTables) -> Any:
 def alter(ctx: Context, tree: exp.Alter) -> Any:
     if str(tree.args.get("kind") or "").upper() == "VIEW":
         return views.alter(ctx, tree)
+    if str(tree.args.get("kind") or "").upper() == "NAMESPACE":
+        return namespaces.alter(ctx, tree)
     if str(tree.args.get("kind") or "").upper() != "TABLE":
         found = _table_target(ctx, tree.this)
         if found is None:

@@ -133,6 +133,9 @@ class ShowNamespaces(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": False, "like": False}
 
 
+_NAMESPACE_WORDS = ("NAMESPACE", "DATABASE", "SCHEMA")
+
+
 class _IcebergSparkParser(SparkParser):
     VERSION_PHRASES: ClassVar[dict[tuple[str, ...], str]] = {
         **SparkParser.VERSION_PHRASES,
@@ -169,10 +172,78 @@ class _IcebergSparkParser(SparkParser):
 
     STATEMENT_PARSERS: ClassVar[dict[Any, Any]] = {
         **SparkParser.STATEMENT_PARSERS,
+        TokenType.CREATE: lambda self: self._parse_iceberg_create(),
+        TokenType.ALTER: lambda self: self._parse_iceberg_alter(),
         TokenType.USE: lambda self: self._parse_iceberg_use(),
         TokenType.SHOW: lambda self: self._parse_show(),
         TokenType.REPLACE: lambda self: self._parse_iceberg_replace_table(),
     }
+
+    def _at_namespace(self) -> bool:
+        return bool(self._curr and self._curr.text.upper() in _NAMESPACE_WORDS)
+
+    def _parse_iceberg_create(self) -> exp.Expr | None:
+        """`CREATE NAMESPACE|DATABASE|SCHEMA [IF NOT EXISTS] ns [COMMENT c] [LOCATION l] [WITH
+        DBPROPERTIES|PROPERTIES (k = v, ...)]` (Spark's `createNamespace`, clauses in any order):
+        a `Create` whose `properties` hold them; other CREATEs as sqlglot parses them."""
+        if not self._at_namespace():
+            return self._parse_create()
+        kind = self._curr.text.upper() if self._curr else "NAMESPACE"
+        self._advance()
+        exists = self._match_text_seq("IF", "NOT", "EXISTS")
+        this = self._parse_table_parts()
+        props: list[exp.Expr] = []
+        while self._curr:
+            if self._match(TokenType.COMMENT):
+                props.append(exp.SchemaCommentProperty(this=self._parse_string()))
+            elif self._match_text_seq("LOCATION"):
+                props.append(exp.LocationProperty(this=self._parse_string()))
+            elif self._match(TokenType.WITH) and self._match_texts(("DBPROPERTIES", "PROPERTIES")):
+                props.extend(self._parse_iceberg_property_list())
+            else:
+                self.raise_error("Expecting COMMENT, LOCATION or WITH DBPROPERTIES")
+        return self.expression(
+            exp.Create(
+                this=this,
+                kind=kind,
+                exists=exists,
+                properties=exp.Properties(expressions=props) if props else None,
+            )
+        )
+
+    def _parse_iceberg_alter(self) -> exp.Expr | None:
+        """`ALTER NAMESPACE|DATABASE|SCHEMA ns SET DBPROPERTIES|PROPERTIES (k = v, ...)` and `...
+        SET LOCATION l`: an `Alter` of kind NAMESPACE with one `AlterSet` (its `expressions` the
+        properties, or its `location`); other ALTERs as sqlglot parses them."""
+        if not self._at_namespace():
+            return self._parse_alter()
+        self._advance()
+        this = self._parse_table_parts()
+        if not self._match(TokenType.SET):
+            self.raise_error("Expecting SET after ALTER NAMESPACE name")
+        if self._match_text_seq("LOCATION"):
+            action = exp.AlterSet(location=self._parse_string())
+        elif self._match_texts(("DBPROPERTIES", "PROPERTIES")):
+            action = exp.AlterSet(
+                expressions=[exp.Properties(expressions=self._parse_iceberg_property_list())]
+            )
+        else:
+            self.raise_error("Expecting DBPROPERTIES, PROPERTIES or LOCATION after SET")
+        return self.expression(exp.Alter(this=this, kind="NAMESPACE", actions=[action]))
+
+    def _parse_iceberg_property_list(self) -> list[exp.Expr]:
+        """Spark's `propertyList`: `(key [=] value, ...)`, keys and values strings or names."""
+
+        def one() -> exp.Expr:
+            key = self._parse_string() or self._parse_var(any_token=True)
+            self._match(TokenType.EQ)
+            value = self._parse_string() or self._parse_primary() or self._parse_var(any_token=True)
+            if key is None or value is None:
+                self.raise_error("Expecting key = value")
+                return exp.Property()
+            return exp.Property(this=exp.Literal.string(key.name), value=exp.Literal.string(value.name))
+
+        return self._parse_wrapped_csv(one)
 
     def _parse_iceberg_replace_table(self) -> exp.Expr | None:
         """`REPLACE TABLE ...`: a `Create` with `replace` set, marked `replace_only` in its meta

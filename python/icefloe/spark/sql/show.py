@@ -202,6 +202,10 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
     from icefloe.spark._nested_assign import table_spark_schema
     from icefloe.spark.sql import views
 
+    if str(tree.args.get("kind") or "").upper() in ("NAMESPACE", "DATABASE", "SCHEMA"):
+        from icefloe.spark.sql import namespaces
+
+        return namespaces.describe(ctx, tree)
     if views.is_view(ctx, tree.this):
         return views.describe(ctx, tree)
     found = _load(ctx, tree.this)
