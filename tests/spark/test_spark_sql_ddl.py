@@ -454,11 +454,23 @@ def test_unsupported_forms_are_named(tw: Twins) -> None:
     before = _snapshot_ids(tw, K, name)
     for text, kind in [
         (f"SHOW CREATE TABLE {J}.{name} AS SERDE", "AS SERDE"),
-        (f"ALTER TABLE {J}.{name} ALTER COLUMN amount SET NOT NULL", "ALTER COLUMN"),
     ]:
         with pytest.raises(NotSupportedError, match=kind):
             tw.ice(text)
     assert _snapshot_ids(tw, K, name) == before
+    tw.assert_same_table(name)
+
+
+def test_set_not_null_as_javas(tw: Twins) -> None:
+    """`ALTER COLUMN c SET NOT NULL`: Spark's analyzer refuses it on a nullable column before
+    Java's catalog sees it (nothing changed), and it does nothing on a required one."""
+    name = tw.twin()
+    refused = r"Cannot change nullable column to non-nullable: amount\."
+    with pytest.raises(Exception, match=refused):
+        tw.java(f"ALTER TABLE {J}.{name} ALTER COLUMN amount SET NOT NULL").collect()
+    with pytest.raises(ValidationError, match=refused):
+        tw.ice(f"ALTER TABLE {J}.{name} ALTER COLUMN amount SET NOT NULL")
+    tw.both(f"ALTER TABLE {J}.{name} ALTER COLUMN id SET NOT NULL")
     tw.assert_same_table(name)
 
 

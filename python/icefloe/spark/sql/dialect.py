@@ -408,6 +408,8 @@ class _IcebergSparkParser(SparkParser):
             return self.expression(exp.AlterColumn(this=column, comment=self._parse_string()))
         if self._match_text_seq("DROP", "NOT", "NULL"):
             return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
+        if self._match_text_seq("SET", "NOT", "NULL"):
+            return self.expression(exp.AlterColumn(this=column, allow_null=False))
         self._retreat(index)
         return SparkParser.ALTER_PARSERS["ALTER"](self)
 

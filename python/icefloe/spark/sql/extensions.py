@@ -12,6 +12,7 @@ and `SparkCatalog.alterTable` carry them out:
   (Java's `CreateOrReplaceBranchExec` / `...TagExec` / `DropBranchExec` / `DropTagExec`): one
   `manage_snapshots` commit each, at the current snapshot unless `AS OF VERSION`;
 - `ALTER COLUMN c TYPE t | COMMENT '...' | FIRST | AFTER d | DROP NOT NULL`: one schema update;
+  `SET NOT NULL` as Spark's analyzer has it: nothing on a required column, else refused;
 - `UNSET TBLPROPERTIES [IF EXISTS] (...)`: a properties removal;
 - `RENAME TO [cat.]ns.t`: `catalog.rename_table` (the filesystem catalog refuses, as Java's
   HadoopCatalog does).
@@ -74,6 +75,12 @@ def _alter_column(table: Table, action: exp.AlterColumn, column_path: Any, exact
     path = exact(column_path(action.this))
     dtype = action.args.get("dtype")
     comment = action.args.get("comment")
+    if action.args.get("allow_null") is False and not action.args.get("drop"):
+        # SET NOT NULL: Spark's analyzer refuses it on a nullable column (CheckAnalysis), and it
+        # changes nothing on a required one.
+        if not table.schema().find_field(path).required:
+            raise ValidationError(f"Cannot change nullable column to non-nullable: {path}.")
+        return
     with table.update_schema() as update:
         if dtype is not None:
             update.update_column(path, field_type=iceberg_type(dtype))
