@@ -16,6 +16,9 @@ Each benchmark warms both engines first (untimed).
   and copy-on-write: `icefloe.spark.merge(...).when_matched_update_all()
   .when_not_matched_insert_all()` vs `MERGE INTO ... UPDATE SET * / INSERT *`. Bars: 0.5x
   (merge-on-read) and 0.7x (copy-on-write) Java's time.
+- In `delete` and `merge`, a third twin gets the same statement text through
+  `icefloe.spark.sql` (catalog `bench`): its time against the Python call's (`icefloe.spark.
+  delete` / `merge`) on the same run, bar 1.05x (issue 42's: SQL adds only its parsing).
 - `upsert-read`: after UPSERTS batches of 10,000 keys through `icefloe.spark.upsert`
   (equality deletes), `sum(amount)` on Spark through icefloe vs through Java. Bar: 0.5x.
 
@@ -69,6 +72,18 @@ def report(name: str, ours: list[float], java: list[float], bar: float) -> None:
     )
 
 
+def report_sql(name: str, sql: list[float], api: list[float]) -> None:
+    best = min(sql) / min(api)
+    med = statistics.median(sql) / statistics.median(api)
+    verdict = "met" if med <= 1.05 else "MISSED"
+    print(
+        f"{name:<28} icefloe.spark.sql best {min(sql):7.2f}s median {statistics.median(sql):7.2f}s | "
+        f"Python call best {min(api):7.2f}s median {statistics.median(api):7.2f}s | "
+        f"ratio best {best:.2f}x median {med:.2f}x (bar 1.05x: {verdict})",
+        flush=True,
+    )
+
+
 def create(spark: Any, name: str, rows: int, partitioned_by: str, mode: str, version: int = 2) -> None:
     spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql(
@@ -100,23 +115,32 @@ def bench_delete_mode(spark: Any, catalog: Any, mode: str) -> None:
     icefloe.spark.delete(spark, catalog.load_table("db.del_warm_ours"), f"purchaser IN ({users})")
     spark.sql("DROP TABLE oracle.db.del_warm_java")
     spark.sql("DROP TABLE oracle.db.del_warm_ours")
-    ours_t, java_t = [], []
+    ours_t, java_t, sql_t = [], [], []
     for i in range(REPEAT):
-        java, ours = f"oracle.db.del_java_{i}", f"oracle.db.del_ours_{i}"
-        create(spark, java, rows, "", mode)
-        create(spark, ours, rows, "", mode)
-        stmt = f"DELETE FROM {java} WHERE purchaser IN ({users})"
-        java_t.append(timed(lambda stmt=stmt: spark.sql(stmt)))
+        java, ours, by_sql = f"oracle.db.del_java_{i}", f"oracle.db.del_ours_{i}", f"oracle.db.del_sql_{i}"
+        for name in (java, ours, by_sql):
+            create(spark, name, rows, "", mode)
+        stmt = f"DELETE FROM {{}} WHERE purchaser IN ({users})"
+        java_text = stmt.format(java)
+        java_t.append(timed(lambda java_text=java_text: spark.sql(java_text)))
         table = catalog.load_table(ours.removeprefix("oracle."))
         ours_t.append(
             timed(lambda table=table: icefloe.spark.delete(spark, table, f"purchaser IN ({users})"))
         )
+        text = stmt.format(by_sql.replace("oracle.", "bench.", 1))
+        sql_t.append(timed(lambda text=text: icefloe.spark.sql(spark, text, catalogs={"bench": catalog})))
         same_rows(spark, java, ours)
-        print(f"  run {i} ({mode}): icefloe {ours_t[-1]:.2f}s Java {java_t[-1]:.2f}s", flush=True)
-        spark.sql(f"DROP TABLE {java}")
-        spark.sql(f"DROP TABLE {ours}")
+        same_rows(spark, java, by_sql)
+        print(
+            f"  run {i} ({mode}): icefloe {ours_t[-1]:.2f}s, through icefloe.spark.sql {sql_t[-1]:.2f}s, "
+            f"Java {java_t[-1]:.2f}s",
+            flush=True,
+        )
+        for name in (java, ours, by_sql):
+            spark.sql(f"DROP TABLE {name}")
     # Copy-on-write rewrites every file (each holds some of the 1%) on both engines.
     report(f"delete 1% of {rows:,} ({mode})", ours_t, java_t, 0.5 if mode == "merge-on-read" else 0.7)
+    report_sql(f"delete 1% of {rows:,} ({mode})", sql_t, ours_t)
 
 
 def bench_dv_delete(spark: Any, catalog: Any) -> None:
@@ -179,17 +203,18 @@ def bench_merge(spark: Any, catalog: Any) -> None:
     for mode, bar in (("merge-on-read", 0.5), ("copy-on-write", 0.7)):
         if mode not in modes:
             continue
-        ours_t, java_t = [], []
+        ours_t, java_t, sql_t = [], [], []
         for i in range(REPEAT):
-            java, ours = f"oracle.db.m_java_{i}", f"oracle.db.m_ours_{i}"
-            create(spark, java, rows, "PARTITIONED BY (bucket(16, id))", mode)
-            create(spark, ours, rows, "PARTITIONED BY (bucket(16, id))", mode)
+            java, ours, by_sql = f"oracle.db.m_java_{i}", f"oracle.db.m_ours_{i}", f"oracle.db.m_sql_{i}"
+            for name in (java, ours, by_sql):
+                create(spark, name, rows, "PARTITIONED BY (bucket(16, id))", mode)
             warm_merge(spark, catalog, source, mode)
             stmt = (
-                f"MERGE INTO {java} t USING bench_src s ON t.id = s.id "
+                "MERGE INTO {} t USING bench_src s ON t.id = s.id "
                 "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
             )
-            java_t.append(timed(lambda stmt=stmt: spark.sql(stmt)))
+            java_text = stmt.format(java)
+            java_t.append(timed(lambda java_text=java_text: spark.sql(java_text)))
             table = catalog.load_table(ours.removeprefix("oracle."))
             ours_t.append(
                 timed(
@@ -201,11 +226,19 @@ def bench_merge(spark: Any, catalog: Any) -> None:
                     )
                 )
             )
+            text = stmt.format(by_sql.replace("oracle.", "bench.", 1))
+            sql_t.append(timed(lambda text=text: icefloe.spark.sql(spark, text, catalogs={"bench": catalog})))
             same_rows(spark, java, ours)
-            print(f"  {mode} run {i}: icefloe {ours_t[-1]:.2f}s Java {java_t[-1]:.2f}s", flush=True)
-            spark.sql(f"DROP TABLE {java}")
-            spark.sql(f"DROP TABLE {ours}")
+            same_rows(spark, java, by_sql)
+            print(
+                f"  {mode} run {i}: icefloe {ours_t[-1]:.2f}s, through icefloe.spark.sql "
+                f"{sql_t[-1]:.2f}s, Java {java_t[-1]:.2f}s",
+                flush=True,
+            )
+            for name in (java, ours, by_sql):
+                spark.sql(f"DROP TABLE {name}")
         report(f"merge {src_rows:,} into {rows:,} {mode}", ours_t, java_t, bar)
+        report_sql(f"merge {src_rows:,} into {rows:,} {mode}", sql_t, ours_t)
 
 
 def warm_merge(spark: Any, catalog: Any, source: Any, mode: str) -> None:

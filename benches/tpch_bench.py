@@ -4,9 +4,11 @@ Data: DuckDB's `tpch` extension (PyPI `duckdb-extension-tpch`) at `--sf` (defaul
 table is written twice with the same number of data files: by Iceberg Java's Spark runtime
 (`oracle` catalog) and by icefloe (`table.append`, one file per chunk). Each query runs over
 temp views: Java's tables through its catalog, icefloe's through `icefloe.spark.read` with no
-`selected_fields` (as a SQL user has them); with `--rust-only`, also with every file through
-icefloe's Rust reader (`icefloe.read.spark-parquet.enabled=false`), today's path before
-Spark's Parquet source.
+`selected_fields` (as a SQL user has them); and as `icefloe.spark.sql` text after
+`icefloe.spark.sql(spark, "USE bench.tpch")` (side `sql`: icefloe resolves the names, reads
+only the columns each query uses and pushes its WHERE conjuncts); with `--rust-only`, also with
+every file through icefloe's Rust reader (`icefloe.read.spark-parquet.enabled=false`), today's
+path before Spark's Parquet source.
 
 Each query runs once to warm up and to compare rows (they must be Java's), then `--reps`
 times per side, alternating; the table prints the best time per side and the ratio, the
@@ -86,6 +88,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     catalog = icefloe.load_catalog("bench", type="filesystem", warehouse=str(warehouse))
     spark.sql("CREATE NAMESPACE IF NOT EXISTS oracle.db")
+    catalog.create_namespace("tpch")
     try:
         t0 = time.perf_counter()
         tables, queries = tpch_data(args.sf)
@@ -103,7 +106,7 @@ def main() -> None:
             spark.read.parquet(str(folder)).repartition(n).writeTo(f"oracle.db.j_{name}").using(
                 "iceberg"
             ).create()
-            table = catalog.create_table(f"db.i_{name}", data.schema)
+            table = catalog.create_table(f"tpch.{name}", data.schema)
             for chunk in _chunks(data, n):
                 table.append(chunk)
         del tables
@@ -114,17 +117,25 @@ def main() -> None:
                 if side == "java":
                     df = spark.table(f"oracle.db.j_{name}")
                 else:
-                    df = icefloe.spark.read(spark, catalog.load_table(f"db.i_{name}"))
+                    df = icefloe.spark.read(spark, catalog.load_table(f"tpch.{name}"))
                 df.createOrReplaceTempView(name)
+
+        names = FILES.keys() | {"nation", "region", "supplier"}
+        icefloe.spark.sql(spark, "USE bench.tpch", catalogs={"bench": catalog})
 
         def run(side: str, q: str) -> Any:
             spark.conf.set(ENABLED_CONF, "false" if side == "rust" else "true")
+            if side == "sql":  # no temp views: the names are icefloe's tables
+                for name in names:
+                    spark.catalog.dropTempView(name)
+                df = icefloe.spark.sql(spark, q, catalogs={"bench": catalog})
+                return df, df.collect()
             views(side)
             df = spark.sql(q)
             rows = df.collect()
             return df, rows
 
-        sides = ["java", "icefloe"] + (["rust"] if args.rust_only else [])
+        sides = ["java", "icefloe", "sql"] + (["rust"] if args.rust_only else [])
         wanted = [int(x) for x in args.queries.split(",") if x] or list(range(1, 23))
         best: dict[str, dict[int, float]] = {s: {} for s in sides}
         joins: dict[str, dict[int, str]] = {s: {} for s in sides}
@@ -144,7 +155,8 @@ def main() -> None:
                     t = _timed(lambda side=side, q=q: run(side, q))
                     best[side][qn] = min(best[side].get(qn, float("inf")), t)
             ratio = best["icefloe"][qn] / best["java"][qn]
-            extra = f"  rust-only {best['rust'][qn]:.2f}s" if args.rust_only else ""
+            extra = f"  sql {best['sql'][qn]:6.2f}s {best['sql'][qn] / best['java'][qn]:5.2f}x"
+            extra += f"  rust-only {best['rust'][qn]:.2f}s" if args.rust_only else ""
             same = "same" if joins["icefloe"][qn] == joins["java"][qn] else "DIFFERENT"
             print(
                 f"Q{qn:<2} java {best['java'][qn]:6.2f}s  icefloe {best['icefloe'][qn]:6.2f}s  "
@@ -154,13 +166,15 @@ def main() -> None:
             )
         tj, ti = sum(best["java"].values()), sum(best["icefloe"].values())
         print(f"TOTAL java {tj:.2f}s icefloe {ti:.2f}s ratio {ti / tj:.2f}x (best of {args.reps} per query)")
+        ts = sum(best["sql"].values())
+        print(f"TOTAL icefloe.spark.sql {ts:.2f}s ratio {ts / tj:.2f}x")
         if args.rust_only:
             tr = sum(best["rust"].values())
             print(f"TOTAL rust-only icefloe {tr:.2f}s ratio {tr / tj:.2f}x")
 
         # -- a 5M-row scan, no deletes: sum(amount), Java vs icefloe on Java's table --
         create_orders_table(spark, "oracle.db.orders", args.scan_rows, files=4)
-        table = catalog.load_table("db.orders")
+        table = catalog.load_table("db.orders")  # Java's table, read through its warehouse
         spark.conf.set(ENABLED_CONF, "true")
 
         def java_sum() -> Any:
