@@ -124,6 +124,7 @@ class Resolver:
         self._conf: dict[str, dict[str, str]] | None = None
         self._all_conf: dict[str, str] | None = None
         self._temp_views: set[str] | None = None
+        self._exists: dict[tuple[str, tuple[str, ...]], bool] = {}
 
     # ---- catalogs ----
     def _session_conf(self) -> dict[str, str]:
@@ -202,11 +203,19 @@ class Resolver:
         name, rest = found
         return self.table_in(name, rest)
 
+    def table_exists(self, catalog_name: str, rest: tuple[str, ...]) -> bool:
+        """Whether `rest` is a table of the catalog, asked once per statement (a query's names
+        are resolved for its views, its aggregates and its reads)."""
+        key = (catalog_name, tuple(rest))
+        if key not in self._exists:
+            self._exists[key] = self.catalog(catalog_name).table_exists(rest)
+        return self._exists[key]
+
     def table_in(self, catalog_name: str, rest: tuple[str, ...]) -> TableRef:
         catalog = self.catalog(catalog_name)
-        if len(rest) >= 2 and catalog.table_exists(rest):
+        if len(rest) >= 2 and self.table_exists(catalog_name, rest):
             return TableRef(catalog_name, catalog, rest)
-        if len(rest) >= 3 and catalog.table_exists(rest[:-1]):
+        if len(rest) >= 3 and self.table_exists(catalog_name, rest[:-1]):
             last = rest[-1]
             for kind, pattern in _SELECTORS:
                 m = pattern.fullmatch(last)

@@ -77,16 +77,20 @@ def view_target(ctx: Context, table: exp.Expression) -> tuple[Catalog, tuple[str
     return ctx.resolver.catalog(name), rest, ".".join((name, *rest))
 
 
-def _load(catalog: Catalog, ident: tuple[str, ...]) -> View | None:
+def _load(ctx: Context, catalog_name: str, ident: tuple[str, ...]) -> View | None:
+    """The view `ident` of an icefloe catalog, or None (a table, nothing, or a catalog
+    without views)."""
+    if ctx.resolver.table_exists(catalog_name, ident):
+        return None
     try:
-        return catalog._load_view_record(ident) if not catalog.table_exists(ident) else None
+        return ctx.resolver.catalog(catalog_name)._load_view_record(ident)
     except NotSupportedError:
         return None
 
 
 def is_view(ctx: Context, table: exp.Expression) -> bool:
     found = view_target(ctx, table)
-    return found is not None and _load(found[0], found[1]) is not None
+    return found is not None and _load(ctx, ident_catalog(found[2]), found[1]) is not None
 
 
 # ---- queries over views ----
@@ -102,7 +106,7 @@ def expand_views(ctx: Context, tree: exp.Expr) -> bool:
             split = ctx.resolver.split(parts, ctes) if parts else None
             if split is None or len(split[1]) < 2:
                 continue
-            view = _load(ctx.resolver.catalog(split[0]), split[1])
+            view = _load(ctx, split[0], split[1])
             if view is not None and parts is not None:
                 found.append((table, parts, split[0], view))
         if not found:
@@ -229,7 +233,7 @@ def create(ctx: Context, tree: exp.Create) -> Any:
         raise NotSupportedError(f"CREATE VIEW {shown}: {e}") from None
     if tree.args.get("exists") and tree.args.get("replace"):
         raise ValidationError("CREATE OR REPLACE VIEW ... IF NOT EXISTS: choose one")
-    exists = _load(catalog, ident) is not None
+    exists = _load(ctx, ident_catalog(shown), ident) is not None
     if exists and tree.args.get("exists"):
         return empty(ctx.spark)
     if exists and not tree.args.get("replace"):
@@ -410,7 +414,7 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
     if found is None:
         return None
     catalog, ident, shown = found
-    if _load(catalog, ident) is None:
+    if _load(ctx, ident_catalog(shown), ident) is None:
         if tree.args.get("exists"):
             return empty(ctx.spark)
         raise NoSuchViewError(f"[VIEW_NOT_FOUND] The view {shown} cannot be found.")
@@ -425,7 +429,7 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
     if found is None:
         return None
     catalog, ident, shown = found
-    if _load(catalog, ident) is None:
+    if _load(ctx, ident_catalog(shown), ident) is None:
         raise NoSuchViewError(f"[VIEW_NOT_FOUND] The view {shown} cannot be found.")
     actions = tree.args.get("actions") or []
     if len(actions) != 1:
