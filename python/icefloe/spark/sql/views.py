@@ -19,6 +19,7 @@ and `SparkCatalog`'s `ViewCatalog`) runs them:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import sqlglot
@@ -506,7 +507,8 @@ def show_views(ctx: Context, body: str) -> Any:
 
 
 def describe(ctx: Context, tree: exp.Describe) -> Any:
-    """`DESCRIBE v`: (name, Spark type, comment) of each column, as Java's `DescribeV2ViewExec`."""
+    """`DESCRIBE [EXTENDED] v`, as Java's `DescribeV2ViewExec` (PySpark 3.5): (name, Spark type,
+    comment) of each column; with EXTENDED, the view's details below an empty row."""
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema
 
     found = view_target(ctx, tree.this)
@@ -514,12 +516,45 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
         return None
     catalog, ident, shown = found
     view = catalog.load_view(ident)
-    if tree.args.get("style") or tree.args.get("expressions") or tree.args.get("partition"):
-        raise NotSupportedError(
-            f"DESCRIBE EXTENDED / column of view {shown}: not supported by icefloe.spark.sql yet"
-        )
+    style = str(tree.args.get("style") or "").upper()
+    if (style and style != "EXTENDED") or tree.args.get("expressions") or tree.args.get("partition"):
+        raise NotSupportedError(f"DESCRIBE {style} of a view column / partition ({shown}): not supported")
     schema = view.schema()
     struct = spark_schema(spark_arrow_schema(schema.to_dict()))
     docs = {f.name: f.doc or "" for f in schema.fields}
     rows = [(f.name, f.dataType.simpleString(), docs.get(f.name, "")) for f in struct.fields]
+    if style == "EXTENDED":
+        rows += [("", "", ""), *_detailed(view, shown)]
     return ctx.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
+
+
+# Spark's `ViewCatalog.RESERVED_PROPERTIES`, and what Java's `SparkView.properties()` leaves out.
+_SPARK_RESERVED = ("comment", "owner", "create_engine_version", "engine_version")
+_VIEW_RESERVED = ("provider", "location", "format-version", QUERY_COLUMN_NAMES)
+
+
+def _detailed(view: View, shown: str) -> list[tuple[str, str, str]]:
+    props = view.properties
+    spark_props = {"provider": "iceberg", "location": view.location(), "format-version": "1"}
+    spark_props.update({k: v for k, v in props.items() if k not in _VIEW_RESERVED})
+    listed = sorted((k, v) for k, v in spark_props.items() if k not in _SPARK_RESERVED)
+    escaped = ", ".join(f"'{_escape(k)}' = '{_escape(v)}'" for k, v in listed)
+    columns = props[QUERY_COLUMN_NAMES].split(",") if QUERY_COLUMN_NAMES in props else []
+    catalog_and_namespace = ".".join(_quote_if_needed(p) for p in shown.split(".")[:2])
+    return [
+        ("# Detailed View Information", "", ""),
+        ("Comment", props.get("comment", ""), ""),
+        ("View Catalog and Namespace", catalog_and_namespace, ""),
+        ("View Query Output Columns", f"[{', '.join(columns)}]", ""),
+        ("View Properties", f"[{escaped}]", ""),
+        ("Created By", props.get("create_engine_version", ""), ""),
+    ]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _quote_if_needed(part: str) -> str:
+    """Spark's `quoteIfNeeded`: backticks unless the part is letters, digits and `_`."""
+    return part if re.fullmatch(r"[A-Za-z0-9_]+", part) else _quote(part)
