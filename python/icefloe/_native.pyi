@@ -493,12 +493,13 @@ class ScanPlan:
     def record_count(self) -> int: ...
     def tasks_json(self) -> list[str]: ...
     def split_plain_parquet(
-        self, refused: set[str] | None = None
+        self, refused: set[str] | None = None, rows_filtered_after: bool = False
     ) -> tuple[list[tuple[str, int, int]], ScanPlan]:
         """(path, size, records) of each task a plain field-id Parquet reader reads as Iceberg
-        does (no deletes, no residual, whole unencrypted Parquet file, identity partition
-        columns in the file), and the other tasks (with the paths in `refused`) as a plan."""
-    def plain_parquet_blockers(self) -> list[tuple[str, str]]:
+        does (no deletes, no residual unless `rows_filtered_after`, whole unencrypted Parquet
+        file, identity partition columns in the file), and the other tasks (with the paths
+        in `refused`) as a plan."""
+    def plain_parquet_blockers(self, rows_filtered_after: bool = False) -> list[tuple[str, str]]:
         """(path, reason) of each task a plain Parquet reader would not read as Iceberg does."""
     def size_in_bytes(self) -> int:
         """The bytes the tasks read (the sum of their lengths)."""

@@ -106,14 +106,19 @@ impl PyScanPlan {
     /// `FileScanTask::plain_parquet_blocker`): the (path, file size, record count) of each
     /// task such a reader reads as Iceberg does, and the other tasks as a plan of their own
     /// (same split settings). The paths in `refused` (files the engine cannot open) go with
-    /// the other tasks.
-    #[pyo3(signature = (refused=None))]
-    fn split_plain_parquet(&self, refused: Option<HashSet<String>>) -> (Vec<(String, i64, i64)>, PyScanPlan) {
+    /// the other tasks. With `rows_filtered_after` (the caller filters the rows itself) a
+    /// residual filter does not keep a file from the plain reader.
+    #[pyo3(signature = (refused=None, rows_filtered_after=false))]
+    fn split_plain_parquet(
+        &self,
+        refused: Option<HashSet<String>>,
+        rows_filtered_after: bool,
+    ) -> (Vec<(String, i64, i64)>, PyScanPlan) {
         let mut plain = Vec::new();
         let mut rest = Vec::new();
         for t in self.tasks.iter() {
             let refuse = refused.as_ref().is_some_and(|r| r.contains(&t.file.file_path));
-            if t.plain_parquet_blocker().is_none() && !refuse {
+            if t.plain_parquet_blocker_for(rows_filtered_after).is_none() && !refuse {
                 plain.push((t.file.file_path.clone(), t.file.file_size_in_bytes, t.file.record_count));
             } else {
                 rest.push(t.clone());
@@ -128,11 +133,15 @@ impl PyScanPlan {
         (plain, rest)
     }
 
-    /// (path, reason) of each task a plain Parquet reader would not read as Iceberg does.
-    fn plain_parquet_blockers(&self) -> Vec<(String, &'static str)> {
+    /// (path, reason) of each task a plain Parquet reader would not read as Iceberg does
+    /// (`rows_filtered_after`: as in `split_plain_parquet`).
+    #[pyo3(signature = (rows_filtered_after=false))]
+    fn plain_parquet_blockers(&self, rows_filtered_after: bool) -> Vec<(String, &'static str)> {
         self.tasks
             .iter()
-            .filter_map(|t| t.plain_parquet_blocker().map(|why| (t.file.file_path.clone(), why)))
+            .filter_map(|t| {
+                t.plain_parquet_blocker_for(rows_filtered_after).map(|why| (t.file.file_path.clone(), why))
+            })
             .collect()
     }
 

@@ -98,11 +98,18 @@ impl FileScanTask {
     /// its partition tuple). Rules that depend on the schema or on where the file lives
     /// are the caller's.
     pub fn plain_parquet_blocker(&self) -> Option<&'static str> {
+        self.plain_parquet_blocker_for(false)
+    }
+
+    /// `plain_parquet_blocker` for a reader whose caller filters the rows itself after the
+    /// read (`rows_filtered_after`: a SQL query's WHERE, which the planner's filter only
+    /// prunes for), so that a residual filter does not keep the file from it.
+    pub fn plain_parquet_blocker_for(&self, rows_filtered_after: bool) -> Option<&'static str> {
         let f = &self.file;
         if !self.deletes.is_empty() {
             return Some("deletes");
         }
-        if self.residual.is_some() {
+        if self.residual.is_some() && !rows_filtered_after {
             return Some("residual filter");
         }
         if f.file_format != crate::manifest::FileFormat::Parquet {

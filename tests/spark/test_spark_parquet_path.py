@@ -242,6 +242,12 @@ def test_row_filter_residuals_and_partition_filters(
     assert_same_rows(
         read(spark, table, row_filter="d > 5"), spark.createDataFrame(off, "id bigint, cat string, d double")
     )
+    # A caller that filters the rows itself (icefloe.spark.sql keeps the query's WHERE) takes
+    # Spark's reader for those files too; its filter gives Java's rows.
+    n_spark, rust, _ = _paths(spark, table, row_filter="d > 5", rows_filtered_after=True)
+    assert n_spark == 2 and not rust
+    plan = plan_read(spark, table, row_filter="d > 5", rows_filtered_after=True)
+    assert_same_rows(plan.frame().where("d > 5"), oracle.canonical(name, where="d > 5"))
 
 
 def test_metadata_columns_and_name_mapping_take_the_rust_reader(

@@ -129,6 +129,7 @@ class ReadPlan:
     rust_plan: Any  # icefloe._native.ScanPlan of the files the Rust reader reads
     scan_reason: str | None
     refused: list[tuple[str, str]]  # (path, reason): files the plan allows, Spark cannot open
+    rows_filtered_after: bool = False  # see plan_read
 
     @property
     def spark_files(self) -> list[str]:
@@ -140,7 +141,7 @@ class ReadPlan:
         plan = self.scan.plan_files()._plan
         if self.scan_reason is not None:
             return {plan[i].file_path: self.scan_reason for i in range(len(plan))}
-        return {**dict(plan.plain_parquet_blockers()), **dict(self.refused)}
+        return {**dict(plan.plain_parquet_blockers(self.rows_filtered_after)), **dict(self.refused)}
 
     def frame(self) -> DataFrame:
         """The DataFrame of the scan: the Spark half, then the Rust half, one schema."""
@@ -172,10 +173,16 @@ def plan_read(
     selected_fields: tuple[str, ...] | list[str] | None = None,
     snapshot_id: int | None = None,
     case_sensitive: bool = True,
+    rows_filtered_after: bool = False,
     **scan_options: Any,
 ) -> ReadPlan:
     """The plan of `read` with these arguments: which reader reads each planned file and
-    why. `ReadPlan.frame()` is the DataFrame `read` returns."""
+    why. `ReadPlan.frame()` is the DataFrame `read` returns.
+
+    `rows_filtered_after`: the caller filters the rows itself after the read (a SQL query
+    keeps its whole WHERE, of which `row_filter` is the part icefloe can prune with), so a file
+    whose rows the filter only partly selects may still take Spark's Parquet source: it then
+    yields rows `row_filter` rejects, which the caller's filter drops."""
     selection = ("ref", "as_of_timestamp", "from_snapshot_id", "to_snapshot_id")
     if snapshot_id is None and all(scan_options.get(k) is None for k in selection):
         from icefloe.spark._wap import read_ref
@@ -188,12 +195,14 @@ def plan_read(
     scan_reason = scan_blocker(spark, table, scan.projection())
     if scan_reason is not None:
         return ReadPlan(spark, table, scan, PlainFiles(), native_plan, scan_reason, [])
-    candidates, rest = native_plan.split_plain_parquet()
+    candidates, rest = native_plan.split_plain_parquet(None, rows_filtered_after)
     plain, refused = split_files(spark, candidates, table.io_properties)
     if refused:
         # Files the plan allows but Spark cannot open go back to the Rust reader.
-        _candidates, rest = native_plan.split_plain_parquet({path for path, _why in refused})
-    return ReadPlan(spark, table, scan, plain, rest, None, refused)
+        _candidates, rest = native_plan.split_plain_parquet(
+            {path for path, _why in refused}, rows_filtered_after
+        )
+    return ReadPlan(spark, table, scan, plain, rest, None, refused, rows_filtered_after)
 
 
 def read_combined_task(

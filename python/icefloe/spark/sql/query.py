@@ -156,7 +156,7 @@ def requalify_columns(tree: exp.Expr, parts: list[str], visible: str) -> None:
 
 def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenced: set[str] | None) -> Any:
     from icefloe.spark.inspect import inspect
-    from icefloe.spark.read import read
+    from icefloe.spark.read import plan_read
 
     loaded = ref.load()
     options = read_options(ctx, loaded, ref, table.args.get("version"))
@@ -170,7 +170,17 @@ def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenc
     if referenced is not None:
         selected = tuple(f.name for f in loaded.schema().fields if f.name.lower() in referenced)
     row_filter = _pushed_filter(table, loaded, visible)
-    return read(ctx.spark, loaded, row_filter=row_filter, selected_fields=selected, **options)
+    # The query keeps its whole WHERE: the pushed part only prunes, so files it partly
+    # selects still take Spark's Parquet source.
+    plan = plan_read(
+        ctx.spark,
+        loaded,
+        row_filter=row_filter,
+        selected_fields=selected,
+        rows_filtered_after=True,
+        **options,
+    )
+    return plan.frame()
 
 
 def read_options(ctx: Context, table: Table, ref: TableRef, version: exp.Version | None) -> dict[str, Any]:
