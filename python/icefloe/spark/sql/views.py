@@ -507,7 +507,7 @@ def show_views(ctx: Context, body: str) -> Any:
 
 
 def describe(ctx: Context, tree: exp.Describe) -> Any:
-    """`DESCRIBE [EXTENDED] v`, as Java's `DescribeV2ViewExec` (PySpark 3.5): (name, Spark type,
+    """`DESCRIBE [EXTENDED] v`, as Java's `DescribeV2ViewExec` (PySpark 3.5 and 4.1): (name, Spark type,
     comment) of each column; with EXTENDED, the view's details below an empty row."""
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema
 
