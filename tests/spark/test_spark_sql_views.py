@@ -3,7 +3,8 @@
 catalog: Java's JdbcCatalog (Spark catalog `vw_sqlite`, schema V1) and icefloe's SqlCatalog
 (`vw_sqlite`) on the same sqlite database and warehouse, then Java's RESTCatalog and
 icefloe's on the run's REST server (`vw_rest`), so each engine reads every view the other
-writes.
+writes. Both PySpark passes run it (Java's runtime for Spark 3.5 and for 4.1). Namespace
+statements are twin-tested here too (they need a catalog that stores namespace properties).
 
 Each statement runs twice, by Java on a view `*_java` and by icefloe on a view `*_ice`; the
 two views' metadata (schema with ids, query text, default catalog and namespace, properties,
