@@ -10,6 +10,7 @@ stops sending files to Spark's reader, or starts sending a file it would misread
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -385,3 +386,27 @@ def test_spark_sizes_the_read_from_the_planned_files(
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", old)
     java = oracle.df(big_name).join(oracle.df(small_name), "id").count()
     assert read(spark, big).join(read(spark, small), "id").count() == java == 25
+
+
+def test_a_byte_size_setting_that_is_no_whole_number_is_named(spark: Any) -> None:
+    """`icefloe.read.spark-parquet.s3-min-mean-file-bytes` and the sort rewrite's
+    `...min-mean-file-bytes` take a whole number of bytes; anything else names the setting."""
+    from icefloe.exceptions import ValidationError
+    from icefloe.maintenance._sort_on_spark import MIN_MEAN_CONF
+    from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
+    from icefloe.spark._session import conf_bytes
+
+    for key in (S3_MIN_MEAN_CONF, MIN_MEAN_CONF):
+        assert conf_bytes(spark, key, 7) == 7
+        try:
+            spark.conf.set(key, " 16_777_216 ")
+            assert conf_bytes(spark, key, 7) == 16 << 20
+            for bad in ("8MB", "1.5", "-1"):
+                spark.conf.set(key, bad)
+                with pytest.raises(
+                    ValidationError,
+                    match=rf"{re.escape(key)}: expected a whole number of bytes, found '{re.escape(bad)}'",
+                ):
+                    conf_bytes(spark, key, 7)
+        finally:
+            spark.conf.unset(key)

@@ -101,8 +101,9 @@ def spark_read_files(
     if why is not None:
         return PlainFiles(), why
     plain, _refused = split_files(spark, candidates, table.io_properties)
-    value = spark.conf.get(MIN_MEAN_CONF, None)
-    min_mean = MIN_MEAN_FILE_BYTES if value is None else int(str(value).strip())
+    from icefloe.spark._session import conf_bytes
+
+    min_mean = conf_bytes(spark, MIN_MEAN_CONF, MIN_MEAN_FILE_BYTES)
     if plain.files and plain.size_in_bytes < min_mean * len(plain.files):
         return (
             PlainFiles(),

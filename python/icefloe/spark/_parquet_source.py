@@ -260,8 +260,9 @@ def _scheme(path: str) -> str:
 
 
 def _s3_min_mean_file_bytes(spark: SparkSession) -> int:
-    value = spark.conf.get(S3_MIN_MEAN_CONF, None)
-    return S3_MIN_MEAN_FILE_BYTES if value is None else int(str(value).strip())
+    from icefloe.spark._session import conf_bytes
+
+    return conf_bytes(spark, S3_MIN_MEAN_CONF, S3_MIN_MEAN_FILE_BYTES)
 
 
 def _bucket_options(

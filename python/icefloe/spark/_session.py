@@ -71,6 +71,24 @@ def broadcast_threshold(spark: SparkSession) -> int:
     return value if value >= 0 else 1 << 62
 
 
+def conf_bytes(spark: SparkSession, key: str, default: int) -> int:
+    """A byte-count setting of the session (`default` when unset): a whole number of bytes
+    (`_` separators allowed), else a ValidationError naming the setting and the value."""
+    from icefloe.exceptions import ValidationError
+
+    value = spark.conf.get(key, None)
+    if value is None:
+        return default
+    text = str(value).strip()
+    try:
+        number = int(text)
+    except ValueError:
+        raise ValidationError(f"{key}: expected a whole number of bytes, found {text!r}") from None
+    if number < 0:
+        raise ValidationError(f"{key}: expected a whole number of bytes, found {text!r}")
+    return number
+
+
 def unsized_range(spark: SparkSession, n: int) -> DataFrame:
     """`spark.range(0, n, 1, n)` (n rows, one per partition) that Spark's planner sizes as
     unknown (`spark.sql.defaultSizeInBytes`: never broadcast into a join), where
