@@ -206,17 +206,32 @@ class RestCatalog(Catalog):
         return self._client.exists(path, method="GET")  # loadTable, as Java falls back
 
     def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
+        return self._list(namespace, "tables")
+
+    def _list(self, namespace: IdentifierLike, kind: str) -> list[Identifier]:
+        """Every identifier of `kind` (`tables`, `views`) in the namespace, page by page."""
         ns = self.identifier_to_tuple(namespace)
         out: list[Identifier] = []
         token: str | None = None
         while True:
             got = self._client.request(
-                "GET", f"{self._ns_path(ns)}/tables", query={"pageToken": token} if token else None
+                "GET", f"{self._ns_path(ns)}/{kind}", query={"pageToken": token} if token else None
             )
             out += [(*i["namespace"], i["name"]) for i in got.get("identifiers", [])]
             token = got.get("next-page-token")
             if not token:
                 return out
+
+    def _rename(
+        self, kind: str, from_identifier: IdentifierLike, to_identifier: IdentifierLike
+    ) -> Identifier:
+        src, dst = self.table_identifier(from_identifier), self.table_identifier(to_identifier)
+        body = {
+            "source": {"namespace": list(src[:-1]), "name": src[-1]},
+            "destination": {"namespace": list(dst[:-1]), "name": dst[-1]},
+        }
+        self._client.request("POST", f"{self._base}{kind}/rename", body)
+        return dst
 
     def drop_table(self, identifier: IdentifierLike) -> None:
         self._client.request("DELETE", self._table_path(self.table_identifier(identifier)))
@@ -227,13 +242,7 @@ class RestCatalog(Catalog):
         self._client.request("DELETE", self._table_path(parts), query={"purgeRequested": "true"})
 
     def rename_table(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> Table:
-        src, dst = self.table_identifier(from_identifier), self.table_identifier(to_identifier)
-        body = {
-            "source": {"namespace": list(src[:-1]), "name": src[-1]},
-            "destination": {"namespace": list(dst[:-1]), "name": dst[-1]},
-        }
-        self._client.request("POST", f"{self._base}tables/rename", body)
-        return self.load_table(dst)
+        return self.load_table(self._rename("tables", from_identifier, to_identifier))
 
     # ---- namespaces ----
     def create_namespace(self, namespace: IdentifierLike, properties: Properties | None = None) -> None:
@@ -374,28 +383,13 @@ class RestCatalog(Catalog):
         return self._view(parts, self._client.request("POST", self._view_path(parts), body, commit=True))
 
     def list_views(self, namespace: IdentifierLike) -> list[Identifier]:
-        ns = self.identifier_to_tuple(namespace)
-        out: list[Identifier] = []
-        token: str | None = None
-        while True:
-            got = self._client.request(
-                "GET", f"{self._ns_path(ns)}/views", query={"pageToken": token} if token else None
-            )
-            out += [(*i["namespace"], i["name"]) for i in got.get("identifiers", [])]
-            token = got.get("next-page-token")
-            if not token:
-                return out
+        return self._list(namespace, "views")
 
     def drop_view(self, identifier: IdentifierLike) -> None:
         self._client.request("DELETE", self._view_path(self.table_identifier(identifier)))
 
     def rename_view(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> None:
-        src, dst = self.table_identifier(from_identifier), self.table_identifier(to_identifier)
-        body = {
-            "source": {"namespace": list(src[:-1]), "name": src[-1]},
-            "destination": {"namespace": list(dst[:-1]), "name": dst[-1]},
-        }
-        self._client.request("POST", f"{self._base}views/rename", body)
+        self._rename("views", from_identifier, to_identifier)
 
     def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
         parts = self.table_identifier(base.identifier)

@@ -84,6 +84,7 @@ CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
     PRIMARY KEY (catalog_name, namespace, property_key)
 )
 """
+_IS_VIEW = " AND iceberg_type = 'VIEW'"  # JdbcCatalog V1's view rows
 _METADATA_FILE = re.compile(r"^(\d+)-.*\.metadata\.json$")
 
 
@@ -159,6 +160,38 @@ class SqlCatalog(Catalog):
         if self._has_type_column:
             return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
         return ""
+
+    # Rows of one kind (`kind`: `_is_table()` or `_IS_VIEW`): listed, deleted, renamed.
+    def _names(self, ns: Identifier, kind: str) -> list[Identifier]:
+        rows = self._query(
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ?"
+            + kind
+            + " ORDER BY table_name",
+            (self.name, ".".join(ns)),
+        )
+        return [(*ns, r[0]) for r in rows]
+
+    def _delete_row(self, parts: Identifier, kind: str) -> bool:
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+                + kind,
+                (self.name, ".".join(parts[:-1]), parts[-1]),
+            )
+            return cur.rowcount >= 1
+
+    def _rename_row(self, src: Identifier, dst: Identifier, kind: str) -> bool:
+        """Moves the row; False when `src` has none of `kind`. A row `dst` already has is the
+        backend's duplicate error, which the caller names."""
+        if not self.namespace_exists(dst[:-1]):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(dst[:-1])} does not exist")
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
+                "AND table_namespace = ? AND table_name = ?" + kind,
+                (".".join(dst[:-1]), dst[-1], self.name, ".".join(src[:-1]), src[-1]),
+            )
+            return cur.rowcount >= 1
 
     # ---- locations ----
     def _default_location(self, ns: Identifier, table_name: str) -> str:
@@ -309,39 +342,19 @@ class SqlCatalog(Catalog):
         ns = self.identifier_to_tuple(namespace)
         if not self.namespace_exists(ns):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
-        rows = self._query(
-            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ?"
-            + self._is_table()
-            + " ORDER BY table_name",
-            (self.name, ".".join(ns)),
-        )
-        return [(*ns, r[0]) for r in rows]
+        return self._names(ns, self._is_table())
 
     def drop_table(self, identifier: IdentifierLike) -> None:
         parts = self.table_identifier(identifier)
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
-                + self._is_table(),
-                (self.name, ".".join(parts[:-1]), parts[-1]),
-            )
-            if cur.rowcount < 1:
-                raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
+        if not self._delete_row(parts, self._is_table()):
+            raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
 
     def rename_table(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> Table:
         src = self.table_identifier(from_identifier)
         dst = self.table_identifier(to_identifier)
-        if not self.namespace_exists(dst[:-1]):
-            raise NoSuchNamespaceError(f"namespace {'.'.join(dst[:-1])} does not exist")
         try:
-            with self._write() as conn:
-                cur = conn.execute(
-                    "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
-                    "AND table_namespace = ? AND table_name = ?" + self._is_table(),
-                    (".".join(dst[:-1]), dst[-1], self.name, ".".join(src[:-1]), src[-1]),
-                )
-                if cur.rowcount < 1:
-                    raise NoSuchTableError(f"table {'.'.join(src)} does not exist")
+            if not self._rename_row(src, dst, self._is_table()):
+                raise NoSuchTableError(f"table {'.'.join(src)} does not exist")
         except self._backend.errors as e:
             if not self._backend.is_duplicate(e):
                 raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e
@@ -452,45 +465,24 @@ class SqlCatalog(Catalog):
             raise NoSuchNamespaceError(f"namespace {'.'.join(ns)} does not exist")
         if not self._has_type_column:
             return []
-        rows = self._query(
-            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
-            "AND iceberg_type = 'VIEW' ORDER BY table_name",
-            (self.name, ".".join(ns)),
-        )
-        return [(*ns, r[0]) for r in rows]
+        return self._names(ns, _IS_VIEW)
 
     def drop_view(self, identifier: IdentifierLike) -> None:
         parts = self.table_identifier(identifier)
-        if not self._has_type_column:
+        if not self._has_type_column or not self._delete_row(parts, _IS_VIEW):
             raise NoSuchViewError(f"view {'.'.join(parts)} does not exist")
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
-                "AND table_name = ? AND iceberg_type = 'VIEW'",
-                (self.name, ".".join(parts[:-1]), parts[-1]),
-            )
-            if cur.rowcount < 1:
-                raise NoSuchViewError(f"view {'.'.join(parts)} does not exist")
 
     def rename_view(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> None:
         src = self.table_identifier(from_identifier)
         dst = self.table_identifier(to_identifier)
         self._check_views()
-        if not self.namespace_exists(dst[:-1]):
-            raise NoSuchNamespaceError(f"namespace {'.'.join(dst[:-1])} does not exist")
         if self.table_exists(dst):
             raise TableAlreadyExistsError(
                 f"Cannot rename {'.'.join(src)} to {'.'.join(dst)}. Table already exists"
             )
         try:
-            with self._write() as conn:
-                cur = conn.execute(
-                    "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
-                    "AND table_namespace = ? AND table_name = ? AND iceberg_type = 'VIEW'",
-                    (".".join(dst[:-1]), dst[-1], self.name, ".".join(src[:-1]), src[-1]),
-                )
-                if cur.rowcount < 1:
-                    raise NoSuchViewError(f"view {'.'.join(src)} does not exist")
+            if not self._rename_row(src, dst, _IS_VIEW):
+                raise NoSuchViewError(f"view {'.'.join(src)} does not exist")
         except self._backend.errors as e:
             if not self._backend.is_duplicate(e):
                 raise IcefloeIOError(f"SQL catalog update failed ({self._path}): {e}") from e

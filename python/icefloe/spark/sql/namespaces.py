@@ -31,11 +31,21 @@ _RESERVED = ("comment", "location", "owner")
 _REDACTED = re.compile(r"(?i)secret|password|token|access[.]key")
 
 
-def _target(ctx: Context, table: exp.Expr | None) -> tuple[Any, tuple[str, ...], str] | None:
+def _target(ctx: Context, table: exp.Expr | None) -> tuple[str, Any, tuple[str, ...], str] | None:
+    """(catalog name, catalog, namespace, shown name) of a namespace of an icefloe catalog,
+    or None (Spark's)."""
     found = ctx.resolver.namespace(table_parts(table) or []) if isinstance(table, exp.Table) else None
     if found is None:
         return None
-    return ctx.resolver.catalog(found[0]), found[1], ".".join((found[0], *found[1]))
+    return found[0], ctx.resolver.catalog(found[0]), found[1], ".".join((found[0], *found[1]))
+
+
+def _existing(ctx: Context, table: exp.Expr | None) -> tuple[str, Any, tuple[str, ...], str] | None:
+    """`_target` of a namespace that must exist (Spark's SCHEMA_NOT_FOUND otherwise)."""
+    found = _target(ctx, table)
+    if found is not None and not found[1].namespace_exists(found[2]):
+        raise NoSuchNamespaceError(f"[SCHEMA_NOT_FOUND] The schema `{found[3]}` cannot be found.")
+    return found
 
 
 def _properties(given: exp.Properties | None) -> dict[str, str]:
@@ -74,7 +84,7 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     found = _target(ctx, tree.this)
     if found is None:
         return None
-    catalog, namespace, shown = found
+    _name, catalog, namespace, shown = found
     props = _properties(tree.args.get("properties"))
     if catalog.namespace_exists(namespace):
         if tree.args.get("exists"):
@@ -92,12 +102,10 @@ def create(ctx: Context, tree: exp.Create) -> Any:
 def alter(ctx: Context, tree: exp.Alter) -> Any:
     from icefloe.spark.sql.ddl import empty
 
-    found = _target(ctx, tree.this)
+    found = _existing(ctx, tree.this)
     if found is None:
         return None
-    catalog, namespace, shown = found
-    if not catalog.namespace_exists(namespace):
-        raise NoSuchNamespaceError(f"[SCHEMA_NOT_FOUND] The schema `{shown}` cannot be found.")
+    _name, catalog, namespace, shown = found
     (action,) = tree.args.get("actions") or [None]
     if not isinstance(action, exp.AlterSet):
         raise NotSupportedError(f"ALTER NAMESPACE {shown}: only SET DBPROPERTIES / SET LOCATION")
@@ -113,14 +121,12 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
 
 
 def describe(ctx: Context, tree: exp.Describe) -> Any:
-    found = _target(ctx, tree.this)
+    found = _existing(ctx, tree.this)
     if found is None:
         return None
-    catalog, namespace, shown = found
-    if not catalog.namespace_exists(namespace):
-        raise NoSuchNamespaceError(f"[SCHEMA_NOT_FOUND] The schema `{shown}` cannot be found.")
+    name, catalog, namespace, _shown = found
     metadata = catalog.load_namespace_properties(namespace)
-    rows = [("Catalog Name", shown.split(".", 1)[0]), ("Namespace Name", namespace[-1])]
+    rows = [("Catalog Name", name), ("Namespace Name", namespace[-1])]
     rows += [(key.capitalize(), metadata[key]) for key in _RESERVED if key in metadata]
     if str(tree.args.get("style") or "").upper() == "EXTENDED":
         others = sorted((k, v) for k, v in metadata.items() if k not in _RESERVED)
@@ -136,7 +142,7 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
     found = _target(ctx, tables[0])
     if found is None:
         return None
-    catalog, namespace, shown = found
+    _name, catalog, namespace, shown = found
     if not catalog.namespace_exists(namespace):
         if tree.args.get("exists"):
             return empty(ctx.spark)

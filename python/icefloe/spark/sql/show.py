@@ -206,8 +206,9 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
         from icefloe.spark.sql import namespaces
 
         return namespaces.describe(ctx, tree)
-    if views.is_view(ctx, tree.this):
-        return views.describe(ctx, tree)
+    view = views.find_view(ctx, tree.this)
+    if view is not None:
+        return views.describe(ctx, tree, view)
     found = _load(ctx, tree.this)
     if found is None:
         return None

@@ -20,7 +20,7 @@ and `SparkCatalog`'s `ViewCatalog`) runs them:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -34,40 +34,34 @@ from icefloe.exceptions import (
     ViewAlreadyExistsError,
 )
 from icefloe.schema import Schema
+from icefloe.spark.sql.columns import iceberg_type
 from icefloe.spark.sql.dialect import IcebergSpark, UnsetProperties
 from icefloe.spark.sql.query import Context, cte_names, requalify_columns, table_parts, to_spark_sql
-from icefloe.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-)
+from icefloe.types import IcebergType, ListType, MapType, NestedField, StructType
 
 if TYPE_CHECKING:
     from icefloe.catalog import Catalog
     from icefloe.view import View
 
-__all__ = ["alter", "create", "describe", "drop", "expand_views", "show_views", "view_target"]
+__all__ = ["alter", "create", "describe", "drop", "expand_views", "find_view", "show_views", "view_target"]
 
 MAX_DEPTH = 32
 QUERY_COLUMN_NAMES = "spark.query-column-names"
 
 
 # ---- names ----
-def view_target(ctx: Context, table: exp.Expression) -> tuple[Catalog, tuple[str, ...], str] | None:
-    """(catalog, identifier, shown name) of a view name in an icefloe catalog, or None (Spark's)."""
+class ViewTarget(NamedTuple):
+    """A view name in an icefloe catalog: the catalog's name and object, the identifier in
+    it, and the whole name as statements show it."""
+
+    catalog_name: str
+    catalog: Catalog
+    ident: tuple[str, ...]
+    shown: str
+
+
+def view_target(ctx: Context, table: exp.Expression) -> ViewTarget | None:
+    """The view name `table` in an icefloe catalog, or None (the name is Spark's)."""
     parts = table_parts(table) if isinstance(table, exp.Table) else None
     found = ctx.resolver.split(parts) if parts else None
     if found is None:
@@ -75,7 +69,7 @@ def view_target(ctx: Context, table: exp.Expression) -> tuple[Catalog, tuple[str
     name, rest = found
     if len(rest) < 2:
         raise ValidationError(f"{'.'.join(parts or [])}: a view name needs a namespace")
-    return ctx.resolver.catalog(name), rest, ".".join((name, *rest))
+    return ViewTarget(name, ctx.resolver.catalog(name), rest, ".".join((name, *rest)))
 
 
 def _load(ctx: Context, catalog_name: str, ident: tuple[str, ...]) -> View | None:
@@ -89,9 +83,11 @@ def _load(ctx: Context, catalog_name: str, ident: tuple[str, ...]) -> View | Non
         return None
 
 
-def is_view(ctx: Context, table: exp.Expression) -> bool:
-    found = view_target(ctx, table)
-    return found is not None and _load(ctx, ident_catalog(found[2]), found[1]) is not None
+def find_view(ctx: Context, table: exp.Expression) -> tuple[ViewTarget, View] | None:
+    """The view `table` names in an icefloe catalog (its target and the loaded view), or None."""
+    target = view_target(ctx, table)
+    view = _load(ctx, target.catalog_name, target.ident) if target is not None else None
+    return (target, view) if target is not None and view is not None else None
 
 
 # ---- queries over views ----
@@ -227,14 +223,13 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     found = view_target(ctx, target)
     if found is None:
         return None
-    catalog, ident, shown = found
-    try:
-        catalog.list_views(ident[:-1])
-    except NotSupportedError as e:
-        raise NotSupportedError(f"CREATE VIEW {shown}: {e}") from None
+    _name, catalog, ident, shown = found
     if tree.args.get("exists") and tree.args.get("replace"):
         raise ValidationError("CREATE OR REPLACE VIEW ... IF NOT EXISTS: choose one")
-    exists = _load(ctx, ident_catalog(shown), ident) is not None
+    try:  # a catalog without views refuses here, before the query is analysed
+        exists = catalog.view_exists(ident)
+    except NotSupportedError as e:
+        raise NotSupportedError(f"CREATE VIEW {shown}: {e}") from None
     if exists and tree.args.get("exists"):
         return empty(ctx.spark)
     if exists and not tree.args.get("replace"):
@@ -276,7 +271,7 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     version = new_version(
         sql,
         namespace,
-        default_catalog=None if current == ident_catalog(shown) else current,
+        default_catalog=None if current == found.catalog_name else current,
         summary={
             "engine-name": "spark",
             "engine-version": str(ctx.spark.version),
@@ -288,10 +283,6 @@ def create(ctx: Context, tree: exp.Create) -> Any:
     else:
         catalog.create_view(ident, schema, version, properties=properties)
     return empty(ctx.spark)
-
-
-def ident_catalog(shown: str) -> str:
-    return shown.split(".", 1)[0]
 
 
 def _refuse_temporary(ctx: Context, query: exp.Expr, shown: str) -> None:
@@ -384,26 +375,14 @@ def _field(field_id: int, f: Any, t: IcebergType) -> NestedField:
 
 
 def _primitive(t: Any) -> IcebergType:
-    from pyspark.sql import types as T
-
-    simple: list[tuple[Any, Any]] = [
-        ((T.BooleanType,), BooleanType),
-        ((T.ByteType, T.ShortType, T.IntegerType), IntegerType),
-        ((T.LongType,), LongType),
-        ((T.FloatType,), FloatType),
-        ((T.DoubleType,), DoubleType),
-        ((T.StringType, T.CharType, T.VarcharType), StringType),
-        ((T.BinaryType,), BinaryType),
-        ((T.DateType,), DateType),
-        ((T.TimestampNTZType,), TimestampType),
-        ((T.TimestampType,), TimestamptzType),
-    ]
-    for kinds, make in simple:
-        if isinstance(t, kinds):
-            return make()
-    if isinstance(t, T.DecimalType):
-        return DecimalType(t.precision, t.scale)
-    raise NotSupportedError(f"a view column of Spark type {t.simpleString()} has no Iceberg type")
+    """A Spark primitive type as Iceberg's, by the mapping CREATE TABLE's columns use."""
+    try:
+        kind = exp.DataType.build(t.simpleString(), dialect=IcebergSpark)
+    except Exception:
+        raise NotSupportedError(
+            f"a view column of Spark type {t.simpleString()} has no Iceberg type"
+        ) from None
+    return iceberg_type(kind)
 
 
 # ---- DROP / ALTER / SHOW / DESCRIBE ----
@@ -414,8 +393,8 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
     found = view_target(ctx, tables[0])
     if found is None:
         return None
-    catalog, ident, shown = found
-    if _load(ctx, ident_catalog(shown), ident) is None:
+    name, catalog, ident, shown = found
+    if _load(ctx, name, ident) is None:
         if tree.args.get("exists"):
             return empty(ctx.spark)
         raise NoSuchViewError(f"[VIEW_NOT_FOUND] The view {shown} cannot be found.")
@@ -429,8 +408,8 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
     found = view_target(ctx, tree.this)
     if found is None:
         return None
-    catalog, ident, shown = found
-    if _load(ctx, ident_catalog(shown), ident) is None:
+    name, catalog, ident, shown = found
+    if _load(ctx, name, ident) is None:
         raise NoSuchViewError(f"[VIEW_NOT_FOUND] The view {shown} cannot be found.")
     actions = tree.args.get("actions") or []
     if len(actions) != 1:
@@ -453,7 +432,7 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
     elif isinstance(action, exp.AlterRename):
         new = table_parts(action.this) or []
         target = ctx.resolver.split(new)
-        if target is None or target[0] != ident_catalog(shown):
+        if target is None or target[0] != name:
             raise NotSupportedError(
                 f"ALTER VIEW {shown} RENAME TO {'.'.join(new)}: only within the view's catalog"
             )
@@ -506,16 +485,13 @@ def show_views(ctx: Context, body: str) -> Any:
     return ctx.spark.createDataFrame(rows, "namespace string, viewName string, isTemporary boolean")
 
 
-def describe(ctx: Context, tree: exp.Describe) -> Any:
-    """`DESCRIBE [EXTENDED] v`, as Java's `DescribeV2ViewExec` (PySpark 3.5 and 4.1): (name, Spark type,
-    comment) of each column; with EXTENDED, the view's details below an empty row."""
+def describe(ctx: Context, tree: exp.Describe, found: tuple[ViewTarget, View]) -> Any:
+    """`DESCRIBE [EXTENDED] v` of the view `find_view` found, as Java's `DescribeV2ViewExec`
+    (PySpark 3.5 and 4.1): (name, Spark type, comment) of each column; with EXTENDED, the
+    view's details below an empty row."""
     from icefloe.spark._arrow import spark_arrow_schema, spark_schema
 
-    found = view_target(ctx, tree.this)
-    if found is None:
-        return None
-    catalog, ident, shown = found
-    view = catalog.load_view(ident)
+    (_name, _catalog, _ident, shown), view = found
     style = str(tree.args.get("style") or "").upper()
     if (style and style != "EXTENDED") or tree.args.get("expressions") or tree.args.get("partition"):
         raise NotSupportedError(f"DESCRIBE {style} of a view column / partition ({shown}): not supported")
