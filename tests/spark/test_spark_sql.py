@@ -278,6 +278,7 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
         ),
         ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
         ("SHOW CREATE TABLE sqlq.db.orders AS SERDE", "AS SERDE"),
+        ("UPDATE sqlq.db.orders SET qty = (SELECT max(qty) FROM sqlq.db.orders)", "SET with a subquery"),
     ],
 )
 def test_unsupported_statement_is_named(tw: Twins, orders: dict[str, Any], text: str, kind: str) -> None:
@@ -331,6 +332,29 @@ DML = [
     ("UPDATE {t} SET amount = amount * 10, region = 'x' WHERE id >= 3", "merge-on-read"),
     ("UPDATE {t} AS u SET u.st.b = concat(u.region, '!') WHERE u.region IS NOT NULL", "copy-on-write"),
     ("UPDATE {t} SET amount = -1 WHERE length(region) = 2", "merge-on-read"),
+    # With subqueries (Iceberg's docs have both forms): evaluated by Spark over the target rows
+    (
+        "DELETE FROM {t} WHERE region IN (SELECT region FROM sqlq.db.customers WHERE cust <> 'c2')",
+        "merge-on-read",
+    ),
+    (
+        "DELETE FROM {t} AS d WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = d.region "
+        "AND c.cust = 'c1') OR id = 6",
+        "copy-on-write",
+    ),
+    (
+        "DELETE FROM {t} WHERE amount < (SELECT avg(amount) FROM sqlq.db.orders) AND region IS NOT NULL",
+        "merge-on-read",
+    ),
+    ("DELETE FROM {t} WHERE id NOT IN (SELECT id FROM {t} WHERE amount > 2)", "copy-on-write"),
+    (
+        "UPDATE {t} AS u SET amount = 0 WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = u.region)",
+        "merge-on-read",
+    ),
+    (
+        "UPDATE {t} SET region = 'x' WHERE id IN (SELECT id FROM sqlq.db.orders WHERE cust = 'c1') AND amount > 0",
+        "copy-on-write",
+    ),
 ]
 
 

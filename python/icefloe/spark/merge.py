@@ -79,6 +79,10 @@ class MergeBuilder(MergeClauses):
     # to the target scan, which then hands Spark only the target rows whose keys the source
     # holds (and skips files whose key bounds miss the source's); 0 turns this off.
     semi_join_max_keys: int = 5_000_000
+    # Spark SQL over the target alias that a target row must meet before the join, evaluated
+    # as a Spark filter on the target rows (IN / EXISTS / scalar subqueries allowed, which a
+    # join condition cannot hold): `icefloe.spark.sql`'s DELETE and UPDATE with subqueries.
+    target_condition: str | None = None
     _clauses: list[Clause] = field(default_factory=list)
     _target_struct: Any = None
     _source_struct: Any = None
@@ -168,7 +172,8 @@ class MergeBuilder(MergeClauses):
             # the persisted source: a broadcast source only).
             row_filter, semi_join = self._target_pruning(src, collect_keys=self.broadcast_source)
             # (On v3 an updated row keeps its target row's id: that needs the join.)
-            if semi_join is not None and not _lineage.tracked(table) and self._is_keyed_upsert():
+            keyed = semi_join is not None and not _lineage.tracked(table) and not self.target_condition
+            if keyed and self._is_keyed_upsert():
                 return self._execute_keyed_upsert(md, start, mode, row_filter, semi_join, src)
         tgt = read_rows(
             spark,
@@ -177,8 +182,10 @@ class MergeBuilder(MergeClauses):
             selected_fields=(*columns, *self._lineage_read, "_file", "_pos"),
             semi_join=semi_join,
         )
+        if self.target_condition:
+            tgt = tgt.alias(ta).where(F.expr(self.target_condition))
         self._target_keys = None
-        if semi_join is not None and self._anti_join_keys:
+        if semi_join is not None and self._anti_join_keys and not self.target_condition:
             key_fields = tuple(t for t, _s in self._anti_join_keys)
 
             def read_keys() -> DataFrame:

@@ -6,7 +6,9 @@
   stored as Spark's ANSI store assignment stores it (`_store_assign`), as Java's INSERT;
   `INSERT INTO t.branch_b` appends to branch `b`;
 - `DELETE FROM t [WHERE p]` is `delete` when `filters.true_of` translates `p` exactly,
-  else a MERGE of one source row `ON p WHEN MATCHED THEN DELETE`, where Spark evaluates `p`;
+  else a MERGE of one source row `ON p WHEN MATCHED THEN DELETE`, where Spark evaluates `p`
+  (its conjuncts with IN / EXISTS / scalar subqueries as a filter of the target rows, which
+  Spark's join conditions cannot hold);
 - `UPDATE t SET ... [WHERE p]` is `update`, or the same MERGE with `UPDATE SET`;
 - `MERGE INTO t USING s ON ... WHEN ...` is `merge` with the statement's clauses in order.
 
@@ -16,13 +18,14 @@ Spark's) and an empty DataFrame when done.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from icefloe import expressions as ice
 from icefloe.exceptions import NotSupportedError, ValidationError
-from icefloe.spark.sql.filters import true_of
+from icefloe.spark.sql.filters import conjuncts, true_of
 from icefloe.spark.sql.query import (
     Context,
     cte_names,
@@ -222,26 +225,52 @@ def _lookup(table: Table, alias: str) -> Any:
     return lookup
 
 
-def _condition(tree: exp.Expression, table: Table, alias: str, what: str) -> tuple[Any, str]:
-    """(the icefloe filter of the WHERE, or None when only Spark can evaluate it; the WHERE as
-    Spark SQL, 'true' when there is none)."""
+@dataclass
+class _Where:
+    """A DELETE's or UPDATE's WHERE: `exact` is its icefloe filter when `filters.true_of`
+    translates it whole (None: Spark evaluates it); `plain` its conjuncts without subqueries
+    as Spark SQL ('true' when none), `nested` those with one (None when none)."""
+
+    exact: Any
+    plain: str
+    nested: str | None
+
+
+def _has_subquery(e: exp.Expression) -> bool:
+    return any(True for _ in e.find_all(exp.Subquery, exp.Exists)) or any(
+        isinstance(i, exp.In) and i.args.get("query") is not None for i in e.find_all(exp.In)
+    )
+
+
+def _condition(ctx: Context, tree: exp.Expression, table: Table, alias: str) -> _Where:
+    """The statement's WHERE. Its subqueries' icefloe tables become icefloe reads (of the
+    table as it is before the statement, the target included), as Spark's rewrite of a
+    row-level command evaluates them."""
     where = tree.args.get("where")
     if where is None:
-        return ice.AlwaysTrue(), "true"
-    if any(True for _ in where.find_all(exp.Subquery, exp.Exists)) or any(
-        isinstance(e, exp.In) and e.args.get("query") is not None for e in where.find_all(exp.In)
-    ):
-        raise NotSupportedError(f"{what} ... WHERE with a subquery: not supported by icefloe.spark.sql yet")
-    return true_of(where.this, _lookup(table, alias)), to_spark_sql(where.this)
+        return _Where(ice.AlwaysTrue(), "true", None)
+    if not _has_subquery(where.this):
+        return _Where(true_of(where.this, _lookup(table, alias)), to_spark_sql(where.this), None)
+    rewrite_tables(ctx, where, skip=tree.this)
+    parts = conjuncts(where.this)
+    plain = [f"({to_spark_sql(c)})" for c in parts if not _has_subquery(c)]
+    nested = [f"({to_spark_sql(c)})" for c in parts if _has_subquery(c)]
+    return _Where(None, " AND ".join(plain) or "true", " AND ".join(nested))
 
 
-def _one_row_merge(ctx: Context, ref: TableRef, table: Table, alias: str, on: str, branch: str | None) -> Any:
+def _one_row_merge(
+    ctx: Context, table: Table, alias: str, where: _Where, branch: str | None
+) -> Any:
+    """`MERGE INTO t USING (one row) ON <where> WHEN MATCHED ...`: Spark evaluates the WHERE
+    as the join condition, its conjuncts with subqueries as a filter of the target rows."""
     from pyspark.sql import functions as F
 
     from icefloe.spark.merge import merge
 
     source = ctx.spark.range(1).select(F.lit(1).alias(_SOURCE))
-    return merge(source, table, on=on, source_alias=_SOURCE, target_alias=alias, branch=branch)
+    builder = merge(source, table, on=where.plain, source_alias=_SOURCE, target_alias=alias, branch=branch)
+    builder.target_condition = where.nested
+    return builder
 
 
 def delete(ctx: Context, tree: exp.Delete) -> Any:
@@ -255,11 +284,11 @@ def delete(ctx: Context, tree: exp.Delete) -> Any:
         raise NotSupportedError("DELETE FROM ... USING: not supported by icefloe.spark.sql yet")
     table = ref.load()
     branch = _branch(ref, table, "DELETE FROM")
-    condition, text = _condition(tree, table, alias, "DELETE FROM")
-    if condition is not None:
-        delete_rows(ctx.spark, table, condition, branch=branch)
+    where = _condition(ctx, tree, table, alias)
+    if where.exact is not None:
+        delete_rows(ctx.spark, table, where.exact, branch=branch)
     else:
-        _one_row_merge(ctx, ref, table, alias, text, branch).when_matched_delete().execute()
+        _one_row_merge(ctx, table, alias, where, branch).when_matched_delete().execute()
     return _done(ctx)
 
 
@@ -290,16 +319,18 @@ def update(ctx: Context, tree: exp.Update) -> Any:
         raise NotSupportedError("UPDATE ... FROM: not supported by icefloe.spark.sql yet")
     table = ref.load()
     branch = _branch(ref, table, "UPDATE")
-    condition, text = _condition(tree, table, alias, "UPDATE")
+    if any(_has_subquery(item) for item in tree.expressions):
+        raise NotSupportedError("UPDATE ... SET with a subquery: not supported by icefloe.spark.sql yet")
+    where = _condition(ctx, tree, table, alias)
     for item in tree.expressions:  # set values are Spark SQL over the row, unqualified
         for column in item.expression.find_all(exp.Column):
             if column.table and column.table.lower() == alias.lower():
                 column.set("table", None)
     assignments = _assignments(list(tree.expressions), table, alias, "UPDATE")
-    if condition is not None:
-        update_rows(ctx.spark, table, condition, assignments, branch=branch)
+    if where.exact is not None:
+        update_rows(ctx.spark, table, where.exact, assignments, branch=branch)
     else:
-        _one_row_merge(ctx, ref, table, alias, text, branch).when_matched_update(assignments).execute()
+        _one_row_merge(ctx, table, alias, where, branch).when_matched_update(assignments).execute()
     return _done(ctx)
 
 

@@ -346,6 +346,11 @@ def _spark_sql_type(data_type: Any, iceberg: Any) -> str:
 
 
 def show_statement(ctx: Context, tree: ShowTableCommand) -> Any:
+    from icefloe.spark.sql import views
+
+    view = views.find_view(ctx, tree.this)
+    if view is not None:
+        return views.show(ctx, tree, view)
     if tree.args["kind"] == "TBLPROPERTIES":
         return show_properties(ctx, tree)
     return show_create(ctx, tree)

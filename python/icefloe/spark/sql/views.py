@@ -429,6 +429,9 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
         if missing and not action.args.get("exists"):  # Java's AlterV2ViewUnsetPropertiesExec
             raise ValidationError(f"Cannot remove property that is not set: '{missing[0]}'")
         catalog.update_view_properties(ident, removals=[k for k in keys if k in current])
+    elif isinstance(action, exp.Query) or tree.args.get("expression") is not None:
+        # Java's CheckViews refuses it on an Iceberg view
+        raise NotSupportedError("ALTER VIEW <viewName> AS is not supported. Use CREATE OR REPLACE VIEW instead")
     elif isinstance(action, exp.AlterRename):
         new = table_parts(action.this) or []
         target = ctx.resolver.split(new)
@@ -509,11 +512,46 @@ _SPARK_RESERVED = ("comment", "owner", "create_engine_version", "engine_version"
 _VIEW_RESERVED = ("provider", "location", "format-version", QUERY_COLUMN_NAMES)
 
 
+def _shown_properties(view: View) -> dict[str, str]:
+    """The properties Spark shows of a view: Java's `SparkView.properties()` without Spark's
+    reserved ones."""
+    spark_props = {"provider": "iceberg", "location": view.location(), "format-version": "1"}
+    spark_props.update({k: v for k, v in view.properties.items() if k not in _VIEW_RESERVED})
+    return {k: v for k, v in spark_props.items() if k not in _SPARK_RESERVED}
+
+
+def show(ctx: Context, tree: Any, found: tuple[ViewTarget, View]) -> Any:
+    """`SHOW TBLPROPERTIES v [('key')]` (Java's `ShowV2ViewPropertiesExec`) and `SHOW CREATE
+    TABLE v` (`ShowCreateV2ViewExec`) of a view; `tree` is show's `ShowTableCommand`."""
+    target, view = found
+    name = f"{target.catalog_name}.{'.'.join(target.ident)}"  # Java's view name
+    props = _shown_properties(view)
+    if tree.args["kind"] == "TBLPROPERTIES":
+        key = tree.args.get("key")
+        if key is not None:
+            rows = [(key, props.get(key, f"View {name} does not have property: {key}"))]
+        else:
+            rows = sorted(props.items())
+        return ctx.spark.createDataFrame(rows, "key string, value string")
+    if tree.args.get("serde"):
+        raise NotSupportedError(f"SHOW CREATE TABLE {name} AS SERDE: not supported for Iceberg views")
+    rep = view.current_version().sql_for("spark")
+    if rep is None:
+        raise NotSupportedError(f"view {name} has no query in the spark dialect")
+    columns = [f.name + (f" COMMENT '{f.doc}'" if f.doc else "") for f in view.schema().fields]
+    text = f"CREATE VIEW {name} (\n  " + ",\n  ".join(columns) + ")\n"
+    if "comment" in view.properties:
+        text += f"COMMENT '{_escape(view.properties['comment'])}'\n"
+    if props:
+        listed = [f"'{_escape(k)}' = '{_escape(v)}'" for k, v in sorted(props.items())]
+        text += "TBLPROPERTIES (\n  " + ",\n  ".join(listed) + ")\n"
+    text += f"AS\n{rep.sql}\n"
+    return ctx.spark.createDataFrame([(text,)], "createtab_stmt string")
+
+
 def _detailed(view: View, shown: str) -> list[tuple[str, str, str]]:
     props = view.properties
-    spark_props = {"provider": "iceberg", "location": view.location(), "format-version": "1"}
-    spark_props.update({k: v for k, v in props.items() if k not in _VIEW_RESERVED})
-    listed = sorted((k, v) for k, v in spark_props.items() if k not in _SPARK_RESERVED)
+    listed = sorted(_shown_properties(view).items())
     escaped = ", ".join(f"'{_escape(k)}' = '{_escape(v)}'" for k, v in listed)
     columns = props[QUERY_COLUMN_NAMES].split(",") if QUERY_COLUMN_NAMES in props else []
     catalog_and_namespace = ".".join(_quote_if_needed(p) for p in shown.split(".")[:2])
