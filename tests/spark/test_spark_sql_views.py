@@ -303,3 +303,64 @@ def test_namespace_properties_and_describe(spark: Any, shared: Shared) -> None:
         ice(spark, shared, f"CREATE NAMESPACE {n}.{stem}_ice")
     for suffix in ("java", "ice"):
         shared.catalog.drop_namespace((f"{stem}_{suffix}",))
+
+
+def test_view_columns_are_up_cast_to_the_views_types(spark: Any, shared: Shared) -> None:
+    """Java's `ResolveViews` up-casts each column of a view's query to the type the view's
+    schema records, and refuses one that does not up-cast: a view stored with wider types than
+    its query (made through the API) reads as those types, and a view over an `int` column
+    promoted to `bigint` afterwards is refused, by both engines."""
+    import pyarrow as pa
+
+    n = f"{shared.name}.{shared.ns}"
+    spark.sql(f"CREATE TABLE {n}.ints (i int, f float, d date) USING iceberg").collect()
+    spark.sql(f"INSERT INTO {n}.ints VALUES (1, 1.5, DATE'2024-01-02'), (null, -2.25, null)").collect()
+    wide = pa.schema([("i", pa.int64()), ("f", pa.float64()), ("d", pa.timestamp("us", tz="UTC"))])
+    shared.catalog.create_view(
+        (shared.ns, "wide"), wide, sql=f"SELECT i, f, d FROM {n}.ints", default_namespace=(shared.ns,)
+    )
+    java = spark.sql(f"SELECT * FROM {n}.wide")
+    ours = ice(spark, shared, f"SELECT * FROM {n}.wide")
+    assert [f.dataType.simpleString() for f in ours.schema.fields] == ["bigint", "double", "timestamp"]
+    assert ours.schema.simpleString() == java.schema.simpleString()
+    assert_same_rows(ours, java)
+
+    spark.sql(f"CREATE VIEW {n}.narrowed AS SELECT i FROM {n}.ints").collect()
+    spark.sql(f"ALTER TABLE {n}.ints ALTER COLUMN i TYPE bigint").collect()
+    with pytest.raises(Exception, match="Cannot up cast"):
+        spark.sql(f"SELECT * FROM {n}.narrowed").collect()
+    with pytest.raises(ValidationError, match=r'Cannot up cast i from "BIGINT" to "INT"'):
+        ice(spark, shared, f"SELECT * FROM {n}.narrowed")
+
+
+def test_up_cast_rules_are_sparks(spark: Any) -> None:
+    """`icefloe.spark._up_cast.can_up_cast` answers as Spark's own `Cast.canUpCast` over every
+    pair of a matrix of types (nested ones with their nullability included)."""
+    from icefloe.spark._up_cast import can_up_cast
+    from pyspark.sql import types as T
+
+    atomic = [
+        T.NullType(), T.BooleanType(), T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType(),
+        T.FloatType(), T.DoubleType(), T.DecimalType(5, 2), T.DecimalType(10, 0), T.DecimalType(20, 0),
+        T.DecimalType(9, 0), T.DecimalType(19, 0), T.DecimalType(38, 10), T.DecimalType(12, 2), T.StringType(), T.BinaryType(), T.DateType(),
+        T.TimestampType(), T.TimestampNTZType(),
+    ]  # fmt: skip
+    nested = [
+        T.ArrayType(T.IntegerType(), True), T.ArrayType(T.IntegerType(), False), T.ArrayType(T.LongType(), True),
+        T.MapType(T.StringType(), T.IntegerType(), True), T.MapType(T.StringType(), T.LongType(), False),
+        T.StructType([T.StructField("a", T.IntegerType(), True)]),
+        T.StructType([T.StructField("b", T.LongType(), False)]),
+        T.StructType([T.StructField("a", T.LongType(), True), T.StructField("c", T.StringType())]),
+    ]  # fmt: skip
+    types = atomic + nested
+    cast = spark._jvm.org.apache.spark.sql.catalyst.expressions.Cast
+    parse = spark._jsparkSession.parseDataType
+    java = {t.json(): parse(t.json()) for t in types}
+    differ = [
+        (f.simpleString(), t.simpleString(), can_up_cast(f, t))
+        for f in types
+        for t in types
+        if can_up_cast(f, t) != bool(cast.canUpCast(java[f.json()], java[t.json()]))
+    ]
+    print("DIFFER", differ)
+    assert not differ, differ

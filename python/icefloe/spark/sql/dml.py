@@ -258,9 +258,7 @@ def _condition(ctx: Context, tree: exp.Expression, table: Table, alias: str) -> 
     return _Where(None, " AND ".join(plain) or "true", " AND ".join(nested))
 
 
-def _one_row_merge(
-    ctx: Context, table: Table, alias: str, where: _Where, branch: str | None
-) -> Any:
+def _one_row_merge(ctx: Context, table: Table, alias: str, where: _Where, branch: str | None) -> Any:
     """`MERGE INTO t USING (one row) ON <where> WHEN MATCHED ...`: Spark evaluates the WHERE
     as the join condition, its conjuncts with subqueries as a filter of the target rows."""
     from pyspark.sql import functions as F

@@ -151,10 +151,57 @@ def _view_query(ctx: Context, catalog_name: str, view: View, visible: str) -> ex
         if table.alias is None:  # columns qualified with the short name still find it
             named.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1], quoted=True)))
         table.replace(named)
-    columns = [exp.to_identifier(f.name, quoted=True) for f in view.schema().fields]
-    return exp.Subquery(
-        this=parsed, alias=exp.TableAlias(this=exp.to_identifier(visible, quoted=True), columns=columns)
+    alias = exp.TableAlias(this=exp.to_identifier(visible, quoted=True))
+    return exp.Subquery(this=_up_cast(ctx, parsed, view, shown), alias=alias)
+
+
+def _up_cast(ctx: Context, parsed: exp.Query, view: View, shown: str) -> exp.Query:
+    """The view's query with its columns named by the view's schema, each up-cast to the type
+    the schema records where the query's differs (Java's `ResolveViews`: `UpCast` of each
+    column by position; a type that does not up-cast is refused, as Spark's
+    `CANNOT_UP_CAST_DATATYPE`). The query's types come from Spark's analysis of it over
+    empty frames of its tables."""
+    from icefloe.spark._up_cast import can_up_cast
+    from icefloe.spark.sql.query import rewrite_tables
+
+    expected = spark_struct(view.schema()).fields
+    probe = parsed.copy()
+    was = ctx.schema_only
+    ctx.schema_only = True
+    try:
+        rewrite_tables(ctx, probe)
+        found = ctx.spark.sql(to_spark_sql(probe)).schema.fields  # analysis only: no job runs
+    finally:
+        ctx.schema_only = was
+    if len(found) < len(expected):
+        raise ValidationError(
+            f"view {shown}: its query gives {len(found)} columns, its schema has {len(expected)}"
+        )
+    inner = [f"__icefloe_c{i}" for i in range(len(found))]
+    columns: list[exp.Expression] = []
+    for i, want in enumerate(expected):
+        have = found[i].dataType
+        column: exp.Expression = exp.column(inner[i], quoted=True)
+        # (Equal but for nullability: no cast. Java's nested nullability of the query may differ
+        # from that of icefloe's empty frames, so it is not checked.)
+        if have.simpleString() != want.dataType.simpleString():
+            if not can_up_cast(have, want.dataType):
+                raise ValidationError(
+                    f"[CANNOT_UP_CAST_DATATYPE] Cannot up cast {found[i].name} from "
+                    f'"{have.simpleString().upper()}" to "{want.dataType.simpleString().upper()}" '
+                    f"(column {want.name} of view {shown})"
+                )
+            to = exp.DataType.build(want.dataType.simpleString(), dialect=IcebergSpark)
+            column = exp.Cast(this=column, to=to)
+        columns.append(exp.alias_(column, exp.to_identifier(want.name, quoted=True)))
+    source = exp.Subquery(
+        this=parsed,
+        alias=exp.TableAlias(
+            this=exp.to_identifier("__icefloe_view", quoted=True),
+            columns=[exp.to_identifier(c, quoted=True) for c in inner],
+        ),
     )
+    return exp.select(*columns).from_(source)
 
 
 def _quote(part: str) -> str:
@@ -431,7 +478,9 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
         catalog.update_view_properties(ident, removals=[k for k in keys if k in current])
     elif isinstance(action, exp.Query) or tree.args.get("expression") is not None:
         # Java's CheckViews refuses it on an Iceberg view
-        raise NotSupportedError("ALTER VIEW <viewName> AS is not supported. Use CREATE OR REPLACE VIEW instead")
+        raise NotSupportedError(
+            "ALTER VIEW <viewName> AS is not supported. Use CREATE OR REPLACE VIEW instead"
+        )
     elif isinstance(action, exp.AlterRename):
         new = table_parts(action.this) or []
         target = ctx.resolver.split(new)
