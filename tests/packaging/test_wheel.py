@@ -155,6 +155,48 @@ def _run_in_venv(
     return got
 
 
+# The streaming triggers from the installed package (PySpark 4: the smoke script calls it on
+# its own session): each run's batches.
+STREAM = r"""
+def stream_runs(spark, warehouse, checkpoint):
+    catalog = icefloe.load_catalog("smoke", warehouse=warehouse)
+    table = catalog.create_table("db.stream", schema=pa.schema([pa.field("id", pa.int64())]))
+
+    def append(start):  # one snapshot adding one file of 10 rows
+        table.append(pa.table({"id": pa.array(range(start, start + 10), pa.int64())}))
+
+    for start in range(0, 50, 10):
+        append(start)
+    spark.conf.set("icefloe.catalog.smoke.warehouse", warehouse)
+    icefloe.spark.register(spark)
+    runs = []
+
+    def run(trigger, during=None):
+        seen = []
+
+        def sink(df, batch_id):
+            seen.append(sorted(r[0] for r in df.collect()))
+            if during is not None and len(seen) == 1:
+                during()  # a commit while the query runs
+
+        query = (
+            spark.readStream.format("icefloe").option("max-files-per-trigger", "2")
+            .load("smoke.db.stream").writeStream.foreachBatch(sink)
+            .option("checkpointLocation", checkpoint).trigger(**{trigger: True}).start()
+        )
+        query.awaitTermination(300)
+        assert not query.isActive, f"the {trigger} query did not stop"
+        runs.append(seen)
+
+    run("availableNow", during=lambda: append(100))
+    append(110)
+    append(120)
+    run("once")
+    run("availableNow")
+    return runs
+"""
+
+
 # Runs inside the venv's interpreter, from an empty folder: everything it imports comes from
 # the venv. Prints one JSON line.
 SMOKE = r"""
@@ -164,8 +206,8 @@ import pyspark
 import icefloe, icefloe.spark
 from icefloe.expressions import GreaterThanOrEqual
 from pyspark.sql import SparkSession
-
-venv, warehouse, checkout, oracle_jar = sys.argv[1:5]
+{stream_runs}
+venv, warehouse, checkout, oracle_jar, checkpoint = sys.argv[1:6]
 assert os.path.realpath(icefloe.__file__).startswith(os.path.realpath(venv) + os.sep), icefloe.__file__
 assert not any(p and os.path.realpath(p).startswith(checkout) for p in sys.path), sys.path
 
@@ -225,7 +267,11 @@ java = None
 if oracle_jar:
     row = spark.sql("SELECT count(*), sum(id), sum(amount) FROM java.db.events").collect()[0]
     java = [row[0], row[1], row[2]]
+runs = None
+if checkpoint:  # PySpark 4: the streaming triggers, on the same session
+    runs = stream_runs(spark, warehouse, checkpoint)
 print(json.dumps({
+    "runs": runs,
     "source": source,
     "java": java,
     "in_process_amount": sum(in_process.column("amount").to_pylist()),
@@ -243,14 +289,31 @@ spark.stop()
 """
 
 
+# The smoke script's result per PySpark line: run once, for the smoke test and the streaming test.
+_SMOKE_RESULTS: dict[str, dict[str, Any]] = {}
+
+
+def _smoke(line: str, venvs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Runs the smoke script in `line`'s venv (on PySpark 4 with the streaming triggers on the
+    same session: one Spark driver per venv) and returns its JSON line."""
+    if line not in _SMOKE_RESULTS:
+        venv = venvs[line]
+        base = tmp_path_factory.mktemp(f"smoke_{line}")
+        run_dir = base / "cwd"
+        run_dir.mkdir()
+        checkpoint = "" if line == "pyspark35" else str(base / "ck")
+        args = [str(venv), str(base / "wh"), str(ROOT), oracle_jar_for(line), checkpoint]
+        script = SMOKE.replace("{stream_runs}", STREAM)
+        _SMOKE_RESULTS[line] = _run_in_venv(line, venv, run_dir, "smoke.py", script, args, timeout=900)
+    return _SMOKE_RESULTS[line]
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("line", sorted(SPARK_LINES))
-def test_installed_wheel_spark_smoke(line: str, venvs: dict[str, Path], tmp_path: Path) -> None:
-    venv = venvs[line]
-    run_dir = tmp_path / "cwd"
-    run_dir.mkdir()
-    args = [str(venv), str(tmp_path / "wh"), str(ROOT), oracle_jar_for(line)]
-    got = _run_in_venv(line, venv, run_dir, "smoke.py", SMOKE, args, timeout=600)
+def test_installed_wheel_spark_smoke(
+    line: str, venvs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    got = _smoke(line, venvs, tmp_path_factory)
     spark4 = line != "pyspark35"
     rows = 1100 if spark4 else 1000  # the data source appends ids 1000..1099 on PySpark 4
     want = {
@@ -272,73 +335,17 @@ def test_installed_wheel_spark_smoke(line: str, venvs: dict[str, Path], tmp_path
         assert got["java"] is None, got
 
 
-# Streaming triggers from the installed package: prints one JSON line with each run's batches.
-STREAM = r"""
-import json, sys
-import pyarrow as pa
-import pyspark
-import icefloe, icefloe.spark
-from pyspark.sql import SparkSession
-
-warehouse, checkpoint = sys.argv[1:3]
-spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
-catalog = icefloe.load_catalog("smoke", warehouse=warehouse)
-catalog.create_namespace("db")
-table = catalog.create_table("db.stream", schema=pa.schema([pa.field("id", pa.int64())]))
-
-
-def append(start):  # one snapshot adding one file of 10 rows
-    table.append(pa.table({"id": pa.array(range(start, start + 10), pa.int64())}))
-
-
-for start in range(0, 50, 10):
-    append(start)
-spark.conf.set("icefloe.catalog.smoke.warehouse", warehouse)
-icefloe.spark.register(spark)
-runs = []
-
-
-def run(trigger, during=None):
-    seen = []
-
-    def sink(df, batch_id):
-        seen.append(sorted(r[0] for r in df.collect()))
-        if during is not None and len(seen) == 1:
-            during()  # a commit while the query runs
-
-    query = (
-        spark.readStream.format("icefloe").option("max-files-per-trigger", "2")
-        .load("smoke.db.stream").writeStream.foreachBatch(sink)
-        .option("checkpointLocation", checkpoint).trigger(**{trigger: True}).start()
-    )
-    query.awaitTermination(300)
-    assert not query.isActive, f"the {trigger} query did not stop"
-    runs.append(seen)
-
-
-run("availableNow", during=lambda: append(100))
-append(110)
-append(120)
-run("once")
-run("availableNow")
-print(json.dumps({"pyspark": pyspark.__version__, "runs": runs}))
-spark.stop()
-"""
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("line", ["pyspark40", "pyspark43"])
-def test_installed_wheel_streaming_triggers(line: str, venvs: dict[str, Path], tmp_path: Path) -> None:
+def test_installed_wheel_streaming_triggers(
+    line: str, venvs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """`trigger(availableNow=True)` reads what the table held when the query started, in
     batches of at most `max-files-per-trigger` files, and stops; `trigger(once=True)` reads
     everything in one batch; a restart goes on from the checkpoint. PySpark >= 4.2 (here 4.3)
     gives Python sources read limits; PySpark 4.0 does not, so there each run takes one
     bounded batch, still each row exactly once."""
-    run_dir = tmp_path / "cwd"
-    run_dir.mkdir()
-    args = [str(tmp_path / "wh"), str(tmp_path / "ck")]
-    got = _run_in_venv(line, venvs[line], run_dir, "stream.py", STREAM, args, timeout=900)
-    runs = got["runs"]
+    runs = _smoke(line, venvs, tmp_path_factory)["runs"]
 
     def ids(*starts: int) -> list[int]:
         return [i for s in starts for i in range(s, s + 10)]

@@ -160,7 +160,7 @@ class MergeBuilder(MergeClauses):
             if not self._anti_join_keys:
                 # Stable ids for the anti-join of unmatched source rows (persisted).
                 src = src.withColumn(_SID, F.monotonically_increasing_id())
-            if not (self._anti_join_keys and self.source.is_cached):
+            if not (self._anti_join_keys and _cached(self.source)):
                 # Read several times (keys, join, anti-join): computed once, unless the
                 # caller cached it already.
                 src = src.persist()
@@ -653,6 +653,16 @@ def merge(
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
     return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))
+
+
+def _cached(df: DataFrame) -> bool:
+    """Whether Spark's cache holds `df`'s rows: persisted by the caller, or a plan Spark's
+    cache manager has (`spark.table` of a temp view over a cached DataFrame, as
+    `icefloe.spark.sql`'s MERGE reads its USING view)."""
+    if df.is_cached:
+        return True
+    level = df.storageLevel  # Spark's cache manager's answer for the plan
+    return bool(level.useMemory or level.useDisk or level.useOffHeap)
 
 
 def _spark_key_type(t: Any) -> Any:

@@ -21,6 +21,7 @@ Each handler returns None when the statement names no icefloe catalog (it is Spa
 from __future__ import annotations
 
 import re
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -69,11 +70,22 @@ _TRANSFORMS = {
 }
 
 
+_EMPTY: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 def empty(spark: Any) -> Any:
-    """The DataFrame of a statement without rows."""
+    """The DataFrame of a statement without rows (one per session: it cannot change, and
+    making it is a round trip to the JVM each time)."""
     from pyspark.sql.types import StructType
 
-    return spark.createDataFrame([], StructType([]))
+    try:
+        return _EMPTY[spark]
+    except KeyError:
+        pass
+    except TypeError:  # a session that cannot be weakly referenced
+        return spark.createDataFrame([], StructType([]))
+    df = _EMPTY[spark] = spark.createDataFrame([], StructType([]))
+    return df
 
 
 def _column_path(e: exp.Expression) -> str:

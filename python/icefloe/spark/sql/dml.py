@@ -250,7 +250,9 @@ def _condition(ctx: Context, tree: exp.Expression, table: Table, alias: str) -> 
     if where is None:
         return _Where(ice.AlwaysTrue(), "true", None)
     if not _has_subquery(where.this):
-        return _Where(true_of(where.this, _lookup(table, alias)), to_spark_sql(where.this), None)
+        exact = true_of(where.this, _lookup(table, alias))
+        # (Spark SQL text only when Spark evaluates it: generating it is not free for a long IN list)
+        return _Where(exact, "true" if exact is not None else to_spark_sql(where.this), None)
     rewrite_tables(ctx, where, skip=tree.this)
     parts = conjuncts(where.this)
     plain = [f"({to_spark_sql(c)})" for c in parts if not _has_subquery(c)]
@@ -351,11 +353,18 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
     source = using.copy()
     source.set("alias", None)
     if isinstance(source, exp.Subquery):
-        source_sql = to_spark_sql(source.this)
+        source_df = ctx.spark.sql(to_spark_sql(source.this))
+    elif (
+        isinstance(source, exp.Table)
+        and table_parts(source)
+        and not (source.args.get("version") or source.args.get("joins"))
+    ):
+        # by name, so that a temp view of a cached DataFrame is read from Spark's cache
+        source_df = ctx.spark.table(to_spark_sql(source))
     else:
-        source_sql = f"SELECT * FROM {to_spark_sql(source)}"
+        source_df = ctx.spark.sql(f"SELECT * FROM {to_spark_sql(source)}")
     builder = merge_into(
-        ctx.spark.sql(source_sql),
+        source_df,
         table,
         on=to_spark_sql(tree.args["on"]),
         source_alias=source_alias,
