@@ -126,9 +126,10 @@ def bench_delete_mode(spark: Any, catalog: Any, mode: str) -> None:
         java_t.append(timed(lambda java_text=java_text: spark.sql(java_text)))
         # The Python call as a user makes it: load the table, then delete (the SQL statement
         # loads the table it names too).
+        ours_name = ours.removeprefix("oracle.")
         ours_t.append(
             timed(
-                lambda name=ours.removeprefix("oracle."): icefloe.spark.delete(
+                lambda name=ours_name: icefloe.spark.delete(
                     spark, catalog.load_table(name), f"purchaser IN ({users})"
                 )
             )
@@ -221,9 +222,10 @@ def bench_merge(spark: Any, catalog: Any) -> None:
             )
             java_text = stmt.format(java)
             java_t.append(timed(lambda java_text=java_text: spark.sql(java_text)))
+            ours_name = ours.removeprefix("oracle.")
             ours_t.append(
                 timed(
-                    lambda name=ours.removeprefix("oracle."): (
+                    lambda name=ours_name: (
                         icefloe.spark.merge(source, catalog.load_table(name), "target.id = source.id")
                         .when_matched_update_all()
                         .when_not_matched_insert_all()

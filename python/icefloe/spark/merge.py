@@ -172,8 +172,8 @@ class MergeBuilder(MergeClauses):
             # the persisted source: a broadcast source only).
             row_filter, semi_join = self._target_pruning(src, collect_keys=self.broadcast_source)
             # (On v3 an updated row keeps its target row's id: that needs the join.)
-            keyed = semi_join is not None and not _lineage.tracked(table) and not self.target_condition
-            if keyed and self._is_keyed_upsert():
+            keyed = not _lineage.tracked(table) and not self.target_condition
+            if semi_join is not None and keyed and self._is_keyed_upsert():
                 return self._execute_keyed_upsert(md, start, mode, row_filter, semi_join, src)
         tgt = read_rows(
             spark,

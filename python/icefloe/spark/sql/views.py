@@ -155,7 +155,7 @@ def _view_query(ctx: Context, catalog_name: str, view: View, visible: str) -> ex
     return exp.Subquery(this=_up_cast(ctx, parsed, view, shown), alias=alias)
 
 
-def _up_cast(ctx: Context, parsed: exp.Query, view: View, shown: str) -> exp.Query:
+def _up_cast(ctx: Context, parsed: exp.Expr, view: View, shown: str) -> exp.Expr:
     """The view's query with its columns named by the view's schema, each up-cast to the type
     the schema records where the query's differs (Java's `ResolveViews`: `UpCast` of each
     column by position; a type that does not up-cast is refused, as Spark's
@@ -178,10 +178,10 @@ def _up_cast(ctx: Context, parsed: exp.Query, view: View, shown: str) -> exp.Que
             f"view {shown}: its query gives {len(found)} columns, its schema has {len(expected)}"
         )
     inner = [f"__icefloe_c{i}" for i in range(len(found))]
-    columns: list[exp.Expression] = []
+    columns: list[exp.Expr] = []
     for i, want in enumerate(expected):
         have = found[i].dataType
-        column: exp.Expression = exp.column(inner[i], quoted=True)
+        column: exp.Expr = exp.column(inner[i], quoted=True)
         # (Equal but for nullability: no cast. Java's nested nullability of the query may differ
         # from that of icefloe's empty frames, so it is not checked.)
         if have.simpleString() != want.dataType.simpleString():
