@@ -391,9 +391,22 @@ def test_create_changelog_view(tw: Twins) -> None:
     name = tw.twin(rest="TBLPROPERTIES ('format-version'='2')")
     tw.setup(f"UPDATE {J}.{name} SET amount = 100 WHERE id = 1")
     tw.setup(f"DELETE FROM {J}.{name} WHERE id = 5")
+    # for the net changes: a row inserted and deleted again, an update undone
+    tw.setup(f"INSERT INTO {J}.{name} VALUES (9, 'x', 9, null)")
+    tw.setup(f"DELETE FROM {J}.{name} WHERE id = 9")
+    tw.setup(f"UPDATE {J}.{name} SET amount = 1 WHERE id = 1")
     leaf = name.split(".")[1]
     for text, view in [
         ("CALL {c}.system.create_changelog_view('{n}')", f"`{leaf}_changes`"),
+        (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_net', net_changes => true)",
+            "cl_net",
+        ),
+        (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_net2', "
+            "options => map('start-snapshot-id', '{s0}'), net_changes => true)",
+            "cl_net2",
+        ),
         (
             "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_ids', "
             "options => map('start-snapshot-id', '{s0}', 'end-snapshot-id', '{s2}'), identifier_columns => array('id'))",
@@ -411,6 +424,15 @@ def test_create_changelog_view(tw: Twins) -> None:
                 _changelog_rows(tw, catalog, name, view),
             )
         assert seen[K] == seen[J], text
+        if view == f"`{leaf}_changes`":
+            every_change = seen[J][2]
+        elif "net_changes" in text:  # the net changes are fewer rows than the changes
+            assert 0 < len(seen[J][2]) < len(every_change), seen[J][2]
+    both = "CALL {c}.system.create_changelog_view(table => '{n}', net_changes => true, identifier_columns => array('id'))"
+    with pytest.raises(Exception, match="Not support net changes with update images"):
+        tw.java(both.format(c=J, n=name)).collect()
+    with pytest.raises(ValidationError, match="Not support net changes with update images"):
+        tw.ice(both.format(c=J, n=name))
 
 
 def test_register_table(tw: Twins, tmp_path: Path) -> None:

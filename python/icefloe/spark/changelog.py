@@ -27,6 +27,7 @@ from icefloe.changelog import (
     plan_changelog,
     read_unit,
 )
+from icefloe.exceptions import ValidationError
 from icefloe.spark._arrow import spark_arrow_schema, to_spark_batch
 from icefloe.spark._arrow import spark_schema as arrow_to_spark_schema
 from icefloe.spark._names import quoted
@@ -52,10 +53,16 @@ def read_changelog(
     from_snapshot_id: int | None = None,
     to_snapshot_id: int | None = None,
     identifier_columns: Sequence[str] | None = None,
+    net_changes: bool = False,
 ) -> DataFrame:
     """The row changes of the snapshots after `from_snapshot_id` (exclusive) up to
     `to_snapshot_id` (inclusive; default current) as a DataFrame: the table's columns plus
-    `_change_type`, `_change_ordinal`, `_commit_snapshot_id` (see `Table.changelog`)."""
+    `_change_type`, `_change_ordinal`, `_commit_snapshot_id` (see `Table.changelog`).
+    `net_changes=True`: only the net change of each row over the whole range (a row inserted
+    and deleted again is gone, as Java's `create_changelog_view(net_changes => true)`); not
+    with `identifier_columns` (update images), which Java refuses too."""
+    if net_changes and identifier_columns:
+        raise ValidationError("Not support net changes with update images")
     plan = plan_changelog(table, from_snapshot_id, to_snapshot_id, identifier_columns)
     iceberg_schema = json.loads(plan.schema.to_json())
     data_target = spark_arrow_schema(iceberg_schema)
@@ -97,6 +104,8 @@ def read_changelog(
     else:
         units = rows_frame(spark, [(bytearray(u),) for u in encoded], "unit binary", n)
         raw = units.mapInArrow(reader(None), spark_schema)
+    if net_changes:
+        return _net_changes(raw, names)
     out = _remove_carryovers(raw, names)
     if plan.identifier_columns:
         out = _compute_updates(out, plan.identifier_columns)
@@ -161,6 +170,36 @@ def _remove_carryovers(df: DataFrame, names: list[str]) -> DataFrame:
         F.col("__r") >= F.col("__d")
     )
     return df.where(keep).drop("__d", "__i", "__r", _SEQ)
+
+
+def _net_changes(df: DataFrame, names: list[str]) -> DataFrame:
+    """Java's `RemoveNetCarryoverIterator`, in closed form. The rows of one value (all data
+    columns equal) in the iterator's order (change ordinal, then DELETE before INSERT) are +1
+    for an INSERT and -1 for a DELETE; the iterator drops each run whose running sum returns to
+    zero and starts a new run after it. What is left is the run after the last zero of the
+    running sum: its first row, repeated |total| times (with that row's ordinal and snapshot
+    id, as Java keeps them)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    columns = list(df.columns)
+    df = df.withColumn(_SEQ, F.monotonically_increasing_id())
+    keys = _carryover_keys(df, names)
+    whole = Window.partitionBy(*keys)
+    ordered = whole.orderBy(df[CHANGE_ORDINAL], df[CHANGE_TYPE], df[_SEQ])
+    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    sign = F.when(df[CHANGE_TYPE] == INSERT, F.lit(1)).otherwise(F.lit(-1))
+    df = (
+        df.withColumn("__x", sign)
+        .withColumn("__p", F.sum("__x").over(running))
+        .withColumn("__n", F.row_number().over(ordered))
+    )
+    df = df.withColumn("__t", F.sum("__x").over(whole)).withColumn(
+        "__z", F.coalesce(F.max(F.when(F.col("__p") == 0, F.col("__n"))).over(whole), F.lit(0))
+    )
+    kept = df.where((F.col("__n") == F.col("__z") + 1) & (F.col("__t") != 0))
+    repeated = kept.withColumn("__k", F.explode(F.array_repeat(F.lit(0), F.abs(F.col("__t")).cast("int"))))
+    return repeated.select(*[quoted(c) for c in columns])
 
 
 def _compute_updates(df: DataFrame, identifier_columns: list[str]) -> DataFrame:

@@ -311,12 +311,11 @@ def _add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[A
 
 def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's `CreateChangelogViewProcedure`: `icefloe.spark.read_changelog` (carry-over rows
-    removed; update images when `compute_updates` or `identifier_columns` ask for them) as a
+    removed, or only the net changes with `net_changes`; update images when `compute_updates`
+    or `identifier_columns` ask for them) as a
     temp view named `changelog_view` (default `<table>_changes`)."""
     from icefloe.spark.changelog import read_changelog
 
-    if args.get("net_changes"):
-        raise NotSupportedError("create_changelog_view(net_changes => true): not supported by icefloe")
     options = {str(k).lower(): v for k, v in (args.get("options") or {}).items()}
     unknown = sorted(set(options) - {"start-snapshot-id", "end-snapshot-id"})
     if unknown:
@@ -326,6 +325,9 @@ def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> 
     compute = args.get("compute_updates")
     if compute is None:
         compute = columns is not None
+    net = bool(args.get("net_changes"))
+    if compute and net:  # Java's CreateChangelogViewProcedure
+        raise ValidationError("Not support net changes with update images")
     if compute and not columns:
         schema = table.schema()
         columns = [schema.find_column_name(i) for i in schema.identifier_field_ids]
@@ -337,6 +339,7 @@ def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> 
         None if start is None else int(start),
         None if end is None else int(end),
         [str(c) for c in columns] if compute and columns else None,
+        net_changes=net,
     )
     name = args.get("changelog_view") or f"`{args['_ident'][-1]}_changes`"
     df.createOrReplaceTempView(str(name).strip("`") if str(name).startswith("`") else str(name))
