@@ -408,6 +408,21 @@ def test_create_changelog_view(tw: Twins) -> None:
             "cl_net2",
         ),
         (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_ts', "
+            "options => map('start-timestamp', '{t1}', 'end-timestamp', '{t3}'))",
+            "cl_ts",
+        ),
+        (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_ts2', "
+            "options => map('start-timestamp', '{t1m}'), net_changes => true)",
+            "cl_ts2",
+        ),
+        (
+            "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_after', "
+            "options => map('start-timestamp', '{tfar}'))",
+            "cl_after",
+        ),
+        (
             "CALL {c}.system.create_changelog_view(table => '{n}', changelog_view => 'cl_ids', "
             "options => map('start-snapshot-id', '{s0}', 'end-snapshot-id', '{s2}'), identifier_columns => array('id'))",
             "cl_ids",
@@ -416,7 +431,10 @@ def test_create_changelog_view(tw: Twins) -> None:
         seen = {}
         for catalog in (J, K):
             s = _snapshot_ids(tw, catalog, name)
-            statement = text.format(c=J, n=name, s0=s[0], s2=s[2])
+            t = _times(tw, catalog, name)
+            statement = text.format(
+                c=J, n=name, s0=s[0], s2=s[2], t1=t[1], t3=t[3], t1m=t[1] - 1, tfar=t[-1] + 60_000
+            )
             result = (tw.java if catalog == J else tw.ice)(statement)
             seen[catalog] = (
                 result.schema.simpleString(),
@@ -428,6 +446,17 @@ def test_create_changelog_view(tw: Twins) -> None:
             every_change = seen[J][2]
         elif "net_changes" in text:  # the net changes are fewer rows than the changes
             assert 0 < len(seen[J][2]) < len(every_change), seen[J][2]
+    s = _snapshot_ids(tw, J, name)
+    twice = (
+        f"CALL {J}.system.create_changelog_view(table => '{name}', changelog_view => 'cl_twice', "
+        f"options => map('start-snapshot-id', '{s[0]}', 'start-timestamp', '1'))"
+    )
+    refused = "Cannot set both start-snapshot-id and start-timestamp for changelogs"
+    with pytest.raises(Exception, match=refused):  # Java's refuses when the view is read
+        tw.java(twice).collect()
+        tw.java("SELECT * FROM cl_twice").collect()
+    with pytest.raises(ValidationError, match=refused):  # icefloe's at the CALL
+        tw.ice(twice)
     both = "CALL {c}.system.create_changelog_view(table => '{n}', net_changes => true, identifier_columns => array('id'))"
     with pytest.raises(Exception, match="Not support net changes with update images"):
         tw.java(both.format(c=J, n=name)).collect()

@@ -309,6 +309,53 @@ def _add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[A
     ]
 
 
+def _changelog_range(table: Table, options: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """(start snapshot id, exclusive; end snapshot id; whether the scan is empty) from the
+    changelog options, as Java's `SparkScanBuilder.buildChangelogScan`: `start-timestamp` is
+    the oldest current ancestor at or after it (itself when committed at that very millisecond,
+    else its parent: the range then holds it), `end-timestamp` the newest ancestor at or
+    before it."""
+    start, end = options.get("start-snapshot-id"), options.get("end-snapshot-id")
+    start_ts, end_ts = options.get("start-timestamp"), options.get("end-timestamp")
+    for key, a, b in (("start", start, start_ts), ("end", end, end_ts)):
+        if a is not None and b is not None:
+            raise ValidationError(f"Cannot set both {key}-snapshot-id and {key}-timestamp for changelogs")
+    if start_ts is not None and end_ts is not None and int(start_ts) >= int(end_ts):
+        raise ValidationError("Cannot set start-timestamp to be greater than end-timestamp for changelogs")
+    ancestors = []  # newest first
+    snapshot = table.current_snapshot()
+    while snapshot is not None:
+        ancestors.append(snapshot)
+        parent = snapshot.parent_snapshot_id
+        snapshot = None if parent is None else table.snapshot_by_id(parent)
+    empty = False
+    if start_ts is not None:
+        millis = int(start_ts)
+        if not ancestors or millis > ancestors[0].timestamp_ms:
+            empty = True
+        start = _oldest_ancestor_at_or_after(ancestors, millis)
+    if end_ts is not None:
+        end = next((s.snapshot_id for s in ancestors if s.timestamp_ms <= int(end_ts)), None)
+        if (start is None and end is None) or (start is not None and int(start) == end):
+            empty = True
+    return (None if start is None else int(start)), (None if end is None else int(end)), empty
+
+
+def _oldest_ancestor_at_or_after(ancestors: list[Any], millis: int) -> int | None:
+    """Java's `getStartSnapshotId` over `SnapshotUtil.oldestAncestorAfter` (`ancestors`
+    newest first)."""
+    last = None
+    for snapshot in ancestors:
+        if snapshot.timestamp_ms < millis:
+            return None if last is None or last.parent_snapshot_id is None else int(last.parent_snapshot_id)
+        if snapshot.timestamp_ms == millis:
+            return int(snapshot.snapshot_id)
+        last = snapshot
+    if last is None or last.parent_snapshot_id is None:
+        return None  # no snapshot, or every one at or after `millis`: from the first
+    raise ValidationError(f"Cannot find snapshot older than {millis} (the older ones have expired)")
+
+
 def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's `CreateChangelogViewProcedure`: `icefloe.spark.read_changelog` (carry-over rows
     removed, or only the net changes with `net_changes`; update images when `compute_updates`
@@ -317,10 +364,11 @@ def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> 
     from icefloe.spark.changelog import read_changelog
 
     options = {str(k).lower(): v for k, v in (args.get("options") or {}).items()}
-    unknown = sorted(set(options) - {"start-snapshot-id", "end-snapshot-id"})
+    known = {"start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp"}
+    unknown = sorted(set(options) - known)
     if unknown:
         raise NotSupportedError(f"create_changelog_view option {unknown[0]!r}: not supported by icefloe")
-    start, end = options.get("start-snapshot-id"), options.get("end-snapshot-id")
+    start, end, empty = _changelog_range(table, options)
     columns = args.get("identifier_columns")
     compute = args.get("compute_updates")
     if compute is None:
@@ -341,6 +389,8 @@ def _create_changelog_view(ctx: Context, table: Table, args: dict[str, Any]) -> 
         [str(c) for c in columns] if compute and columns else None,
         net_changes=net,
     )
+    if empty:  # Java's empty changelog scan: the schema, no rows (Spark plans no job for it)
+        df = df.limit(0)
     name = args.get("changelog_view") or f"`{args['_ident'][-1]}_changes`"
     df.createOrReplaceTempView(str(name).strip("`") if str(name).startswith("`") else str(name))
     return [(str(name),)]
