@@ -13,7 +13,11 @@ use super::cells::{batch, field, list_type, map_type, primitive, schema_ref, str
 use super::manifest_lists::{manifest_list, reachable_manifests};
 use super::partition_types::table_partition_type;
 use crate::error::{invalid_data, Result};
-use crate::manifest::{read_manifest, DataFile, ManifestContent, ManifestEntry, ManifestFile};
+use crate::manifest::{
+    read_manifest, DataFile, ManifestContent, ManifestEntry, ManifestFile, EMPTY_COLUMN_SIZES,
+    EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS, EMPTY_NULL_VALUE_COUNTS, EMPTY_UPPER_BOUNDS,
+    EMPTY_VALUE_COUNTS,
+};
 use crate::spec::{Literal, PrimitiveType, Snapshot, StructType, TableMetadata, Type};
 
 /// Which manifests a file table reads.
@@ -203,21 +207,24 @@ pub(crate) fn coerce_partition(
     Ok((values, found))
 }
 
-fn count_map(m: &BTreeMap<i32, i64>) -> Cell {
-    if m.is_empty() {
+/// A metric map as Java's `files` table shows it: null when the manifest held none, `{}`
+/// when it held an empty one (`present`).
+fn count_map(m: &BTreeMap<i32, i64>, present: bool) -> Cell {
+    if m.is_empty() && !present {
         return Cell::Null;
     }
     Cell::Map(m.iter().map(|(k, v)| (Cell::Int(*k), Cell::Long(*v))).collect())
 }
 
-fn bound_map(m: &BTreeMap<i32, Vec<u8>>) -> Cell {
-    if m.is_empty() {
+fn bound_map(m: &BTreeMap<i32, Vec<u8>>, present: bool) -> Cell {
+    if m.is_empty() && !present {
         return Cell::Null;
     }
     Cell::Map(m.iter().map(|(k, v)| (Cell::Int(*k), Cell::Bytes(v.clone()))).collect())
 }
 
 fn data_file_cells(md: &TableMetadata, ptype: &StructType, f: &DataFile) -> Result<Vec<Cell>> {
+    let present = |bit: u8| f.empty_metric_maps & bit != 0;
     let mut cells = vec![
         Cell::Int(f.content as i32),
         Cell::Str(f.file_path.clone()),
@@ -230,12 +237,12 @@ fn data_file_cells(md: &TableMetadata, ptype: &StructType, f: &DataFile) -> Resu
     cells.extend([
         Cell::Long(f.record_count),
         Cell::Long(f.file_size_in_bytes),
-        count_map(&f.column_sizes),
-        count_map(&f.value_counts),
-        count_map(&f.null_value_counts),
-        count_map(&f.nan_value_counts),
-        bound_map(&f.lower_bounds),
-        bound_map(&f.upper_bounds),
+        count_map(&f.column_sizes, present(EMPTY_COLUMN_SIZES)),
+        count_map(&f.value_counts, present(EMPTY_VALUE_COUNTS)),
+        count_map(&f.null_value_counts, present(EMPTY_NULL_VALUE_COUNTS)),
+        count_map(&f.nan_value_counts, present(EMPTY_NAN_VALUE_COUNTS)),
+        bound_map(&f.lower_bounds, present(EMPTY_LOWER_BOUNDS)),
+        bound_map(&f.upper_bounds, present(EMPTY_UPPER_BOUNDS)),
         f.key_metadata.clone().map_or(Cell::Null, Cell::Bytes),
         f.split_offsets
             .as_ref()

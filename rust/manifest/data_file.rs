@@ -91,6 +91,24 @@ pub struct DataFile {
     /// manifest's spec id; carried here so a DataFile is self-describing across the
     /// executor -> driver door).
     pub spec_id: i32,
+    /// The metric maps the manifest held as empty maps rather than nulls (`EMPTY_*` bits):
+    /// Java writes `nan_value_counts` as an empty map for a file without float columns, and
+    /// its `files` table shows `{}` there, not null. Kept so a read shows the same and a
+    /// rewritten manifest writes the same.
+    #[serde(default, skip_serializing_if = "no_empty_maps")]
+    pub empty_metric_maps: u8,
+}
+
+/// Bits of `DataFile::empty_metric_maps`.
+pub const EMPTY_COLUMN_SIZES: u8 = 1;
+pub const EMPTY_VALUE_COUNTS: u8 = 1 << 1;
+pub const EMPTY_NULL_VALUE_COUNTS: u8 = 1 << 2;
+pub const EMPTY_NAN_VALUE_COUNTS: u8 = 1 << 3;
+pub const EMPTY_LOWER_BOUNDS: u8 = 1 << 4;
+pub const EMPTY_UPPER_BOUNDS: u8 = 1 << 5;
+
+fn no_empty_maps(bits: &u8) -> bool {
+    *bits == 0
 }
 
 impl DataFile {
@@ -118,6 +136,7 @@ impl DataFile {
             content_offset: None,
             content_size_in_bytes: None,
             spec_id: 0,
+            empty_metric_maps: 0,
         }
     }
 

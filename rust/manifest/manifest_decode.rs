@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 
 use super::avro::{Cursor, Kind, Logical, Node, Record};
-use super::data_file::{DataContentType, DataFile, FileFormat};
+use super::data_file::{
+    DataContentType, DataFile, FileFormat, EMPTY_COLUMN_SIZES, EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS,
+    EMPTY_NULL_VALUE_COUNTS, EMPTY_UPPER_BOUNDS, EMPTY_VALUE_COUNTS,
+};
 use super::manifest_entry::{EntryStatus, ManifestEntry};
 use super::manifest_list::{read_opt_bytes, read_opt_int, read_opt_long, read_opt_str, required};
 use crate::error::{invalid_data, Result};
@@ -356,18 +359,22 @@ fn read_int_map<V: RawValue>(
     stats: &StatsProjection,
     out: &mut BTreeMap<i32, V>,
     mut value: impl FnMut(&mut Cursor<'_>, &Node) -> Result<V>,
-) -> Result<()> {
+) -> Result<bool> {
     let Some(n) = c.read_optional(node)? else {
-        return Ok(());
+        return Ok(false);
     };
+    // Whether the map is there and empty (Java writes `nan_value_counts` so for a file without
+    // float columns): the caller records it, so a read shows `{}` and a rewrite keeps it.
+    let mut blocks = 0usize;
     if fast {
         // Java's layout, checked once per file: plain int keys, plain values, no unions.
         let skip_all = V::VARINT && stats.keeps_none();
         loop {
             let count = c.read_block_count()?;
             if count == 0 {
-                return Ok(());
+                return Ok(blocks == 0);
             }
+            blocks += 1;
             if skip_all {
                 let varints =
                     count.checked_mul(2).ok_or_else(|| invalid_data("Avro block count overflows"))?;
@@ -398,6 +405,7 @@ fn read_int_map<V: RawValue>(
                 if count == 0 {
                     break;
                 }
+                blocks += 1;
                 for _ in 0..count {
                     let mut key = None;
                     let mut val = None;
@@ -423,6 +431,7 @@ fn read_int_map<V: RawValue>(
             if count == 0 {
                 break;
             }
+            blocks += 1;
             for _ in 0..count {
                 let k = c.read_str()?;
                 let k: i32 =
@@ -435,7 +444,7 @@ fn read_int_map<V: RawValue>(
         },
         k => return Err(invalid_data(format!("expected a metrics map, found {k:?}"))),
     }
-    Ok(())
+    Ok(blocks == 0)
 }
 
 /// True for a metrics map written as Java does: an array of `{key: int, value: long|bytes}`.
@@ -532,16 +541,36 @@ fn decode_data_file(
             }
             FileSlot::RecordCount => records = read_opt_long(c, node)?,
             FileSlot::FileSize => size = read_opt_long(c, node)?,
-            FileSlot::ColumnSizes => read_int_map(c, node, fast, stats, &mut f.column_sizes, count_value)?,
-            FileSlot::ValueCounts => read_int_map(c, node, fast, stats, &mut f.value_counts, count_value)?,
+            FileSlot::ColumnSizes => {
+                if read_int_map(c, node, fast, stats, &mut f.column_sizes, count_value)? {
+                    f.empty_metric_maps |= EMPTY_COLUMN_SIZES;
+                }
+            }
+            FileSlot::ValueCounts => {
+                if read_int_map(c, node, fast, stats, &mut f.value_counts, count_value)? {
+                    f.empty_metric_maps |= EMPTY_VALUE_COUNTS;
+                }
+            }
             FileSlot::NullValueCounts => {
-                read_int_map(c, node, fast, stats, &mut f.null_value_counts, count_value)?
+                if read_int_map(c, node, fast, stats, &mut f.null_value_counts, count_value)? {
+                    f.empty_metric_maps |= EMPTY_NULL_VALUE_COUNTS;
+                }
             }
             FileSlot::NanValueCounts => {
-                read_int_map(c, node, fast, stats, &mut f.nan_value_counts, count_value)?
+                if read_int_map(c, node, fast, stats, &mut f.nan_value_counts, count_value)? {
+                    f.empty_metric_maps |= EMPTY_NAN_VALUE_COUNTS;
+                }
             }
-            FileSlot::LowerBounds => read_int_map(c, node, fast, stats, &mut f.lower_bounds, bytes_value)?,
-            FileSlot::UpperBounds => read_int_map(c, node, fast, stats, &mut f.upper_bounds, bytes_value)?,
+            FileSlot::LowerBounds => {
+                if read_int_map(c, node, fast, stats, &mut f.lower_bounds, bytes_value)? {
+                    f.empty_metric_maps |= EMPTY_LOWER_BOUNDS;
+                }
+            }
+            FileSlot::UpperBounds => {
+                if read_int_map(c, node, fast, stats, &mut f.upper_bounds, bytes_value)? {
+                    f.empty_metric_maps |= EMPTY_UPPER_BOUNDS;
+                }
+            }
             FileSlot::KeyMetadata => f.key_metadata = read_opt_bytes(c, node)?.map(<[u8]>::to_vec),
             FileSlot::SplitOffsets => {
                 f.split_offsets = read_list(c, node, |c, n| required(read_opt_long(c, n)?, "split offset"))?

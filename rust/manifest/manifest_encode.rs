@@ -3,6 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::avro::{write_bytes, write_long, write_opt};
+use super::data_file::{
+    EMPTY_COLUMN_SIZES, EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS, EMPTY_NULL_VALUE_COUNTS,
+    EMPTY_UPPER_BOUNDS, EMPTY_VALUE_COUNTS,
+};
 use super::manifest_entry::ManifestEntry;
 use crate::error::{validation, Result};
 use crate::spec::{Literal, PrimitiveType, StructType, Type};
@@ -50,24 +54,29 @@ fn encode_partition_value(out: &mut Vec<u8>, v: &Literal, ty: &PrimitiveType) ->
     Ok(())
 }
 
-fn encode_count_map(out: &mut Vec<u8>, m: &BTreeMap<i32, i64>) {
-    // Java writes a null map when it has no metrics; an empty map reads back the same.
-    write_opt(out, (!m.is_empty()).then_some(m), |out, m| {
-        write_long(out, m.len() as i64);
-        for (k, v) in m {
-            write_long(out, i64::from(*k));
-            write_long(out, *v);
+/// A metric map: null when it has no entries, unless the file's manifest held it as an empty
+/// map (`present`: Java writes `nan_value_counts` so for a file without float columns).
+fn encode_count_map(out: &mut Vec<u8>, m: &BTreeMap<i32, i64>, present: bool) {
+    write_opt(out, (present || !m.is_empty()).then_some(m), |out, m| {
+        if !m.is_empty() {
+            write_long(out, m.len() as i64);
+            for (k, v) in m {
+                write_long(out, i64::from(*k));
+                write_long(out, *v);
+            }
         }
         write_long(out, 0);
     });
 }
 
-fn encode_bytes_map(out: &mut Vec<u8>, m: &BTreeMap<i32, Vec<u8>>) {
-    write_opt(out, (!m.is_empty()).then_some(m), |out, m| {
-        write_long(out, m.len() as i64);
-        for (k, v) in m {
-            write_long(out, i64::from(*k));
-            write_bytes(out, v);
+fn encode_bytes_map(out: &mut Vec<u8>, m: &BTreeMap<i32, Vec<u8>>, present: bool) {
+    write_opt(out, (present || !m.is_empty()).then_some(m), |out, m| {
+        if !m.is_empty() {
+            write_long(out, m.len() as i64);
+            for (k, v) in m {
+                write_long(out, i64::from(*k));
+                write_bytes(out, v);
+            }
         }
         write_long(out, 0);
     });
@@ -132,12 +141,13 @@ pub(crate) fn encode_entry(
     }
     write_long(out, f.record_count);
     write_long(out, f.file_size_in_bytes);
-    encode_count_map(out, &f.column_sizes);
-    encode_count_map(out, &f.value_counts);
-    encode_count_map(out, &f.null_value_counts);
-    encode_count_map(out, &f.nan_value_counts);
-    encode_bytes_map(out, &f.lower_bounds);
-    encode_bytes_map(out, &f.upper_bounds);
+    let present = |bit: u8| f.empty_metric_maps & bit != 0;
+    encode_count_map(out, &f.column_sizes, present(EMPTY_COLUMN_SIZES));
+    encode_count_map(out, &f.value_counts, present(EMPTY_VALUE_COUNTS));
+    encode_count_map(out, &f.null_value_counts, present(EMPTY_NULL_VALUE_COUNTS));
+    encode_count_map(out, &f.nan_value_counts, present(EMPTY_NAN_VALUE_COUNTS));
+    encode_bytes_map(out, &f.lower_bounds, present(EMPTY_LOWER_BOUNDS));
+    encode_bytes_map(out, &f.upper_bounds, present(EMPTY_UPPER_BOUNDS));
     write_opt(out, f.key_metadata.as_deref(), write_bytes);
     encode_list(out, f.split_offsets.as_ref(), |x| x);
     encode_list(out, f.equality_ids.as_ref(), i64::from);

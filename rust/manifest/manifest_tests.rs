@@ -1,6 +1,7 @@
 use super::*;
 use crate::manifest::{
-    DataContentType, DataFile, FileFormat, ManifestListWriter, ManifestWriter, UNASSIGNED_SEQ,
+    DataContentType, DataFile, FileFormat, ManifestListWriter, ManifestWriter, EMPTY_NAN_VALUE_COUNTS,
+    UNASSIGNED_SEQ,
 };
 use crate::spec::{Literal, NestedField, PrimitiveType, Type};
 
@@ -169,6 +170,31 @@ fn data_manifest_round_trip_with_inheritance_and_summaries() {
     assert_eq!(r.user_metadata()["content"], b"data");
     assert_eq!(r.user_metadata()["partition-spec-id"], b"3");
     assert!(r.collect::<Result<Vec<_>, _>>().unwrap().len() == 8);
+}
+
+#[test]
+fn empty_metric_maps_stay_empty_maps_and_absent_ones_stay_null() {
+    // Java writes `nan_value_counts` as an empty map for a file without float columns; its
+    // `files` table shows `{}`, and a rewritten manifest must keep it so.
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = writer(dir.path(), "e0.avro", ManifestContent::Data);
+    let mut empty = data_file(1, DataContentType::Data);
+    empty.nan_value_counts.clear();
+    empty.upper_bounds.clear();
+    empty.empty_metric_maps = EMPTY_NAN_VALUE_COUNTS;
+    let mut absent = data_file(2, DataContentType::Data);
+    absent.nan_value_counts.clear();
+    w.add(empty).unwrap();
+    w.add(absent).unwrap();
+    let mut mf = w.close().unwrap();
+    mf.sequence_number = 1;
+    let m = read_manifest_with_metadata(&mf).unwrap();
+    let flags: Vec<_> = m.entries.iter().map(|e| e.data_file.empty_metric_maps).collect();
+    assert_eq!(flags, vec![EMPTY_NAN_VALUE_COUNTS, 0]);
+    assert!(m.entries.iter().all(|e| e.data_file.nan_value_counts.is_empty()));
+    // The entries after the empty map decoded whole: the map was one terminating zero.
+    assert_eq!(m.entries[0].data_file.split_offsets, Some(vec![4, 1001]));
+    assert_eq!(m.entries[1].data_file.file_path, "file:/tmp/t/data/f2.parquet");
 }
 
 #[test]

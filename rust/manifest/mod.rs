@@ -26,7 +26,10 @@ mod schema_json;
 #[path = "golden_tests.rs"]
 mod golden_tests;
 
-pub use data_file::{DataContentType, DataFile, FileFormat};
+pub use data_file::{
+    DataContentType, DataFile, FileFormat, EMPTY_COLUMN_SIZES, EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS,
+    EMPTY_NULL_VALUE_COUNTS, EMPTY_UPPER_BOUNDS, EMPTY_VALUE_COUNTS,
+};
 pub use manifest::{
     read_manifest, read_manifest_each, read_manifest_projected, read_manifest_with_metadata, Manifest,
     ManifestMetadata,

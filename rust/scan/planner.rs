@@ -442,6 +442,7 @@ fn strip_stats(f: &mut DataFile) {
     f.nan_value_counts = Default::default();
     f.lower_bounds = Default::default();
     f.upper_bounds = Default::default();
+    f.empty_metric_maps = 0;
 }
 
 /// A copy of `f` without column stats (Java `ContentFile.copyWithoutStats`); cheap because
@@ -469,5 +470,6 @@ pub fn without_stats(f: &DataFile) -> DataFile {
         content_offset: f.content_offset,
         content_size_in_bytes: f.content_size_in_bytes,
         spec_id: f.spec_id,
+        empty_metric_maps: 0,
     }
 }

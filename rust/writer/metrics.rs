@@ -13,7 +13,10 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 
 use crate::error::{validation, Error, ErrorKind, Result};
-use crate::manifest::DataFile;
+use crate::manifest::{
+    DataFile, EMPTY_COLUMN_SIZES, EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS, EMPTY_NULL_VALUE_COUNTS,
+    EMPTY_UPPER_BOUNDS, EMPTY_VALUE_COUNTS,
+};
 use crate::spec::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string, Literal,
     NestedField, PrimitiveType, Schema, Type,
@@ -396,6 +399,14 @@ pub(crate) fn fill_metrics_of_columns(
     }
     df.record_count = record_count;
     df.split_offsets = Some(splits);
+    // Java's Parquet metrics are maps, never null, and its manifests hold an empty one as `{}`
+    // (`nan_value_counts` of a file without float columns): so do icefloe's.
+    df.empty_metric_maps = EMPTY_COLUMN_SIZES
+        | EMPTY_VALUE_COUNTS
+        | EMPTY_NULL_VALUE_COUNTS
+        | EMPTY_NAN_VALUE_COUNTS
+        | EMPTY_LOWER_BOUNDS
+        | EMPTY_UPPER_BOUNDS;
 
     for leaf in leaves {
         let mode = config.mode(leaf.id);

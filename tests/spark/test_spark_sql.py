@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import uuid
 from pathlib import Path
@@ -791,3 +792,81 @@ def test_iceberg_docs_writes_merge_and_branch_examples(tw: Twins) -> None:
     tw.assert_same_table("db.target")
     branch = f"{t}.`branch_audit-branch`"
     assert_same_rows(tw.ice(f"SELECT * FROM {branch}"), tw.java(f"SELECT * FROM {branch}"), context="WAP")
+
+
+# ---- Iceberg's Spark docs, "Queries" (docs/docs/spark-queries.md), on one table both engines
+# read: the page's time travel (and which schema each form uses) and its metadata tables ----
+@pytest.fixture(scope="module")
+def docs_orders(tw: Twins) -> dict[str, Any]:
+    """The page's `orders`: S1 (id, status), then `total` added and S2; branch `audit_branch`
+    and tag `first_load` at S1; a merge-on-read delete after them (position deletes)."""
+    t = f"{Q}.db.docs_orders"
+    tw.java(f"CREATE NAMESPACE IF NOT EXISTS {Q}.db")
+    tw.java(
+        f"CREATE TABLE {t} (id BIGINT, status STRING) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')"
+    )
+    tw.java(f"INSERT INTO {t} VALUES (1, 'NEW'), (2, 'PAID')")
+    s1, t1 = tw.java(f"SELECT snapshot_id, committed_at FROM {t}.snapshots").first()
+    tw.java(f"ALTER TABLE {t} ADD COLUMN total DOUBLE")
+    tw.java(f"INSERT INTO {t} VALUES (3, 'PAID', 100.0)")
+    tw.java(f"ALTER TABLE {t} CREATE BRANCH audit_branch AS OF VERSION {s1}")
+    tw.java(f"ALTER TABLE {t} CREATE TAG first_load AS OF VERSION {s1}")
+    tw.java(f"DELETE FROM {t} WHERE id = 2")
+    # (seconds since the epoch rounded up: S1 or a later snapshot, never one before the first)
+    return {"s1": s1, "t1": _ts(t1), "t1_seconds": math.ceil(t1.timestamp())}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT * FROM {t} VERSION AS OF {s1}",  # S1's schema: (id, status)
+        "SELECT * FROM {t} TIMESTAMP AS OF '{t1}'",
+        "SELECT * FROM {t} FOR SYSTEM_VERSION AS OF {s1}",
+        "SELECT * FROM {t} FOR SYSTEM_TIME AS OF '{t1}'",
+        "SELECT * FROM {t} TIMESTAMP AS OF {t1_seconds}",  # seconds since the epoch
+        "SELECT * FROM {t} FOR SYSTEM_TIME AS OF {t1_seconds}",
+        "SELECT * FROM {t} VERSION AS OF 'audit_branch'",  # the table's schema: (id, status, total)
+        "SELECT * FROM {t}.`branch_audit_branch`",
+        "SELECT * FROM {t} VERSION AS OF 'first_load'",  # S1's schema
+        "SELECT * FROM {t}.`tag_first_load`",
+        "SELECT * FROM {t}",
+    ],
+)
+def test_iceberg_docs_queries_time_travel(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
+    statement = text.format(t=f"{Q}.db.docs_orders", **docs_orders)
+    ours, java = tw.ice(statement), tw.java(statement)
+    assert ours.columns == java.columns, statement
+    assert_same_rows(ours, java, context=statement)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT * FROM {t}.history",
+        # (the current metadata file as each catalog spells it: Java's HadoopCatalog `file:/...`,
+        # icefloe's filesystem catalog on a plain path `/...`; the older entries are the file's)
+        "SELECT timestamp, regexp_replace(file, '^file:', '') AS file, latest_snapshot_id, latest_schema_id, "
+        "latest_sequence_number FROM {t}.metadata_log_entries",
+        "SELECT * FROM {t}.snapshots",
+        "SELECT h.made_current_at, s.operation, h.snapshot_id, h.is_current_ancestor, s.summary['spark.app.id'] "
+        "FROM {t}.history h JOIN {t}.snapshots s ON h.snapshot_id = s.snapshot_id ORDER BY made_current_at",
+        "SELECT * FROM {t}.entries",
+        "SELECT * FROM {t}.files",
+        "SELECT * FROM {t}.manifests",
+        "SELECT * FROM {t}.partitions",
+        "SELECT * FROM {t}.position_deletes",
+        "SELECT * FROM {t}.all_data_files",
+        "SELECT * FROM {t}.all_delete_files",
+        "SELECT * FROM {t}.all_entries",
+        "SELECT * FROM {t}.all_manifests",
+        "SELECT * FROM {t}.refs",
+        "SELECT * FROM {t}.manifests TIMESTAMP AS OF '{t1}'",
+        "SELECT * FROM {t}.partitions VERSION AS OF {s1}",
+    ],
+)
+def test_iceberg_docs_queries_metadata_tables(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
+    statement = text.format(t=f"{Q}.db.docs_orders", **docs_orders)
+    ours, java = tw.ice(statement), tw.java(statement)
+    assert ours.columns == java.columns, statement
+    assert_same_rows(ours, java, context=statement)
