@@ -817,55 +817,47 @@ def docs_orders(tw: Twins) -> dict[str, Any]:
     return {"s1": s1, "t1": _ts(t1), "t1_seconds": math.ceil(t1.timestamp())}
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "SELECT * FROM {t} VERSION AS OF {s1}",  # S1's schema: (id, status)
-        "SELECT * FROM {t} TIMESTAMP AS OF '{t1}'",
-        "SELECT * FROM {t} FOR SYSTEM_VERSION AS OF {s1}",
-        "SELECT * FROM {t} FOR SYSTEM_TIME AS OF '{t1}'",
-        "SELECT * FROM {t} TIMESTAMP AS OF {t1_seconds}",  # seconds since the epoch
-        "SELECT * FROM {t} FOR SYSTEM_TIME AS OF {t1_seconds}",
-        "SELECT * FROM {t} VERSION AS OF 'audit_branch'",  # the table's schema: (id, status, total)
-        "SELECT * FROM {t}.`branch_audit_branch`",
-        "SELECT * FROM {t} VERSION AS OF 'first_load'",  # S1's schema
-        "SELECT * FROM {t}.`tag_first_load`",
-        "SELECT * FROM {t}",
-    ],
-)
-def test_iceberg_docs_queries_time_travel(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
-    statement = text.format(t=f"{Q}.db.docs_orders", **docs_orders)
-    ours, java = tw.ice(statement), tw.java(statement)
-    assert ours.columns == java.columns, statement
-    assert_same_rows(ours, java, context=statement)
+# Every time-travel form the page shows, each with the schema Java uses (comments), then every
+# metadata table it lists.
+_DOCS_TIME_TRAVEL = [
+    "SELECT * FROM {t} VERSION AS OF {s1}",  # S1's schema: (id, status)
+    "SELECT * FROM {t} TIMESTAMP AS OF '{t1}'",
+    "SELECT * FROM {t} FOR SYSTEM_VERSION AS OF {s1}",
+    "SELECT * FROM {t} FOR SYSTEM_TIME AS OF '{t1}'",
+    "SELECT * FROM {t} TIMESTAMP AS OF {t1_seconds}",  # seconds since the epoch
+    "SELECT * FROM {t} FOR SYSTEM_TIME AS OF {t1_seconds}",
+    "SELECT * FROM {t} VERSION AS OF 'audit_branch'",  # the table's schema: (id, status, total)
+    "SELECT * FROM {t}.`branch_audit_branch`",
+    "SELECT * FROM {t} VERSION AS OF 'first_load'",  # S1's schema
+    "SELECT * FROM {t}.`tag_first_load`",
+    "SELECT * FROM {t}",
+]
+_DOCS_METADATA_TABLES = [
+    "SELECT * FROM {t}.history",
+    # (the current metadata file as each catalog spells it: Java's HadoopCatalog `file:/...`,
+    # icefloe's filesystem catalog on a plain path `/...`; the older entries are the file's)
+    "SELECT timestamp, regexp_replace(file, '^file:', '') AS file, latest_snapshot_id, latest_schema_id, "
+    "latest_sequence_number FROM {t}.metadata_log_entries",
+    "SELECT * FROM {t}.snapshots",
+    "SELECT h.made_current_at, s.operation, h.snapshot_id, h.is_current_ancestor, s.summary['spark.app.id'] "
+    "FROM {t}.history h JOIN {t}.snapshots s ON h.snapshot_id = s.snapshot_id ORDER BY made_current_at",
+    "SELECT * FROM {t}.entries",
+    "SELECT * FROM {t}.files",
+    "SELECT * FROM {t}.manifests",
+    "SELECT * FROM {t}.partitions",
+    "SELECT * FROM {t}.position_deletes",
+    "SELECT * FROM {t}.all_data_files",
+    "SELECT * FROM {t}.all_delete_files",
+    "SELECT * FROM {t}.all_entries",
+    "SELECT * FROM {t}.all_manifests",
+    "SELECT * FROM {t}.refs",
+    "SELECT * FROM {t}.manifests TIMESTAMP AS OF '{t1}'",
+    "SELECT * FROM {t}.partitions VERSION AS OF {s1}",
+]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "SELECT * FROM {t}.history",
-        # (the current metadata file as each catalog spells it: Java's HadoopCatalog `file:/...`,
-        # icefloe's filesystem catalog on a plain path `/...`; the older entries are the file's)
-        "SELECT timestamp, regexp_replace(file, '^file:', '') AS file, latest_snapshot_id, latest_schema_id, "
-        "latest_sequence_number FROM {t}.metadata_log_entries",
-        "SELECT * FROM {t}.snapshots",
-        "SELECT h.made_current_at, s.operation, h.snapshot_id, h.is_current_ancestor, s.summary['spark.app.id'] "
-        "FROM {t}.history h JOIN {t}.snapshots s ON h.snapshot_id = s.snapshot_id ORDER BY made_current_at",
-        "SELECT * FROM {t}.entries",
-        "SELECT * FROM {t}.files",
-        "SELECT * FROM {t}.manifests",
-        "SELECT * FROM {t}.partitions",
-        "SELECT * FROM {t}.position_deletes",
-        "SELECT * FROM {t}.all_data_files",
-        "SELECT * FROM {t}.all_delete_files",
-        "SELECT * FROM {t}.all_entries",
-        "SELECT * FROM {t}.all_manifests",
-        "SELECT * FROM {t}.refs",
-        "SELECT * FROM {t}.manifests TIMESTAMP AS OF '{t1}'",
-        "SELECT * FROM {t}.partitions VERSION AS OF {s1}",
-    ],
-)
-def test_iceberg_docs_queries_metadata_tables(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
+@pytest.mark.parametrize("text", _DOCS_TIME_TRAVEL + _DOCS_METADATA_TABLES)
+def test_iceberg_docs_queries(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
     statement = text.format(t=f"{Q}.db.docs_orders", **docs_orders)
     ours, java = tw.ice(statement), tw.java(statement)
     assert ours.columns == java.columns, statement

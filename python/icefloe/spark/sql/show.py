@@ -134,9 +134,14 @@ def show_properties(ctx: Context, tree: ShowTableCommand) -> Any:
         return None
     table, name = found
     props = {k: v for k, v in spark_properties(table).items() if k not in _RESERVED}
-    key = tree.args.get("key")
+    return property_rows(ctx, props, tree.args.get("key"), f"Table {name}")
+
+
+def property_rows(ctx: Context, props: dict[str, str], key: str | None, shown: str) -> Any:
+    """SHOW TBLPROPERTIES' rows: every property, sorted, or the one `key` (Spark's message in
+    its value when `shown`, the table or view, has no such property)."""
     if key is not None:
-        rows = [(key, props.get(key, f"Table {name} does not have property: {key}"))]
+        rows = [(key, props.get(key, f"{shown} does not have property: {key}"))]
     else:
         rows = sorted(props.items())
     return ctx.spark.createDataFrame(rows, "key string, value string")

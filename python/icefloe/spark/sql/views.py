@@ -576,12 +576,9 @@ def show(ctx: Context, tree: Any, found: tuple[ViewTarget, View]) -> Any:
     name = f"{target.catalog_name}.{'.'.join(target.ident)}"  # Java's view name
     props = _shown_properties(view)
     if tree.args["kind"] == "TBLPROPERTIES":
-        key = tree.args.get("key")
-        if key is not None:
-            rows = [(key, props.get(key, f"View {name} does not have property: {key}"))]
-        else:
-            rows = sorted(props.items())
-        return ctx.spark.createDataFrame(rows, "key string, value string")
+        from icefloe.spark.sql.show import property_rows
+
+        return property_rows(ctx, props, tree.args.get("key"), f"View {name}")
     if tree.args.get("serde"):
         raise NotSupportedError(f"SHOW CREATE TABLE {name} AS SERDE: not supported for Iceberg views")
     rep = view.current_version().sql_for("spark")
