@@ -333,28 +333,36 @@ DML = [
     ("UPDATE {t} SET amount = amount * 10, region = 'x' WHERE id >= 3", "merge-on-read"),
     ("UPDATE {t} AS u SET u.st.b = concat(u.region, '!') WHERE u.region IS NOT NULL", "copy-on-write"),
     ("UPDATE {t} SET amount = -1 WHERE length(region) = 2", "merge-on-read"),
-    # With subqueries (Iceberg's docs have both forms): evaluated by Spark over the target rows
-    (
+    # With subqueries (Iceberg's docs have both forms): evaluated by Spark over the target rows;
+    # the two EXISTS forms on both PySpark lines, the others (icefloe's logic alike) on 3.5
+    pytest.param(
         "DELETE FROM {t} WHERE region IN (SELECT region FROM sqlq.db.customers WHERE cust <> 'c2')",
         "merge-on-read",
+        marks=pytest.mark.one_spark_line,
     ),
     (
         "DELETE FROM {t} AS d WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = d.region "
         "AND c.cust = 'c1') OR id = 6",
         "copy-on-write",
     ),
-    (
+    pytest.param(
         "DELETE FROM {t} WHERE amount < (SELECT avg(amount) FROM sqlq.db.orders) AND region IS NOT NULL",
         "merge-on-read",
+        marks=pytest.mark.one_spark_line,
     ),
-    ("DELETE FROM {t} WHERE id NOT IN (SELECT id FROM {t} WHERE amount > 2)", "copy-on-write"),
+    pytest.param(
+        "DELETE FROM {t} WHERE id NOT IN (SELECT id FROM {t} WHERE amount > 2)",
+        "copy-on-write",
+        marks=pytest.mark.one_spark_line,
+    ),
     (
         "UPDATE {t} AS u SET amount = 0 WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = u.region)",
         "merge-on-read",
     ),
-    (
+    pytest.param(
         "UPDATE {t} SET region = 'x' WHERE id IN (SELECT id FROM sqlq.db.orders WHERE cust = 'c1') AND amount > 0",
         "copy-on-write",
+        marks=pytest.mark.one_spark_line,
     ),
 ]
 
@@ -661,7 +669,10 @@ def test_aggregate_pushdown_reads_no_data_file(tw: Twins, orders: dict[str, Any]
 
 
 # ---- Iceberg's Spark docs, "Spark Writes" (docs/docs/spark-writes.md): each SQL example on
-# twin tables, run by Java and by icefloe, with the docs' names under `sqlj` ----
+# twin tables, run by Java and by icefloe, with the docs' names under `sqlj`. On PySpark 3.5
+# only (`one_spark_line`): their statement forms run on both lines in test_dml / test_merge /
+# test_insert_into_branch ----
+@pytest.mark.one_spark_line
 def test_iceberg_docs_writes_overwrite_examples(tw: Twins) -> None:
     """The logs table of "INSERT OVERWRITE": dynamic overwrite of the partitions the query
     writes, then a static overwrite of `PARTITION (level = 'INFO')`; and "DELETE FROM" with a
@@ -698,6 +709,7 @@ def test_iceberg_docs_writes_overwrite_examples(tw: Twins) -> None:
     tw.assert_same_table("my_app.logs")
 
 
+@pytest.mark.one_spark_line
 def test_iceberg_docs_writes_delete_and_update_examples(tw: Twins) -> None:
     """ "DELETE FROM" and "UPDATE" with the docs' subqueries: `session_time` below the
     good events' minimum (a scalar subquery), orders with a returned order (a correlated
@@ -740,6 +752,7 @@ def test_iceberg_docs_writes_delete_and_update_examples(tw: Twins) -> None:
     tw.assert_same_table("db.orders")
 
 
+@pytest.mark.one_spark_line
 def test_iceberg_docs_writes_merge_and_branch_examples(tw: Twins) -> None:
     """ "MERGE INTO" with the docs' clauses together (deletes and increments by `s.op`, an
     insert of new ids after a threshold, the rows the source misses marked invalid), then
@@ -795,7 +808,8 @@ def test_iceberg_docs_writes_merge_and_branch_examples(tw: Twins) -> None:
 
 
 # ---- Iceberg's Spark docs, "Queries" (docs/docs/spark-queries.md), on one table both engines
-# read: the page's time travel (and which schema each form uses) and its metadata tables ----
+# read: the page's time travel (and which schema each form uses) and its metadata tables. On
+# PySpark 3.5 only: test_time_travel_* and test_metadata_table run their forms on both ----
 @pytest.fixture(scope="module")
 def docs_orders(tw: Twins) -> dict[str, Any]:
     """The page's `orders`: S1 (id, status), then `total` added and S2; branch `audit_branch`
@@ -856,6 +870,7 @@ _DOCS_METADATA_TABLES = [
 ]
 
 
+@pytest.mark.one_spark_line
 @pytest.mark.parametrize("text", _DOCS_TIME_TRAVEL + _DOCS_METADATA_TABLES)
 def test_iceberg_docs_queries(tw: Twins, docs_orders: dict[str, Any], text: str) -> None:
     statement = text.format(t=f"{Q}.db.docs_orders", **docs_orders)

@@ -305,6 +305,7 @@ def test_namespace_properties_and_describe(spark: Any, shared: Shared) -> None:
         shared.catalog.drop_namespace((f"{stem}_{suffix}",))
 
 
+@pytest.mark.one_spark_line
 def test_view_columns_are_up_cast_to_the_views_types(spark: Any, shared: Shared) -> None:
     """Java's `ResolveViews` up-casts each column of a view's query to the type the view's
     schema records, and refuses one that does not up-cast: a view stored with wider types than
