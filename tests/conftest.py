@@ -118,6 +118,10 @@ def spark(warehouse: Path) -> Iterator[Any]:
         .config("spark.jars", ",".join([jar, *extra_jars(jar)]))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
+        # Spark keeps 100 generated classes by default; a worker's session runs hundreds of
+        # tests whose queries repeat across files: 2,000 halved the Janino compilations of three
+        # files (1,882 -> 864; 2026-12-06). Caching only: the code run is the same.
+        .config("spark.sql.codegen.cache.maxEntries", "2000")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
     )
