@@ -90,11 +90,14 @@ def _run(ctx: Context, tree: exp.Expr, text: str) -> Any:
     spark = ctx.spark
     if isinstance(tree, exp.Query):
         from icefloe.spark.sql.aggregates import push_aggregates
+        from icefloe.spark.sql.functions import rewrite_functions
         from icefloe.spark.sql.views import expand_views
 
         expand_views(ctx, tree)  # a view's query in its place, before its tables are answered
         tree, pushed = push_aggregates(ctx, tree)
-        if not rewrite_tables(ctx, tree) and not pushed:
+        rewritten = rewrite_tables(ctx, tree)
+        # Iceberg's functions after the tables: their arguments' types come from Spark.
+        if not rewrite_functions(ctx, tree) and not rewritten and not pushed:
             return spark.sql(text)
         return spark.sql(to_spark_sql(tree))
     if isinstance(tree, exp.Use):
