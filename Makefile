@@ -169,17 +169,18 @@ PYTEST4_WORKERS ?= 2
 # Inside `make test` the shared prerequisites are already made (TEST_PREREQS_DONE).
 TEST_PREREQS = $(if $(TEST_PREREQS_DONE),,release oracle servers)
 test-python: $(TEST_PREREQS)  ## the pytest suite, Spark and interop included
-	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) \
+	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) $(if $(wildcard $(UV)),ICEFLOE_TEST_UV=$(CURDIR)/$(UV)) \
 		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python -m pytest -q -n $(PYTEST4_WORKERS) --dist loadfile --durations=15 \
 		$(SPARK4_TESTS) $(PYTEST_ARGS)
 
-# The PySpark 4 pass with both write modes of every copy-on-write / merge-on-read twin (make test
-# runs one per test on PySpark 4, both on 3.5).
+# The PySpark 4 pass with every case: both write modes of every copy-on-write / merge-on-read
+# twin and every parametrized case of the files both passes run (make test runs one mode per
+# twin and about half of the other cases on PySpark 4, all of them on 3.5: tests/conftest.py).
 .PHONY: test-spark4-modes
-test-spark4-modes:  ## the PySpark 4 pass with both write modes of every twin (make test runs one each)
+test-spark4-modes:  ## the PySpark 4 pass with every case (make test runs one mode per twin and ~half the other cases there)
 	$(MAKE) --no-print-directory test-spark4 ICEFLOE_SPARK4_ALL_MODES=1
 
 # The prerequisites in two lanes side by side, each in order: what compiles (.venv, the release

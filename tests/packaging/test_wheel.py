@@ -96,16 +96,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def venvs(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """One fresh venv per PySpark line with the wheel and its dependencies, installed in
-    parallel (pip mostly unpacks PySpark from its cache)."""
+    parallel: by uv where `make test` passes its path (ICEFLOE_TEST_UV: the installer that
+    made the suite's venvs, whose cache holds the wheels it built from PySpark's source
+    releases), else by pip."""
     root = tmp_path_factory.mktemp("venvs")
+    uv = os.environ.get("ICEFLOE_TEST_UV")
     procs = {}
     for name, reqs in SPARK_LINES.items():
         venv = root / name
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         log = open(root / f"{name}.log", "w")
-        # No bytecode compiled up front (9 of pip's 14 CPU s a venv): the test imports little.
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile"]
-        cmd = [*pip, "--disable-pip-version-check", str(wheel), *reqs]
+        py = str(venv / "bin" / "python")
+        if uv:
+            cmd = [uv, "pip", "install", "-q", "--python", py, str(wheel), *reqs]
+        else:
+            # No bytecode compiled up front (9 of pip's 14 CPU s a venv): the test imports little.
+            pip = [py, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
+            cmd = [*pip, str(wheel), *reqs]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_clean_env())
         procs[name] = (venv, log, proc)
     # Every install waited for (and its log closed) before any failure is reported, so a failed
