@@ -23,9 +23,12 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import sqlglot
 from sqlglot import exp
 
 from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql.dialect import IcebergSpark
+from icefloe.spark.sql.query import to_spark_sql
 
 if TYPE_CHECKING:
     from icefloe.spark.sql.query import Context
@@ -102,17 +105,8 @@ def _translate(ctx: Context, tree: exp.Expr, call: exp.Dot, name: str, args: lis
             raise ValidationError(f"{name}: expected 1 argument, found {len(args)}")
         width, value = 0, args[0]
     spark_type = _type_of(ctx, tree, call, value)
-    sql = value.sql(dialect=_dialect())
-    text = _SQL[name](ctx, width, f"({sql})", spark_type)
-    import sqlglot
-
-    return sqlglot.parse_one(text, dialect=_dialect())
-
-
-def _dialect() -> Any:
-    from icefloe.spark.sql.dialect import IcebergSpark
-
-    return IcebergSpark
+    text = _SQL[name](ctx, width, f"({to_spark_sql(value)})", spark_type)
+    return sqlglot.parse_one(text, dialect=IcebergSpark)
 
 
 def _width(name: str, node: exp.Expr) -> int:
@@ -131,8 +125,6 @@ def _width(name: str, node: exp.Expr) -> int:
 def _type_of(ctx: Context, tree: exp.Expr, call: exp.Expr, value: exp.Expr) -> Any:
     """The Spark type of `value` in the scope of the SELECT holding `call`: that SELECT's
     FROM and joins (and the statement's WITH), analysed by Spark, never run."""
-    from icefloe.spark.sql.query import to_spark_sql
-
     select = call.find_ancestor(exp.Select)
     probe = exp.Select(expressions=[value.copy().as_("v")])
     if select is not None:
@@ -307,10 +299,10 @@ def bucket_values(widths: Any, values: Any, scales: Any) -> Any:
         return out
     first = items.iloc[0]
     if isinstance(first, (bytes, bytearray)):
-        arr, source = pa.array(list(items), pa.binary()), "binary"
+        arr, source = pa.array(items, pa.binary()), "binary"
     elif isinstance(first, decimal.Decimal):
         scale = int(scales.iloc[0])
-        arr, source = pa.array(list(items), pa.decimal128(38, scale)), f"decimal(38, {scale})"
+        arr, source = pa.array(items, pa.decimal128(38, scale)), f"decimal(38, {scale})"
     else:
         arr, source = pa.array(items.astype("int64"), pa.int64()), "long"
     hashed = _native.apply_transform(f"bucket[{width}]", source, arr).to_pandas()
