@@ -58,6 +58,18 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
         cmd += ["--conf", f"{k}={v}"]
     cmd.append("spark-internal")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    # The server starts a Python process per foreachBatch query and gives it a hard-coded 10 s
+    # to connect back (Spark 4.1's PythonWorkerFactory.createSimpleWorker). Its imports cost
+    # ~2.1 CPU s compiled from source (these machines set PYTHONDONTWRITEBYTECODE) and ~0.7 s
+    # from bytecode: the server's Python processes keep bytecode in a folder of this run's,
+    # compiled once here, before the server starts.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    subprocess.run(
+        [sys.executable, "-c", "import pyspark.sql.connect.streaming.worker.foreach_batch_worker"],
+        env=env,
+        check=True,
+    )
     log = open(root / "server.log", "wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
@@ -156,9 +168,11 @@ assert rows(ice.select(cols)) == rows(spark.table(view).select(cols)), rows(ice.
 """,
     # foreachBatch pickles the writer for the server's Python process. Spark 4.1's server gives
     # that process a hard-coded 10 s to connect back (PythonWorkerFactory.createSimpleWorker);
-    # with both test passes on two cores, its ~2.2 CPU s of imports can miss that (CI stop 49:
-    # "Python worker failed to connect back"), so only that refusal of `start()` is retried,
-    # twice; any other error, and any error of the query itself, fails the test.
+    # with both test passes on two cores, its imports missed that (CI stops 49 and 51: "Python
+    # worker failed to connect back", the second time on all three tries while its imports
+    # compiled from source). The server's processes now import from bytecode (~0.7 CPU s,
+    # `connect_server`), and only that refusal of `start()` is retried, twice, after a pause;
+    # any other error, and any error of the query itself, fails the test.
     "batch_writer": """
 import os
 import time
@@ -174,7 +188,7 @@ def start(stream):
             if "Python worker failed to connect back" not in str(e) or attempt == 2:
                 raise
             print(f"start() refused ({attempt + 1}): the worker missed Spark's 10 s", file=sys.stderr)
-            time.sleep(5)
+            time.sleep(15)
 
 src, dst = f"oracle.{name}_src", f"{name}_dst"
 spark.sql(f"CREATE TABLE {src} (id bigint) USING iceberg")
