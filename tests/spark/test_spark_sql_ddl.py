@@ -1,14 +1,8 @@
 # ruff: noqa: E501
 """`icefloe.spark.sql` DDL, procedures and overwrites against Iceberg Java's Spark SQL: the same
-statement text run by both on twin tables.
-
-Twin tables are set up by Java with the same statements in two warehouses: Spark catalog
-`ddlj` (Java's twin) and icefloe catalog `ddlj` (icefloe's twin, also Spark catalog `ddlk` for
-Java's reads of it). A statement runs through Java on the one and through icefloe on the
-other; the tables are then compared through Java's API: schema (identifier fields included),
-spec, sort order, properties, format version, refs (by the position of their snapshot in the
-table's history, since snapshot ids differ between twins) and rows read by both engines.
-"""
+statement text run by both on twin tables (`support.ddl_twins`: Java's on Spark catalog `ddlj`,
+icefloe's on its catalog `ddlj`, read by Java as `ddlk`), compared through Java's API after each
+statement: schema, spec, sort order, properties, format version, refs and rows."""
 
 from __future__ import annotations
 
@@ -23,101 +17,10 @@ import icefloe.spark
 import pytest
 from icefloe.exceptions import NoSuchTableError, NotSupportedError, ValidationError
 from support.catalogs import java_catalog_conf, set_java_catalog
+from support.ddl_twins import J, K, Twins
 from support.oracle import assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
-
-J = "ddlj"  # Java's twin (Spark) and icefloe's twin (icefloe) under one name
-K = "ddlk"  # Spark catalog on icefloe's twin warehouse: Java reads what icefloe wrote
-
-
-class Twins:
-    def __init__(self, spark: Any, root: Path) -> None:
-        self.spark = spark
-        self.wh = {J: root / "j", K: root / "k"}
-        for name, path in self.wh.items():
-            path.mkdir()
-            set_java_catalog(
-                spark, name, java_catalog_conf("filesystem", {"warehouse": str(path)}, path, None)
-            )
-        self.catalogs = {J: icefloe.load_catalog(J, type="filesystem", warehouse=str(self.wh[K]))}
-        self._java: dict[str, Any] = {}
-        self.java(f"CREATE NAMESPACE IF NOT EXISTS {J}.db")
-        self.java(f"CREATE NAMESPACE IF NOT EXISTS {K}.db")
-
-    def ice(self, text: str) -> Any:
-        return icefloe.spark.sql(self.spark, text, catalogs=self.catalogs)
-
-    def java(self, text: str) -> Any:
-        return self.spark.sql(text)
-
-    def both(self, text: str) -> tuple[Any, Any]:
-        """Java's statement on `ddlj`, icefloe's on its `ddlj`: (Java's rows, icefloe's DataFrame)."""
-        return self.java(text).collect(), self.ice(text)
-
-    def setup(self, text: str) -> None:
-        self.java(text).collect()
-        self.java(text.replace(f"{J}.", f"{K}.")).collect()
-
-    def java_table(self, catalog: str, ident: str) -> Any:
-        if catalog not in self._java:
-            conf = self.spark._jsc.hadoopConfiguration()
-            self._java[catalog] = self.spark._jvm.org.apache.iceberg.hadoop.HadoopCatalog(
-                conf, f"file://{self.wh[catalog]}"
-            )
-        tid = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier.parse(ident)
-        return self._java[catalog].loadTable(tid)
-
-    def twin(
-        self,
-        columns: str = "id bigint NOT NULL, region string NOT NULL, amount int, st struct<a: int, b: string>",
-        rest: str = "",
-    ) -> str:
-        """A fresh `db.<name>` in both twins with two snapshots of three rows each."""
-        name = f"db.t_{uuid.uuid4().hex[:8]}"
-        self.setup(f"CREATE TABLE {J}.{name} ({columns}) USING iceberg {rest}")
-        self.setup(
-            f"INSERT INTO {J}.{name} VALUES (1, 'eu', 1, named_struct('a', 1, 'b', 'x')), (2, 'us', 2, null), (3, 'eu', 3, null)"
-        )
-        self.setup(
-            f"INSERT INTO {J}.{name} VALUES (4, 'us', null, null), (5, 'apac', 5, null), (6, 'eu', 6, null)"
-        )
-        return name
-
-    def refs(self, table: Any) -> dict[str, tuple[Any, ...]]:
-        """Refs by name: (type, position of the snapshot by sequence number, retention)."""
-        order = sorted((int(s.sequenceNumber()), int(s.snapshotId())) for s in table.snapshots())
-        position = {sid: i for i, (_seq, sid) in enumerate(order)}
-        out = {}
-        for name, ref in dict(table.refs()).items():
-            out[name] = (
-                str(ref.type()),
-                position.get(int(ref.snapshotId())),
-                ref.minSnapshotsToKeep(),
-                ref.maxSnapshotAgeMs(),
-                ref.maxRefAgeMs(),
-            )
-        return out
-
-    def assert_same_metadata(self, ident: str) -> None:
-        java, ours = self.java_table(J, ident), self.java_table(K, ident)
-        assert str(ours.schema().toString()) == str(java.schema().toString())
-        assert set(ours.schema().identifierFieldNames()) == set(java.schema().identifierFieldNames())
-        assert str(ours.spec().toString()) == str(java.spec().toString())
-        assert str(ours.sortOrder().toString()) == str(java.sortOrder().toString())
-        skip = {"write.parquet.compression-codec"}
-        assert {k: v for k, v in dict(ours.properties()).items() if k not in skip} == {
-            k: v for k, v in dict(java.properties()).items() if k not in skip
-        }
-        assert ours.operations().current().formatVersion() == java.operations().current().formatVersion()
-        assert self.refs(ours) == self.refs(java)
-        assert [s.operation() for s in ours.snapshots()] == [s.operation() for s in java.snapshots()]
-
-    def assert_same_table(self, ident: str) -> None:
-        java_rows = self.java(f"SELECT * FROM {J}.{ident}")
-        assert_same_rows(self.java(f"SELECT * FROM {K}.{ident}"), java_rows, context="Java reads")
-        assert_same_rows(self.ice(f"SELECT * FROM {J}.{ident}"), java_rows, context="icefloe reads")
-        self.assert_same_metadata(ident)
 
 
 @pytest.fixture(scope="module")
@@ -685,9 +588,13 @@ def test_describe_and_show(tw: Twins) -> None:
             "SHOW TBLPROPERTIES {t} ('k')",
             "SHOW TBLPROPERTIES {t} ('nope')",
             "SHOW CREATE TABLE {t}",
+            "DESCRIBE {t} id",
+            "DESC TABLE EXTENDED {t} REGION",
+            "DESCRIBE {t} `st`",
         ):
             statement = text.format(t=f"{J}.{table}")
-            if "EXTENDED" in statement and int(tw.spark.version.split(".")[0]) >= 4:
+            table_extended = "DESCRIBE TABLE EXTENDED" in statement  # not of a column
+            if table_extended and int(tw.spark.version.split(".")[0]) >= 4:
                 with pytest.raises(NotSupportedError, match="DESCRIBE EXTENDED on Spark 4"):
                     tw.ice(statement)
                 continue
@@ -696,3 +603,14 @@ def test_describe_and_show(tw: Twins) -> None:
             java_rows = _normal(tw, table, java_df.collect())
             ours_rows = _normal(tw, table, ours_df.collect())
             assert ours_rows == java_rows, statement
+    # A nested column, an unknown one and a PARTITION clause: refused by both, as Spark refuses them.
+    for text, refusal in (
+        ("DESCRIBE {t} st.a", "does not support nested column: st.a"),
+        ("DESCRIBE {t} nope", "UNRESOLVED_COLUMN"),
+        ("DESCRIBE {t} PARTITION (region = 'eu')", "does not support partition for v2 tables"),
+    ):
+        statement = text.format(t=f"{J}.{name}")
+        with pytest.raises(Exception, match=refusal):
+            tw.java(statement).collect()
+        with pytest.raises(ValidationError, match=refusal):
+            tw.ice(statement)

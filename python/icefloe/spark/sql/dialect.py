@@ -214,13 +214,26 @@ class _IcebergSparkParser(SparkParser):
     def _parse_iceberg_alter(self) -> exp.Expr | None:
         """`ALTER NAMESPACE|DATABASE|SCHEMA ns SET DBPROPERTIES|PROPERTIES (k = v, ...)` and `...
         SET LOCATION l`: an `Alter` of kind NAMESPACE with one `AlterSet` (its `expressions` the
-        properties, or its `location`); other ALTERs as sqlglot parses them."""
+        properties, or its `location`); `... UNSET DBPROPERTIES|PROPERTIES (k, ...)` (Spark 4's
+        form) one `UnsetProperties`; other ALTERs as sqlglot parses them."""
         if not self._at_namespace():
-            return self._parse_alter()
+            alter = self._parse_alter()
+            if isinstance(alter, exp.Alter) and alter.args.get("options"):
+                # sqlglot reads trailing properties as options (`ALTER COLUMN c TYPE double
+                # COMMENT 'x'` as a table comment); Spark's ALTER TABLE has none: its parser
+                # refuses them, and so does this one
+                self.raise_error(f"Syntax error at or near {alter.args['options'][0].sql(dialect='spark')!r}")
+            return alter
         self._advance()
         this = self._parse_table_parts()
+        if self._match_text_seq("UNSET"):
+            if not self._match_texts(("DBPROPERTIES", "PROPERTIES")):
+                self.raise_error("Expecting DBPROPERTIES or PROPERTIES after UNSET")
+            keys = self._parse_wrapped_csv(lambda: self._parse_string() or self._parse_var(any_token=True))
+            unset = UnsetProperties(expressions=[exp.Literal.string(k.name) for k in keys])
+            return self.expression(exp.Alter(this=this, kind="NAMESPACE", actions=[unset]))
         if not self._match(TokenType.SET):
-            self.raise_error("Expecting SET after ALTER NAMESPACE name")
+            self.raise_error("Expecting SET or UNSET after ALTER NAMESPACE name")
         if self._match_text_seq("LOCATION"):
             action = exp.AlterSet(location=self._parse_string())
         elif self._match_texts(("DBPROPERTIES", "PROPERTIES")):
@@ -429,6 +442,14 @@ class _IcebergSparkParser(SparkParser):
         self._match(TokenType.LIKE)
         like = self._parse_string()
         return self.expression(ShowNamespaces(this=namespace, like=like))
+
+    def _parse_describe(self) -> exp.Describe:
+        """sqlglot's DESCRIBE, and Spark's `DESCRIBE [TABLE] [EXTENDED] t column` (the column,
+        a name or a dotted path, in the statement's meta `column`)."""
+        describe = super()._parse_describe()
+        if self._curr and self._curr.token_type != TokenType.SEMICOLON and not describe.args.get("partition"):
+            describe.meta["column"] = self._parse_column()
+        return describe
 
     def _parse_iceberg_use(self) -> exp.Use:
         kind = None
