@@ -31,6 +31,7 @@ from icefloe.spark.sql.query import (
     cte_names,
     requalify_columns,
     rewrite_tables,
+    spark_major,
     table_parts,
     to_spark_sql,
 )
@@ -189,7 +190,7 @@ def _filled_with_null(spark: Any, table: Table, column: str) -> bool:
     """Whether an INSERT's column list may leave `column` out: Spark 4 fills an optional column
     without a write default with NULL, as Java's Spark 4 runtime does (Spark 3.5's refuses any
     column left out; a write default is not filled in here, so such a column is refused too)."""
-    if int(str(spark.version).split(".")[0]) < 4:
+    if spark_major(spark) < 4:
         return False
     field = next(f for f in table.schema().fields if f.name == column)
     return not field.required and field.write_default is None

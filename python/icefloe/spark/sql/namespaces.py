@@ -23,7 +23,8 @@ from typing import Any
 from sqlglot import exp
 
 from icefloe.exceptions import NamespaceAlreadyExistsError, NoSuchNamespaceError, NotSupportedError
-from icefloe.spark.sql.query import Context, table_parts
+from icefloe.spark.sql.dialect import UnsetProperties
+from icefloe.spark.sql.query import Context, spark_major, table_parts
 
 __all__ = ["alter", "create", "describe", "drop"]
 
@@ -107,8 +108,10 @@ def alter(ctx: Context, tree: exp.Alter) -> Any:
         return None
     _name, catalog, namespace, shown = found
     (action,) = tree.args.get("actions") or [None]
+    if isinstance(action, UnsetProperties):
+        return _unset(ctx, catalog, namespace, shown, [str(k.this) for k in action.expressions])
     if not isinstance(action, exp.AlterSet):
-        raise NotSupportedError(f"ALTER NAMESPACE {shown}: only SET DBPROPERTIES / SET LOCATION")
+        raise NotSupportedError(f"ALTER NAMESPACE {shown}: only SET / UNSET DBPROPERTIES and SET LOCATION")
     location = action.args.get("location")
     if location is not None:
         updates = {"location": qualified(str(location.this))}
@@ -148,4 +151,28 @@ def drop(ctx: Context, tree: exp.Drop) -> Any:
             return empty(ctx.spark)
         raise NoSuchNamespaceError(f"Namespace not found: {shown}")
     catalog.drop_namespace(namespace)  # NamespaceNotEmptyError with or without CASCADE, as Java
+    return empty(ctx.spark)
+
+
+def _unset(ctx: Context, catalog: Any, namespace: tuple[str, ...], shown: str, keys: list[str]) -> Any:
+    """`ALTER NAMESPACE ns UNSET DBPROPERTIES|PROPERTIES (k, ...)`, as Spark 4's
+    `UnsetNamespacePropertiesExec` runs it against Java's catalogs: each key removed (a key the
+    namespace does not have is no error), Spark's reserved keys (`comment`, `location`,
+    `owner`) refused as Spark's parser refuses them. PySpark 3.5's parser has no such
+    statement, and icefloe refuses it there as Spark does."""
+    from icefloe.exceptions import ValidationError
+    from icefloe.spark.sql.ddl import empty
+
+    if spark_major(ctx.spark) < 4:
+        raise ValidationError(
+            f"ALTER NAMESPACE {shown} UNSET PROPERTIES: Spark 4's statement, not in PySpark "
+            f"{ctx.spark.version}'s SQL"
+        )
+    reserved = [k for k in keys if k.lower() in _RESERVED]
+    if reserved:
+        raise ValidationError(
+            f"[UNSUPPORTED_FEATURE.SET_NAMESPACE_PROPERTY] {reserved[0]} is a reserved namespace "
+            "property: it cannot be unset"
+        )
+    catalog.update_namespace_properties(namespace, removals=set(keys))
     return empty(ctx.spark)

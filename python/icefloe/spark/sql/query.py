@@ -42,6 +42,7 @@ __all__ = [
     "read_options",
     "requalify_columns",
     "rewrite_tables",
+    "spark_major",
     "table_parts",
     "to_spark_sql",
 ]
@@ -84,6 +85,12 @@ def to_spark_sql(tree: exp.Expr) -> str:
 
 def cte_names(tree: exp.Expr) -> frozenset[str]:
     return frozenset(cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE))
+
+
+def spark_major(spark: Any) -> int:
+    """The session's Spark major version (3 or 4): statements whose Spark behaviour differs
+    between the lines follow the session's."""
+    return int(str(spark.version).split(".")[0])
 
 
 def table_parts(table: exp.Table) -> list[str] | None:

@@ -10,19 +10,20 @@ on icefloe tables, with the rows Spark gives for Iceberg Java's `SparkTable`:
 - `DESCRIBE` is Spark's `DescribeTableExec`: the columns, then `# Partition Information` when
   every partition field is an identity, else `# Partitioning` with `Part n` and each
   transform as Spark describes it; `EXTENDED` adds Iceberg's metadata columns and the table
-  details;
+  details; `DESCRIBE t column` is Spark's `DescribeColumnExec` (name, type, comment);
 - `SHOW CREATE TABLE` is Spark's `ShowCreateTableExec` for a v2 table (bucket transforms
   shown as `CLUSTERED BY ... INTO n BUCKETS`, as Spark does).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from icefloe.exceptions import NotSupportedError
-from icefloe.spark.sql.query import Context, table_parts
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql.query import Context, spark_major, table_parts, to_spark_sql
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -218,12 +219,17 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
     if found is None:
         return None
     table, name = found
-    if tree.args.get("expressions") or tree.args.get("partition"):
-        raise NotSupportedError("DESCRIBE t column / PARTITION: not supported by icefloe.spark.sql yet")
+    if tree.args.get("partition"):
+        raise ValidationError("DESCRIBE does not support partition for v2 tables.")  # Spark's words
+    if tree.args.get("expressions") or tree.args.get("as_json"):
+        raise NotSupportedError(f"{to_spark_sql(tree)}: not supported by icefloe.spark.sql yet")
     style = str(tree.args.get("style") or "").upper()
     if style and style != "EXTENDED":
         raise NotSupportedError(f"DESCRIBE {style}: not supported by icefloe.spark.sql yet")
-    if style == "EXTENDED" and _spark_major(ctx.spark) >= 4:
+    column = tree.meta.get("column")
+    if column is not None:
+        return _describe_column(ctx, table, column, extended=style == "EXTENDED")
+    if style == "EXTENDED" and spark_major(ctx.spark) >= 4:
         # Spark 4.1 adds `Table_type` and a `Statistics` row estimated by Java's scan
         raise NotSupportedError("DESCRIBE EXTENDED on Spark 4: not supported by icefloe.spark.sql yet")
     spark_schema = table_spark_schema(table)
@@ -254,14 +260,51 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
     return ctx.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
 
 
+def _describe_column(ctx: Context, table: Table, column: exp.Expression, extended: bool) -> Any:
+    """`DESCRIBE [EXTENDED] t column`, as Spark's `DescribeColumnExec` describes a column of
+    Java's `SparkTable`: `col_name` as the statement spells it, `data_type` Spark's type,
+    `comment` the column's doc or `NULL`. A nested path is refused as Spark refuses it, an
+    unknown column as Spark's analyzer does. EXTENDED adds the column statistics Java's scan
+    reports, which exist only where the current snapshot has a statistics file (Puffin NDV
+    sketches): there icefloe refuses EXTENDED, elsewhere it is the same three rows."""
+    from icefloe.spark._nested_assign import table_spark_schema
+
+    parts = [p.name for p in column.parts] if isinstance(column, exp.Column) else [column.name]
+    if isinstance(column, exp.Dot) or len(parts) > 1:
+        path = to_spark_sql(column)
+        raise ValidationError(f"DESC TABLE COLUMN does not support nested column: {path}.")
+    name = parts[0]
+    spark_schema = table_spark_schema(table)
+    case_sensitive = str(ctx.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    fold = (lambda n: n) if case_sensitive else str.lower
+    matches = [f for f in spark_schema.fields if fold(f.name) == fold(name)]
+    if not matches:
+        names = ", ".join(f"`{f.name}`" for f in spark_schema.fields)
+        raise ValidationError(
+            f"[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name `{name}` "
+            f"cannot be resolved. Did you mean one of the following? [{names}]."
+        )
+    field = matches[0]
+    if extended and _has_current_statistics(table):
+        raise NotSupportedError(
+            f"DESCRIBE EXTENDED t {name} of a table with column statistics (Java reports its "
+            "Puffin estimates): not supported by icefloe.spark.sql yet"
+        )
+    doc = next((f.doc for f in table.schema().fields if f.name == field.name), None)
+    rows = [("col_name", name), ("data_type", field.dataType.simpleString()), ("comment", doc or "NULL")]
+    return ctx.spark.createDataFrame(rows, "info_name string, info_value string")
+
+
+def _has_current_statistics(table: Table) -> bool:
+    current = table.metadata.current_snapshot_id
+    stats = json.loads(table.metadata.to_json()).get("statistics") or []
+    return current is not None and any(s.get("snapshot-id") == current for s in stats)
+
+
 def _row_lineage_columns(spark: Any, table: Table) -> bool:
     """Whether Java lists the row-lineage metadata columns: its Spark 3.5 runtime always, its
     Spark 4 runtimes for format v3 tables only."""
-    return table.format_version >= 3 or _spark_major(spark) < 4
-
-
-def _spark_major(spark: Any) -> int:
-    return int(str(spark.version).split(".")[0])
+    return table.format_version >= 3 or spark_major(spark) < 4
 
 
 def _quote(name: str) -> str:
@@ -300,7 +343,7 @@ def show_create(ctx: Context, tree: ShowTableCommand) -> Any:
         if transform == "void":
             continue
         if (
-            transform.startswith("bucket[") and _spark_major(ctx.spark) < 4
+            transform.startswith("bucket[") and spark_major(ctx.spark) < 4
         ):  # Spark 4 keeps them in PARTITIONED BY
             buckets.append((column, transform[7:-1]))
         else:
