@@ -24,71 +24,21 @@ import uuid
 from typing import Any
 
 import pytest
-from support.ddl_twins import J, K, Twins
+from support.ddl_twins import Twins
 from support.oracle import assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.one_spark_line]
 
+J, K = "docddlj", "docddlk"  # this file's twin catalogs (Spark keeps a catalog once loaded)
+
 
 @pytest.fixture(scope="module")
 def tw(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return Twins(spark, tmp_path_factory.mktemp("sqldocsddl"))
+    return Twins(spark, tmp_path_factory.mktemp("sqldocsddl"), J, K)
 
 
 def _fresh() -> str:
     return f"db.sample_{uuid.uuid4().hex[:8]}"
-
-
-def _metadata_file(tw: Twins, ident: str) -> str | None:
-    try:
-        return str(tw.java_table(K, ident).operations().current().metadataFileLocation())
-    except Exception:
-        return None
-
-
-def _alike(tw: Twins, ident: str, java_text: str, ice_text: str | None = None) -> bool:
-    """Java's statement on its twin, icefloe's (the same text unless given) on its own: both
-    ran and the twins are alike, or both refused and icefloe's twin is unchanged. True when
-    both ran."""
-    try:
-        tw.java(java_text).collect()
-        java_error: Exception | None = None
-    except Exception as e:  # Spark's AnalysisException, Java's exceptions through py4j
-        java_error = e
-    before = _metadata_file(tw, ident)
-    try:
-        tw.ice(java_text if ice_text is None else ice_text)
-        ice_error: Exception | None = None
-    except Exception as e:
-        ice_error = e
-    if java_error is not None:
-        assert ice_error is not None, f"Java refused {java_text!r} ({java_error}); icefloe ran it"
-        assert _metadata_file(tw, ident) == before, f"icefloe refused {java_text!r} but changed the table"
-        return False
-    assert ice_error is None, f"Java ran {java_text!r}; icefloe refused it: {ice_error!r}"
-    tw.assert_same_metadata(ident)
-    return True
-
-
-def _page(tw: Twins, ident: str, statements: list[str], **subs: tuple[Any, Any]) -> list[bool]:
-    """The page's statements on `prod.db.sample` (here the twins' `ident`), `{name}` placeholders
-    taking each twin's own value of `subs` (Java's, icefloe's)."""
-    table = f"{J}.{ident}"
-    ran = []
-    for text in statements:
-        text = text.replace("prod.db.sample", table)
-        java = text.format(**{k: v[0] for k, v in subs.items()})
-        ours = text.format(**{k: v[1] for k, v in subs.items()})
-        ran.append(_alike(tw, ident, java, ours))
-    return ran
-
-
-def _snapshots(tw: Twins, ident: str) -> tuple[list[int], list[int]]:
-    def ids(catalog: str) -> list[int]:
-        table = tw.java_table(catalog, ident)
-        return [int(s.snapshotId()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))]
-
-    return ids(J), ids(K)
 
 
 CREATE = [
@@ -115,14 +65,14 @@ TRANSFORMS = [
 def test_create_table_examples(tw: Twins) -> None:
     for text in CREATE:
         ident = _fresh()
-        assert _page(tw, ident, [text]) == [True]
+        assert tw.page(ident, [text]) == [True]
     for transform in TRANSFORMS:
         ident = _fresh()
         text = (
             "CREATE TABLE prod.db.sample (id bigint, data string, category string, ts timestamp) "
             f"USING iceberg PARTITIONED BY ({transform})"
         )
-        assert _page(tw, ident, [text]) == [True], transform
+        assert tw.page(ident, [text]) == [True], transform
 
 
 def test_ctas_rtas_and_drop_examples(tw: Twins) -> None:
@@ -130,14 +80,13 @@ def test_ctas_rtas_and_drop_examples(tw: Twins) -> None:
     another_table ORDER BY ts, category`, then its CTAS, RTAS, `CREATE OR REPLACE` and `DROP`
     examples with that table as the `SELECT ...` they leave open."""
     source = _fresh()
-    _page(tw, source, [CREATE[2]])
+    tw.page(source, [CREATE[2]])
     tw.spark.sql(
         "SELECT * FROM VALUES (1L, 'a', 'c1', TIMESTAMP'2024-01-01 10:00:00'), (2L, 'b', 'c2', "
         "TIMESTAMP'2024-01-02 11:00:00'), (3L, 'c', 'c1', TIMESTAMP'2023-12-31 09:00:00'), "
         "(4L, null, null, null) AS t(id, data, category, ts)"
     ).createOrReplaceTempView("another_table")
-    assert _page(
-        tw,
+    assert tw.page(
         source,
         [
             "INSERT INTO prod.db.sample\nSELECT id, data, category, ts FROM another_table\nORDER BY ts, category"
@@ -147,11 +96,11 @@ def test_ctas_rtas_and_drop_examples(tw: Twins) -> None:
 
     select = f"SELECT id, data, category AS part, ts FROM {J}.{source}"
     ctas = _fresh()
-    assert _page(tw, ctas, [f"CREATE TABLE prod.db.sample\nUSING iceberg\nAS {select}"]) == [True]
+    assert tw.page(ctas, [f"CREATE TABLE prod.db.sample\nUSING iceberg\nAS {select}"]) == [True]
     tw.assert_same_table(ctas)
     ctas2 = _fresh()
     text = f"CREATE TABLE prod.db.sample\nUSING iceberg\nPARTITIONED BY (part)\nTBLPROPERTIES ('key'='value')\nAS {select}"
-    assert _page(tw, ctas2, [text]) == [True]
+    assert tw.page(ctas2, [text]) == [True]
     tw.assert_same_table(ctas2)
 
     replaced = [
@@ -160,7 +109,7 @@ def test_ctas_rtas_and_drop_examples(tw: Twins) -> None:
         f"CREATE OR REPLACE TABLE prod.db.sample\nUSING iceberg\nAS {select} WHERE id < 4",
     ]
     for text in replaced:
-        assert _page(tw, ctas, [text]) == [True], text
+        assert tw.page(ctas, [text]) == [True], text
         tw.assert_same_table(ctas)
 
     # `DROP TABLE` and `DROP TABLE ... PURGE`: gone from both catalogs.
@@ -225,7 +174,7 @@ def test_alter_table_examples(tw: Twins) -> None:
     ident = _fresh()
     tw.setup(SAMPLE.format(t=f"{J}.{ident}"))
     tw.setup(ROW.format(t=f"{J}.{ident}"))
-    ran = _page(tw, ident, ALTER)
+    ran = tw.page(ident, ALTER)
     refused = [text for text, done in zip(ALTER, ran) if not done]
     assert refused == [ALTER[0], ALTER[13]], refused  # the rename and the comment after TYPE
     tw.both(f"INSERT INTO {J}.{ident} SELECT * FROM {J}.{ident}")  # a write of the evolved schema
@@ -234,7 +183,7 @@ def test_alter_table_examples(tw: Twins) -> None:
     other = _fresh()
     tw.setup(SAMPLE.format(t=f"{J}.{other}"))
     tw.setup(ROW.format(t=f"{J}.{other}"))
-    assert _page(tw, other, ALTER_MAP_AND_AFTER) == [True] * 3
+    assert tw.page(other, ALTER_MAP_AND_AFTER) == [True] * 3
     tw.both(f"INSERT INTO {J}.{other} SELECT * FROM {J}.{other}")
     tw.assert_same_table(other)
 
@@ -281,10 +230,10 @@ def test_partition_evolution_write_order_and_identifier_examples(tw: Twins) -> N
         "(2, null, null, null, null)"
     )
     tw.setup(insert)
-    ran = _page(tw, ident, PARTITION_FIELDS)
+    ran = tw.page(ident, PARTITION_FIELDS)
     assert ran == [True] * 4 + [False] + [True] * 8, ran  # a second bucket(16, id) is refused
     tw.both(insert)
-    ran = _page(tw, ident, ORDERS_AND_IDENTIFIERS)
+    ran = tw.page(ident, ORDERS_AND_IDENTIFIERS)
     assert ran == [True] * 8 + [False, True, False], ran
     tw.both(insert)
     tw.assert_same_table(ident)
@@ -315,9 +264,9 @@ def test_branch_and_tag_examples(tw: Twins) -> None:
     tw.setup(f"CREATE TABLE {J}.{ident} (id bigint, data string) USING iceberg")
     for i in range(3):
         tw.setup(f"INSERT INTO {J}.{ident} VALUES ({i}, 'r{i}')")
-    java, ours = _snapshots(tw, ident)
+    java, ours = tw.snapshot_ids(ident)
     subs = {"v1": (java[0], ours[0]), "v2": (java[1], ours[1])}
-    ran = _page(tw, ident, BRANCHES_AND_TAGS, **subs)
+    ran = tw.page(ident, BRANCHES_AND_TAGS, **subs)
     assert ran == [True, True, True, False, False, True, True, True, False, False, True, True], ran
     fresh_names = [
         text.replace("`audit-branch`", "`audit-branch-2`").replace("`historical-tag`", "`historical-tag-2`")
@@ -328,12 +277,11 @@ def test_branch_and_tag_examples(tw: Twins) -> None:
         name = text.split("`")[1]
         kind = "BRANCH" if "BRANCH" in text else "TAG"
         drop = f"ALTER TABLE prod.db.sample DROP {kind} `{name}`"
-        assert _page(tw, ident, [text, drop], **subs) == [True, True], text
+        assert tw.page(ident, [text, drop], **subs) == [True, True], text
     for ref in ("branch_audit-branch", "tag_historical-tag"):
         java_rows = tw.java(f"SELECT * FROM {J}.{ident}.`{ref}`")
         assert_same_rows(tw.ice(f"SELECT * FROM {J}.{ident}.`{ref}`"), java_rows, context=ref)
-    assert _page(
-        tw,
+    assert tw.page(
         ident,
         [
             "ALTER TABLE prod.db.sample DROP BRANCH `audit-branch`",

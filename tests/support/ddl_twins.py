@@ -12,6 +12,7 @@ table's history, since snapshot ids differ between twins) and rows read by both 
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,23 +23,26 @@ import icefloe.spark
 from support.catalogs import java_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 
+# The default catalog names. Spark keeps a catalog once it has loaded it, so each test file
+# that makes twins in a session gives them names of its own.
 J = "ddlj"  # Java's twin (Spark) and icefloe's twin (icefloe) under one name
 K = "ddlk"  # Spark catalog on icefloe's twin warehouse: Java reads what icefloe wrote
 
 
 class Twins:
-    def __init__(self, spark: Any, root: Path) -> None:
+    def __init__(self, spark: Any, root: Path, j: str = J, k: str = K) -> None:
         self.spark = spark
-        self.wh = {J: root / "j", K: root / "k"}
+        self.j, self.k = j, k
+        self.wh = {j: root / "j", k: root / "k"}
         for name, path in self.wh.items():
             path.mkdir()
             set_java_catalog(
                 spark, name, java_catalog_conf("filesystem", {"warehouse": str(path)}, path, None)
             )
-        self.catalogs = {J: icefloe.load_catalog(J, type="filesystem", warehouse=str(self.wh[K]))}
+        self.catalogs = {j: icefloe.load_catalog(j, type="filesystem", warehouse=str(self.wh[k]))}
         self._java: dict[str, Any] = {}
-        self.java(f"CREATE NAMESPACE IF NOT EXISTS {J}.db")
-        self.java(f"CREATE NAMESPACE IF NOT EXISTS {K}.db")
+        self.java(f"CREATE NAMESPACE IF NOT EXISTS {self.j}.db")
+        self.java(f"CREATE NAMESPACE IF NOT EXISTS {self.k}.db")
 
     def ice(self, text: str) -> Any:
         return icefloe.spark.sql(self.spark, text, catalogs=self.catalogs)
@@ -52,7 +56,7 @@ class Twins:
 
     def setup(self, text: str) -> None:
         self.java(text).collect()
-        self.java(text.replace(f"{J}.", f"{K}.")).collect()
+        self.java(text.replace(f"{self.j}.", f"{self.k}.")).collect()
 
     def _hadoop_catalog(self, catalog: str) -> Any:
         """Java's HadoopCatalog on the twin's warehouse (made once)."""
@@ -79,13 +83,14 @@ class Twins:
     ) -> str:
         """A fresh `db.<name>` in both twins with two snapshots of three rows each."""
         name = f"db.t_{uuid.uuid4().hex[:8]}"
-        self.setup(f"CREATE TABLE {J}.{name} ({columns}) USING iceberg {rest}")
+        self.setup(f"CREATE TABLE {self.j}.{name} ({columns}) USING iceberg {rest}")
         self.setup(
-            f"INSERT INTO {J}.{name} VALUES (1, 'eu', 1, named_struct('a', 1, 'b', 'x')), "
+            f"INSERT INTO {self.j}.{name} VALUES (1, 'eu', 1, named_struct('a', 1, 'b', 'x')), "
             "(2, 'us', 2, null), (3, 'eu', 3, null)"
         )
         self.setup(
-            f"INSERT INTO {J}.{name} VALUES (4, 'us', null, null), (5, 'apac', 5, null), (6, 'eu', 6, null)"
+            f"INSERT INTO {self.j}.{name} VALUES (4, 'us', null, null), (5, 'apac', 5, null), "
+            "(6, 'eu', 6, null)"
         )
         return name
 
@@ -105,7 +110,7 @@ class Twins:
         return out
 
     def assert_same_metadata(self, ident: str) -> None:
-        java, ours = self.java_table(J, ident), self.java_table(K, ident)
+        java, ours = self.java_table(self.j, ident), self.java_table(self.k, ident)
         assert str(ours.schema().toString()) == str(java.schema().toString())
         assert set(ours.schema().identifierFieldNames()) == set(java.schema().identifierFieldNames())
         assert str(ours.spec().toString()) == str(java.spec().toString())
@@ -119,7 +124,69 @@ class Twins:
         assert [s.operation() for s in ours.snapshots()] == [s.operation() for s in java.snapshots()]
 
     def assert_same_table(self, ident: str) -> None:
-        java_rows = self.java(f"SELECT * FROM {J}.{ident}")
-        assert_same_rows(self.java(f"SELECT * FROM {K}.{ident}"), java_rows, context="Java reads")
-        assert_same_rows(self.ice(f"SELECT * FROM {J}.{ident}"), java_rows, context="icefloe reads")
+        java_rows = self.java(f"SELECT * FROM {self.j}.{ident}")
+        assert_same_rows(self.java(f"SELECT * FROM {self.k}.{ident}"), java_rows, context="Java reads")
+        assert_same_rows(self.ice(f"SELECT * FROM {self.j}.{ident}"), java_rows, context="icefloe reads")
         self.assert_same_metadata(ident)
+
+    # ---- the documentation pages' examples (tests/spark/test_spark_sql_docs_*.py) ----
+    def metadata_file(self, ident: str) -> str | None:
+        """icefloe's twin's current metadata file, or None when there is no such table."""
+        try:
+            return str(self.java_table(self.k, ident).operations().current().metadataFileLocation())
+        except Exception:
+            return None
+
+    def alike(self, ident: str, java_text: str, ice_text: str | None = None) -> bool:
+        """Java's statement on its twin, icefloe's (the same text unless given) on its own: both
+        ran and the twins are alike, or both refused and icefloe's twin is unchanged. True when
+        both ran."""
+        try:
+            self.java(java_text).collect()
+            java_error: Exception | None = None
+        except Exception as e:  # Spark's AnalysisException, Java's exceptions through py4j
+            java_error = e
+        before = self.metadata_file(ident)
+        try:
+            self.ice(java_text if ice_text is None else ice_text)
+            ice_error: Exception | None = None
+        except Exception as e:
+            ice_error = e
+        if java_error is not None:
+            assert ice_error is not None, f"Java refused {java_text!r} ({java_error}); icefloe ran it"
+            assert self.metadata_file(ident) == before, f"icefloe refused {java_text!r} but changed the table"
+            return False
+        assert ice_error is None, f"Java ran {java_text!r}; icefloe refused it: {ice_error!r}"
+        self.assert_same_metadata(ident)
+        return True
+
+    def page(
+        self, ident: str, statements: list[str], names: tuple[str, ...] = ("prod.db.sample",), **subs: Any
+    ) -> list[bool]:
+        """A documentation page's statements on its table (`names`, as the page writes it; here
+        the twins' `ident`), each `alike`; `{name}` placeholders take each twin's own value of
+        `subs` (a pair: Java's, icefloe's). Whether each ran."""
+        ran = []
+        for text in statements:
+            text = self.on_twin(text, ident, names)
+            java = text.format(**{k: v[0] for k, v in subs.items()})
+            ours = text.format(**{k: v[1] for k, v in subs.items()})
+            ran.append(self.alike(ident, java, ours))
+        return ran
+
+    def on_twin(self, text: str, ident: str, names: tuple[str, ...]) -> str:
+        """A page's statement with its table's names (`prod.db.sample`, `db.sample`) made the
+        twins' table, in one pass (a longer name first)."""
+        pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        return re.sub(rf"\b(?:{pattern})\b", f"{self.j}.{ident}", text)
+
+    def snapshot_ids(self, ident: str) -> tuple[list[int], list[int]]:
+        """Each twin's snapshot ids in commit order: (Java's, icefloe's)."""
+
+        def ids(catalog: str) -> list[int]:
+            table = self.java_table(catalog, ident)
+            return [
+                int(s.snapshotId()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))
+            ]
+
+        return ids(self.j), ids(self.k)
