@@ -545,7 +545,8 @@ def describe(ctx: Context, tree: exp.Describe, found: tuple[ViewTarget, View]) -
 
     (_name, _catalog, _ident, shown), view = found
     style = str(tree.args.get("style") or "").upper()
-    if (style and style != "EXTENDED") or tree.args.get("expressions") or tree.args.get("partition"):
+    column_or_partition = tree.meta.get("column") is not None or tree.args.get("partition")
+    if (style and style != "EXTENDED") or tree.args.get("expressions") or column_or_partition:
         raise NotSupportedError(f"DESCRIBE {style} of a view column / partition ({shown}): not supported")
     schema = view.schema()
     struct = spark_schema(spark_arrow_schema(schema.to_dict()))
