@@ -18,7 +18,7 @@ import os
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,25 +62,43 @@ collect_ignore_glob = ["spark4/test_spark4_*.py"] if PYSPARK_MAJOR < 4 else []
 _MODES = ("copy-on-write", "merge-on-read")
 
 
+def _thinned(
+    items: list[pytest.Item],
+    group_of: Callable[[pytest.Item], str | None],
+    keep: Callable[[str, list[pytest.Item]], list[pytest.Item]],
+) -> list[pytest.Item]:
+    """`items` less, in each group of two or more (`group_of`: the item's group, or None for
+    none), the cases `keep` does not keep."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        key = group_of(item)
+        if key is not None:
+            groups.setdefault(key, []).append(item)
+    dropped: set[int] = set()
+    for key, cases in groups.items():
+        if len(cases) >= 2:
+            kept = {id(c) for c in keep(key, cases)}
+            dropped |= {id(c) for c in cases if id(c) not in kept}
+    return [item for item in items if id(item) not in dropped]
+
+
 def _one_mode_per_twin(items: list[pytest.Item]) -> list[pytest.Item]:
     """Of a test's copy-on-write and merge-on-read cases (otherwise the same parameters), the
     one chosen by a hash of the test's id: pairwise coverage of Spark line x write mode. The
     PySpark 3.5 pass runs both modes of every test; on PySpark 4 each test runs one, and the
     tests of a file take either mode (`ICEFLOE_SPARK4_ALL_MODES=1`, as `make test-spark4-modes`
     sets, runs both)."""
-    groups: dict[str, list[pytest.Item]] = {}
-    for item in items:
+
+    def group_of(item: pytest.Item) -> str | None:
         params = getattr(getattr(item, "callspec", None), "params", {})
         mode = next((v for v in params.values() if isinstance(v, str) and v in _MODES), None)
-        if mode is not None:
-            groups.setdefault(item.nodeid.replace(mode, "*"), []).append(item)
-    dropped: set[int] = set()
-    for key, twins in groups.items():
-        if len(twins) < 2:
-            continue
-        keep = _MODES[zlib.crc32(key.encode()) % 2]
-        dropped |= {id(item) for item in twins if keep not in item.nodeid}
-    return [item for item in items if id(item) not in dropped]
+        return None if mode is None else item.nodeid.replace(mode, "*")
+
+    def keep(key: str, twins: list[pytest.Item]) -> list[pytest.Item]:
+        mode = _MODES[zlib.crc32(key.encode()) % 2]
+        return [item for item in twins if mode in item.nodeid]
+
+    return _thinned(items, group_of, keep)
 
 
 def _half_of_the_other_cases(items: list[pytest.Item]) -> list[pytest.Item]:
@@ -88,20 +106,17 @@ def _half_of_the_other_cases(items: list[pytest.Item]) -> list[pytest.Item]:
     `tests/spark4/`), about half, chosen by a hash of each case's id (at least one per test):
     the PySpark 3.5 pass runs them all, so each case runs on 3.5 and each test on both lines
     (`ICEFLOE_SPARK4_ALL_MODES=1` runs every case)."""
-    groups: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        if "[" in item.nodeid and not item.nodeid.startswith("tests/spark4/"):
-            groups.setdefault(item.nodeid.split("[", 1)[0], []).append(item)
-    dropped: set[int] = set()
-    for cases in groups.values():
-        if len(cases) < 2:
-            continue
+
+    def group_of(item: pytest.Item) -> str | None:
+        if "[" not in item.nodeid or item.nodeid.startswith("tests/spark4/"):
+            return None
+        return item.nodeid.split("[", 1)[0]
+
+    def keep(_key: str, cases: list[pytest.Item]) -> list[pytest.Item]:
         chosen = [c for c in cases if zlib.crc32(c.nodeid.encode()) % 2 == 0]
-        if not chosen:
-            chosen = [min(cases, key=lambda c: zlib.crc32(c.nodeid.encode()))]
-        keep = {id(c) for c in chosen}
-        dropped |= {id(c) for c in cases if id(c) not in keep}
-    return [item for item in items if id(item) not in dropped]
+        return chosen or [min(cases, key=lambda c: zlib.crc32(c.nodeid.encode()))]
+
+    return _thinned(items, group_of, keep)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -267,6 +267,7 @@ def _describe_column(ctx: Context, table: Table, column: exp.Expression, extende
     unknown column as Spark's analyzer does. EXTENDED adds the column statistics Java's scan
     reports, which exist only where the current snapshot has a statistics file (Puffin NDV
     sketches): there icefloe refuses EXTENDED, elsewhere it is the same three rows."""
+    from icefloe.spark._names import session_case_sensitive
     from icefloe.spark._nested_assign import table_spark_schema
 
     parts = [p.name for p in column.parts] if isinstance(column, exp.Column) else [column.name]
@@ -275,8 +276,7 @@ def _describe_column(ctx: Context, table: Table, column: exp.Expression, extende
         raise ValidationError(f"DESC TABLE COLUMN does not support nested column: {path}.")
     name = parts[0]
     spark_schema = table_spark_schema(table)
-    case_sensitive = str(ctx.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    fold = (lambda n: n) if case_sensitive else str.lower
+    fold = (lambda n: n) if session_case_sensitive(ctx.spark) else str.lower
     matches = [f for f in spark_schema.fields if fold(f.name) == fold(name)]
     if not matches:
         names = ", ".join(f"`{f.name}`" for f in spark_schema.fields)
