@@ -47,6 +47,7 @@ from icefloe.exceptions import (
     ValidationError,
 )
 from icefloe.table import Table
+from icefloe.table_transaction import _file_key
 from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
@@ -168,14 +169,6 @@ class _StagingTarget(CommitTarget):
         # Noted before the commit: whatever happens next, these files are not the transaction's
         # to delete (Java's create transaction never deletes an appended file either).
         self._registered.update(_file_key(p) for p in file_paths)
-
-
-def _file_key(location: str) -> tuple[str, str]:
-    """A file's storage root and key: `/x`, `file:/x` and `file:///x` are one file."""
-    try:
-        return _io.parse(location)[1:]
-    except Exception:  # not a location icefloe reads: add_files refuses it
-        return ("", location)
 
 
 class CreateTableTransaction:

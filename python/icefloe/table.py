@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _io, _native
-from icefloe.commit.retry import BuildFn, commit_with_retry
+from icefloe.commit.retry import BuildFn
 from icefloe.commit.target import MAIN, CommitBase, CommitTarget, TableVersion
-from icefloe.exceptions import ValidationError
+from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
@@ -458,6 +458,7 @@ class Table:
         target_alias: str = "target",
         snapshot_properties: dict[str, str] | None = None,
         branch: str | None = None,
+        merge_schema: bool = False,
     ) -> _merge_TableMerger:
         """A MERGE of Arrow `source` rows into this table (Spark's `MERGE INTO`, delta-rs'
         `TableMerger`): `on` joins `target.<col> = source.<col>` equalities; add
@@ -466,12 +467,45 @@ class Table:
         `when_not_matched_insert_all`, `when_not_matched_by_source_update(set)`,
         `when_not_matched_by_source_delete` clauses (conditions are row-filter strings over
         the aliases), then `.execute()`. `write.merge.mode` picks merge-on-read or
-        copy-on-write. See `icefloe.write.merge`."""
-        if branch is not None and branch != "main":
-            return on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
+        copy-on-write. See `icefloe.write.merge`.
+
+        `merge_schema=True` is Spark 4.1's `MERGE WITH SCHEMA EVOLUTION` (as Iceberg Java 1.12):
+        the source's columns the table lacks (nested struct fields too) are added, and its
+        wider types promoted (`union_by_name`), in the same commit as the rows;
+        `when_matched_update_all` / `when_not_matched_insert_all` then take every source
+        column, and a table column the source lacks keeps its value (update) or takes its
+        default (insert). The table property `write.spark.auto-schema-evolution.enabled=false`
+        turns the evolution off, as in Java; not on branches (as in Java)."""
         from icefloe.write import merge as _merge
 
-        return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
+        if branch is not None and branch != "main":
+            if merge_schema:
+                raise NotSupportedError("MERGE with schema evolution does not work on branches (as in Java)")
+            return on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
+        evolve = (
+            merge_schema
+            and self._metadata.properties.get("write.spark.auto-schema-evolution.enabled", "true")
+            .strip()
+            .lower()
+            != "false"
+        )
+        if not evolve:
+            return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
+        from icefloe.table_transaction import Transaction
+
+        data = as_reader(source).read_all()
+        tx = Transaction(self)
+        with tx.update_schema() as u:
+            u.union_by_name(data.schema)
+        merger = _merge.merge(tx._writer(), data, on, source_alias, target_alias, snapshot_properties)
+        merger.evolve_schema = True
+
+        def commit() -> int | None:
+            tx.commit_transaction()
+            return self._metadata.current_snapshot_id
+
+        merger._transaction = (commit, tx.abort)
+        return merger
 
     def upsert(
         self,
@@ -506,8 +540,9 @@ class Table:
         return write_id
 
     def _commit(self, build: BuildFn) -> _native.TableMetadata:
-        """Commits the metadata `build(base)` makes, retrying on conflict (see transaction)."""
-        return commit_with_retry(self, build)
+        """Commits the metadata `build(base)` makes, retrying on conflict (see transaction);
+        through the table's commit target (a transaction's writes are recorded in it)."""
+        return self._target.commit(self, build)
 
     def _commit_data_files(
         self,

@@ -23,13 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import icefloe
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import TableAlreadyExistsError
-from support.catalogs import KINDS, catalog_props_for, files_under, java_catalog_conf, new_catalog
+from support.catalogs import (
+    KINDS,
+    files_under,
+    new_catalog,
+    twin_catalog,
+)
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -71,16 +75,8 @@ class Env:
 
 @pytest.fixture(params=KINDS)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
-    kind = request.param
-    s3 = request.getfixturevalue("s3") if kind == "rest" else None
-    props = catalog_props_for(request, kind, tmp_path, s3=s3)
-    # The Spark catalog's name is the catalog name JdbcCatalog keys its rows by: one name for both.
-    name = f"ctt{uuid.uuid4().hex[:8]}"
-    props.pop("name")
-    catalog = icefloe.load_catalog(name, **props)
-    for k, v in java_catalog_conf(kind, props, tmp_path, s3).items():
-        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
-    yield Env(kind, catalog, spark, name, s3)
+    catalog, name, s3 = twin_catalog(request, request.param, tmp_path, spark, "ctt")
+    yield Env(request.param, catalog, spark, name, s3)
 
 
 @pytest.fixture

@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import icefloe
 import pyarrow as pa
 import pytest
 from icefloe.catalog import Catalog
 from icefloe.exceptions import CommitConflictError, NoSuchTableError
 from icefloe.partitioning import PartitionField, PartitionSpec
-from support.catalogs import catalog_props_for, files_under, java_catalog_conf
+from support.catalogs import files_under, twin_catalog
 from support.oracle import assert_same_rows
 
 KINDS_HERE = ("filesystem", "sqlite", "rest")
@@ -78,15 +77,8 @@ class Env:
 
 @pytest.fixture(params=KINDS_HERE)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
-    kind = request.param
-    s3 = request.getfixturevalue("s3") if kind == "rest" else None
-    props = catalog_props_for(request, kind, tmp_path, s3=s3)
-    name = f"rpl{uuid.uuid4().hex[:8]}"
-    props.pop("name")
-    catalog = icefloe.load_catalog(name, **props)
-    for k, v in java_catalog_conf(kind, props, tmp_path, s3).items():
-        spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
-    yield Env(kind, catalog, spark, name, s3)
+    catalog, name, s3 = twin_catalog(request, request.param, tmp_path, spark, "rpl")
+    yield Env(request.param, catalog, spark, name, s3)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ warehouse on the S3 test server)."""
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -169,3 +170,18 @@ def set_java_catalog(spark: Any, name: str, conf: dict[str, str]) -> str:
     for k, v in conf.items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
     return name
+
+
+def twin_catalog(
+    request: Any, kind: str, tmp_path: Path, spark: Any, prefix: str
+) -> tuple[Catalog, str, Any | None]:
+    """An icefloe catalog of `kind` and Iceberg Java's Spark catalog on the same tables, both
+    named `<prefix><hex>` (JdbcCatalog keys its rows by catalog name: one name for both);
+    `(catalog, name, s3)`, `s3` the S3 test server of a REST catalog (None otherwise)."""
+    s3 = request.getfixturevalue("s3") if kind == "rest" else None
+    props = catalog_props_for(request, kind, tmp_path, s3=s3)
+    name = f"{prefix}{uuid.uuid4().hex[:8]}"
+    props.pop("name")
+    catalog = icefloe.load_catalog(name, **props)
+    set_java_catalog(spark, name, java_catalog_conf(kind, props, tmp_path, s3))
+    return catalog, name, s3

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from icefloe.create_transaction import CreateTableTransaction
     from icefloe.replace_transaction import ReplaceTableTransaction
     from icefloe.table import Table
+    from icefloe.table_transaction import Transaction
 
 logger = logging.getLogger("icefloe")
 
@@ -304,6 +305,34 @@ class Catalog(ViewCatalogMixin, ABC):
         holding `new_metadata`, only if it still names that base. Returns the committed
         metadata (with its metadata_location). CommitConflictError if the table moved on;
         nothing is left behind in that case."""
+
+    def _check_multi_table_commit(self) -> None:
+        """NotSupportedError unless `_commit_tables` can swap several tables atomically."""
+        raise NotSupportedError(
+            f"{type(self).__name__} {self.name!r} cannot commit several tables atomically; "
+            "commit each table's transaction on its own (tx.commit_transaction()), or use a SQL "
+            "or REST catalog"
+        )
+
+    def _commit_tables(
+        self, changes: list[tuple[CommitBase, _native.TableMetadata]]
+    ) -> list[_native.TableMetadata]:
+        """`_commit_table` for several tables at once, atomically: every pointer moves or
+        none does (CommitConflictError when one table moved on). See `_check_multi_table_commit`."""
+        self._check_multi_table_commit()
+        raise NotImplementedError
+
+    def commit_transaction(self, *transactions: Transaction) -> list[Table]:
+        """Commits the open transactions (`table.transaction()`, writes included) of several
+        tables of this catalog atomically: all of their changes land, each as one new version
+        of its table, or none does (Iceberg's multi-table commit: the REST catalog's
+        `POST /v1/{prefix}/transactions/commit`, the SQL catalog's one database transaction;
+        the filesystem catalog refuses). A conflict is retried as a single table's commit is
+        (every table refreshed, each transaction's writes validated against what landed since
+        it began). Returns the tables, at their new versions. See `icefloe.catalog._multi_table`."""
+        from icefloe.catalog._multi_table import commit_transactions
+
+        return commit_transactions(self, list(transactions))
 
     # ---- shared helpers ----
     @staticmethod

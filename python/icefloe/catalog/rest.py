@@ -33,6 +33,7 @@ from icefloe.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
     NoSuchViewError,
+    NotSupportedError,
     TableAlreadyExistsError,
     ValidationError,
 )
@@ -56,6 +57,7 @@ _DEFAULT_SEP = "%1F"
 # lists no endpoints do not include them.
 _TABLE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}"
 _NAMESPACE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}"
+_COMMIT_TRANSACTION = "POST /v1/{prefix}/transactions/commit"
 
 
 class RestCatalog(Catalog):
@@ -407,6 +409,45 @@ class RestCatalog(Catalog):
                 return landed
             raise
         return _native.TableMetadata.from_json(json.dumps(got["metadata"]), got.get("metadata-location"))
+
+    def _check_multi_table_commit(self) -> None:
+        """A server that lists its endpoints must list the multi-table commit."""
+        if self._endpoints and _COMMIT_TRANSACTION not in self._endpoints:
+            raise NotSupportedError(
+                f"REST catalog {self.name!r} ({self._client.uri}) does not offer {_COMMIT_TRANSACTION} "
+                "(not among the endpoints of its /v1/config): it cannot commit several tables atomically"
+            )
+
+    def _commit_tables(
+        self, changes: list[tuple[CommitBase, _native.TableMetadata]]
+    ) -> list[_native.TableMetadata]:
+        """One `POST /v1/{prefix}/transactions/commit` of every table's requirements and
+        updates: the server applies all or none (409 when one table's requirements fail)."""
+        self._check_multi_table_commit()
+        table_changes, names = [], []
+        for base, new_metadata in changes:
+            parts = self.table_identifier(base.identifier)
+            requirements, updates = requirements_and_updates(base.metadata, new_metadata)
+            names.append(parts)
+            table_changes.append(
+                {
+                    "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
+                    "requirements": requirements,
+                    "updates": updates,
+                }
+            )
+        try:
+            self._client.request(
+                "POST", f"{self._base}transactions/commit", {"table-changes": table_changes}, commit=True
+            )
+        except CommitStateUnknownException:
+            # All or nothing: the first table tells (and the others are checked too).
+            landed = [self._landed(parts, md) for parts, (_b, md) in zip(names, changes)]
+            if all(m is not None for m in landed):
+                return [m for m in landed if m is not None]
+            raise
+        # The answer is empty (204): each table's committed version is loaded.
+        return [self.load_table(parts).metadata for parts in names]
 
     def _landed(self, parts: Identifier, new_metadata: _native.TableMetadata) -> _native.TableMetadata | None:
         """After an unknown outcome: the table's metadata if our new snapshot is in it."""

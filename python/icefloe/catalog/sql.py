@@ -640,34 +640,48 @@ class SqlCatalog(Catalog):
 
     # ---- commit ----
     def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
-        parts = self.table_identifier(base.identifier)
-        base_location = base.metadata_location
-        version = self._version_of(base_location) + 1
-        location = self._new_metadata_location(new_metadata, version)
-        text = new_metadata.to_json()
-        _io.write_new(location, text.encode("utf-8"))
+        return self._commit_tables([(base, new_metadata)])[0]
+
+    def _check_multi_table_commit(self) -> None:
+        """The SQL catalog commits several tables in one database transaction."""
+
+    def _commit_tables(
+        self, changes: list[tuple[CommitBase, _native.TableMetadata]]
+    ) -> list[_native.TableMetadata]:
+        """Swaps in each table's new metadata in ONE database transaction: every table's
+        pointer moves, or (a table changed meanwhile: CommitConflictError) none does."""
+        written: list[tuple[Identifier, str, str, str]] = []  # parts, base location, new location, text
         try:
+            for base, new_metadata in changes:
+                base_location = base.metadata_location
+                location = self._new_metadata_location(new_metadata, self._version_of(base_location) + 1)
+                text = new_metadata.to_json()
+                _io.write_new(location, text.encode("utf-8"))
+                written.append((self.table_identifier(base.identifier), base_location, location, text))
             with self._write() as conn:
-                cur = conn.execute(
-                    "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-                    "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
-                    "AND metadata_location = ?",
-                    (location, base_location, self.name, ".".join(parts[:-1]), parts[-1], base_location),
-                )
-                if cur.rowcount < 1:
-                    exists = conn.execute(
-                        "SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
-                        "AND table_name = ?",
-                        (self.name, ".".join(parts[:-1]), parts[-1]),
-                    ).fetchall()
-                    if not exists:
-                        raise NoSuchTableError(f"table {'.'.join(parts)} no longer exists")
-                    raise CommitConflictError(
-                        f"table {'.'.join(parts)} was updated by another writer "
-                        f"(its metadata is no longer {base_location})"
+                for parts, base_location, location, _text in written:
+                    cur = conn.execute(
+                        "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                        "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+                        "AND metadata_location = ?",
+                        (location, base_location, self.name, ".".join(parts[:-1]), parts[-1], base_location),
                     )
+                    if cur.rowcount < 1:
+                        exists = conn.execute(
+                            "SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                            "AND table_name = ?",
+                            (self.name, ".".join(parts[:-1]), parts[-1]),
+                        ).fetchall()
+                        if not exists:
+                            raise NoSuchTableError(f"table {'.'.join(parts)} no longer exists")
+                        raise CommitConflictError(
+                            f"table {'.'.join(parts)} was updated by another writer "
+                            f"(its metadata is no longer {base_location})"
+                        )
         except _CommitFailed as e:
-            # A COMMIT without an answer (Postgres: the connection broke) may have landed.
+            # A COMMIT without an answer (Postgres: the connection broke) may have landed (for
+            # every table or none: one transaction).
+            parts, _base, location, _text = written[0]
             landed = self._landed(parts, location)
             if landed is None:
                 raise CommitStateUnknownException(
@@ -675,17 +689,19 @@ class SqlCatalog(Catalog):
                     f"(its files are kept; reload the table to see): {e}"
                 ) from e
             if not landed:
-                _io.remove_quietly(location)
+                for _parts, _base, loc, _text in written:
+                    _io.remove_quietly(loc)
                 raise
         except Exception as e:
             # Before the COMMIT: the database rolled the transaction back, the swap did not
             # happen. (Not on an interrupt, which may land after the COMMIT: an orphan file is
             # harmless.)
-            _io.remove_quietly(location)
+            for _parts, _base, loc, _text in written:
+                _io.remove_quietly(loc)
             if isinstance(e, self._backend.errors):
                 raise IcefloeIOError(f"SQL catalog commit failed ({self._path}): {e}") from e
             raise
-        return _native.TableMetadata.from_json(text, location)
+        return [_native.TableMetadata.from_json(text, location) for _p, _b, location, text in written]
 
     def _landed(self, parts: Identifier, location: str) -> bool | None:
         """After a COMMIT that got no answer: whether the table's pointer moved to `location`

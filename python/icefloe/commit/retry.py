@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from icefloe import _native
 from icefloe.exceptions import CommitConflictError, CommitStateUnknownException
@@ -26,6 +26,40 @@ if TYPE_CHECKING:
 logger = logging.getLogger("icefloe")
 
 BuildFn = Callable[[_native.TableMetadata], "tuple[_native.TableMetadata, list[str]]"]
+
+
+class ProducerBuild:
+    """A build function in two halves: `produce` (the snapshot producer: base metadata in,
+    `(new_metadata, files_written)` out) and the validation of what was committed since the
+    operation started (`_native.validate_commit`'s keyword arguments; none for an append,
+    which conflicts with nothing). Called as a build function it validates when the base
+    moved since `start_snapshot_id`, then produces, as every operation's own build did.
+
+    A transaction that writes (`icefloe.table_transaction`) needs the halves apart: when its
+    table moved since it began, each of its writes is validated against the commits made since
+    the transaction's start (not against the staged snapshots of the writes before it, which
+    the moved table does not have), then all are produced again on the moved table."""
+
+    __slots__ = ("produce", "start_snapshot_id", "validation")
+
+    def __init__(
+        self,
+        produce: BuildFn,
+        start_snapshot_id: int | None = None,
+        validation: dict[str, Any] | None = None,
+    ) -> None:
+        self.produce = produce
+        self.start_snapshot_id = start_snapshot_id
+        self.validation = validation
+
+    def validate(self, base: _native.TableMetadata, since: int | None) -> None:
+        """CommitConflictError when a snapshot of `base` committed after `since` conflicts."""
+        if self.validation is not None and base.current_snapshot_id != since:
+            _native.validate_commit(base, since, **self.validation)
+
+    def __call__(self, base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
+        self.validate(base, self.start_snapshot_id)
+        return self.produce(base)
 
 
 @dataclass(frozen=True)

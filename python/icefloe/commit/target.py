@@ -15,6 +15,8 @@ metadata is and what the catalog swaps in for what they produce:
   attempt's base (a streaming batch refusing to land twice, `icefloe.write.streaming_commit`).
 - A staged create (`icefloe.create_transaction`) records the write ids and registered files of
   its writes through the `started_write` / `registering` hooks.
+- A table transaction's writes (`icefloe.table_transaction`) see the transaction's staged
+  metadata, and their commits are recorded in it (`commit`), to be committed as one version.
 
 The table object and all its views share one `TableVersion`, so a commit through a view moves
 the table too. The catalog swaps against a `CommitBase`: the table's identifier and its real
@@ -25,10 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native
 from icefloe._table_properties import wap_enabled
+from icefloe.commit.retry import BuildFn, commit_with_retry
+
+if TYPE_CHECKING:
+    from icefloe.table import Table
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,11 @@ class CommitTarget:
 
     def check(self, seen: _native.TableMetadata) -> None:
         """Runs before every commit attempt, on the metadata the attempt builds on."""
+
+    def commit(self, table: Table, build: BuildFn) -> _native.TableMetadata:
+        """Commits what `build` makes of `table` (the table seen through this target): through
+        the catalog, retrying on conflict. A transaction's staged writes record it instead."""
+        return commit_with_retry(table, build)
 
     def started_write(self, write_id: str) -> None:
         """A write of the table took `write_id` for its files."""

@@ -24,6 +24,7 @@ before anything is written.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -142,9 +143,28 @@ class TableMerger(MergeClauses):
     _clauses: list[Clause] = field(default_factory=list)
     # The conflict-detection filter of the commit (unbound JSON; see icefloe.write.merge_condition).
     _conflict_json: str = ""
+    # MERGE WITH SCHEMA EVOLUTION (`Table.merge(..., merge_schema=True)`): `table` is the table
+    # of a transaction that added the source's columns; update_all / insert_all take the
+    # source's columns, a column the source lacks keeps the target's value (update) or takes
+    # its default (insert); `_transaction` = (commit, abort) ends that transaction.
+    evolve_schema: bool = False
+    _transaction: tuple[Callable[[], int | None], Callable[[], None]] | None = None
 
     # ---- execution ----
     def execute(self) -> MergeMetrics:
+        if self._transaction is None:
+            return self._execute()
+        commit, abort = self._transaction
+        self._transaction = None  # one execution ends the transaction
+        try:
+            result = self._execute()
+        except BaseException:
+            abort()
+            raise
+        result.snapshot_id = commit()
+        return result
+
+    def _execute(self) -> MergeMetrics:
         if not self._clauses:
             raise ValidationError("MERGE needs at least one when_... clause")
         table, ta, sa = self.table, self.target_alias, self.source_alias
@@ -424,11 +444,11 @@ class TableMerger(MergeClauses):
         target = self.table.schema().as_arrow()
         exprs: dict[str, Any] = {}
         for col in columns:
-            if c.assignments is None:
+            if c.assignments is None and (f"{sa}.{col}" in rows.column_names or not self.evolve_schema):
                 if f"{sa}.{col}" not in rows.column_names:
                     raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
                 exprs[col] = pc.field(f"{sa}.{col}")
-            elif col in c.assignments:
+            elif c.assignments is not None and col in c.assignments:
                 v = c.assignments[col]
                 if isinstance(v, pc.Expression):
                     exprs[col] = v

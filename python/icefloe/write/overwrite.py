@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from icefloe import _native
 from icefloe._task_ids import OVERWRITE_REWRITE_DRIVER_TASK_BASE
+from icefloe.commit.retry import ProducerBuild
 from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, BooleanExpression
 from icefloe.scan import FileScanTask
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
     from icefloe.table import Table
 
 _THREADS = 4
-
-BuildFn = Callable[[_native.TableMetadata], "tuple[_native.TableMetadata, list[str]]"]
 
 
 @dataclass
@@ -179,7 +178,7 @@ def overwrite_builder(
     added: list[str],
     snapshot_properties: dict[str, str],
     isolation: str = "serializable",
-) -> BuildFn:
+) -> ProducerBuild:
     """Build function for an overwrite / delete by filter: validate, then overwrite files.
     At `snapshot` isolation (a copy-on-write DELETE / UPDATE / MERGE whose
     `write.<op>.isolation-level` says so) concurrent data files do not conflict, only
@@ -187,21 +186,21 @@ def overwrite_builder(
     files = added + removal.rewritten
     serializable = isolation != "snapshot"
 
-    def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
-        if base.current_snapshot_id != removal.start_snapshot_id:
-            # Only concurrent files that may hold rows matching the filter conflict (their
-            # partition and column stats decide); a concurrent removal of a file we remove,
-            # or of a data file the filter may match, conflicts too.
-            _native.validate_commit(
-                base,
-                removal.start_snapshot_id,
-                conflicting_data=removal.filter_json if serializable else None,
-                conflicting_deletes=removal.filter_json,
-                removed_paths=removal.removed_paths,
-            )
+    def produce(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
         return _native.overwrite_files(base, files, removal.removed_paths, snapshot_properties)
 
-    return build
+    # Only concurrent files that may hold rows matching the filter conflict (their partition
+    # and column stats decide); a concurrent removal of a file we remove, or of a data file the
+    # filter may match, conflicts too.
+    return ProducerBuild(
+        produce,
+        removal.start_snapshot_id,
+        {
+            "conflicting_data": removal.filter_json if serializable else None,
+            "conflicting_deletes": removal.filter_json,
+            "removed_paths": removal.removed_paths,
+        },
+    )
 
 
 def replace_partitions_builder(
@@ -209,15 +208,13 @@ def replace_partitions_builder(
     added: list[str],
     partitions: list[str],
     snapshot_properties: dict[str, str],
-) -> BuildFn:
+) -> ProducerBuild:
     """Build function for a dynamic partition overwrite: validate the replaced partitions,
     then replace them."""
 
-    def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
-        if base.current_snapshot_id != start_snapshot_id:
-            _native.validate_commit(
-                base, start_snapshot_id, conflicting_data=partitions, conflicting_deletes=partitions
-            )
+    def produce(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
         return _native.replace_partitions(base, added, snapshot_properties)
 
-    return build
+    return ProducerBuild(
+        produce, start_snapshot_id, {"conflicting_data": partitions, "conflicting_deletes": partitions}
+    )

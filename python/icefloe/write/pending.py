@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icefloe import _io, _native
-from icefloe.commit.retry import BuildFn
+from icefloe.commit.retry import BuildFn, ProducerBuild
 from icefloe.exceptions import CommitStateUnknownException, ValidationError
 from icefloe.expressions import BooleanExpression
 
@@ -109,9 +109,9 @@ def commit_append(
             abort_write(table, write_id)
         return table.current_snapshot()
     props = snapshot_props(snapshot_properties)
-    return commit_write(
-        table, lambda base: _native.merge_append(base, descriptors, props), descriptors, write_id
-    )
+    # An append conflicts with nothing: no validation.
+    build = ProducerBuild(lambda base: _native.merge_append(base, descriptors, props))
+    return commit_write(table, build, descriptors, write_id)
 
 
 def commit_overwrite(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icefloe import _native
+from icefloe.commit.retry import ProducerBuild
 from icefloe.exceptions import ValidationError
 from icefloe.write import pending as _pending_write
 
@@ -127,17 +128,7 @@ class RowDeltaWrite:
             self.abort()
             return self.table.current_snapshot()
 
-        def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
-            if base.current_snapshot_id != self.start_snapshot_id:
-                f = self.conflict_filter_json
-                _native.validate_commit(
-                    base,
-                    self.start_snapshot_id,
-                    conflicting_data=f if (f is not None and self.isolation == "serializable") else None,
-                    conflicting_deletes=f,
-                    removed_paths=self.removed_paths,
-                    required_paths=self.referenced_paths,
-                )
+        def produce(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
             return _native.row_delta(
                 base,
                 self.data_files,
@@ -147,6 +138,17 @@ class RowDeltaWrite:
                 removed_delete_paths=self.removed_delete_paths,
             )
 
+        f = self.conflict_filter_json
+        build = ProducerBuild(
+            produce,
+            self.start_snapshot_id,
+            {
+                "conflicting_data": f if (f is not None and self.isolation == "serializable") else None,
+                "conflicting_deletes": f,
+                "removed_paths": self.removed_paths,
+                "required_paths": self.referenced_paths,
+            },
+        )
         return _pending_write.commit_write(self.table, build, self.written(), self.write_id)
 
 
