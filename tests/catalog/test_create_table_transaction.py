@@ -17,23 +17,15 @@ from __future__ import annotations
 
 import gc
 import os
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from icefloe.catalog import Catalog
 from icefloe.exceptions import TableAlreadyExistsError
-from support.catalogs import (
-    KINDS,
-    files_under,
-    new_catalog,
-    twin_catalog,
-)
+from support.catalogs import KINDS, TwinEnv, files_under, new_catalog, twin_catalog
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -43,16 +35,9 @@ def rows(ids: range) -> pa.Table:
     return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=SCHEMA)
 
 
-@dataclass
-class Env:
+class Env(TwinEnv):
     """One catalog kind: icefloe's catalog, the Spark catalog of Iceberg Java on the same
     tables, and a lister of the files under a location."""
-
-    kind: str
-    catalog: Catalog
-    spark: Any
-    java: str  # the Spark catalog's name
-    s3: Any = None
 
     def java_rows(self, ident: str) -> Any:
         return self.spark.sql(f"SELECT id, name FROM {self.java}.{ident}")
@@ -69,9 +54,6 @@ class Env:
     def java_snapshots(self, ident: str) -> list[Any]:
         return self.spark.sql(f"SELECT snapshot_id, operation FROM {self.java}.{ident}.snapshots").collect()
 
-    def files_under(self, location: str) -> set[str]:
-        return files_under(location, self.s3)
-
 
 @pytest.fixture(params=KINDS)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
@@ -81,9 +63,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[
 
 @pytest.fixture
 def ns(env: Env) -> str:
-    name = f"ns_{uuid.uuid4().hex[:8]}"
-    env.catalog.create_namespace(name)
-    return name
+    return env.new_namespace()
 
 
 def test_the_table_appears_with_everything_staged_in_one_commit(env: Env, ns: str) -> None:

@@ -17,18 +17,15 @@ makes the commit a CommitConflictError and leaves none of its files.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from icefloe.catalog import Catalog
 from icefloe.exceptions import CommitConflictError, NoSuchTableError
 from icefloe.partitioning import PartitionField, PartitionSpec
-from support.catalogs import files_under, twin_catalog
+from support.catalogs import TwinEnv, files_under, twin_catalog
 from support.oracle import assert_same_rows
 
 KINDS_HERE = ("filesystem", "sqlite", "rest")
@@ -59,13 +56,8 @@ NEW_SPEC = PartitionSpec(
 NEW_SPEC_SQL = "PARTITIONED BY (cat, bucket(4, id))"
 
 
-@dataclass
-class Env:
-    kind: str
-    catalog: Catalog
-    spark: Any
-    java: str
-    s3: Any = None
+class Env(TwinEnv):
+    """One catalog kind (see `support.catalogs.TwinEnv`)."""
 
     def sql(self, text: str) -> Any:
         return self.spark.sql(text.replace("CAT.", f"{self.java}."))
@@ -83,9 +75,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[
 
 @pytest.fixture
 def ns(env: Env) -> str:
-    name = f"ns_{uuid.uuid4().hex[:8]}"
-    env.catalog.create_namespace(name)
-    return name
+    return env.new_namespace()
 
 
 def _make_old_table(env: Env, ident: str) -> int:

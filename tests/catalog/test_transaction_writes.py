@@ -21,20 +21,17 @@ through a Spark catalog on the same tables.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import icefloe
 import pyarrow as pa
 import pytest
-from icefloe.catalog import Catalog
 from icefloe.exceptions import CommitConflictError, NotSupportedError, ValidationError
 from icefloe.table import Table
 from icefloe.types import LongType
-from support.catalogs import KINDS, files_under, twin_catalog
+from support.catalogs import KINDS, TwinEnv, twin_catalog
 from support.oracle import assert_same_rows
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
@@ -44,13 +41,8 @@ def rows(ids: list[int], tag: str = "n") -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
 
 
-@dataclass
-class Env:
-    kind: str
-    catalog: Catalog
-    spark: Any
-    java: str
-    s3: Any = None
+class Env(TwinEnv):
+    """One catalog kind (see `support.catalogs.TwinEnv`)."""
 
     def java_rows(self, ident: str, columns: str = "id, name") -> Any:
         self.spark.sql(f"REFRESH TABLE {self.java}.{ident}")
@@ -64,9 +56,6 @@ class Env:
             ).collect()
         ]
 
-    def files_under(self, location: str) -> set[str]:
-        return files_under(location, self.s3)
-
 
 @pytest.fixture(params=KINDS)
 def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[Env]:
@@ -76,9 +65,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, spark: Any) -> Iterator[
 
 @pytest.fixture
 def ns(env: Env) -> str:
-    name = f"ns_{uuid.uuid4().hex[:8]}"
-    env.catalog.create_namespace(name)
-    return name
+    return env.new_namespace()
 
 
 def orphans(table: Table) -> tuple[str, ...]:

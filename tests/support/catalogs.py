@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -185,3 +186,24 @@ def twin_catalog(
     catalog = icefloe.load_catalog(name, **props)
     set_java_catalog(spark, name, java_catalog_conf(kind, props, tmp_path, s3))
     return catalog, name, s3
+
+
+@dataclass
+class TwinEnv:
+    """One catalog kind of `twin_catalog`: icefloe's catalog, the name of Iceberg Java's Spark
+    catalog on the same tables, and the S3 test server of a REST catalog (None otherwise).
+    Test files subclass it with their own views of Java's side."""
+
+    kind: str
+    catalog: Catalog
+    spark: Any
+    java: str  # the Spark catalog's name
+    s3: Any = None
+
+    def files_under(self, location: str) -> set[str]:
+        return files_under(location, self.s3)
+
+    def new_namespace(self) -> str:
+        name = f"ns_{uuid.uuid4().hex[:8]}"
+        self.catalog.create_namespace(name)
+        return name
