@@ -12,7 +12,7 @@ import pyarrow as pa
 from icefloe import _io, _native
 from icefloe.commit.retry import BuildFn
 from icefloe.commit.target import MAIN, CommitBase, CommitTarget, TableVersion
-from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.exceptions import ValidationError
 from icefloe.expressions import BooleanExpression
 from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
@@ -476,36 +476,19 @@ class Table:
         column, and a table column the source lacks keeps its value (update) or takes its
         default (insert). The table property `write.spark.auto-schema-evolution.enabled=false`
         turns the evolution off, as in Java; not on branches (as in Java)."""
+        from icefloe.table_transaction import evolves_schema, merge_with_schema_evolution
         from icefloe.write import merge as _merge
 
+        if evolves_schema(self, merge_schema, branch):
+            data = as_reader(source).read_all()
+            return merge_with_schema_evolution(
+                self,
+                data.schema,
+                lambda t: _merge.merge(t, data, on, source_alias, target_alias, snapshot_properties),
+            )
         if branch is not None and branch != "main":
-            if merge_schema:
-                raise NotSupportedError("MERGE with schema evolution does not work on branches (as in Java)")
             return on_branch(self, branch).merge(source, on, source_alias, target_alias, snapshot_properties)
-        evolve = (
-            merge_schema
-            and self._metadata.properties.get("write.spark.auto-schema-evolution.enabled", "true")
-            .strip()
-            .lower()
-            != "false"
-        )
-        if not evolve:
-            return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
-        from icefloe.table_transaction import Transaction
-
-        data = as_reader(source).read_all()
-        tx = Transaction(self)
-        with tx.update_schema() as u:
-            u.union_by_name(data.schema)
-        merger = _merge.merge(tx._writer(), data, on, source_alias, target_alias, snapshot_properties)
-        merger.evolve_schema = True
-
-        def commit() -> int | None:
-            tx.commit_transaction()
-            return self._metadata.current_snapshot_id
-
-        merger._transaction = (commit, tx.abort)
-        return merger
+        return _merge.merge(self, source, on, source_alias, target_alias, snapshot_properties)
 
     def upsert(
         self,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from icefloe import _io, _native
@@ -49,12 +49,15 @@ from icefloe.exceptions import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from icefloe.expressions import BooleanExpression
     from icefloe.sorting import SortOrder
     from icefloe.table import ArrowData, Table
     from icefloe.update_schema import UpdateSchema
     from icefloe.update_sort_order import ReplaceSortOrder
     from icefloe.update_spec import UpdateSpec
+    from icefloe.write.merge import MergeClauses
     from icefloe.write.row_level import UpsertResult
 
 logger = logging.getLogger("icefloe")
@@ -62,6 +65,41 @@ logger = logging.getLogger("icefloe")
 Requirement = tuple[str, int]
 
 _Builder = TypeVar("_Builder", bound="StagedBuilder")
+_Merger = TypeVar("_Merger", bound="MergeClauses")
+
+AUTO_SCHEMA_EVOLUTION = "write.spark.auto-schema-evolution.enabled"
+
+
+def evolves_schema(table: Table, merge_schema: bool, branch: str | None) -> bool:
+    """Whether a MERGE with `merge_schema` evolves the table's schema: unless the table property
+    `write.spark.auto-schema-evolution.enabled` is false (Java's switch); refused on a branch,
+    as in Java."""
+    if not merge_schema:
+        return False
+    if branch is not None and branch != "main":
+        raise NotSupportedError("MERGE with schema evolution does not work on branches (as in Java)")
+    return table.metadata.properties.get(AUTO_SCHEMA_EVOLUTION, "true").strip().lower() != "false"
+
+
+def merge_with_schema_evolution(
+    table: Table, source_schema: pa.Schema, make_merger: Callable[[Table], _Merger]
+) -> _Merger:
+    """A MERGE WITH SCHEMA EVOLUTION (Spark 4.1, Iceberg 1.12): a transaction adds the source's
+    columns and nested fields and widens types (`union_by_name`), the merger made by
+    `make_merger` works on the transaction's table, and its `execute()` commits the schema
+    change and the rows as ONE version (Java commits the schema first, then the rows)."""
+    tx = Transaction(table)
+    with tx.update_schema() as u:
+        u.union_by_name(source_schema)
+    merger = make_merger(tx._writer())
+    merger.evolve_schema = True
+
+    def commit() -> int | None:
+        tx.commit_transaction()
+        return table.metadata.current_snapshot_id
+
+    merger._transaction = (commit, tx.abort)
+    return merger
 
 
 class StagedBuilder:

@@ -281,3 +281,33 @@ def test_merge_with_schema_evolution_is_one_commit_or_nothing(env: Env, ns: str)
     assert orphans(again) == ()
     with pytest.raises(NotSupportedError, match="branches"):
         again.merge(source, "target.id = source.id", branch="b", merge_schema=True)
+
+
+@pytest.mark.parametrize("env", ["filesystem"], indirect=True)
+def test_merge_with_schema_evolution_on_spark_35(env: Env, ns: str) -> None:
+    """On PySpark 3.5: `icefloe.spark.merge(..., merge_schema=True)` evolves the schema in its
+    commit as in process; the statement `MERGE WITH SCHEMA EVOLUTION` is Spark 4.1's, refused
+    by Spark 3.5's parser and so by `icefloe.spark.sql` there (its rows against Java's on Spark
+    4.1: tests/spark4/test_spark4_merge_schema.py)."""
+    import icefloe.spark
+
+    spark = env.spark
+    t = table_of(env, f"{ns}.s", [1, 2])
+    before = t.metadata_location
+    src = spark.createDataFrame([(2, "u2", 7), (3, "n3", 8)], "id bigint, name string, level int")
+    builder = icefloe.spark.merge(src, t, "target.id = source.id", merge_schema=True)
+    builder.when_matched_update_all().when_not_matched_insert_all().execute()
+    loaded = env.catalog.load_table(f"{ns}.s")
+    assert [e["metadata-file"] for e in loaded.metadata.metadata_log()][-1] == before
+    assert sorted(tuple(r.values()) for r in loaded.scan().to_arrow().to_pylist()) == sorted(
+        [(1, "n1", None), (2, "u2", 7), (3, "n3", 8)]
+    )
+    src.createOrReplaceTempView("mse_src")
+    text = (
+        f"MERGE WITH SCHEMA EVOLUTION INTO ice.{ns}.s AS t USING mse_src AS s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET *"
+    )
+    with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR"):
+        spark.sql(text.replace("ice.", f"{env.java}."))
+    with pytest.raises(ValidationError, match=r"Spark 4\.1's statement"):
+        icefloe.spark.sql(spark, text, catalogs={"ice": env.catalog})

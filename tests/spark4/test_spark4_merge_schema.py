@@ -1,8 +1,9 @@
 """MERGE with schema evolution against Iceberg Java 1.12 on Spark 4.1 (collected only on
 PySpark 4: Spark 4.1's `MERGE WITH SCHEMA EVOLUTION INTO`). On twin tables (same schema and
-rows, made by Java), Java runs the statement and icefloe runs `table.merge(source, on,
-merge_schema=True).when_matched_update_all().when_not_matched_insert_all()` with the same
-source rows: both tables end with the same schema (columns, types, nested fields) and the same
+rows, made by Java), Java runs the statement and icefloe the same MERGE with the same source
+rows, in process (`table.merge(source, on, merge_schema=True)`), on Spark
+(`icefloe.spark.merge(df, table, on, merge_schema=True)`) or as the statement itself
+(`icefloe.spark.sql`): both tables end with the same schema (columns, types, nested fields) and the same
 rows. icefloe commits the schema change and the rows as one metadata version; Java takes two
 when the schema changes (Spark's analyzer alters the table, then the MERGE commits), which the
 test pins. The cases are those of Java's own `TestMergeSchemaEvolution`: the source with more
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import icefloe.spark
 import pytest
 from support.oracle import Oracle
 from support.session import new_table_name
@@ -64,8 +66,20 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_merge_with_schema_evolution_as_java(spark: Any, oracle: Oracle, catalog: Any, case: str) -> None:
+# Each case in process (`Table.merge`); two each through `icefloe.spark.merge` (the source a
+# Spark DataFrame) and through `icefloe.spark.sql` (the statement itself).
+WAYS = [(case, "process") for case in sorted(CASES)] + [
+    ("more_columns", "spark"),
+    ("type_widening", "spark"),
+    ("nested_more_fields", "sql"),
+    ("fewer_columns", "sql"),
+]
+
+
+@pytest.mark.parametrize(("case", "way"), WAYS)
+def test_merge_with_schema_evolution_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, case: str, way: str
+) -> None:
     columns, rows, select, source_rows, alias, props = CASES[case]
     j, k = new_table_name("mse_j"), new_table_name("mse_k")
     for name in (j, k):
@@ -79,10 +93,20 @@ def test_merge_with_schema_evolution_as_java(spark: Any, oracle: Oracle, catalog
         f"MERGE WITH SCHEMA EVOLUTION INTO {oracle.qualified(j)} AS t USING {view} AS s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    source = spark.table(view).toArrow()
     table = catalog.load_table(k)
-    merger = table.merge(source, "target.id = source.id", merge_schema=True)
-    merger.when_matched_update_all().when_not_matched_insert_all().execute()
+    if way == "process":
+        merger = table.merge(spark.table(view).toArrow(), "target.id = source.id", merge_schema=True)
+        merger.when_matched_update_all().when_not_matched_insert_all().execute()
+    elif way == "spark":
+        builder = icefloe.spark.merge(spark.table(view), table, "target.id = source.id", merge_schema=True)
+        builder.when_matched_update_all().when_not_matched_insert_all().execute()
+    else:
+        icefloe.spark.sql(
+            spark,
+            f"MERGE WITH SCHEMA EVOLUTION INTO ice.{k} AS t USING {view} AS s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+            catalogs={"ice": catalog},
+        )
 
     java_j, java_k = oracle.df(j), oracle.df(k)
     assert java_k.schema == java_j.schema, f"{case}: schemas differ"

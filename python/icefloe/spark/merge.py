@@ -45,6 +45,7 @@ from icefloe.spark._store_assign import check_assignable
 from icefloe.spark._wap import write_target
 from icefloe.spark.read import SemiJoinKeys, read_rows
 from icefloe.spark.write import write_on_executors
+from icefloe.table_transaction import evolves_schema, merge_with_schema_evolution
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
 from icefloe.write.merge import Clause, MergeClauses, MergeMetrics, commit_rewrite, commit_row_delta
@@ -129,7 +130,7 @@ class MergeBuilder(MergeClauses):
             raise ValidationError("MERGE needs at least one when_... clause")
         self._persisted = []
         try:
-            return self._execute()
+            return self._in_transaction(self._execute)
         finally:
             for df in self._persisted:
                 df.unpersist()
@@ -530,11 +531,11 @@ class MergeBuilder(MergeClauses):
             values = NestedValues(assigned, F.expr)
             exprs: list[tuple[str, Any]] = []
             for col in columns:
-                if c.assignments is None:
+                if c.assignments is None and (col.lower() in source_columns or not self.evolve_schema):
                     if col.lower() not in source_columns:
                         raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
                     sql = f"{sa}.{quoted(col)}"
-                elif col in values.top:
+                elif c.assignments is not None and col in values.top:
                     sql = values.top[col]
                 elif c.action == "update":
                     sql = f"{ta}.{quoted(col)}"
@@ -642,9 +643,12 @@ def merge(
     target_alias: str = "target",
     snapshot_properties: dict[str, str] | None = None,
     branch: str | None = None,
+    merge_schema: bool = False,
 ) -> MergeBuilder:
     """A MERGE of `source_df` into `table` joined on `on` (Spark SQL over the aliases);
     add clauses, then `.execute()`. `branch`: merge into that branch instead of `main`.
+    `merge_schema=True`: Spark 4.1's `MERGE WITH SCHEMA EVOLUTION` (see `Table.merge`): the
+    source's new columns and wider types join the table's schema in the merge's commit.
     Update clauses (`when_matched_update`, `when_not_matched_by_source_update`) take keys
     that are columns or fields of structs at any depth (`{"s.a": "source.x"}`, the rest of
     `s` kept; a NULL `s` becomes a struct of NULLs holding `a`, as Java's MERGE INTO stores
@@ -652,7 +656,16 @@ def merge(
     table, snapshot_properties = write_target(source_df.sparkSession, table, branch, snapshot_properties)
     if not isinstance(on, str) or not on.strip():
         raise ValidationError("MERGE needs an `on` condition, e.g. 'target.id = source.id'")
-    return MergeBuilder(source_df, table, on, source_alias, target_alias, dict(snapshot_properties or {}))
+    props = dict(snapshot_properties or {})
+    if evolves_schema(table, merge_schema, branch):
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        return merge_with_schema_evolution(
+            table,
+            to_arrow_schema(source_df.schema),
+            lambda t: MergeBuilder(source_df, t, on, source_alias, target_alias, props),
+        )
+    return MergeBuilder(source_df, table, on, source_alias, target_alias, props)
 
 
 def _cached(df: DataFrame) -> bool:

@@ -89,6 +89,28 @@ class MergeClauses:
 
     table: Table
     _clauses: list[Clause]
+    # MERGE WITH SCHEMA EVOLUTION (`merge(..., merge_schema=True)`, see
+    # `icefloe.table_transaction.merge_with_schema_evolution`): `table` is the table of a
+    # transaction that added the source's columns; update_all / insert_all take the source's
+    # columns, and a column the source lacks keeps the target's value (update) or takes its
+    # default (insert). `_transaction` = (commit, abort) ends that transaction.
+    evolve_schema: bool = False
+    _transaction: tuple[Callable[[], int | None], Callable[[], None]] | None = None
+
+    def _in_transaction(self, run: Callable[[], MergeMetrics]) -> MergeMetrics:
+        """Runs the merge; inside a transaction (schema evolution), commits it after the
+        merge's own commit was staged, or aborts it (deleting what the merge wrote)."""
+        if self._transaction is None:
+            return run()
+        commit, abort = self._transaction
+        self._transaction = None  # one execution ends the transaction
+        try:
+            result = run()
+        except BaseException:
+            abort()
+            raise
+        result.snapshot_id = commit()
+        return result
 
     def when_matched_update(self, set: dict[str, Any], condition: str | None = None) -> Any:
         return self._add("matched", "update", condition, set)
@@ -143,26 +165,10 @@ class TableMerger(MergeClauses):
     _clauses: list[Clause] = field(default_factory=list)
     # The conflict-detection filter of the commit (unbound JSON; see icefloe.write.merge_condition).
     _conflict_json: str = ""
-    # MERGE WITH SCHEMA EVOLUTION (`Table.merge(..., merge_schema=True)`): `table` is the table
-    # of a transaction that added the source's columns; update_all / insert_all take the
-    # source's columns, a column the source lacks keeps the target's value (update) or takes
-    # its default (insert); `_transaction` = (commit, abort) ends that transaction.
-    evolve_schema: bool = False
-    _transaction: tuple[Callable[[], int | None], Callable[[], None]] | None = None
 
     # ---- execution ----
     def execute(self) -> MergeMetrics:
-        if self._transaction is None:
-            return self._execute()
-        commit, abort = self._transaction
-        self._transaction = None  # one execution ends the transaction
-        try:
-            result = self._execute()
-        except BaseException:
-            abort()
-            raise
-        result.snapshot_id = commit()
-        return result
+        return self._in_transaction(self._execute)
 
     def _execute(self) -> MergeMetrics:
         if not self._clauses:

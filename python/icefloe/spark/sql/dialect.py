@@ -177,7 +177,16 @@ class _IcebergSparkParser(SparkParser):
         TokenType.USE: lambda self: self._parse_iceberg_use(),
         TokenType.SHOW: lambda self: self._parse_show(),
         TokenType.REPLACE: lambda self: self._parse_iceberg_replace_table(),
+        TokenType.MERGE: lambda self: self._parse_iceberg_merge(),
     }
+
+    def _parse_iceberg_merge(self) -> exp.Expr | None:
+        """Spark 4.1's `MERGE WITH SCHEMA EVOLUTION INTO ...`: the MERGE, marked in its meta."""
+        evolve = self._match_text_seq("WITH", "SCHEMA", "EVOLUTION")
+        merge = self._parse_merge()
+        if evolve and merge is not None:
+            merge.meta["schema_evolution"] = True
+        return merge
 
     def _at_namespace(self) -> bool:
         return bool(self._curr and self._curr.text.upper() in _NAMESPACE_WORDS)

@@ -32,6 +32,7 @@ from icefloe.spark.sql.query import (
     requalify_columns,
     rewrite_tables,
     spark_major,
+    spark_version,
     table_parts,
     to_spark_sql,
 )
@@ -344,6 +345,10 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
     if found is None:
         return None
     ref, alias = found
+    if tree.meta.get("schema_evolution") and spark_version(ctx.spark) < (4, 1):
+        raise ValidationError(
+            f"MERGE WITH SCHEMA EVOLUTION: Spark 4.1's statement, not in PySpark {ctx.spark.version}'s SQL"
+        )
     table = ref.load()
     branch = _branch(ref, table, "MERGE INTO")
     rewrite_tables(ctx, tree, skip=target)
@@ -371,6 +376,7 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
         source_alias=source_alias,
         target_alias=alias,
         branch=branch,
+        merge_schema=bool(tree.meta.get("schema_evolution")),
     )
     for when in tree.args["whens"].expressions:
         _clause(builder, when, table, alias)

@@ -90,7 +90,13 @@ def cte_names(tree: exp.Expr) -> frozenset[str]:
 def spark_major(spark: Any) -> int:
     """The session's Spark major version (3 or 4): statements whose Spark behaviour differs
     between the lines follow the session's."""
-    return int(str(spark.version).split(".")[0])
+    return spark_version(spark)[0]
+
+
+def spark_version(spark: Any) -> tuple[int, int]:
+    """The session's Spark (major, minor) version, `(4, 1)` for 4.1.0."""
+    parts = str(spark.version).split(".")
+    return int(parts[0]), int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
 
 
 def table_parts(table: exp.Table) -> list[str] | None:
