@@ -3,8 +3,8 @@ RESTSessionCatalog reads them: the path `prefix`, the `namespace-separator`, the
 (HEAD for the exists checks only when listed) and the `storage-credentials` of a loaded or
 created table.
 
-Apache Iceberg's RESTCatalogServer answers with no prefix, the `%1F` separator, every endpoint
-and no credentials; other servers (Polaris, Unity, Gravitino, ...) answer otherwise. So a small
+Apache Iceberg's RESTCatalogServer (1.11) answers with no prefix, the `%2E` separator, every
+endpoint and no credentials; other servers (Polaris, Unity, Gravitino, ...) answer otherwise. So a small
 rewriting proxy stands in front of the real server and plays such a server: it changes the
 /v1/config answer and the loadTable / createTable answers, and maps the requests back to what
 the real server understands (requests a server of that shape would not route are answered
@@ -47,9 +47,14 @@ class ServerShapeProxy:
         separator: str | None = None,
         endpoints: str = "as-is",
         vend: Callable[[Json], Json] | None = None,
+        idempotency: bool = False,
+        lose_first: Callable[[str], bool] | None = None,
     ) -> None:
         self.upstream = urllib.parse.urlsplit(upstream)
         self.seen: list[str] = []
+        # (`METHOD path`, its Idempotency-Key header or None) of every request after /v1/config.
+        self.keys: list[tuple[str, str | None]] = []
+        lost: set[str] = set()
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -74,6 +79,9 @@ class ServerShapeProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 proxy.seen.append(f"{self.command} {self.path}")
+                request = f"{self.command} {self.path}"
+                if not self.path.startswith("/v1/config"):
+                    proxy.keys.append((request, self.headers.get("Idempotency-Key")))
                 if endpoints != "as-is" and self.command == "HEAD":
                     self._reply(405, b"")
                     return
@@ -85,18 +93,22 @@ class ServerShapeProxy:
                         return
                     head = "/v1/" + head[len(f"/v1/{prefix}/") :]
                 parts = head.split("/")
+                # The real server's own separator (Iceberg 1.11's: %2E), which a server of
+                # the shape played would not understand.
+                up = proxy.upstream_separator()
                 if separator and len(parts) > 3 and parts[2] == "namespaces":
-                    if "%1F" in parts[3].upper():
+                    if up.upper() in parts[3].upper():
                         self._not_found("NoSuchNamespaceException", f"Namespace does not exist: {parts[3]}")
                         return
-                    parts[3] = parts[3].replace(separator, "%1F")
+                    parts[3] = parts[3].replace(separator, up)
                 if separator and query:
                     q = urllib.parse.parse_qsl(query, keep_blank_values=True)
-                    if any(k == "parent" and "\x1f" in v for k, v in q):
+                    up_sep = urllib.parse.unquote(up)
+                    if any(k == "parent" and up_sep in v for k, v in q):
                         self._not_found("NoSuchNamespaceException", "Namespace does not exist")
                         return
                     sep = urllib.parse.unquote(separator)
-                    q = [(k, v.replace(sep, "\x1f") if k == "parent" else v) for k, v in q]
+                    q = [(k, v.replace(sep, up_sep) if k == "parent" else v) for k, v in q]
                     query = urllib.parse.urlencode(q)
                 path = "/".join(parts) + (f"?{query}" if query else "")
                 conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
@@ -114,11 +126,18 @@ class ServerShapeProxy:
                     load = len(parts) == 6 and parts[4] == "tables" and self.command == "GET"
                     if (tables or load) and isinstance(result, dict) and "metadata" in result:
                         payload = json.dumps(vend(result)).encode()
+                if lose_first is not None and lose_first(request) and request not in lost:
+                    # Applied by the server, its answer lost: the connection closes unanswered.
+                    lost.add(request)
+                    self.close_connection = True
+                    return
                 self._reply(status, payload, ctype)
 
             do_GET = do_POST = do_DELETE = do_HEAD = _handle
 
         self._prefix, self._separator, self._endpoints = prefix, separator, endpoints
+        self._upstream_separator: str | None = None
+        self._idempotency = idempotency
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.uri = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -129,11 +148,26 @@ class ServerShapeProxy:
             overrides["prefix"] = self._prefix
         if self._separator:
             overrides["namespace-separator"] = self._separator
+        if self._idempotency:
+            config["idempotency-key-lifetime"] = "PT30M"
         if self._endpoints == "absent":
             config.pop("endpoints", None)
         elif self._endpoints == "no-head":
             config["endpoints"] = [e for e in config.get("endpoints", []) if not e.startswith("HEAD ")]
         return config
+
+    def upstream_separator(self) -> str:
+        """The real server's namespace separator, URL-encoded (its /v1/config; %1F by default)."""
+        if self._upstream_separator is None:
+            conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=60)
+            conn.request("GET", "/v1/config")
+            config = json.loads(conn.getresponse().read())
+            conn.close()
+            found = (config.get("overrides") or {}).get("namespace-separator") or (
+                config.get("defaults") or {}
+            ).get("namespace-separator")
+            self._upstream_separator = str(found or "%1F")
+        return self._upstream_separator
 
     def paths(self) -> list[str]:
         """The requests after /v1/config, as `METHOD path`."""
@@ -209,9 +243,10 @@ def test_exists_checks_head_only_when_the_server_lists_it(shaped: Any, s3: S3Ser
 
 
 def test_the_servers_namespace_separator_joins_nested_levels(shaped: Any, s3: S3Server) -> None:
-    """`namespace-separator: %2E` in /v1/config: nested namespaces go into paths as
-    `a%2Eb` and into the `parent` query as `a.b` (Java's RESTUtil), never with %1F."""
-    proxy = shaped(separator="%2E")
+    """`namespace-separator: %1F` in /v1/config (Java's default; Iceberg 1.11's own server
+    answers %2E): nested namespaces go into paths as `a%1Fb` and into the `parent` query as
+    `a<US>b` (Java's RESTUtil), never with %2E."""
+    proxy = shaped(separator="%1F")
     cat = _catalog(proxy, s3.properties())
     top = f"s_{uuid.uuid4().hex[:8]}"
     nested = (top, "sb")
@@ -230,9 +265,9 @@ def test_the_servers_namespace_separator_joins_nested_levels(shaped: Any, s3: S3
     cat.drop_namespace((*nested, "sc"))
     assert not cat.namespace_exists((*nested, "sc"))
     paths = proxy.paths()
-    assert any(f"/namespaces/{top}%2Esb/tables/t" in p for p in paths), paths
-    assert any(f"parent={top}.sb" in p for p in paths), paths
-    assert not any("%1F" in p.upper() for p in paths), paths
+    assert any(f"/namespaces/{top}%1Fsb/tables/t" in p.replace("%1f", "%1F") for p in paths), paths
+    assert any(f"parent={top}%1Fsb" in p.replace("%1f", "%1F") for p in paths), paths
+    assert not any("%2E" in p.upper() for p in paths), paths
 
 
 # Settings that reach no storage: the catalog's own and the `config` of the load answer, so
@@ -288,3 +323,39 @@ def test_storage_credentials_of_a_loaded_table(shaped: Any, s3: S3Server, spark:
     )
     assert "***" in shown
     assert SECRET_KEY not in shown and _DEAD["s3.secret-access-key"] not in shown
+
+
+@pytest.mark.parametrize("advertised", [True, False])
+def test_idempotency_keys_make_lost_answers_safe_to_retry(
+    shaped: Any, s3: S3Server, advertised: bool
+) -> None:
+    """`idempotency-key-lifetime` in /v1/config (Iceberg 1.11's RESTCatalogServer honours the
+    `Idempotency-Key` header): every mutation carries a UUIDv7 key, and a create and a commit
+    whose answers are lost are retried with the same key and answered with the first attempt's
+    result, applied once. Without the advertisement no key is sent (as Java) and a lost create
+    is an error."""
+    lose = lambda r: r.startswith("POST ") and ("/tables" in r or "/namespaces" in r)  # noqa: E731
+    proxy = shaped(idempotency=advertised, lose_first=lose)
+    cat = _catalog(proxy, s3.properties())
+    ns = f"i_{uuid.uuid4().hex[:8]}"
+    if not advertised:
+        with pytest.raises(Exception, match="failed"):
+            cat.create_namespace(ns)  # applied, its answer lost
+        assert cat.namespace_exists(ns)
+        assert all(key is None for _, key in proxy.keys), proxy.keys
+        return
+    cat.create_namespace(ns)
+    table = cat.create_table((ns, "t"), schema=ARROW)
+    table.append(rows(range(3)))
+    table.append(rows(range(3, 5)))
+    loaded = cat.load_table((ns, "t"))
+    assert _ids(loaded) == [0, 1, 2, 3, 4]
+    assert len(loaded.snapshots()) == 2  # each commit applied once
+    posts = [(r, k) for r, k in proxy.keys if r.startswith("POST ")]
+    assert all(k is not None and uuid.UUID(k).version == 7 for _, k in posts), posts
+    # Each lost request was sent again with its key: the same key twice in a row.
+    retried = [a for a, b in zip(posts, posts[1:]) if a == b]
+    assert len(retried) >= 3, posts  # the namespace, the table, its commits
+    assert len({k for _, k in posts}) == len(posts) - len(retried)
+    gets = [k for r, k in proxy.keys if r.startswith(("GET ", "HEAD "))]
+    assert all(k is None for k in gets)

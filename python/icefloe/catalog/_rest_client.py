@@ -4,17 +4,25 @@ responses mapped to icefloe's exceptions. Standard library only (http.client thr
 urllib), one connection per request; catalog calls are few and small next to data I/O.
 
 Credentials never appear in messages: errors name the method and path, not headers.
+
+On a server whose /v1/config advertises `idempotency-key-lifetime`, every mutation (POST,
+DELETE) carries an `Idempotency-Key` (a UUIDv7), the same on each attempt, and a lost response
+or a gateway's 429 / 502 / 503 / 504 is retried up to 3 times: the server applies the request
+once and answers a retry with the first attempt's result, so a create or a commit whose answer
+was lost is not an unknown outcome.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +59,26 @@ _BY_TYPE: dict[str, type[IcefloeError]] = {
 }
 
 
+IDEMPOTENCY_KEY = "Idempotency-Key"
+# The requests that change something (the REST spec's mutation endpoints).
+_MUTATIONS = frozenset({"POST", "DELETE"})
+# With an idempotency key: attempts after the first, on a lost response or these statuses
+# (Java's retry strategy: 429 and the gateway's 502 / 503 / 504), waiting 0.2 s, doubling.
+_IDEMPOTENT_RETRIES = 3
+_RETRIED_STATUS = frozenset({429, 502, 503, 504})
+_RETRY_WAIT_S = 0.2
+
+
+def new_idempotency_key() -> str:
+    """A UUIDv7 (RFC 9562: 48 bits of Unix milliseconds, then random bits), as Java's
+    `RESTUtil.idempotencyHeaders` makes them."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
 class RestError(IcefloeIOError):
     """An HTTP failure of the REST catalog (status, method, path in the message)."""
 
@@ -73,6 +101,9 @@ class RestClient:
         }
         self._ssl = _ssl_context(properties)
         self._timeout = float(properties.get("rest.request-timeout-seconds", "60"))
+        # Idempotency keys on mutations: set by the catalog when the server's /v1/config
+        # advertises an `idempotency-key-lifetime` (as Java's RESTSessionCatalog).
+        self.idempotency = False
 
     # ---- auth ----
     def _oauth_token(self) -> str | None:
@@ -138,28 +169,44 @@ class RestClient:
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
         data = None if body is None else json.dumps(body).encode("utf-8")
-        for attempt in range(2):
-            req = urllib.request.Request(
-                url, data=data, method=method, headers=self._request_headers(data is not None)
-            )
+        # A mutation on a server that takes idempotency keys carries one key for all its
+        # attempts, so a retry after a lost response is applied once (the server answers it
+        # with the first attempt's result).
+        key = new_idempotency_key() if self.idempotency and method in _MUTATIONS else None
+        retries = _IDEMPOTENT_RETRIES if key else 0
+        refreshed = False
+        attempt = 0
+        while True:
+            headers = self._request_headers(data is not None)
+            if key:
+                headers[IDEMPOTENCY_KEY] = key
+            req = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
                 with urllib.request.urlopen(req, timeout=self._timeout, context=self._ssl) as r:
                     raw = r.read()
                 return json.loads(raw) if raw else None
             except urllib.error.HTTPError as e:
-                if e.code == 401 and attempt == 0 and self._props.get("credential"):
+                if e.code == 401 and not refreshed and self._props.get("credential"):
+                    refreshed = True
                     with self._lock:
                         self._token = None  # expired: fetch a new one once
                     continue
+                if e.code in _RETRIED_STATUS and attempt < retries:
+                    attempt += 1
+                    time.sleep(_RETRY_WAIT_S * 2 ** (attempt - 1))
+                    continue
                 raise self._error(method, path, e, commit) from None
             except (urllib.error.URLError, OSError, TimeoutError) as e:
+                if attempt < retries:
+                    attempt += 1
+                    time.sleep(_RETRY_WAIT_S * 2 ** (attempt - 1))
+                    continue
                 if commit:
                     raise CommitStateUnknownException(
                         f"REST commit {method} {path}: no response ({e}); the commit may or may not "
                         "have been applied"
                     ) from None
                 raise RestError(f"REST request {method} {path} to {self.uri} failed: {e}", None) from None
-        raise RestError(f"REST request {method} {path}: unauthorized", 401)
 
     def _error(self, method: str, path: str, e: urllib.error.HTTPError, commit: bool) -> IcefloeError:
         try:

@@ -74,6 +74,7 @@ class RestCatalog(Catalog):
         merged = {**config.get("defaults", {}), **properties, **config.get("overrides", {})}
         super().__init__(name, **merged)
         self._client = RestClient(self.properties.get("uri", uri), self.properties)
+        self._client.idempotency = bool(config.get("idempotency-key-lifetime"))
         # The prefix goes into paths as it is (Java's ResourcePaths): `catalogs/one` stays
         # two path segments.
         prefix = self.properties.get("prefix", "").strip("/")
