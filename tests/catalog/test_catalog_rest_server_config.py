@@ -54,6 +54,8 @@ class ServerShapeProxy:
         self.seen: list[str] = []
         # (`METHOD path`, its Idempotency-Key header or None) of every request after /v1/config.
         self.keys: list[tuple[str, str | None]] = []
+        # (`METHOD path`, the real server's status) of every request after /v1/config.
+        self.statuses: list[tuple[str, int]] = []
         lost: set[str] = set()
         proxy = self
 
@@ -63,9 +65,13 @@ class ServerShapeProxy:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _reply(self, status: int, payload: bytes, ctype: str = "application/json") -> None:
+            def _reply(
+                self, status: int, payload: bytes, ctype: str = "application/json", etag: str | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                if etag:
+                    self.send_header("ETag", etag)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 if self.command != "HEAD":
@@ -117,7 +123,10 @@ class ServerShapeProxy:
                 conn.request(self.command, path, body=body, headers=headers)
                 r = conn.getresponse()
                 status, payload, ctype = r.status, r.read(), r.getheader("Content-Type") or "application/json"
+                etag = r.getheader("ETag")
                 conn.close()
+                if not self.path.startswith("/v1/config"):
+                    proxy.statuses.append((request, status))
                 if status == 200 and is_config:
                     payload = json.dumps(proxy._config(json.loads(payload))).encode()
                 elif status == 200 and vend is not None and payload and self.command in ("GET", "POST"):
@@ -131,7 +140,7 @@ class ServerShapeProxy:
                     lost.add(request)
                     self.close_connection = True
                     return
-                self._reply(status, payload, ctype)
+                self._reply(status, payload, ctype, etag)
 
             do_GET = do_POST = do_DELETE = do_HEAD = _handle
 
@@ -359,3 +368,30 @@ def test_idempotency_keys_make_lost_answers_safe_to_retry(
     assert len({k for _, k in posts}) == len(posts) - len(retried)
     gets = [k for r, k in proxy.keys if r.startswith(("GET ", "HEAD "))]
     assert all(k is None for k in gets)
+
+
+def test_unchanged_tables_load_as_not_modified(shaped: Any, s3: S3Server) -> None:
+    """Freshness-aware loading (Iceberg 1.11's server sends an ETag with each loadTable answer
+    and answers `If-None-Match` with 304): loading an unchanged table again costs a 304, and
+    its rows and metadata are the same; after a commit by another client the next load gets the
+    new version (200)."""
+    proxy = shaped()
+    cat = _catalog(proxy, s3.properties())
+    other = _catalog(proxy, s3.properties())
+    ns = f"f_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(ns)
+    cat.create_table((ns, "t"), schema=ARROW).append(rows(range(3)))
+    first = cat.load_table((ns, "t"))
+    again = cat.load_table((ns, "t"))
+    assert again.metadata_location == first.metadata_location and _ids(again) == [0, 1, 2]
+    other.load_table((ns, "t")).append(rows(range(3, 5)))
+    moved = cat.load_table((ns, "t"))
+    assert moved.metadata_location != first.metadata_location and _ids(moved) == [0, 1, 2, 3, 4]
+    loads = [
+        status
+        for r, status in proxy.statuses
+        if r.startswith("GET ") and r.endswith(f"/namespaces/{ns}/tables/t")
+    ]
+    # cat: 200, 304, then 200 for the new version (other: 200 once).
+    assert loads.count(304) == 1 and loads[:2] == [200, 304], loads
+    assert loads[-1] == 200

@@ -165,6 +165,30 @@ class RestClient:
         """Sends a request; returns the decoded JSON body (None when empty). On a commit
         (`commit=True`), 5xx and lost responses raise CommitStateUnknownException: the
         caller must check whether the commit landed before doing anything else."""
+        return self._send(method, path, body, query, commit=commit)[0]
+
+    def get_fresh(self, path: str, etag: str | None) -> tuple[Any, str | None, bool]:
+        """A GET that sends `If-None-Match: etag` when given (the REST spec's freshness-aware
+        loadTable): `(body, the answer's ETag, False)`, or `(None, etag, True)` when the server
+        answers 304 Not Modified (what the caller holds for that ETag is current)."""
+        extra = {"If-None-Match": etag} if etag else None
+        body, headers, status = self._send("GET", path, None, None, commit=False, extra=extra)
+        if status == 304:
+            return None, etag, True
+        return body, headers.get("ETag"), False
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        query: Mapping[str, str] | None,
+        *,
+        commit: bool,
+        extra: Mapping[str, str] | None = None,
+    ) -> tuple[Any, Mapping[str, str], int]:
+        """`request`'s work: `(decoded body, response headers, status)`; a 304 answer to a
+        request with `If-None-Match` returns status 304 with no body."""
         url = f"{self.uri}/{path.lstrip('/')}"
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
@@ -177,15 +201,17 @@ class RestClient:
         refreshed = False
         attempt = 0
         while True:
-            headers = self._request_headers(data is not None)
+            headers = {**self._request_headers(data is not None), **(extra or {})}
             if key:
                 headers[IDEMPOTENCY_KEY] = key
             req = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
                 with urllib.request.urlopen(req, timeout=self._timeout, context=self._ssl) as r:
                     raw = r.read()
-                return json.loads(raw) if raw else None
+                    return (json.loads(raw) if raw else None), dict(r.headers.items()), r.status
             except urllib.error.HTTPError as e:
+                if e.code == 304 and extra and "If-None-Match" in extra:
+                    return None, dict(e.headers.items()), 304
                 if e.code == 401 and not refreshed and self._props.get("credential"):
                     refreshed = True
                     with self._lock:

@@ -19,7 +19,10 @@ table's FileIO properties, on the driver and in executor tasks.
 from __future__ import annotations
 
 import json
+import threading
+import time
 import urllib.parse
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native
@@ -58,6 +61,10 @@ _DEFAULT_SEP = "%1F"
 _TABLE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}"
 _NAMESPACE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}"
 _COMMIT_TRANSACTION = "POST /v1/{prefix}/transactions/commit"
+# Freshness-aware loading: answers kept for at most this long (vended credentials in them may
+# expire; Java's table cache keeps them 5 minutes), for at most this many tables.
+_FRESH_S = 300.0
+_FRESH_MAX = 32
 
 
 class RestCatalog(Catalog):
@@ -81,6 +88,11 @@ class RestCatalog(Catalog):
         self._base = f"v1/{prefix}/" if prefix else "v1/"
         self._sep = self.properties.get("namespace-separator") or _DEFAULT_SEP
         self._endpoints = _endpoints(config.get("endpoints"))
+        # loadTable answers by table: (when, ETag, answer, its parsed metadata), newest last.
+        self._fresh: OrderedDict[Identifier, tuple[float, str, dict[str, Any], _native.TableMetadata]] = (
+            OrderedDict()
+        )
+        self._fresh_lock = threading.Lock()
 
     # ---- paths ----
     def _ns_segment(self, ns: Identifier) -> str:
@@ -95,11 +107,14 @@ class RestCatalog(Catalog):
         return f"{self._ns_path(parts[:-1])}/tables/{urllib.parse.quote(parts[-1], safe='')}"
 
     # ---- tables ----
-    def _table(self, parts: Identifier, result: dict[str, Any]) -> Table:
+    def _table(
+        self, parts: Identifier, result: dict[str, Any], metadata: _native.TableMetadata | None = None
+    ) -> Table:
         from icefloe.table import Table
 
         location = result.get("metadata-location")
-        metadata = _native.TableMetadata.from_json(json.dumps(result["metadata"]), location)
+        if metadata is None:
+            metadata = _native.TableMetadata.from_json(json.dumps(result["metadata"]), location)
         vended = _vended_io_properties(self.properties, result, metadata.location)
         return Table(parts, metadata, location or "", self, io_properties=vended)
 
@@ -193,8 +208,27 @@ class RestCatalog(Catalog):
         return result
 
     def load_table(self, identifier: IdentifierLike) -> Table:
+        """The table's current version. A table this catalog object loaded in the last
+        `_FRESH_S` seconds is asked for with `If-None-Match` (the ETag of that answer): a 304
+        reuses that answer, already parsed, where the server supports freshness-aware loading
+        (Iceberg 1.11's; Java's RESTSessionCatalog does the same)."""
         parts = self.table_identifier(identifier)
-        return self._table(parts, self._client.request("GET", self._table_path(parts)))
+        now = time.monotonic()
+        with self._fresh_lock:
+            held = self._fresh.get(parts)
+        if held is not None and now - held[0] > _FRESH_S:
+            held = None
+        result, etag, unchanged = self._client.get_fresh(self._table_path(parts), held[1] if held else None)
+        if unchanged and held is not None:
+            return self._table(parts, held[2], held[3])
+        table = self._table(parts, result)
+        with self._fresh_lock:
+            self._fresh.pop(parts, None)
+            if etag:
+                self._fresh[parts] = (now, etag, result, table.metadata)
+                while len(self._fresh) > _FRESH_MAX:
+                    self._fresh.popitem(last=False)
+        return table
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
         parts = self.table_identifier(identifier)
