@@ -523,7 +523,26 @@ class DataScan:
             include_column_stats=self.include_column_stats,
             cache=manifest_cache(self.table),
         )
-        return PlannedFiles(plan)
+        planned = PlannedFiles(plan)
+        self.table.catalog._report_scan(self.table, lambda: self._scan_report(planned))
+        return planned
+
+    def _scan_report(self, planned: PlannedFiles) -> dict[str, Any]:
+        """This scan's `scan-report` (see `icefloe._metrics_reports`)."""
+        from icefloe._metrics_reports import scan_report
+
+        snapshot = self.snapshot()
+        bound = self._bound_filter
+        filter_json: Any = True if isinstance(bound, AlwaysTrue) else json.loads(bound.to_json())
+        projection = self.projection()
+        return scan_report(
+            ".".join((self.table.catalog.name, *self.table.identifier)),
+            -1 if snapshot is None else snapshot.snapshot_id,
+            filter_json,
+            projection.schema_id,
+            [(f.field_id, f.name) for f in projection.fields],
+            planned.metrics,
+        )
 
     def plan_files(self) -> PlannedFiles:
         """The file scan tasks (one per live data file that may match), planned in Rust

@@ -56,6 +56,8 @@ class ServerShapeProxy:
         self.keys: list[tuple[str, str | None]] = []
         # (`METHOD path`, the real server's status) of every request after /v1/config.
         self.statuses: list[tuple[str, int]] = []
+        # The bodies of the metrics reports sent (POST .../tables/{table}/metrics).
+        self.reports: list[Json] = []
         lost: set[str] = set()
         proxy = self
 
@@ -85,6 +87,8 @@ class ServerShapeProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 proxy.seen.append(f"{self.command} {self.path}")
+                if body is not None and self.path.endswith("/metrics"):
+                    proxy.reports.append(json.loads(body))
                 request = f"{self.command} {self.path}"
                 if not self.path.startswith("/v1/config"):
                     proxy.keys.append((request, self.headers.get("Idempotency-Key")))
@@ -395,3 +399,39 @@ def test_unchanged_tables_load_as_not_modified(shaped: Any, s3: S3Server) -> Non
     # cat: 200, 304, then 200 for the new version (other: 200 once).
     assert loads.count(304) == 1 and loads[:2] == [200, 304], loads
     assert loads[-1] == 200
+
+
+def test_scan_and_commit_reports_reach_the_server(shaped: Any, s3: S3Server) -> None:
+    """After each commit and each scan plan the client reports a `commit-report` /
+    `scan-report` (Java's RESTMetricsReporter). Iceberg 1.11's server parses each with Java's
+    ReportMetricsRequestParser (204; a body it cannot parse is an HTTP 500); the counters are the
+    snapshot's and the plan's. `rest-metrics-reporting-enabled=false` sends none."""
+    proxy = shaped()
+    cat = _catalog(proxy, s3.properties())
+    ns = f"m_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(ns)
+    table = cat.create_table((ns, "t"), schema=ARROW)
+    table.append(rows(range(3)))
+    table.append(rows(range(3, 5)))
+    scan = cat.load_table((ns, "t")).scan(row_filter="id >= 3", selected_fields=("id",))
+    planned = len(list(scan.plan_files()))
+    statuses = [st for r, st in proxy.statuses if r.endswith("/metrics")]
+    assert statuses and all(st == 204 for st in statuses), statuses
+    commits = [r for r in proxy.reports if r["report-type"] == "commit-report"]
+    scans = [r for r in proxy.reports if r["report-type"] == "scan-report"]
+    assert [c["operation"] for c in commits] == ["append", "append"]
+    assert commits[0]["table-name"] == f"{cat.name}.{ns}.t"
+    assert commits[1]["metrics"]["added-records"] == {"unit": "count", "value": 2}
+    assert commits[1]["metrics"]["total-records"] == {"unit": "count", "value": 5}
+    assert commits[1]["metrics"]["attempts"] == {"unit": "count", "value": 1}
+    assert commits[1]["snapshot-id"] == cat.load_table((ns, "t")).metadata.current_snapshot_id
+    last = scans[-1]
+    assert last["projected-field-names"] == ["id"] and last["filter"]["type"] == "gt-eq"
+    assert last["metrics"]["result-data-files"] == {"unit": "count", "value": planned}
+    assert last["metrics"]["total-planning-duration"]["time-unit"] == "nanoseconds"
+
+    quiet = _catalog(proxy, {**s3.properties(), "rest-metrics-reporting-enabled": "false"})
+    sent = len(proxy.reports)
+    quiet.load_table((ns, "t")).append(rows(range(5, 6)))
+    assert len(list(quiet.load_table((ns, "t")).scan().plan_files())) == 3
+    assert len(proxy.reports) == sent

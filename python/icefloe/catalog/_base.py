@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from icefloe import _io, _native
 from icefloe.catalog._views import ViewCatalogMixin
@@ -305,6 +305,14 @@ class Catalog(ViewCatalogMixin, ABC):
         holding `new_metadata`, only if it still names that base. Returns the committed
         metadata (with its metadata_location). CommitConflictError if the table moved on;
         nothing is left behind in that case."""
+
+    # ---- metrics reports (a REST catalog sends them; the others keep none) ----
+    def _report_scan(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
+        """A planned scan of `table`: `report()` makes its `scan-report` (see
+        `icefloe._metrics_reports`). Never raises."""
+
+    def _report_commit(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
+        """A commit to `table`: `report()` makes its `commit-report`. Never raises."""
 
     def _check_multi_table_commit(self) -> None:
         """NotSupportedError unless `_commit_tables` can swap several tables atomically."""

@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING
 
 from icefloe import _native
-from icefloe.commit.retry import RetryPolicy
+from icefloe.commit.retry import RetryPolicy, report_commit
 from icefloe.exceptions import CommitConflictError, CommitStateUnknownException, ValidationError
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ def _commit_all(catalog: Catalog, work: list[tuple[Table, BuildFn]]) -> None:
     if not work:
         return
     start = time.monotonic()
+    start_ns = time.monotonic_ns()
     attempt = 0
     while True:
         attempt += 1
@@ -116,6 +117,7 @@ def _commit_all(catalog: Catalog, work: list[tuple[Table, BuildFn]]) -> None:
         except Exception:
             _native.delete_files(written)
             raise
-        for (table, _), metadata in zip(work, committed):
+        for (table, _), (base, _new), metadata in zip(work, changes, committed):
             table._set_metadata(metadata)
+            report_commit(table, base.metadata, metadata, attempt, time.monotonic_ns() - start_ns)
         return

@@ -19,10 +19,12 @@ table's FileIO properties, on the driver and in executor tasks.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import urllib.parse
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native
@@ -60,7 +62,9 @@ _DEFAULT_SEP = "%1F"
 # lists no endpoints do not include them.
 _TABLE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}"
 _NAMESPACE_EXISTS = "HEAD /v1/{prefix}/namespaces/{namespace}"
+logger = logging.getLogger("icefloe")
 _COMMIT_TRANSACTION = "POST /v1/{prefix}/transactions/commit"
+_REPORT_METRICS = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"
 # Freshness-aware loading: answers kept for at most this long (vended credentials in them may
 # expire; Java's table cache keeps them 5 minutes), for at most this many tables.
 _FRESH_S = 300.0
@@ -444,6 +448,26 @@ class RestCatalog(Catalog):
                 return landed
             raise
         return _native.TableMetadata.from_json(json.dumps(got["metadata"]), got.get("metadata-location"))
+
+    def _report_scan(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
+        self._send_report(table, report)
+
+    def _report_commit(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
+        self._send_report(table, report)
+
+    def _send_report(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
+        """`POST .../tables/{table}/metrics` (Java's RESTMetricsReporter): when the server lists
+        the endpoint (or no endpoints) and `rest-metrics-reporting-enabled` is not false. A
+        failure is logged, never raised: a report never fails the scan or commit it is about."""
+        if self.properties.get("rest-metrics-reporting-enabled", "true").strip().lower() == "false":
+            return
+        if self._endpoints and _REPORT_METRICS not in self._endpoints:
+            return
+        try:
+            path = f"{self._table_path(self.table_identifier(table.identifier))}/metrics"
+            self._client.request("POST", path, report())
+        except Exception as e:
+            logger.warning("icefloe: could not report metrics of %s to %s: %s", table, self.name, e)
 
     def _check_multi_table_commit(self) -> None:
         """A server that lists its endpoints must list the multi-table commit."""

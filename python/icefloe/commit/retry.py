@@ -99,6 +99,7 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
     CommitConflictError refreshes the table and retries per the table's retry policy.
     Updates `table` (and every view of it) to the committed version and returns its metadata."""
     start = time.monotonic()
+    start_ns = time.monotonic_ns()
     attempt = 0
     target = table._target
     while True:
@@ -131,6 +132,7 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             raise
         table._set_metadata(committed)
         _delete_removed_metadata_files(base.metadata, committed)
+        report_commit(table, base.metadata, committed, attempt, time.monotonic_ns() - start_ns)
         return committed
 
 
@@ -162,3 +164,23 @@ def _delete_removed_metadata_files(base: _native.TableMetadata, committed: _nati
             _native.delete_files(removed)
         except Exception as e:
             logger.warning("icefloe: could not delete old metadata files %s: %s", removed, e)
+
+
+def report_commit(
+    table: Table,
+    base: _native.TableMetadata,
+    committed: _native.TableMetadata,
+    attempts: int,
+    duration_ns: int,
+) -> None:
+    """Hands the table's catalog a `commit-report` for each snapshot the commit added (a REST
+    catalog sends them; see `icefloe._metrics_reports`)."""
+    from functools import partial
+
+    from icefloe._metrics_reports import commit_report
+
+    known = {s.get("snapshot-id") for s in base.snapshots()}
+    name = ".".join((table.catalog.name, *table.identifier))
+    for snapshot in committed.snapshots():
+        if snapshot.get("snapshot-id") not in known:
+            table.catalog._report_commit(table, partial(commit_report, name, snapshot, attempts, duration_ns))
