@@ -3,7 +3,7 @@
 # Metadata objects cross as JSON strings (small, rare); data crosses as Arrow (C Data
 # Interface); file descriptors and scan tasks cross as JSON strings (one per file).
 
-from typing import final
+from typing import Any, final
 
 import pyarrow as pa
 
@@ -95,6 +95,8 @@ class TableMetadata:
     def refs(self) -> dict[str, dict[str, object]]: ...
     def snapshot_log(self) -> list[dict[str, int]]: ...
     def metadata_log(self) -> list[dict[str, object]]: ...
+    def statistics(self) -> list[dict[str, Any]]: ...
+    def partition_statistics(self) -> list[dict[str, Any]]: ...
     def with_properties(self, updates: dict[str, str], removals: list[str]) -> TableMetadata: ...
     def with_location(self, location: str) -> TableMetadata: ...
     def apply_updates(self, updates_json: str) -> TableMetadata: ...
@@ -701,3 +703,19 @@ def commit_equality_delete_conversion(
     snapshot_properties: dict[str, str] | None = None,
 ) -> tuple[TableMetadata, list[str]]:
     """The validated row delta committing a conversion."""
+
+class NdvSketches:
+    """One Apache DataSketches theta sketch per column: `(Arrow column name, Iceberg type)`."""
+
+    def __init__(self, columns: list[tuple[str, str]]) -> None: ...
+    def update(self, batch: pa.RecordBatch) -> None: ...
+    def finish(self) -> list[tuple[bytes, float]]: ...
+
+def write_statistics_file(location: str, blobs: list[tuple[int, int, int, bytes, str]]) -> tuple[int, int]:
+    """Writes a Puffin statistics file of theta-sketch blobs `(field id, snapshot id, sequence
+    number, sketch, ndv)`; `(file size, footer size)`."""
+
+def statistics_file_sketches(
+    location: str, file_size: int | None = None
+) -> list[tuple[list[int], bytes, float]]:
+    """A statistics file's theta sketches: `[(fields, sketch bytes, estimate)]`."""

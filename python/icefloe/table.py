@@ -18,6 +18,7 @@ from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
 from icefloe.snapshots import Snapshot, SnapshotLogEntry
 from icefloe.sorting import SortOrder
+from icefloe.statistics import StatisticsFile
 from icefloe.write import pending as _pending_write
 from icefloe.write.branch import on_branch
 from icefloe.write.data import ArrowData, as_reader
@@ -160,6 +161,11 @@ class Table:
         """The snapshot a branch or tag points at, or None when there is no such ref."""
         ref = self.refs().get(name)
         return None if ref is None else self.snapshot_by_id(ref.snapshot_id)
+
+    def statistics(self) -> list[StatisticsFile]:
+        """The table's statistics files (one per snapshot that has one; see
+        `icefloe.statistics`), each with its blobs' metadata and `ndv` estimates."""
+        return [StatisticsFile.from_json(e) for e in self._metadata.statistics()]
 
     def history(self) -> list[SnapshotLogEntry]:
         return [

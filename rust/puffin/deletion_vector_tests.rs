@@ -394,7 +394,10 @@ fn bad_ranges_and_types_fail_naming_the_file() {
     expect_err(file.read_deletion_vector(&b), bad, &path, &["found 'six'"]);
     let mut b = file.metadata().blobs[0].clone();
     b.compression_codec = Some("zstd".into());
-    expect_err(file.read_blob(&b), ErrorKind::NotSupported, &path, &["compressed with 'zstd'"]);
+    expect_err(file.read_deletion_vector(&b), bad, &path, &["uncompressed deletion vector", "'zstd'"]);
+    expect_err(file.read_blob(&b), bad, &path, &["zstd-compressed", "do not decompress"]);
+    b.compression_codec = Some("lz4".into());
+    expect_err(file.read_blob(&b), ErrorKind::NotSupported, &path, &["compressed with 'lz4'", "only zstd"]);
     expect_err(
         PuffinFile::open(&golden_path("v2_deletes_position_delete_1_1.parquet"), None),
         bad,

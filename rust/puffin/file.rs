@@ -17,6 +17,9 @@ use super::deletion_vector::{self, DeletionVector};
 use crate::error::{invalid_data, not_supported, Error, ErrorKind, Result};
 use crate::io::InputFile;
 
+/// The most bytes a compressed blob may decompress to (a sketch of 4096 entries is ~32 KiB).
+const MAX_BLOB_BYTES: usize = 64 * 1024 * 1024;
+
 /// The four bytes at the start of a Puffin file and at both ends of its footer.
 pub const MAGIC: [u8; 4] = *b"PFA1";
 /// The blob type of a v3 deletion vector.
@@ -128,18 +131,26 @@ impl PuffinFile {
         &self.metadata
     }
 
-    /// The stored bytes of one blob. Compressed blobs are refused (deletion vectors never
-    /// are; statistics blobs may be, and nothing reads those yet).
+    /// The bytes of one blob, decompressed (`zstd`, as Java compresses statistics blobs);
+    /// another codec is refused.
     pub fn read_blob(&self, blob: &BlobMetadata) -> Result<Bytes> {
-        if let Some(codec) = &blob.compression_codec {
-            return Err(not_supported(format!(
-                "Puffin blob of type '{}' at offset {} is compressed with '{codec}'; compressed blobs \
-                 are not supported yet",
+        let stored = read_range(&self.input, &self.location, blob.offset, blob.length)?;
+        match blob.compression_codec.as_deref() {
+            None => Ok(stored),
+            Some("zstd") => zstd::bulk::decompress(&stored, MAX_BLOB_BYTES).map(Bytes::from).map_err(|e| {
+                invalid_data(format!(
+                    "expected a zstd-compressed Puffin blob of type '{}' at offset {}, found bytes that do \
+                     not decompress: {e}",
+                    blob.blob_type, blob.offset
+                ))
+                .with_context("file", self.location.clone())
+            }),
+            Some(codec) => Err(not_supported(format!(
+                "Puffin blob of type '{}' at offset {} is compressed with '{codec}'; only zstd is supported",
                 blob.blob_type, blob.offset
             ))
-            .with_context("file", self.location.clone()));
+            .with_context("file", self.location.clone())),
         }
-        read_range(&self.input, &self.location, blob.offset, blob.length)
     }
 
     /// Decodes a `deletion-vector-v1` blob of this file and checks its cardinality against the
@@ -149,6 +160,15 @@ impl PuffinFile {
             return Err(invalid_data(format!(
                 "Puffin blob at offset {}: expected type '{DELETION_VECTOR_V1}', found '{}'",
                 blob.offset, blob.blob_type
+            ))
+            .with_context("file", self.location.clone()));
+        }
+        if let Some(codec) = &blob.compression_codec {
+            // The spec stores deletion vectors uncompressed.
+            return Err(invalid_data(format!(
+                "Puffin blob at offset {}: expected an uncompressed deletion vector, found one compressed \
+                 with '{codec}'",
+                blob.offset
             ))
             .with_context("file", self.location.clone()));
         }

@@ -1,6 +1,7 @@
-//! Puffin files (format v3 and statistics): the container's footer and blobs, and the
-//! `deletion-vector-v1` blob that holds a data file's deleted positions: reading them, and
-//! writing deletion-vector files as Iceberg Java does.
+//! Puffin files (format v3 and statistics): the container's footer and blobs, the
+//! `deletion-vector-v1` blob that holds a data file's deleted positions (reading them, and
+//! writing deletion-vector files as Iceberg Java does), and the `apache-datasketches-theta-v1`
+//! distinct-value sketches of table statistics (`theta`).
 
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod byte_range;
@@ -8,6 +9,8 @@ mod byte_range;
 pub mod deletion_vector;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 pub mod file;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+pub mod theta;
 pub mod writer;
 
 #[cfg(test)]
@@ -19,4 +22,5 @@ pub use file::{
     BlobMetadata, FileMetadata, PuffinFile, CARDINALITY, CREATED_BY, DELETION_VECTOR_V1, MAGIC,
     REFERENCED_DATA_FILE,
 };
+pub use theta::{compact_estimate, NdvSketch, APACHE_DATASKETCHES_THETA_V1, NDV};
 pub use writer::{created_by, Blob, PuffinWriter, ROW_POSITION_FIELD_ID};

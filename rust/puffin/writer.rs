@@ -143,10 +143,17 @@ impl PuffinWriter {
 
     /// Writes the footer and completes the file; returns its size in bytes. On error the
     /// file is removed.
-    pub fn finish(mut self) -> Result<u64> {
+    pub fn finish(self) -> Result<u64> {
+        self.finish_sizes().map(|(size, _footer)| size)
+    }
+
+    /// [`PuffinWriter::finish`], also returning the footer's size in bytes (a statistics
+    /// file's `file-footer-size-in-bytes`): `(file size, footer size)`.
+    pub fn finish_sizes(mut self) -> Result<(u64, u64)> {
+        let footer_start = self.position;
         let done = self.write_footer().and_then(|()| self.output.finish());
         match done {
-            Ok(()) => Ok(self.position),
+            Ok(()) => Ok((self.position, self.position - footer_start)),
             Err(e) => {
                 self.abort();
                 Err(e)

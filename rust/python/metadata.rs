@@ -227,6 +227,16 @@ impl PyTableMetadata {
         to_py_obj(py, &v)
     }
 
+    /// The `statistics` entries (one JSON object per statistics file).
+    fn statistics<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.inner.statistics().iter().map(|v| to_py_obj(py, v)).collect()
+    }
+
+    /// The `partition-statistics` entries.
+    fn partition_statistics<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.inner.partition_statistics().iter().map(|v| to_py_obj(py, v)).collect()
+    }
+
     fn metadata_log<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let v = serde_json::to_value(self.inner.metadata_log())
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;

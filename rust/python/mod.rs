@@ -20,6 +20,7 @@ mod rewrite_deletes;
 mod rewrite_manifests;
 mod scan;
 mod single_value;
+mod statistics;
 mod write;
 
 use arrow::pyarrow::PyArrowType;
@@ -71,6 +72,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     inspect::register(m)?;
     convert_deletes::register(m)?;
     single_value::register(m)?;
+    statistics::register(m)?;
     projection::register(m)?;
     Ok(())
 }

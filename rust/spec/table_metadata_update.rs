@@ -25,18 +25,58 @@ use crate::error::{invalid_data, validation, Result};
 /// One metadata update, as the REST spec's `TableUpdate` objects.
 #[derive(Debug, Clone)]
 pub enum MetadataUpdate {
-    AddSchema { schema: Schema, last_column_id: Option<i32> },
-    SetCurrentSchema { schema_id: i32 },
-    AddSpec { spec: PartitionSpec },
-    SetDefaultSpec { spec_id: i32 },
-    AddSortOrder { order: SortOrder },
-    SetDefaultSortOrder { order_id: i32 },
-    SetSnapshotRef { name: String, reference: SnapshotRef },
-    RemoveSnapshotRef { name: String },
-    SetProperties { updates: BTreeMap<String, String> },
-    RemoveProperties { removals: Vec<String> },
-    UpgradeFormatVersion { format_version: i32 },
-    SetLocation { location: String },
+    AddSchema {
+        schema: Schema,
+        last_column_id: Option<i32>,
+    },
+    SetCurrentSchema {
+        schema_id: i32,
+    },
+    AddSpec {
+        spec: PartitionSpec,
+    },
+    SetDefaultSpec {
+        spec_id: i32,
+    },
+    AddSortOrder {
+        order: SortOrder,
+    },
+    SetDefaultSortOrder {
+        order_id: i32,
+    },
+    SetSnapshotRef {
+        name: String,
+        reference: SnapshotRef,
+    },
+    RemoveSnapshotRef {
+        name: String,
+    },
+    SetProperties {
+        updates: BTreeMap<String, String>,
+    },
+    RemoveProperties {
+        removals: Vec<String>,
+    },
+    UpgradeFormatVersion {
+        format_version: i32,
+    },
+    SetLocation {
+        location: String,
+    },
+    /// A statistics file of a snapshot (the spec's `statistics` entry), replacing the one of
+    /// that snapshot.
+    SetStatistics {
+        statistics: Value,
+    },
+    RemoveStatistics {
+        snapshot_id: i64,
+    },
+    SetPartitionStatistics {
+        statistics: Value,
+    },
+    RemovePartitionStatistics {
+        snapshot_id: i64,
+    },
 }
 
 /// `-1` in `set-current-schema`, `set-default-spec`, `set-default-sort-order`: the last added.
@@ -57,6 +97,19 @@ fn i32_field(o: &Value, key: &str, action: &str) -> Result<i32> {
     let v = int_field(o, key, action)?;
     i32::try_from(v)
         .map_err(|_| invalid_data(format!("metadata update '{action}': '{key}' {v} is out of range")))
+}
+
+/// A `statistics` / `partition-statistics` object of an update, with its `snapshot-id` and
+/// `statistics-path`.
+fn statistics_entry(o: &Value, key: &str, action: &str) -> Result<Value> {
+    let entry = field(o, key, action)?;
+    entry_snapshot_id(entry)?;
+    str_field(entry, "statistics-path", action)?;
+    Ok(entry.clone())
+}
+
+fn entry_snapshot_id(entry: &Value) -> Result<i64> {
+    int_field(entry, "snapshot-id", "statistics")
 }
 
 fn str_field<'a>(o: &'a Value, key: &str, action: &str) -> Result<&'a str> {
@@ -115,11 +168,20 @@ impl MetadataUpdate {
                 MetadataUpdate::UpgradeFormatVersion { format_version: i32_field(v, "format-version", action)? }
             }
             "set-location" => MetadataUpdate::SetLocation { location: str_field(v, "location", action)?.to_string() },
+            "set-statistics" => MetadataUpdate::SetStatistics { statistics: statistics_entry(v, "statistics", action)? },
+            "remove-statistics" => MetadataUpdate::RemoveStatistics { snapshot_id: int_field(v, "snapshot-id", action)? },
+            "set-partition-statistics" => MetadataUpdate::SetPartitionStatistics {
+                statistics: statistics_entry(v, "partition-statistics", action)?,
+            },
+            "remove-partition-statistics" => {
+                MetadataUpdate::RemovePartitionStatistics { snapshot_id: int_field(v, "snapshot-id", action)? }
+            }
             other => {
                 return Err(invalid_data(format!(
                     "unknown metadata update action '{other}': expected one of add-schema, set-current-schema, \
                      add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-snapshot-ref, \
-                     remove-snapshot-ref, set-properties, remove-properties, upgrade-format-version, set-location"
+                     remove-snapshot-ref, set-properties, remove-properties, upgrade-format-version, set-location, \
+                     set-statistics, remove-statistics, set-partition-statistics, remove-partition-statistics"
                 )))
             }
         })
@@ -225,6 +287,25 @@ impl TableMetadata {
             }
             MetadataUpdate::SetLocation { location } => {
                 *self = self.with_location(location)?.relog_from(self);
+            }
+            MetadataUpdate::SetStatistics { statistics } => {
+                let sid = entry_snapshot_id(statistics)?;
+                self.snapshot_by_id(sid).ok_or_else(|| {
+                    invalid_data(format!("metadata update 'set-statistics': no snapshot {sid} in the table"))
+                })?;
+                self.statistics.retain(|e| entry_snapshot_id(e).ok() != Some(sid));
+                self.statistics.push(statistics.clone());
+            }
+            MetadataUpdate::RemoveStatistics { snapshot_id } => {
+                self.statistics.retain(|e| entry_snapshot_id(e).ok() != Some(*snapshot_id));
+            }
+            MetadataUpdate::SetPartitionStatistics { statistics } => {
+                let sid = entry_snapshot_id(statistics)?;
+                self.partition_statistics.retain(|e| entry_snapshot_id(e).ok() != Some(sid));
+                self.partition_statistics.push(statistics.clone());
+            }
+            MetadataUpdate::RemovePartitionStatistics { snapshot_id } => {
+                self.partition_statistics.retain(|e| entry_snapshot_id(e).ok() != Some(*snapshot_id));
             }
         }
         Ok(())

@@ -435,3 +435,26 @@ def test_scan_and_commit_reports_reach_the_server(shaped: Any, s3: S3Server) -> 
     quiet.load_table((ns, "t")).append(rows(range(5, 6)))
     assert len(list(quiet.load_table((ns, "t")).scan().plan_files())) == 3
     assert len(proxy.reports) == sent
+
+
+def test_statistics_files_reach_the_server(shaped: Any, s3: S3Server) -> None:
+    """A statistics file registered by `compute_table_stats` is a `set-statistics` update of
+    the REST commit (Iceberg's server keeps it: another client loads it); expiring its snapshot
+    sends `remove-statistics`."""
+    proxy = shaped()
+    cat = _catalog(proxy, s3.properties())
+    ns = f"st_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(ns)
+    table = cat.create_table((ns, "t"), schema=ARROW)
+    table.append(rows(range(10)))
+    stats = table.maintenance.compute_table_stats()
+    assert stats is not None
+    other = _catalog(proxy, s3.properties())
+    listed = other.load_table((ns, "t")).statistics()
+    assert [(f.snapshot_id, f.statistics_path) for f in listed] == [
+        (stats.snapshot_id, stats.statistics_path)
+    ]
+    assert listed[0].ndv == stats.ndv and max(stats.ndv.values()) == 10
+    table.append(rows(range(10, 12)))
+    table.maintenance.expire_snapshots(snapshot_ids=[stats.snapshot_id])
+    assert other.load_table((ns, "t")).statistics() == []

@@ -86,6 +86,16 @@ def requirements_and_updates(
     if gone:
         ups.append({"action": "remove-snapshots", "snapshot-ids": gone})
 
+    # Statistics files, by snapshot: set when new or changed, removed when gone.
+    for kind, action in (("statistics", "statistics"), ("partition-statistics", "partition-statistics")):
+        before = {e["snapshot-id"]: e for e in b.get(kind) or []}
+        after = {e["snapshot-id"]: e for e in n.get(kind) or []}
+        for sid, entry in after.items():
+            if before.get(sid) != entry:
+                ups.append({"action": f"set-{action}", "snapshot-id": sid, kind: entry})
+        for sid in sorted(set(before) - set(after)):
+            ups.append({"action": f"remove-{action}", "snapshot-id": sid})
+
     # Refs: each changed one asserted at its base value, as Java does.
     brefs, nrefs = _refs(b), _refs(n)
     for name, ref in nrefs.items():

@@ -5,6 +5,7 @@
     compacted = table.maintenance.rewrite_data_files(spark=spark)
     converted = table.maintenance.convert_equality_deletes()
     clustered = table.maintenance.rewrite_manifests()
+    stats = table.maintenance.compute_table_stats()
 
 Each method returns a result with counts and bytes. Times (`older_than`) are a `datetime`
 with a time zone, or epoch milliseconds. The work is in `expire_snapshots.py`,
@@ -14,7 +15,7 @@ room `rust/maintenance/`); this class only delegates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icefloe.expressions import BooleanExpression
+    from icefloe.statistics import StatisticsFile
     from icefloe.table import Table
 
 __all__ = [
@@ -47,6 +49,25 @@ class Maintenance:
 
     def __init__(self, table: Table) -> None:
         self._table = table
+
+    def compute_table_stats(
+        self, columns: Sequence[str] | None = None, snapshot_id: int | None = None
+    ) -> StatisticsFile | None:
+        """Distinct-value sketches (Apache DataSketches theta, the `ndv` of each) of the
+        snapshot's columns (default: the current snapshot, every top-level primitive column),
+        written to a Puffin statistics file and registered in the table metadata, as Iceberg
+        Java's `compute_table_stats`. None when the table has no snapshot. See
+        `icefloe.maintenance.table_statistics`."""
+        from icefloe.maintenance import table_statistics
+
+        return table_statistics.compute_table_stats(self._table, columns, snapshot_id)
+
+    def statistics_estimates(self, snapshot_id: int | None = None) -> dict[str, float]:
+        """The distinct-value estimates of the snapshot's statistics file (default current),
+        read from its theta sketches, by column name ({} when it has none)."""
+        from icefloe.maintenance import table_statistics
+
+        return table_statistics.sketch_estimates(self._table, snapshot_id)
 
     def expire_snapshots(
         self,

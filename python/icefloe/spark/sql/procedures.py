@@ -229,6 +229,18 @@ def _rewrite_position_deletes(ctx: Context, table: Table, args: dict[str, Any]) 
     ]
 
 
+def _compute_table_stats(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's ComputeTableStatsProcedure: the statistics file's path, or no row when the table
+    has no snapshot."""
+    columns = args.get("columns")
+    sid = args.get("snapshot_id")
+    stats = table.maintenance.compute_table_stats(
+        columns=None if columns is None else [str(c) for c in columns],
+        snapshot_id=None if sid is None else int(sid),
+    )
+    return [] if stats is None else [(stats.statistics_path,)]
+
+
 def _ancestors_of(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's `AncestorsOfProcedure`: the snapshot (default the current one) and its
     ancestors, newest first, each with its commit time in milliseconds."""
@@ -444,6 +456,9 @@ _PROCEDURES = {
             ("deleted_statistics_files_count", _LONG),
         ],
         _expire,
+    ),
+    "compute_table_stats": _Procedure(
+        ("table", "snapshot_id", "columns"), 1, [("statistics_file", _STRING)], _compute_table_stats
     ),
     "remove_orphan_files": _Procedure(
         (
