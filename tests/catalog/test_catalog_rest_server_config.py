@@ -210,6 +210,13 @@ def _catalog(proxy: ServerShapeProxy, props: dict[str, str]) -> RestCatalog:
     return c
 
 
+def _fresh_table(cat: RestCatalog, prefix: str) -> tuple[str, Any]:
+    """A new namespace `<prefix>_<hex>` and its table `t` (schema ARROW): (namespace, table)."""
+    ns = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    cat.create_namespace(ns)
+    return ns, cat.create_table((ns, "t"), schema=ARROW)
+
+
 def _ids(table: Any) -> list[int]:
     return sorted(table.scan().to_arrow().column("id").to_pylist())
 
@@ -408,9 +415,7 @@ def test_scan_and_commit_reports_reach_the_server(shaped: Any, s3: S3Server) -> 
     snapshot's and the plan's. `rest-metrics-reporting-enabled=false` sends none."""
     proxy = shaped()
     cat = _catalog(proxy, s3.properties())
-    ns = f"m_{uuid.uuid4().hex[:8]}"
-    cat.create_namespace(ns)
-    table = cat.create_table((ns, "t"), schema=ARROW)
+    ns, table = _fresh_table(cat, "m")
     table.append(rows(range(3)))
     table.append(rows(range(3, 5)))
     scan = cat.load_table((ns, "t")).scan(row_filter="id >= 3", selected_fields=("id",))
@@ -443,9 +448,7 @@ def test_statistics_files_reach_the_server(shaped: Any, s3: S3Server) -> None:
     sends `remove-statistics`."""
     proxy = shaped()
     cat = _catalog(proxy, s3.properties())
-    ns = f"st_{uuid.uuid4().hex[:8]}"
-    cat.create_namespace(ns)
-    table = cat.create_table((ns, "t"), schema=ARROW)
+    ns, table = _fresh_table(cat, "st")
     table.append(rows(range(10)))
     stats = table.maintenance.compute_table_stats()
     assert stats is not None
