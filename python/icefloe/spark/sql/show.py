@@ -17,7 +17,6 @@ on icefloe tables, with the rows Spark gives for Iceberg Java's `SparkTable`:
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
@@ -297,8 +296,7 @@ def _describe_column(ctx: Context, table: Table, column: exp.Expression, extende
 
 def _has_current_statistics(table: Table) -> bool:
     current = table.metadata.current_snapshot_id
-    stats = json.loads(table.metadata.to_json()).get("statistics") or []
-    return current is not None and any(s.get("snapshot-id") == current for s in stats)
+    return current is not None and any(f.snapshot_id == current for f in table.statistics())
 
 
 def _row_lineage_columns(spark: Any, table: Table) -> bool:
