@@ -16,18 +16,18 @@ one that does not (an append) is retried on the refreshed table.
 `table.update_schema()` and friends are the same thing with a one-change transaction.
 
 Writes (PyIceberg's `tx.append`, `tx.overwrite`, `tx.delete`, `tx.dynamic_partition_overwrite`,
-`tx.upsert`) go into the same version: each runs now, as `Table`'s operation of that name on
-the table as staged so far (a delete sees the rows appended before it in the transaction; an
-append sees a column added before it), writing its data and manifests, but its snapshot only
-joins the staged metadata (`_StagedWrites`). The commit swaps in the staged metadata as ONE new
-version holding every write's snapshot, in order (as Iceberg Java's transactions: one metadata
-file, no files for the steps between). When the table moved meanwhile, each write is first
-validated against the commits made since the transaction began, as its own commit would be (an
-append conflicts with nothing; a delete with a concurrent file that may hold rows it deletes),
-and then everything is applied again on the moved table, reusing the data and delete files and
-writing new manifests. A transaction that does not commit (an exception in the `with` block, a
-failed commit, the object dropped) deletes every file its writes made (never the files
-`add_files` registered).
+`tx.upsert`, and `tx.update`, `tx.merge`) go into the same version: each runs now, as `Table`'s
+operation of that name on the table as staged so far (a delete sees the rows appended before it
+in the transaction; an append sees a column added before it), writing its data and manifests,
+but its snapshot only joins the staged metadata (`_StagedWrites`). The commit swaps in the
+staged metadata as ONE new version holding every write's snapshot, in order (as Iceberg Java's
+transactions: one metadata file, no files for the steps between). When the table moved
+meanwhile, each write is first validated against the commits made since the transaction began,
+as its own commit would be (an append conflicts with nothing; a delete with a concurrent file
+that may hold rows it deletes), and then everything is applied again on the moved table,
+reusing the data and delete files and writing new manifests. A transaction that does not commit
+(an exception in the `with` block, a failed commit, the object dropped) deletes every file its
+writes made (never the files `add_files` registered).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from icefloe.update_schema import UpdateSchema
     from icefloe.update_sort_order import ReplaceSortOrder
     from icefloe.update_spec import UpdateSpec
-    from icefloe.write.merge import MergeClauses
+    from icefloe.write.merge import MergeClauses, TableMerger
     from icefloe.write.row_level import UpsertResult
 
 logger = logging.getLogger("icefloe")
@@ -347,6 +347,29 @@ class Transaction:
         earlier in the transaction included)."""
         self._writer().delete(delete_filter, snapshot_properties, case_sensitive)
         return self
+
+    def update(
+        self,
+        condition: BooleanExpression | str,
+        set: Mapping[str, Any],  # SQL's clause name, as Table.update
+        snapshot_properties: dict[str, str] | None = None,
+        case_sensitive: bool = True,
+    ) -> Transaction:
+        """`Table.update` in this transaction, of the rows as staged so far."""
+        self._writer().update(condition, set, snapshot_properties, case_sensitive)
+        return self
+
+    def merge(
+        self,
+        source: ArrowData,
+        on: str,
+        source_alias: str = "source",
+        target_alias: str = "target",
+        snapshot_properties: dict[str, str] | None = None,
+    ) -> TableMerger:
+        """`Table.merge` in this transaction: add clauses, then `.execute()`, which stages the
+        MERGE's snapshot here (against the rows as staged so far)."""
+        return self._writer().merge(source, on, source_alias, target_alias, snapshot_properties)
 
     def upsert(
         self,

@@ -311,3 +311,25 @@ def test_merge_with_schema_evolution_on_spark_35(env: Env, ns: str) -> None:
         spark.sql(text.replace("ice.", f"{env.java}."))
     with pytest.raises(ValidationError, match=r"Spark 4\.1's statement"):
         icefloe.spark.sql(spark, text, catalogs={"ice": env.catalog})
+
+
+@pytest.mark.parametrize("env", ["filesystem"], indirect=True)  # the catalog plays no part
+def test_update_and_merge_join_the_transaction(env: Env, ns: str) -> None:
+    """`tx.update` and `tx.merge(...).execute()` stage their snapshots like the other writes:
+    one version, each seeing the rows staged before it; Java reads the result."""
+    t = table_of(env, f"{ns}.u", [1, 2, 3])
+    before = t.metadata_location
+    with t.transaction() as tx:
+        tx.append(rows([4]))
+        tx.update("id = 4", {"name": "four"})  # a row appended in this transaction
+        source = rows([3, 5], "m")
+        merger = tx.merge(source, "target.id = source.id")
+        merger.when_matched_update_all().when_not_matched_insert_all().execute()
+        assert env.catalog.load_table(f"{ns}.u").metadata_location == before
+    loaded = env.catalog.load_table(f"{ns}.u")
+    assert [e["metadata-file"] for e in loaded.metadata.metadata_log()][-1] == before
+    got = loaded.scan().to_arrow().sort_by("id")
+    assert got.to_pydict() == {"id": [1, 2, 3, 4, 5], "name": ["n1", "n2", "m3", "four", "m5"]}
+    assert len(loaded.snapshots()) == 4
+    assert_same_rows(env.java_rows(f"{ns}.u"), got, context="Java reading a transaction's update and merge")
+    assert orphans(loaded) == ()
