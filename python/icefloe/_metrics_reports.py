@@ -19,8 +19,6 @@ Json = dict[str, Any]
 _SCAN_COUNTERS: tuple[tuple[str, str, str], ...] = (
     ("result-data-files", "result_data_files", "count"),
     ("result-delete-files", "result_delete_files", "count"),
-    ("total-data-manifests", "total_data_manifests", "count"),
-    ("total-delete-manifests", "total_delete_manifests", "count"),
     ("scanned-data-manifests", "scanned_data_manifests", "count"),
     ("skipped-data-manifests", "skipped_data_manifests", "count"),
     ("total-file-size-in-bytes", "total_file_size_in_bytes", "bytes"),
@@ -89,13 +87,10 @@ def scan_report(
     for name, key, unit in _SCAN_COUNTERS:
         if key in metrics:
             counters[name] = _counter(unit, metrics[key])
-    if "total_data_manifests" not in metrics and "total_manifests" in metrics:
-        counters["total-data-manifests"] = _counter(
-            "count", metrics.get("scanned_data_manifests", 0) + metrics.get("skipped_data_manifests", 0)
-        )
-        counters["total-delete-manifests"] = _counter(
-            "count", metrics.get("scanned_delete_manifests", 0) + metrics.get("skipped_delete_manifests", 0)
-        )
+    # The plan counts manifests scanned and skipped; their sums are Java's totals.
+    for kind in ("data", "delete"):
+        total = metrics.get(f"scanned_{kind}_manifests", 0) + metrics.get(f"skipped_{kind}_manifests", 0)
+        counters[f"total-{kind}-manifests"] = _counter("count", total)
     return {
         "report-type": "scan-report",
         "table-name": table_name,

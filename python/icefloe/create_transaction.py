@@ -47,7 +47,7 @@ from icefloe.exceptions import (
     ValidationError,
 )
 from icefloe.table import Table
-from icefloe.table_transaction import _file_key
+from icefloe.table_transaction import _file_key, staged_files
 from icefloe.write import pending as _pending_write
 
 if TYPE_CHECKING:
@@ -326,19 +326,6 @@ def _first_version(metadata: _native.TableMetadata) -> _native.TableMetadata:
     doc = json.loads(metadata.to_json())
     doc["metadata-log"] = []
     return _native.TableMetadata.from_json(json.dumps(doc))
-
-
-def staged_files(
-    metadata: _native.TableMetadata, registered: set[tuple[str, str]] | None = None
-) -> list[str]:
-    """Every file the staged snapshots reference: data and delete files, manifests,
-    manifest lists, statistics; less the files `registered` by `add_files` (see
-    `_file_key`), which were there before the transaction and stay."""
-    ids = [sid for s in metadata.snapshots() if isinstance(sid := s.get("snapshot-id"), int)]
-    if not ids:
-        return []
-    files = {loc for _kind, loc, _size in _native.expired_snapshot_files(metadata, ids, [])}
-    return sorted(f for f in files if not registered or _file_key(f) not in registered)
 
 
 def _discard_files(

@@ -524,7 +524,8 @@ class DataScan:
             cache=manifest_cache(self.table),
         )
         planned = PlannedFiles(plan)
-        self.table.catalog._report_scan(self.table, lambda: self._scan_report(planned))
+        if self.table.catalog._metrics_reporting():
+            self.table.catalog._report_metrics(self.table, self._scan_report(planned))
         return planned
 
     def _scan_report(self, planned: PlannedFiles) -> dict[str, Any]:

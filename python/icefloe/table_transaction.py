@@ -195,6 +195,23 @@ def _file_key(location: str) -> tuple[str, str]:
         return ("", location)
 
 
+def staged_files(
+    metadata: _native.TableMetadata,
+    registered: set[tuple[str, str]] | None = None,
+    base: _native.TableMetadata | None = None,
+) -> list[str]:
+    """Every file the snapshots of `metadata` that `base` lacks (all of them without a base)
+    reference and no snapshot of `base` does: data and delete files, manifests, manifest lists,
+    statistics; less the files `registered` by `add_files` (see `_file_key`), which were there
+    before the transaction and stay."""
+    known = set() if base is None else {s.get("snapshot-id") for s in base.snapshots()}
+    ids = [i for s in metadata.snapshots() if isinstance(i := s.get("snapshot-id"), int) and i not in known]
+    if not ids:
+        return []
+    found = _native.expired_snapshot_files(metadata, ids, [] if base is None else [base])
+    return sorted({loc for _kind, loc, _size in found if not registered or _file_key(loc) not in registered})
+
+
 class _WriteLog:
     """What a transaction's writes left that an uncommitted end must delete: the staged
     metadata (its new snapshots reference every data, delete and manifest file the writes
@@ -210,23 +227,14 @@ class _WriteLog:
         self.manifests: list[str] = []  # what the staged builds wrote (manifests, lists)
         self.state = "open"  # "committed" / "aborted" once the transaction ended
 
-    def new_files(self) -> list[str]:
-        """The files the staged snapshots reference that the table's own do not."""
-        known = {s.get("snapshot-id") for s in self.base.snapshots()}
-        ids = [i for s in self.staged.snapshots() if isinstance(i := s.get("snapshot-id"), int)]
-        ids = [i for i in ids if i not in known]
-        if not ids:
-            return []
-        found = _native.expired_snapshot_files(self.staged, ids, [self.base])
-        return sorted({loc for _kind, loc, _size in found if _file_key(loc) not in self.registered})
-
     def discard(self) -> None:
         """Deletes what the writes made. Best effort: logged, never raised."""
         if self.state != "open":
             return
         self.state = "aborted"
         try:
-            _native.delete_files(sorted(set(self.new_files()) | set(self.manifests)))
+            made = staged_files(self.staged, self.registered, self.base)
+            _native.delete_files(sorted(set(made) | set(self.manifests)))
         except Exception as e:
             logger.warning("icefloe: transaction on %s: could not delete its files: %s", self.table, e)
         from icefloe.write import pending as _pending_write
@@ -246,7 +254,6 @@ class Transaction:
         self._autocommit = autocommit
         self._base: _native.TableMetadata = table.metadata
         self._staged: _native.TableMetadata = table.metadata
-        self._updates: list[dict[str, Any]] = []
         self._requirements: list[Requirement] = []
         # Every change in order: ("updates", [TableUpdate, ...]) or ("write", build).
         self._steps: list[tuple[str, Any]] = []
@@ -267,7 +274,6 @@ class Transaction:
         if updates:
             self._staged = self._staged.apply_updates(json.dumps(updates))
             self._log.staged = self._staged
-            self._updates.extend(updates)
             self._steps.append(("updates", list(updates)))
             # A change made on top of earlier ones of this transaction requires what they
             # require: the table as it was when the transaction began.
@@ -465,9 +471,10 @@ class Transaction:
         replayed: list[bool] = []
         if any(kind == "write" for kind, _ in self._steps):
             return self._build_with_writes(replayed), replayed
-        if not self._updates:
+        updates = [u for kind, step in self._steps if kind == "updates" for u in step]
+        if not updates:
             return None, replayed
-        updates, requirements, table = list(self._updates), list(self._requirements), self._table
+        requirements, table = list(self._requirements), self._table
         text = json.dumps(updates)
 
         def build(md: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:

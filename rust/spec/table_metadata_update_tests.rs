@@ -219,3 +219,38 @@ fn spec_reuse_follows_java_compatible_with_and_v1_needs_sequential_ids() {
     let ok = apply(&v1, json!([{"action": "add-spec", "spec": bucket(1000)}])).unwrap();
     assert_eq!(ok.partition_specs().len(), 2);
 }
+
+#[test]
+fn statistics_are_set_per_snapshot_replaced_and_removed() {
+    let md = base();
+    let stats = |sid: i64, path: &str| {
+        json!({"snapshot-id": sid, "statistics-path": path, "file-size-in-bytes": 10,
+        "file-footer-size-in-bytes": 5, "blob-metadata": []})
+    };
+    let next = apply(
+        &md,
+        json!([{"action": "set-statistics", "snapshot-id": 11, "statistics": stats(11, "/a.stats")},
+               {"action": "set-statistics", "snapshot-id": 12, "statistics": stats(12, "/b.stats")},
+               {"action": "set-statistics", "snapshot-id": 11, "statistics": stats(11, "/c.stats")}]),
+    )
+    .unwrap();
+    let paths: Vec<&str> = next.statistics().iter().filter_map(|e| e["statistics-path"].as_str()).collect();
+    assert_eq!(paths, vec!["/b.stats", "/c.stats"]); // 11's first file replaced
+    let next = apply(&next, json!([{"action": "remove-statistics", "snapshot-id": 12}])).unwrap();
+    assert_eq!(next.statistics().len(), 1);
+    let next = apply(
+        &next,
+        json!([{"action": "set-partition-statistics", "partition-statistics":
+                 {"snapshot-id": 12, "statistics-path": "/p.parquet", "file-size-in-bytes": 3}},
+               {"action": "remove-partition-statistics", "snapshot-id": 11}]),
+    )
+    .unwrap();
+    assert_eq!(next.partition_statistics().len(), 1);
+    // A statistics file of no snapshot of the table, or one without its path, is refused.
+    let err =
+        apply(&md, json!([{"action": "set-statistics", "statistics": stats(99, "/x.stats")}])).unwrap_err();
+    assert!(err.to_string().contains("no snapshot 99"), "{err}");
+    let err =
+        apply(&md, json!([{"action": "set-statistics", "statistics": {"snapshot-id": 11}}])).unwrap_err();
+    assert!(err.to_string().contains("statistics-path"), "{err}");
+}

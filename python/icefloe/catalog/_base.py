@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -307,12 +307,14 @@ class Catalog(ViewCatalogMixin, ABC):
         nothing is left behind in that case."""
 
     # ---- metrics reports (a REST catalog sends them; the others keep none) ----
-    def _report_scan(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
-        """A planned scan of `table`: `report()` makes its `scan-report` (see
-        `icefloe._metrics_reports`). Never raises."""
+    def _metrics_reporting(self) -> bool:
+        """Whether scans and commits should make reports for `_report_metrics` (their
+        building is skipped otherwise)."""
+        return False
 
-    def _report_commit(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
-        """A commit to `table`: `report()` makes its `commit-report`. Never raises."""
+    def _report_metrics(self, table: Table, report: dict[str, Any]) -> None:
+        """A `scan-report` / `commit-report` of `table` (see `icefloe._metrics_reports`).
+        Never raises."""
 
     def _check_multi_table_commit(self) -> None:
         """NotSupportedError unless `_commit_tables` can swap several tables atomically."""

@@ -15,7 +15,6 @@ deletes the files its writes made (`Transaction._end_commit`); on an unknown out
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     from icefloe.commit.target import CommitBase
     from icefloe.table import Table
     from icefloe.table_transaction import Transaction
-
-logger = logging.getLogger("icefloe")
 
 
 def _check(catalog: Catalog, transactions: list[Transaction]) -> None:
@@ -80,7 +77,6 @@ def _commit_all(catalog: Catalog, work: list[tuple[Table, BuildFn]]) -> None:
     if not work:
         return
     start = time.monotonic()
-    start_ns = time.monotonic_ns()
     attempt = 0
     while True:
         attempt += 1
@@ -99,18 +95,11 @@ def _commit_all(catalog: Catalog, work: list[tuple[Table, BuildFn]]) -> None:
             raise  # the files may be live: keep them
         except CommitConflictError as e:
             _native.delete_files(written)
-            policy = RetryPolicy.from_properties(work[0][0].metadata.properties)
-            elapsed_ms = (time.monotonic() - start) * 1000
-            if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
-                names = ", ".join(str(t) for t, _ in work)
+            names = ", ".join(str(t) for t, _ in work)
+            if not RetryPolicy.from_properties(work[0][0].metadata.properties).pause(attempt, start, names):
                 raise CommitConflictError(
                     f"multi-table commit of {names} failed after {attempt} attempt(s): {e}"
                 ) from e
-            wait = min(policy.wait_ms(attempt), max(0.0, policy.total_timeout_ms - elapsed_ms))
-            logger.debug(
-                "icefloe: multi-table commit conflicted (attempt %d); retrying in %.0f ms", attempt, wait
-            )
-            time.sleep(wait / 1000)
             for table, _ in work:
                 table.refresh()
             continue
@@ -119,5 +108,5 @@ def _commit_all(catalog: Catalog, work: list[tuple[Table, BuildFn]]) -> None:
             raise
         for (table, _), (base, _new), metadata in zip(work, changes, committed):
             table._set_metadata(metadata)
-            report_commit(table, base.metadata, metadata, attempt, time.monotonic_ns() - start_ns)
+            report_commit(table, base.metadata, metadata, attempt, int((time.monotonic() - start) * 1e9))
         return

@@ -24,7 +24,6 @@ import threading
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from icefloe import _io, _native
@@ -432,14 +431,19 @@ class RestCatalog(Catalog):
     def rename_view(self, from_identifier: IdentifierLike, to_identifier: IdentifierLike) -> None:
         self._rename("views", from_identifier, to_identifier)
 
-    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+    def _table_change(self, base: CommitBase, new_metadata: _native.TableMetadata) -> dict[str, Any]:
+        """The REST `CommitTableRequest` turning `base` into `new_metadata`."""
         parts = self.table_identifier(base.identifier)
         requirements, updates = requirements_and_updates(base.metadata, new_metadata)
-        body = {
+        return {
             "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
             "requirements": requirements,
             "updates": updates,
         }
+
+    def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
+        parts = self.table_identifier(base.identifier)
+        body = self._table_change(base, new_metadata)
         try:
             got = self._client.request("POST", self._table_path(parts), body, commit=True)
         except CommitStateUnknownException:
@@ -449,23 +453,19 @@ class RestCatalog(Catalog):
             raise
         return _native.TableMetadata.from_json(json.dumps(got["metadata"]), got.get("metadata-location"))
 
-    def _report_scan(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
-        self._send_report(table, report)
-
-    def _report_commit(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
-        self._send_report(table, report)
-
-    def _send_report(self, table: Table, report: Callable[[], dict[str, Any]]) -> None:
-        """`POST .../tables/{table}/metrics` (Java's RESTMetricsReporter): when the server lists
-        the endpoint (or no endpoints) and `rest-metrics-reporting-enabled` is not false. A
-        failure is logged, never raised: a report never fails the scan or commit it is about."""
+    def _metrics_reporting(self) -> bool:
+        """Java's RESTMetricsReporter: when the server lists the metrics endpoint (or no
+        endpoints) and `rest-metrics-reporting-enabled` is not false."""
         if self.properties.get("rest-metrics-reporting-enabled", "true").strip().lower() == "false":
-            return
-        if self._endpoints and _REPORT_METRICS not in self._endpoints:
-            return
+            return False
+        return not self._endpoints or _REPORT_METRICS in self._endpoints
+
+    def _report_metrics(self, table: Table, report: dict[str, Any]) -> None:
+        """`POST .../tables/{table}/metrics`. A failure is logged, never raised: a report never
+        fails the scan or commit it is about."""
         try:
             path = f"{self._table_path(self.table_identifier(table.identifier))}/metrics"
-            self._client.request("POST", path, report())
+            self._client.request("POST", path, report)
         except Exception as e:
             logger.warning("icefloe: could not report metrics of %s to %s: %s", table, self.name, e)
 
@@ -483,24 +483,14 @@ class RestCatalog(Catalog):
         """One `POST /v1/{prefix}/transactions/commit` of every table's requirements and
         updates: the server applies all or none (409 when one table's requirements fail)."""
         self._check_multi_table_commit()
-        table_changes, names = [], []
-        for base, new_metadata in changes:
-            parts = self.table_identifier(base.identifier)
-            requirements, updates = requirements_and_updates(base.metadata, new_metadata)
-            names.append(parts)
-            table_changes.append(
-                {
-                    "identifier": {"namespace": list(parts[:-1]), "name": parts[-1]},
-                    "requirements": requirements,
-                    "updates": updates,
-                }
-            )
+        names = [self.table_identifier(base.identifier) for base, _ in changes]
+        table_changes = [self._table_change(base, new_metadata) for base, new_metadata in changes]
         try:
             self._client.request(
                 "POST", f"{self._base}transactions/commit", {"table-changes": table_changes}, commit=True
             )
         except CommitStateUnknownException:
-            # All or nothing: the first table tells (and the others are checked too).
+            # All or nothing: it landed when every table holds its new snapshot.
             landed = [self._landed(parts, md) for parts, (_b, md) in zip(names, changes)]
             if all(m is not None for m in landed):
                 return [m for m in landed if m is not None]

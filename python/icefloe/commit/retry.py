@@ -86,6 +86,20 @@ class RetryPolicy:
             total_timeout_ms=num("commit.retry.total-timeout-ms", 1_800_000),
         )
 
+    def pause(self, attempt: int, start: float, what: object) -> bool:
+        """After losing attempt `attempt` (1-based) of a commit begun at `start`
+        (`time.monotonic()`): False when the retries or the total timeout are spent, else waits
+        the backoff and returns True."""
+        elapsed_ms = (time.monotonic() - start) * 1000
+        if attempt > self.num_retries or elapsed_ms >= self.total_timeout_ms:
+            return False
+        wait = min(self.wait_ms(attempt), max(0.0, self.total_timeout_ms - elapsed_ms))
+        logger.debug(
+            "icefloe: commit to %s conflicted (attempt %d); retrying in %.0f ms", what, attempt, wait
+        )
+        time.sleep(wait / 1000)
+        return True
+
     def wait_ms(self, retry: int) -> float:
         """Backoff before retry number `retry` (1-based): doubling from min-wait, capped at
         max-wait, with jitter so writers that collided do not collide again in step."""
@@ -99,7 +113,6 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
     CommitConflictError refreshes the table and retries per the table's retry policy.
     Updates `table` (and every view of it) to the committed version and returns its metadata."""
     start = time.monotonic()
-    start_ns = time.monotonic_ns()
     attempt = 0
     target = table._target
     while True:
@@ -114,15 +127,8 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             raise  # the files may be live: keep them
         except CommitConflictError as e:
             _native.delete_files(written)
-            policy = RetryPolicy.from_properties(table.metadata.properties)
-            elapsed_ms = (time.monotonic() - start) * 1000
-            if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
+            if not RetryPolicy.from_properties(table.metadata.properties).pause(attempt, start, table):
                 raise CommitConflictError(_gave_up(table, attempt, e)) from e
-            wait = min(policy.wait_ms(attempt), max(0.0, policy.total_timeout_ms - elapsed_ms))
-            logger.debug(
-                "icefloe: commit to %s conflicted (attempt %d); retrying in %.0f ms", table, attempt, wait
-            )
-            time.sleep(wait / 1000)
             table.refresh()
             continue
         except Exception:
@@ -132,7 +138,7 @@ def commit_with_retry(table: Table, build: BuildFn) -> _native.TableMetadata:
             raise
         table._set_metadata(committed)
         _delete_removed_metadata_files(base.metadata, committed)
-        report_commit(table, base.metadata, committed, attempt, time.monotonic_ns() - start_ns)
+        report_commit(table, base.metadata, committed, attempt, int((time.monotonic() - start) * 1e9))
         return committed
 
 
@@ -175,12 +181,12 @@ def report_commit(
 ) -> None:
     """Hands the table's catalog a `commit-report` for each snapshot the commit added (a REST
     catalog sends them; see `icefloe._metrics_reports`)."""
-    from functools import partial
-
+    if not table.catalog._metrics_reporting():
+        return  # built only for a catalog that sends them (a snapshot list is a dict per snapshot)
     from icefloe._metrics_reports import commit_report
 
     known = {s.get("snapshot-id") for s in base.snapshots()}
     name = ".".join((table.catalog.name, *table.identifier))
     for snapshot in committed.snapshots():
         if snapshot.get("snapshot-id") not in known:
-            table.catalog._report_commit(table, partial(commit_report, name, snapshot, attempts, duration_ns))
+            table.catalog._report_metrics(table, commit_report(name, snapshot, attempts, duration_ns))
