@@ -68,7 +68,7 @@ $(UV):
 # Maven (the oracle's jars, about a dozen short runs): C1 and the serial collector, half its CPU.
 export MAVEN_OPTS ?= -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 
-.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-bounds fuzz clean
+.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-stats bench-zorder bench-bounds fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -353,6 +353,9 @@ bench-s3-write: release oracle  ## bench-write's 5M rows into a table on the S3 
 
 bench-compact: release oracle  ## compaction: 2,000 small files, 10M rows, 20 partitions, 5% position-deleted: rewrite_data_files on Spark vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/compaction_bench.py
+bench-zorder: release oracle  ## z-order rewrite (zorder(id, amount)) of 400 files / 10M rows on Spark vs Java's procedure (not in make test)
+	BENCH_STRATEGY=zorder BENCH_FILES=400 BENCH_PARTITIONS=1 ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
+		$(VPY) benches/compaction_bench.py
 bench-tpch: release oracle venv4  ## the 22 TPC-H queries at SF1 on twin tables: icefloe.spark.read temp views vs Iceberg Java, PySpark 3.5 then 4.1 (not in make test; ARGS="--sf 0.1 --rust-only")
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/tpch_bench.py $(ARGS)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/tpch_bench.py $(ARGS)
@@ -372,6 +375,9 @@ bench-expire: release oracle  ## expire_snapshots removing 1,000 of 1,010 snapsh
 
 bench-orphans: release oracle  ## remove_orphan_files over 100,000 files: icefloe vs Java's procedure (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py orphans $(ARGS)
+
+bench-stats: release oracle  ## compute_table_stats of 10M rows x 4 columns on Spark: icefloe vs Java's procedure (not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/maintenance_bench.py stats $(ARGS)
 
 .PHONY: bench-streaming
 bench-streaming: release oracle  ## streaming sink, 200 micro-batches of 10,000 rows: icefloe foreachBatch(batch_writer) vs Java writeStream.format("iceberg") (not in make test)

@@ -11,6 +11,9 @@ by `amount`; `BENCH_PARTITIONS=1 BENCH_TARGET_MB=64` makes one large group that 
 engines range-partition over many tasks), and times icefloe twice: as it reads by default
 (delete-free files of a mean size of 16 MiB or more through Spark's own Parquet source) and
 with `icefloe.read.spark-parquet.enabled=false` (every file through the Rust reader).
+`BENCH_STRATEGY=zorder` rewrites with the sort strategy and `sort_order => 'zorder(id,
+amount)'` (Java's `SparkZOrderFileRewriteRunner` against icefloe's z-values from the Rust read
+task; `BENCH_FILES=400 BENCH_PARTITIONS=1` is the issue's 400 files of 10,000,000 rows).
 `BENCH_DELETES=0` writes no deletes (every file then qualifies for Spark's reader), and
 `BENCH_MIN_MEAN_FILE_BYTES` sets the size rule (0: every delete-free file). After each timed
 pair both tables must read back equal (Spark `exceptAll` both ways, read by Java) and hold the
@@ -39,6 +42,7 @@ PARTITIONS = int(os.environ.get("BENCH_PARTITIONS", "20"))
 STRATEGY = os.environ.get("BENCH_STRATEGY", "binpack")
 TARGET_MB = os.environ.get("BENCH_TARGET_MB")
 DELETES = os.environ.get("BENCH_DELETES", "1") != "0"
+ZORDER = "zorder(id, amount)"
 WAREHOUSE = ROOT / ".cache" / "bench_compaction" / "warehouse"
 BAR = 0.5
 
@@ -61,6 +65,7 @@ def create(spark: Any, name: str) -> int:
         spark.sql(f"DELETE FROM {name} WHERE id % 20 = 7")
     if STRATEGY == "sort":
         spark.sql(f"ALTER TABLE {name} WRITE ORDERED BY amount")
+    # (zorder: the order is the rewrite's own `sort_order`, not the table's)
     return int(
         spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0]
     )
@@ -90,16 +95,19 @@ def main() -> None:
 
     target = None if TARGET_MB is None else int(TARGET_MB) << 20
     java_options = "" if target is None else f", options => map('target-file-size-bytes', '{target}')"
+    strategy, sort_order = ("sort", ZORDER) if STRATEGY == "zorder" else (STRATEGY, None)
+    if sort_order is not None:
+        java_options += f", sort_order => '{sort_order}'"
 
     def run_java() -> None:
         spark.sql(
-            f"CALL oracle.system.rewrite_data_files(table => 'db.compact_java', strategy => '{STRATEGY}'"
+            f"CALL oracle.system.rewrite_data_files(table => 'db.compact_java', strategy => '{strategy}'"
             f"{java_options})"
         )
 
     def run_ours() -> None:
         catalog.load_table("db.compact_ours").maintenance.rewrite_data_files(
-            strategy=STRATEGY, target_file_size_bytes=target, spark=spark
+            strategy=strategy, sort_order=sort_order, target_file_size_bytes=target, spark=spark
         )
 
     def run_ours_rust() -> None:
@@ -118,7 +126,8 @@ def main() -> None:
         if da.exceptAll(db).limit(1).count() or db.exceptAll(da).limit(1).count() or db.count() != expected:
             raise SystemExit(f"compacted tables differ ({label})")
         jf, of = count_files(spark, java), count_files(spark, ours)
-        if jf[0] != of[0] and STRATEGY != "sort":  # a sort's file count follows each engine's size estimate
+        # a sort's (and a z-order's) file count follows each engine's size estimate
+        if jf[0] != of[0] and STRATEGY == "binpack":
             raise SystemExit(f"live data files differ: Java {jf}, icefloe {of}")
         rollback((ours,))
 

@@ -712,6 +712,10 @@ class NdvSketches:
     def update(self, batch: pa.RecordBatch) -> None: ...
     def finish(self) -> list[tuple[bytes, float]]: ...
 
+def union_theta_sketches(sketches: list[bytes]) -> tuple[bytes, float]:
+    """The union of compact theta sketches of one column: `(compact sketch bytes, estimate)`;
+    of none, the empty sketch."""
+
 def write_statistics_file(location: str, blobs: list[tuple[int, int, int, bytes, str]]) -> tuple[int, int]:
     """Writes a Puffin statistics file of theta-sketch blobs `(field id, snapshot id, sequence
     number, sketch, ndv)`; `(file size, footer size)`."""

@@ -22,5 +22,5 @@ pub use file::{
     BlobMetadata, FileMetadata, PuffinFile, CARDINALITY, CREATED_BY, DELETION_VECTOR_V1, MAGIC,
     REFERENCED_DATA_FILE,
 };
-pub use theta::{compact_estimate, NdvSketch, APACHE_DATASKETCHES_THETA_V1, NDV};
+pub use theta::{compact_estimate, union_compact, NdvSketch, APACHE_DATASKETCHES_THETA_V1, NDV};
 pub use writer::{created_by, Blob, PuffinWriter, ROW_POSITION_FIELD_ID};

@@ -10,7 +10,8 @@ use pyo3::types::PyBytes;
 use super::errors::PyResultExt;
 use crate::error::validation;
 use crate::puffin::{
-    compact_estimate, Blob, NdvSketch, PuffinFile, PuffinWriter, APACHE_DATASKETCHES_THETA_V1, NDV,
+    compact_estimate, union_compact, Blob, NdvSketch, PuffinFile, PuffinWriter, APACHE_DATASKETCHES_THETA_V1,
+    NDV,
 };
 
 /// One distinct-value sketch per named column of the batches given to `update`.
@@ -84,6 +85,17 @@ fn write_statistics_file(
     .py()
 }
 
+/// The union of compact theta sketches of one column (`compute_table_stats` on Spark: one
+/// sketch per task): `(compact sketch bytes, estimate)`; of none, the empty sketch.
+#[pyfunction]
+fn union_theta_sketches<'py>(
+    py: Python<'py>,
+    sketches: Vec<Vec<u8>>,
+) -> PyResult<(Bound<'py, PyBytes>, f64)> {
+    let (bytes, estimate) = py.detach(move || union_compact(sketches.iter().map(Vec::as_slice))).py()?;
+    Ok((PyBytes::new(py, &bytes), estimate))
+}
+
 /// One theta sketch of a statistics file: its fields, its bytes, its estimate.
 type Sketch<B> = (Vec<i32>, B, f64);
 
@@ -117,6 +129,7 @@ fn statistics_file_sketches<'py>(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NdvSketches>()?;
     m.add_function(wrap_pyfunction!(write_statistics_file, m)?)?;
+    m.add_function(wrap_pyfunction!(union_theta_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(statistics_file_sketches, m)?)?;
     Ok(())
 }

@@ -234,3 +234,91 @@ def test_the_procedure_through_icefloe_spark_sql(oracle: Oracle, catalog: Any, s
         icefloe.spark.sql(spark, f"DESCRIBE EXTENDED ice.{name} id", catalogs={"ice": catalog})
     plain = icefloe.spark.sql(spark, f"DESCRIBE ice.{name} id", catalogs={"ice": catalog}).collect()
     assert [tuple(r) for r in plain][:2] == [("col_name", "id"), ("data_type", "bigint")]
+
+
+def _sketch_bytes(path: str) -> dict[int, tuple[bytes, float]]:
+    return {fields[0]: (bytes(data), est) for fields, data, est in _native.statistics_file_sketches(path)}
+
+
+def _many_files(oracle: Oracle, rows: str, parts: int) -> str:
+    """A merge-on-read table of `parts` inserts of `rows` (one file or more each), then a
+    delete of a tenth of them (position deletes): the Spark tasks get several file tasks."""
+    name = new_table_name("stats_spark")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} ({COLUMNS}) USING iceberg TBLPROPERTIES "
+        "('format-version'='2', 'write.delete.mode'='merge-on-read')"
+    )
+    for _ in range(parts):
+        oracle.sql(f"INSERT INTO {q} {rows}")
+    oracle.sql(f"DELETE FROM {q} WHERE id % 10 = 3")
+    return name
+
+
+def test_on_spark_the_sketches_are_the_in_process_ones(oracle: Oracle, catalog: Any, spark: Any) -> None:
+    """`spark=`: each Spark task sketches its share of the file tasks (deletes applied), the
+    driver merges them with a theta union. Below 4,096 distinct values the union is exactly the
+    in-process sketch; the estimates are the true counts after the delete, and Java reads the
+    file."""
+    name = _many_files(oracle, EXACT_ROWS, 4)
+    table = catalog.load_table(name)
+    assert len(table.scan().plan_files()) >= 4
+    in_process = table.maintenance.compute_table_stats()
+    on_spark = catalog.load_table(name).maintenance.compute_table_stats(spark=spark)
+    assert in_process is not None and on_spark is not None
+    mine, theirs = _sketch_bytes(in_process.statistics_path), _sketch_bytes(on_spark.statistics_path)
+    assert set(mine) == set(theirs) and len(mine) == 7
+    for fid, (data, est) in mine.items():
+        assert theirs[fid] == (data, est), f"field {fid}: Spark's union differs from the in-process sketch"
+    ids = {f.name: f.field_id for f in table.schema().fields}
+    truth = oracle.sql(
+        "SELECT count(DISTINCT id), count(DISTINCT NULLIF(name, '')), count(DISTINCT d), "
+        "count(DISTINCT price), count(DISTINCT f), count(DISTINCT flag), count(DISTINCT ts) "
+        f"FROM {oracle.qualified(name)}"
+    )[0]
+    assert [on_spark.ndv[ids[c]] for c in ("id", "name", "d", "price", "f", "flag", "ts")] == list(truth)
+    assert truth[0] == 87  # 97 ids less the 10 with id % 10 = 3: the deletes were applied
+    jtable = oracle.java_table(name)
+    jtable.refresh()
+    listed = [f.path() for f in _java_list(jtable.statisticsFiles()) if f.snapshotId() == on_spark.snapshot_id]
+    assert listed == [on_spark.statistics_path]
+    in_java = {fields[0]: est for fields, _d, est in _sketches_in_java(oracle, jtable, on_spark.statistics_path)}
+    assert in_java == {fid: int(e) for fid, (_d, e) in theirs.items()}
+
+
+def test_on_spark_many_values_are_within_the_sketch_error(oracle: Oracle, catalog: Any, spark: Any) -> None:
+    name = new_table_name("stats_spark_many")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, name string) USING iceberg")
+    for lo in (0, 5000, 10000):  # three files: each Spark task's sketch in estimation mode
+        oracle.sql(
+            f"INSERT INTO {q} SELECT id, CONCAT('v', CAST(id % 9000 AS STRING)) "
+            f"FROM range({lo}, {lo + 6000}) AS r(id)"
+        )
+    stats = catalog.load_table(name).maintenance.compute_table_stats(spark=spark)
+    assert stats is not None
+    table = catalog.load_table(name)
+    ids = {f.name: f.field_id for f in table.schema().fields}
+    for column, truth in (("id", 16000), ("name", 9000)):
+        got = stats.ndv[ids[column]]
+        assert abs(got - truth) / truth < 0.05, (column, got, truth)
+    jtable = oracle.java_table(name)
+    in_java = {fields[0]: est for fields, _d, est in _sketches_in_java(oracle, jtable, stats.statistics_path)}
+    assert in_java == {ids[c]: stats.ndv[ids[c]] for c in ("id", "name")}
+
+
+def test_on_spark_a_failed_task_registers_nothing(
+    oracle: Oracle, catalog: Any, spark: Any, warehouse: Path
+) -> None:
+    """A data file gone from storage: the executor's error reaches the caller (naming the
+    file), no statistics are registered and no statistics file is left behind."""
+    name = _many_files(oracle, EXACT_ROWS, 2)
+    table = catalog.load_table(name)
+    before = table.metadata_location
+    victim = table.scan().plan_files()[0].file_path
+    Path(victim.removeprefix("file:")).unlink()
+    with pytest.raises(Exception, match=Path(victim).name):
+        table.maintenance.compute_table_stats(spark=spark)
+    assert catalog.load_table(name).metadata_location == before
+    metadata_dir = Path(table.metadata.metadata_root.removeprefix("file:"))
+    assert not list(metadata_dir.glob("*.stats"))

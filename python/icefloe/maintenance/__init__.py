@@ -51,16 +51,20 @@ class Maintenance:
         self._table = table
 
     def compute_table_stats(
-        self, columns: Sequence[str] | None = None, snapshot_id: int | None = None
+        self,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        spark: SparkSession | None = None,
     ) -> StatisticsFile | None:
         """Distinct-value sketches (Apache DataSketches theta, the `ndv` of each) of the
         snapshot's columns (default: the current snapshot, every top-level primitive column),
         written to a Puffin statistics file and registered in the table metadata, as Iceberg
-        Java's `compute_table_stats`. None when the table has no snapshot. See
-        `icefloe.maintenance.table_statistics`."""
+        Java's `compute_table_stats`. The rows are read and sketched on Spark's executors
+        when `spark` is given, else in this process. None when the table has no snapshot.
+        See `icefloe.maintenance.table_statistics`."""
         from icefloe.maintenance import table_statistics
 
-        return table_statistics.compute_table_stats(self._table, columns, snapshot_id)
+        return table_statistics.compute_table_stats(self._table, columns, snapshot_id, spark)
 
     def statistics_estimates(self, snapshot_id: int | None = None) -> dict[str, float]:
         """The distinct-value estimates of the snapshot's statistics file (default current),

@@ -12,7 +12,12 @@ Java's `compute_table_stats` procedure (`ComputeTableStatsSparkAction`) does:
 - the file replaces the snapshot's earlier statistics file in the metadata (the earlier file
   stays until orphan removal, as in Java); expiring the snapshot removes both.
 
-The rows are read with the table's own scan at that snapshot (deletes applied), in process.
+The rows are read with the table's own scan at that snapshot (deletes applied): in process,
+or with `spark=` on Spark's executors, as Java's procedure reads them on Spark. There each
+task reads its share of the scan's file tasks with the Rust reader and sketches them in Rust
+(the rows never become Spark rows), and the driver merges the tasks' sketches of each column
+with a theta union (Java's `ThetaSketchAgg` merges its partitions' sketches so too). In exact
+mode (below 4,096 distinct values) the merged sketch is byte for byte the in-process one.
 On any failure nothing is registered and the file is deleted.
 """
 
@@ -20,24 +25,30 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icefloe import _io, _native
+from icefloe import _io, _native, _progress
 from icefloe.exceptions import ValidationError
 from icefloe.statistics import THETA_V1, StatisticsFile
 from icefloe.types import NestedField, StructType
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icefloe.scan import DataScan
     from icefloe.schema import Schema
     from icefloe.table import Table
 
 
 def compute_table_stats(
-    table: Table, columns: Sequence[str] | None = None, snapshot_id: int | None = None
+    table: Table,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+    spark: SparkSession | None = None,
 ) -> StatisticsFile | None:
     """See the module doc."""
     if snapshot_id is None:
@@ -51,16 +62,19 @@ def compute_table_stats(
     schema = table.schemas()[snapshot.schema_id] if snapshot.schema_id is not None else table.schema()
     names = _columns(schema, columns)
     fields = [schema.find_field(name) for name in names]
-    sketches = _native.NdvSketches([(_key(i), str(f.field_type)) for i, f in enumerate(fields)])
-    reader = table.scan(
-        snapshot_id=snapshot.snapshot_id, selected_fields=tuple(names)
-    ).to_arrow_batch_reader()
-    for batch in reader:
-        sketches.update(_flattened(batch, names))
+    columns_in = [(_key(i), str(f.field_type)) for i, f in enumerate(fields)]
+    scan = table.scan(snapshot_id=snapshot.snapshot_id, selected_fields=tuple(names))
+    if spark is None:
+        sketches = _native.NdvSketches(columns_in)
+        for batch in scan.to_arrow_batch_reader():
+            sketches.update(_flattened(batch, names))
+        sketched = [(bytes(data), estimate) for data, estimate in sketches.finish()]
+    else:
+        sketched = _sketch_on_spark(spark, table, scan, names, columns_in)
     sequence_number = snapshot.sequence_number or 0
     blobs = [
-        (f.field_id, snapshot.snapshot_id, sequence_number, bytes(data), str(int(estimate)))
-        for f, (data, estimate) in zip(fields, sketches.finish())
+        (f.field_id, snapshot.snapshot_id, sequence_number, data, str(int(estimate)))
+        for f, (data, estimate) in zip(fields, sketched)
     ]
     path = _io.join(table.metadata.metadata_root, f"{snapshot.snapshot_id}-{uuid.uuid4()}.stats")
     size, footer = _native.write_statistics_file(path, blobs)
@@ -89,6 +103,53 @@ def compute_table_stats(
         _native.delete_files([path])
         raise
     return StatisticsFile.from_json(stats)
+
+
+def _sketch_on_spark(
+    spark: SparkSession, table: Table, scan: DataScan, names: list[str], columns: list[tuple[str, str]]
+) -> list[tuple[bytes, float]]:
+    """Each column's sketch of the scan's rows, sketched by Spark tasks (each over its share of
+    the file tasks, packed by bytes: one Spark task per slot) and merged here by a union."""
+    from icefloe._io import IoConfig
+    from icefloe.spark._session import packed_rows_frame, spark_job
+    from icefloe.spark._worker import prepare_worker
+    from icefloe.spark.write import executor_error
+
+    tasks = list(scan.plan_files())
+    parts: list[list[bytes]] = [[] for _ in columns]
+    if tasks:
+        read_json = scan.read_schema().to_json()
+        mapping = table.properties.get("schema.name-mapping.default")
+        io_config = IoConfig.current()
+
+        def sketch_task(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            from icefloe import _native as native
+
+            prepare_worker(io_config)
+            sketches = native.NdvSketches(columns)
+            for batch in batches:
+                for task in batch.column(1).to_pylist():
+                    for part in native.read_task(task, read_json, name_mapping=mapping):
+                        sketches.update(_flattened(part, names))
+            done = sketches.finish()
+            yield pa.RecordBatch.from_pydict(
+                {
+                    "column": pa.array(range(len(done)), pa.int32()),
+                    "sketch": pa.array([bytes(data) for data, _ in done], pa.binary()),
+                }
+            )
+
+        rows = [(i, task.to_json()) for i, task in enumerate(tasks)]
+        df = packed_rows_frame(spark, rows, [max(1, task.length) for task in tasks], "row int, task string")
+        label = f"icefloe compute_table_stats {_progress.table_label(table)}: {len(tasks)} file tasks"
+        try:
+            with spark_job(spark, label):
+                out = df.mapInArrow(sketch_task, "column int, sketch binary").collect()
+        except Exception as e:
+            raise executor_error(e) from e
+        for row in out:
+            parts[int(row["column"])].append(bytes(row["sketch"]))
+    return [(bytes(data), estimate) for data, estimate in map(_native.union_theta_sketches, parts)]
 
 
 def sketch_estimates(table: Table, snapshot_id: int | None = None) -> dict[str, float]:

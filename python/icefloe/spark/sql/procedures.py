@@ -231,12 +231,13 @@ def _rewrite_position_deletes(ctx: Context, table: Table, args: dict[str, Any]) 
 
 def _compute_table_stats(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's ComputeTableStatsProcedure: the statistics file's path, or no row when the table
-    has no snapshot."""
+    has no snapshot. Sketched on the session's executors, as Java's procedure."""
     columns = args.get("columns")
     sid = args.get("snapshot_id")
     stats = table.maintenance.compute_table_stats(
         columns=None if columns is None else [str(c) for c in columns],
         snapshot_id=None if sid is None else int(sid),
+        spark=ctx.spark,
     )
     return [] if stats is None else [(stats.statistics_path,)]
 
