@@ -220,8 +220,7 @@ def bench_stats(spark: Any, catalog: Any) -> None:
     if not catalog.table_exists(ident):
         print(f"building a table of {rows:,} rows (once, kept in {WAREHOUSE}) ...", flush=True)
         spark.sql(
-            f"CREATE TABLE oracle.{ident} (id bigint, purchaser string, amount double, qty int) "
-            "USING iceberg"
+            f"CREATE TABLE oracle.{ident} (id bigint, purchaser string, amount double, qty int) USING iceberg"
         )
         spark.sql(
             f"INSERT INTO oracle.{ident} SELECT id * 2, concat('user_', CAST(id % 100000 AS string)), "

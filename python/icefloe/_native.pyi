@@ -112,7 +112,9 @@ def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
     """Raises ValidationError naming every column of `schema` that does not fit the
     table's current schema (missing required column, unknown column, wrong type)."""
 
-def import_parquet_files(metadata: TableMetadata, paths: list[str]) -> list[str]:
+def import_parquet_files(
+    metadata: TableMetadata, paths: list[str], partitions: list[list[str | None]] | None = None
+) -> list[str]:
     """DataFile descriptors for existing Parquet files (`table.add_files`)."""
 
 def import_name_mapping(metadata: TableMetadata) -> str:

@@ -320,32 +320,51 @@ fn apply_transform(
 }
 
 /// DataFile descriptors for existing Parquet files (`table.add_files`): schema checked,
-/// metrics from the footers, one partition tuple per file from its data. Up to four files
-/// at a time; the first failure (naming its file) fails the whole call.
+/// metrics from the footers, one partition tuple per file from its data, or from
+/// `partitions` (each file's Hive-style path values, one text or None per partition field).
+/// Up to four files at a time; the first failure (naming its file) fails the whole call.
 #[pyfunction]
+#[pyo3(signature = (metadata, paths, partitions=None))]
 fn import_parquet_files(
     py: Python<'_>,
     metadata: &PyTableMetadata,
     paths: Vec<String>,
+    partitions: Option<Vec<Vec<Option<String>>>>,
 ) -> PyResult<Vec<String>> {
     let md = metadata.inner.clone();
+    if let Some(p) = &partitions {
+        if p.len() != paths.len() {
+            return Err(validation(format!(
+                "expected one partition per file, found {} for {} files",
+                p.len(),
+                paths.len()
+            )))
+            .py();
+        }
+    }
+    let jobs: Vec<(String, Option<Vec<Option<String>>>)> = match partitions {
+        Some(p) => paths.into_iter().zip(p.into_iter().map(Some)).collect(),
+        None => paths.into_iter().map(|path| (path, None)).collect(),
+    };
     let files = py
         .detach(move || -> crate::Result<Vec<crate::manifest::DataFile>> {
-            let workers = paths.len().clamp(1, 4);
-            let chunk = paths.len().div_ceil(workers).max(1);
+            let workers = jobs.len().clamp(1, 4);
+            let chunk = jobs.len().div_ceil(workers).max(1);
             std::thread::scope(|s| {
-                let handles: Vec<_> = paths
+                let handles: Vec<_> = jobs
                     .chunks(chunk)
                     .map(|part| {
                         let md = &md;
                         s.spawn(move || {
                             part.iter()
-                                .map(|p| crate::writer::parquet_import::import_parquet_file(md, p))
+                                .map(|(p, hive)| {
+                                    crate::writer::parquet_import::import_parquet_file(md, p, hive.as_deref())
+                                })
                                 .collect::<crate::Result<Vec<_>>>()
                         })
                     })
                     .collect();
-                let mut out = Vec::with_capacity(paths.len());
+                let mut out = Vec::with_capacity(jobs.len());
                 for h in handles {
                     let part = h.join().map_err(|_| {
                         crate::error::Error::new(

@@ -29,6 +29,8 @@ mod value_binary;
 mod value_human;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 mod value_json;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+mod value_partition_string;
 pub mod values;
 
 pub use location_provider::LocationProvider;

@@ -141,7 +141,7 @@ fn json_float(v: &Value) -> Option<f64> {
 }
 
 /// Parses "14.20", "-0.5", "3", "1E+2"-style decimals into (unscaled, scale).
-fn parse_decimal(s: &str) -> Option<(i128, i32)> {
+pub(crate) fn parse_decimal(s: &str) -> Option<(i128, i32)> {
     let (mant, exp) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
         None => (s, 0),
@@ -177,7 +177,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Parses `yyyy-MM-dd` (optionally signed year).
-fn parse_date(s: &str) -> Option<i32> {
+pub(crate) fn parse_date(s: &str) -> Option<i32> {
     let (neg, body) = match s.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),

@@ -27,9 +27,10 @@ use crate::error::{invalid_data, validation, Result};
 use crate::io::InputFile;
 use crate::manifest::DataFile;
 use crate::scan::FileScanTask;
+use crate::spec::values::Literal;
 use crate::spec::{
-    NameMapping, NestedField, NestedFieldRef, PrimitiveType, Schema, StructValue, TableMetadata, Type,
-    PROPERTY_NAME_MAPPING_DEFAULT,
+    NameMapping, NestedField, NestedFieldRef, PartitionSpec, PrimitiveType, Schema, StructValue,
+    TableMetadata, Type, PROPERTY_NAME_MAPPING_DEFAULT,
 };
 
 /// The table's name mapping for files without field ids: its `schema.name-mapping.default`,
@@ -97,9 +98,20 @@ fn check_required_columns(
     Ok(())
 }
 
-pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<DataFile> {
+/// The DataFile of an existing Parquet file for the table's default spec. Its partition tuple
+/// is computed from the data (exactly one per file), or, with `hive_partition`, read from the
+/// values of a Hive-style partition path (`p=1/q=a`: one text per partition field, in the
+/// spec's order, each field an identity; the columns need not be in the file), as Java's
+/// `snapshot` / `migrate` / `add_files` read a Spark table's partitions.
+pub fn import_parquet_file(
+    table: &TableMetadata,
+    location: &str,
+    hive_partition: Option<&[Option<String>]>,
+) -> Result<DataFile> {
     let schema = table.current_schema();
     let spec = table.default_spec();
+    let from_path =
+        hive_partition.map(|values| path_partition(schema, spec, values, location)).transpose()?;
     let (file, meta) = read_footer(location)?;
     let descr = meta.file_metadata().schema_descr();
     let has_ids = file_has_field_ids(descr);
@@ -158,7 +170,10 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
         .map(|l| top_level_id(&import, l.id))
         .collect::<Vec<_>>();
     let mut wanted: Vec<NestedFieldRef> = Vec::new();
-    let source_tops: Vec<i32> = spec.fields().iter().map(|p| top_level_id(schema, p.source_id)).collect();
+    let source_tops: Vec<i32> = match from_path {
+        Some(_) => vec![], // the partition comes from the path, not the data
+        None => spec.fields().iter().map(|p| top_level_id(schema, p.source_id)).collect(),
+    };
     for f in import.fields() {
         if source_tops.contains(&f.id) || float_tops.contains(&f.id) {
             wanted.push(f.clone());
@@ -171,7 +186,7 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
                 p.name, p.source_id
             )));
         }
-        if !columns.iter().flatten().any(|l| l.id == p.source_id) {
+        if from_path.is_none() && !columns.iter().flatten().any(|l| l.id == p.source_id) {
             let name = schema.name_by_id(p.source_id).unwrap_or("?");
             return Err(validation(format!(
                 "file {location} has no column '{name}' (field id {}), the source of partition field '{}': \
@@ -182,7 +197,11 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
     }
     let projected =
         Schema::new(schema.schema_id(), wanted.iter().map(|f| f.as_ref().clone()).collect(), vec![])?;
-    let partitioner = Partitioner::try_new(&projected, spec)?;
+    // With the partition from the path, the data is read for the float metrics only.
+    let partitioner = match from_path {
+        Some(_) => None,
+        None => Some(Partitioner::try_new(&projected, spec)?).filter(|p| !p.is_unpartitioned()),
+    };
     let mut floats = FloatCollector::new(&projected);
     let size = i64::try_from(file.len())
         .map_err(|_| invalid_data("file too large").with_context("file", location))?;
@@ -195,16 +214,16 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
         for batch in read_task(&task, &projected, opts)? {
             let batch = batch.map_err(|e| e.with_context("file", location))?;
             floats.update(&batch)?;
-            if partitioner.is_unpartitioned() {
+            let Some(partitioner) = &partitioner else {
                 continue;
-            }
+            };
             let groups = partitioner.group(&batch)?;
             for g in 0..groups.num_groups() {
                 let key = groups.key_bytes(g);
                 match &partition {
-                    None => partition = Some((key.to_vec(), groups.partition_value(&partitioner, g)?)),
+                    None => partition = Some((key.to_vec(), groups.partition_value(partitioner, g)?)),
                     Some((k, first)) if k.as_slice() != key => {
-                        let other = groups.partition_value(&partitioner, g)?;
+                        let other = groups.partition_value(partitioner, g)?;
                         return Err(validation(format!(
                             "file {location} holds rows of more than one partition of spec {} ({} and {}): \
                              add_files needs exactly one partition per file",
@@ -218,10 +237,11 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
             }
         }
     }
-    df.partition = match partition {
-        Some((_, value)) => value,
-        None if spec.fields().is_empty() => vec![],
-        None => {
+    df.partition = match (from_path, partition) {
+        (Some(value), _) => value,
+        (None, Some((_, value))) => value,
+        (None, None) if spec.fields().is_empty() => vec![],
+        (None, None) => {
             return Err(validation(format!(
                 "file {location} holds no rows: add_files cannot tell its partition in spec {}",
                 spec.spec_id()
@@ -233,6 +253,46 @@ pub fn import_parquet_file(table: &TableMetadata, location: &str) -> Result<Data
     fill_metrics_of_columns(&mut df, &meta, &all, &columns, &config, &floats)
         .map_err(|e| e.with_context("file", location))?;
     Ok(df)
+}
+
+/// The partition tuple of a Hive-style path's values (see `import_parquet_file`).
+fn path_partition(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    values: &[Option<String>],
+    location: &str,
+) -> Result<StructValue> {
+    if values.len() != spec.fields().len() {
+        return Err(validation(format!(
+            "file {location}: expected {} partition values for spec {} from its path, found {}",
+            spec.fields().len(),
+            spec.spec_id(),
+            values.len()
+        )));
+    }
+    spec.fields()
+        .iter()
+        .zip(values)
+        .map(|(p, text)| {
+            if !p.transform.is_identity() {
+                return Err(validation(format!(
+                    "file {location}: a partition path gives identity values, but partition field '{}' is {}",
+                    p.name, p.transform
+                )));
+            }
+            let ty = match schema.field_by_id(p.source_id).map(|f| &f.field_type) {
+                Some(Type::Primitive(ty)) => ty,
+                _ => {
+                    return Err(validation(format!(
+                        "file {location}: partition field '{}' has no primitive source column (field id {})",
+                        p.name, p.source_id
+                    )))
+                }
+            };
+            Literal::from_partition_string(ty, text.as_deref())
+                .map_err(|e| e.with_context("file", location).with_context("partition field", p.name.clone()))
+        })
+        .collect()
 }
 
 fn show_tuple(v: &StructValue) -> String {

@@ -280,9 +280,13 @@ def test_on_spark_the_sketches_are_the_in_process_ones(oracle: Oracle, catalog: 
     assert truth[0] == 87  # 97 ids less the 10 with id % 10 = 3: the deletes were applied
     jtable = oracle.java_table(name)
     jtable.refresh()
-    listed = [f.path() for f in _java_list(jtable.statisticsFiles()) if f.snapshotId() == on_spark.snapshot_id]
+    listed = [
+        f.path() for f in _java_list(jtable.statisticsFiles()) if f.snapshotId() == on_spark.snapshot_id
+    ]
     assert listed == [on_spark.statistics_path]
-    in_java = {fields[0]: est for fields, _d, est in _sketches_in_java(oracle, jtable, on_spark.statistics_path)}
+    in_java = {
+        fields[0]: est for fields, _d, est in _sketches_in_java(oracle, jtable, on_spark.statistics_path)
+    }
     assert in_java == {fid: int(e) for fid, (_d, e) in theirs.items()}
 
 

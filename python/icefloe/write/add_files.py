@@ -39,7 +39,11 @@ def add_files(
     file_paths: Iterable[str],
     snapshot_properties: dict[str, str] | None = None,
     check_duplicate_files: bool = True,
+    partitions: list[list[str | None]] | None = None,
 ) -> Snapshot | None:
+    """See the module doc. `partitions`: each file's partition tuple as the texts of its
+    Hive-style folder names (one per partition field of the default spec, identity fields
+    only; None for a null), instead of computing it from the data."""
     if isinstance(file_paths, str):
         raise ValidationError("add_files takes a list of file paths, found one string")
     paths = [str(p) for p in file_paths]
@@ -61,7 +65,7 @@ def add_files(
             raise ValidationError(
                 f"Cannot add files that are already referenced by table, files: {', '.join(referenced)}"
             )
-    descriptors = _native.import_parquet_files(table.metadata, paths)
+    descriptors = _native.import_parquet_files(table.metadata, paths, partitions)
     mapping = None if NAME_MAPPING in table.properties else _native.import_name_mapping(table.metadata)
     props = snapshot_props(snapshot_properties)
 

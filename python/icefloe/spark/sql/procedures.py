@@ -24,6 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql import migration_procedures
 from icefloe.spark.sql.dialect import IcebergSpark
 from icefloe.spark.sql.query import Context, to_spark_sql
 
@@ -522,6 +523,20 @@ _PROCEDURES = {
         2,
         [("added_files_count", f"{_LONG} NOT NULL"), ("changed_partition_count", _LONG)],
         _add_files,
+    ),
+    "snapshot": _Procedure(
+        ("source_table", "table", "location", "properties", "parallelism", "ignore_missing_files"),
+        2,
+        [("imported_files_count", f"{_LONG} NOT NULL")],
+        migration_procedures.snapshot,
+        loads=False,
+    ),
+    "migrate": _Procedure(
+        ("table", "properties", "drop_backup", "backup_table_name", "parallelism", "ignore_missing_files"),
+        1,
+        [("migrated_files_count", f"{_LONG} NOT NULL")],
+        migration_procedures.migrate,
+        loads=False,
     ),
     "create_changelog_view": _Procedure(
         ("table", "changelog_view", "options", "compute_updates", "identifier_columns", "net_changes"),

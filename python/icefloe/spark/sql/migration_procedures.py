@@ -1,0 +1,184 @@
+"""`CALL system.snapshot(...)` and `CALL system.migrate(...)` through `icefloe.spark.sql`:
+a Parquet table of Spark's session catalog (`spark_catalog`) into a table of the procedure's
+icefloe catalog, as Iceberg Java's `SnapshotTableProcedure` / `MigrateTableProcedure` (whose
+work `icefloe.migration` does).
+
+The source is read as Java's `SparkTableUtil` reads it, through Spark's session catalog: its
+schema (partition columns last), its partition columns, location, provider and properties
+(`DESCRIBE TABLE EXTENDED`, `SHOW TBLPROPERTIES`), and its registered partitions
+(`SHOW PARTITIONS`, each at its default folder under the location). Only Parquet tables:
+Java's ORC and Avro imports are a NotSupportedError.
+
+- `snapshot(source_table, table [, location] [, properties])`: a new icefloe table `table`
+  over the source's files; the source is untouched. Java's row: `imported_files_count`.
+- `migrate(table [, properties] [, drop_backup] [, backup_table_name])`: the Spark table
+  `table` is renamed to its backup (`<name>_BACKUP_`, or `backup_table_name`), then the
+  icefloe table of the same namespace and name is created over its files at its location;
+  on failure the backup is renamed back. `drop_backup => true` drops the backup (its files
+  stay: only an EXTERNAL table, one created with a `LOCATION`, can be migrated, since Spark
+  moves a managed table's folder when it renames it). Java's row: `migrated_files_count`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.spark.sql.dialect import IcebergSpark
+
+if TYPE_CHECKING:
+    from icefloe.migration import ParquetSource
+    from icefloe.spark.sql.query import Context
+
+BACKUP_SUFFIX = "_BACKUP_"
+SESSION_CATALOG = "spark_catalog"
+
+
+def _parts(name: str) -> list[str]:
+    return [p.name for p in exp.to_table(name, dialect=IcebergSpark).parts]
+
+
+def _session_table(ctx: Context, name: str) -> tuple[str, str]:
+    """(namespace, name) of a table of Spark's session catalog, named with or without
+    `spark_catalog.` (without a namespace: Spark's current database)."""
+    parts = _parts(name)
+    if parts and parts[0].lower() == SESSION_CATALOG:
+        parts = parts[1:]
+    if len(parts) == 1:
+        parts = [str(ctx.spark.catalog.currentDatabase()), parts[0]]
+    if len(parts) != 2:
+        raise ValidationError(f"Expected a table of the session catalog (spark_catalog), found {name!r}")
+    return parts[0], parts[1]
+
+
+def _quoted(namespace: str, name: str) -> str:
+    return f"{SESSION_CATALOG}.`{namespace}`.`{name}`"
+
+
+def _details(ctx: Context, qualified: str) -> dict[str, str]:
+    rows = ctx.spark.sql(f"DESCRIBE TABLE EXTENDED {qualified}").collect()
+    out: dict[str, str] = {}
+    section = False
+    for row in rows:
+        key, value = str(row[0] or "").strip(), str(row[1] or "").strip()
+        if key.startswith("# Detailed Table Information"):
+            section = True
+        elif section and key:
+            out[key] = value
+    return out
+
+
+def source_of(ctx: Context, namespace: str, name: str) -> tuple[ParquetSource, str]:
+    """The Parquet source a Spark session-catalog table describes, and its table type
+    (`MANAGED` / `EXTERNAL`)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from icefloe.migration import ParquetSource
+
+    qualified = _quoted(namespace, name)
+    if not ctx.spark.catalog.tableExists(f"{namespace}.{name}"):
+        raise ValidationError(f"Table {SESSION_CATALOG}.{namespace}.{name} does not exist")
+    details = _details(ctx, qualified)
+    provider = details.get("Provider", "").lower()
+    shown = f"{SESSION_CATALOG}.{namespace}.{name}"
+    parquet = provider == "parquet" or (provider == "hive" and "Parquet" in details.get("InputFormat", ""))
+    if not parquet or details.get("Type", "").upper() == "VIEW":
+        raise NotSupportedError(
+            f"{shown} (provider {provider or 'none'}): icefloe imports Parquet tables only"
+        )
+    location = details.get("Location")
+    if not location:
+        raise ValidationError(f"Cannot find the location of {SESSION_CATALOG}.{namespace}.{name}")
+    columns = ctx.spark.catalog.listColumns(f"{namespace}.{name}")
+    partition_columns = tuple(c.name for c in columns if c.isPartition)
+    schema = to_arrow_schema(ctx.spark.table(qualified).schema)
+    properties = {str(r[0]): str(r[1]) for r in ctx.spark.sql(f"SHOW TBLPROPERTIES {qualified}").collect()}
+    partitions = None
+    if partition_columns:
+        partitions = [
+            (f"{location.rstrip('/')}/{row[0]}", _partition_values(str(row[0])))
+            for row in ctx.spark.sql(f"SHOW PARTITIONS {qualified}").collect()
+        ]
+    source = ParquetSource(location.rstrip("/"), schema, partition_columns, properties, partitions)
+    return source, details.get("Type", "").upper()
+
+
+def _partition_values(path: str) -> list[str | None]:
+    import urllib.parse
+
+    from icefloe.migration import HIVE_NULL
+
+    values: list[str | None] = []
+    for part in path.split("/"):
+        _key, _, value = part.partition("=")
+        text = urllib.parse.unquote(value)
+        values.append(None if text == HIVE_NULL else text)
+    return values
+
+
+def _string_map(value: Any, name: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError(f"{name} must be a map, found {value!r}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def snapshot(ctx: Context, _table: Any, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `SnapshotTableProcedure` (see the module doc)."""
+    from icefloe.migration import snapshot_table
+
+    source_name = str(args.get("source_table") or "")
+    if not source_name:
+        raise ValidationError("Cannot handle an empty identifier for argument source_table")
+    if source_name == str(args["table"]):
+        raise ValidationError("Cannot create a snapshot with the same name as the source of the snapshot.")
+    namespace, name = _session_table(ctx, source_name)
+    source, _kind = source_of(ctx, namespace, name)
+    location = args.get("location")
+    result = snapshot_table(
+        args["_catalog"],
+        args["_ident"],
+        source,
+        location=None if location is None else str(location),
+        properties=_string_map(args.get("properties"), "properties"),
+        ignore_missing_files=bool(args.get("ignore_missing_files")),
+    )
+    return [(result.imported_files_count,)]
+
+
+def migrate(ctx: Context, _table: Any, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `MigrateTableProcedure` (see the module doc)."""
+    from icefloe.migration import migrate_table
+
+    namespace, name = _session_table(ctx, str(args["table"]))
+    source, kind = source_of(ctx, namespace, name)
+    if kind != "EXTERNAL":
+        raise NotSupportedError(
+            f"migrate of {SESSION_CATALOG}.{namespace}.{name}, a {kind or 'MANAGED'} table: icefloe migrates "
+            "EXTERNAL tables (created with a LOCATION) only, since Spark moves a managed table's files "
+            "when it renames it to the backup"
+        )
+    backup = str(args.get("backup_table_name") or name + BACKUP_SUFFIX)
+    if ctx.spark.catalog.tableExists(f"{namespace}.{backup}"):
+        raise ValidationError(
+            f"Cannot rename {SESSION_CATALOG}.{namespace}.{name} as {SESSION_CATALOG}.{namespace}.{backup} "
+            "for backup. The backup table already exists."
+        )
+    ctx.spark.sql(f"ALTER TABLE {_quoted(namespace, name)} RENAME TO `{namespace}`.`{backup}`")
+    try:
+        result = migrate_table(
+            args["_catalog"],
+            (namespace, name),
+            source,
+            properties=_string_map(args.get("properties"), "properties"),
+            ignore_missing_files=bool(args.get("ignore_missing_files")),
+        )
+    except BaseException:
+        ctx.spark.sql(f"ALTER TABLE {_quoted(namespace, backup)} RENAME TO `{namespace}`.`{name}`")
+        raise
+    if args.get("drop_backup"):
+        ctx.spark.sql(f"DROP TABLE {_quoted(namespace, backup)}")
+    return [(result.migrated_files_count,)]
