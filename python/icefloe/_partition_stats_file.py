@@ -61,8 +61,10 @@ _FIELDS: tuple[tuple[int, str, str, bool, bool], ...] = (
     (13, "dv_count", "int", True, True),
 )
 _NAME_BY_ID = {fid: name for fid, name, *_ in _FIELDS}
-_DEFAULTS = {name: 0 for _fid, name, *_ in _FIELDS if name != "spec_id"}
-_DEFAULTS.update(total_record_count=None, last_updated_at=None, last_updated_snapshot_id=None)
+_NULLABLE = ("total_record_count", "last_updated_at", "last_updated_snapshot_id")
+_DEFAULTS: dict[str, int | None] = {
+    name: None if name in _NULLABLE else 0 for _fid, name, *_ in _FIELDS if name != "spec_id"
+}
 
 
 @dataclass
@@ -157,7 +159,13 @@ def partition_type(md: _native.TableMetadata) -> list[dict[str, Any]]:
             ty = _result_type(transform, types[int(source_ids[0])])
             existing = chosen.get(fid)
             if existing is None:
-                chosen[fid] = {"id": fid, "name": f["name"], "required": False, "type": ty, "void": transform == "void"}
+                chosen[fid] = {
+                    "id": fid,
+                    "name": f["name"],
+                    "required": False,
+                    "type": ty,
+                    "void": transform == "void",
+                }
             elif existing["void"] and transform != "void":
                 existing.update(type=ty, void=False)
     return [{k: v for k, v in chosen[fid].items() if k != "void"} for fid in sorted(chosen)]
@@ -185,7 +193,12 @@ def _schema_json(ptype: list[dict[str, Any]], format_version: int) -> dict[str, 
         if fid == 13 and format_version < 3:
             continue
         fields.append(
-            {"id": fid, "name": name, "required": v3_required if format_version >= 3 else v2_required, "type": ty}
+            {
+                "id": fid,
+                "name": name,
+                "required": v3_required if format_version >= 3 else v2_required,
+                "type": ty,
+            }
         )
     return {"type": "struct", "schema-id": 0, "fields": fields}
 
@@ -204,7 +217,8 @@ def write_stats_file(
     schema = stats_arrow_schema(md, ptype)
     part_type = schema.field("partition").type
     children = [
-        pa.array([r.partition[i] for r in rows], type=part_type.field(i).type) for i in range(part_type.num_fields)
+        pa.array([r.partition[i] for r in rows], type=part_type.field(i).type)
+        for i in range(part_type.num_fields)
     ]
     columns: list[pa.Array] = [
         pa.StructArray.from_arrays(children, fields=[part_type.field(i) for i in range(part_type.num_fields)])
@@ -243,9 +257,7 @@ def read_stats_file(location: str, ptype: list[dict[str, Any]]) -> list[Partitio
     children = [
         partition.field(child_by_id[f["id"]]).to_pylist() if f["id"] in child_by_id else None for f in ptype
     ]
-    values = {
-        _NAME_BY_ID[fid]: table.column(i).to_pylist() for fid, i in by_id.items() if fid in _NAME_BY_ID
-    }
+    values = {_NAME_BY_ID[fid]: table.column(i).to_pylist() for fid, i in by_id.items() if fid in _NAME_BY_ID}
     rows = []
     for n in range(table.num_rows):
         tuple_ = tuple(None if c is None else c[n] for c in children)
@@ -297,7 +309,8 @@ def partitions_table(
     arrow = stats_arrow_schema(md, ptype)
     part_type = _plain_struct(arrow.field("partition").type)
     children = [
-        pa.array([m["partition"][i] for m in out], type=part_type.field(i).type) for i in range(part_type.num_fields)
+        pa.array([m["partition"][i] for m in out], type=part_type.field(i).type)
+        for i in range(part_type.num_fields)
     ]
     names = (
         "record_count",
@@ -322,7 +335,9 @@ def partitions_table(
         pa.StructArray.from_arrays(children, fields=list(part_type)),
         pa.array([m["spec_id"] for m in out], type=pa.int32()),
         *(pa.array([m["counts"][i] for m in out], type=k) for i, k in enumerate(kinds)),
-        pa.array([None if m["at"] is None else m["at"] * 1000 for m in out], type=pa.timestamp("us", tz="UTC")),
+        pa.array(
+            [None if m["at"] is None else m["at"] * 1000 for m in out], type=pa.timestamp("us", tz="UTC")
+        ),
         pa.array([m["sid"] for m in out], type=pa.int64()),
     ]
     return pa.Table.from_arrays(columns, schema=schema)

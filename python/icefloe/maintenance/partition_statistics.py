@@ -79,7 +79,8 @@ def compute_partition_stats(table: Table, snapshot_id: int | None = None) -> Par
     file_format = md.properties.get("write.format.default", "parquet").lower()
     if file_format != "parquet":
         raise NotSupportedError(
-            f"partition statistics in {file_format} (write.format.default): icefloe writes them in Parquet only"
+            f"partition statistics in {file_format} (write.format.default): "
+            "icefloe writes them in Parquet only"
         )
     latest = latest_stats_file(md, sid)
     if latest is not None and latest.snapshot_id == sid:
