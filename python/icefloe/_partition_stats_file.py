@@ -238,6 +238,12 @@ def _field_id(f: pa.Field) -> int | None:
     return None if raw is None else int(raw)
 
 
+def _as_type(values: pa.Array, target: pa.DataType) -> pa.Array:
+    if isinstance(values.type, pa.ExtensionType):
+        values = values.storage
+    return values if values.type == target else values.cast(target)
+
+
 def read_stats_file(location: str, ptype: list[dict[str, Any]]) -> list[PartitionStats]:
     """The rows of a partition statistics file (Java's or icefloe's), columns resolved by
     field id: the partition values in the order of `ptype` (null for a field the file lacks),
@@ -254,8 +260,14 @@ def read_stats_file(location: str, ptype: list[dict[str, Any]]) -> list[Partitio
     partition = table.column(by_id[1]).combine_chunks()
     part_type = partition.type
     child_by_id = {_field_id(part_type.field(i)): i for i in range(part_type.num_fields)}
+    # Values as the manifests give them (the table's partition types: an older file's int of
+    # a promoted long, a uuid extension type's bytes), so that they key the same partitions.
+    wanted = _native.schema_to_arrow(json.dumps({"type": "struct", "schema-id": 0, "fields": ptype}))
     children = [
-        partition.field(child_by_id[f["id"]]).to_pylist() if f["id"] in child_by_id else None for f in ptype
+        _as_type(partition.field(child_by_id[f["id"]]), wanted.field(i).type).to_pylist()
+        if f["id"] in child_by_id
+        else None
+        for i, f in enumerate(ptype)
     ]
     values = {_NAME_BY_ID[fid]: table.column(i).to_pylist() for fid, i in by_id.items() if fid in _NAME_BY_ID}
     rows = []

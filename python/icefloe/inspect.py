@@ -32,7 +32,12 @@ class InspectTable:
         self._table = table
 
     def table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
-        """The metadata table `name` (see `METADATA_TABLES`)."""
+        """The metadata table `name` (see `METADATA_TABLES`); `partitions` as `partitions()`."""
+        if name == "partitions":
+            return self.partitions(snapshot_id)
+        return self._from_manifests(name, snapshot_id)
+
+    def _from_manifests(self, name: str, snapshot_id: int | None) -> pa.Table:
         batch = _native.inspect_table(self._table.metadata, name, snapshot_id)
         return pa.Table.from_batches([batch])
 
@@ -75,7 +80,7 @@ class InspectTable:
             from_stats = _partition_stats_file.partitions_from_stats(self._table.metadata, sid)
             if from_stats is not None:
                 return from_stats
-        return self.table("partitions", snapshot_id)
+        return self._from_manifests("partitions", snapshot_id)
 
     def position_deletes(self, snapshot_id: int | None = None) -> pa.Table:
         return self.table("position_deletes", snapshot_id)

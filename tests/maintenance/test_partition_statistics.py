@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import os
 import time
@@ -93,7 +94,9 @@ def _more_writes(oracle: Oracle, name: str) -> None:
 
 
 def _plain(v: Any) -> Any:
-    """A partition value as Java's internal form (days for a date)."""
+    """A partition value as Java's internal form (days for a date, micros for a timestamp)."""
+    if isinstance(v, dt.datetime):
+        return (v.replace(tzinfo=None) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
     if isinstance(v, dt.date):
         return (v - EPOCH).days
     return v
@@ -109,7 +112,7 @@ def _mine(table: Any, snapshot_id: int) -> list[tuple[Any, ...]]:
 
 
 def _java_value(v: Any) -> Any:
-    if v is None or isinstance(v, (int, str, float, bool)):
+    if v is None or isinstance(v, (int, str, float, bool, decimal.Decimal)):
         return v
     return str(v.toString())
 
@@ -335,6 +338,7 @@ def test_inspect_partitions_from_the_stats_file(
     with monkeypatch.context() as m:
         m.setattr(_native, "inspect_table", no_manifests)
         from_stats = table.inspect.partitions()
+        assert table.inspect.table("partitions") == from_stats  # what Spark's reads go through
     assert from_stats.schema == from_manifests.schema
     assert sorted(from_stats.to_pylist(), key=repr) == sorted(from_manifests.to_pylist(), key=repr)
     assert_same_rows(from_stats, java)
@@ -358,6 +362,34 @@ def test_inspect_partitions_from_the_stats_file(
 
 def _partition_stats_files(table_dir: Path) -> set[str]:
     return {f for f in visible_files(table_dir) if Path(f).name.startswith("partition-stats-")}
+
+
+def test_partition_types(oracle: Oracle, catalog: Any) -> None:
+    """Hours, months, years, truncated strings and decimals, identity timestamps, booleans
+    and nulls: Java's file and icefloe's, each read by the other, the same rows."""
+    name = new_table_name("pstats_types")
+    q = oracle.qualified(name)
+    oracle.sql(
+        f"CREATE TABLE {q} (ts timestamp, d date, t timestamp_ntz, s string, dec decimal(10, 2), "
+        "flag boolean, l bigint) USING iceberg "
+        "PARTITIONED BY (hours(ts), months(d), years(t), truncate(2, s), truncate(10, dec), flag)"
+    )
+    oracle.sql(
+        f"INSERT INTO {q} SELECT TIMESTAMP'2024-03-01 10:00:00' + make_interval(0, 0, 0, 0, "
+        "CAST(id % 3 AS INT), 0, 0), DATE_ADD(DATE'2023-12-30', CAST(id % 5 AS INT)), "
+        "IF(id % 4 = 0, NULL, TIMESTAMP_NTZ'2020-06-01 00:00:00' + make_interval(CAST(id % 2 AS INT), "
+        "0, 0, 0, 0, 0, 0)), CONCAT(IF(id % 2 = 0, 'ab', 'cd'), CAST(id AS STRING)), "
+        "CAST(id * 3.5 AS DECIMAL(10, 2)), id % 3 = 0, id FROM range(0, 30) AS r(id)"
+    )
+    table = catalog.load_table(name)
+    sid = table.current_snapshot().snapshot_id
+    _java_compute(oracle, name)
+    java_rows = _java(oracle, name, sid, 1)
+    assert _mine(catalog.load_table(name), sid) == java_rows
+    assert len(java_rows) >= 20
+    _unregister(catalog, name, sid)
+    assert catalog.load_table(name).maintenance.compute_partition_stats() is not None
+    assert _java(oracle, name, sid, 1) == java_rows
 
 
 def test_bad_input_writes_nothing(oracle: Oracle, catalog: Any, warehouse: Path) -> None:
