@@ -365,8 +365,9 @@ def _partition_stats_files(table_dir: Path) -> set[str]:
 
 
 def test_partition_types(oracle: Oracle, catalog: Any) -> None:
-    """Hours, months, years, truncated strings and decimals, identity timestamps, booleans
-    and nulls: Java's file and icefloe's, each read by the other, the same rows."""
+    """Hours of a timestamptz, months of a date, years of a timestamp (with nulls), truncated
+    strings and decimals, an identity boolean: Java's file and icefloe's, each read by the
+    other, the same rows."""
     name = new_table_name("pstats_types")
     q = oracle.qualified(name)
     oracle.sql(
