@@ -390,6 +390,10 @@ def _removes_nothing_behind(md: _native.TableMetadata, snapshot_id: int) -> bool
         assert isinstance(summary, dict)
         if any(int(summary.get(k, 0) or 0) > 0 for k in _REMOVALS):
             return False
+        # A writer that keeps no Java totals may not report removals either: only its
+        # appends are known to remove nothing.
+        if "total-data-files" not in summary and summary.get("operation") != "append":
+            return False
         parent = snap.get("parent-snapshot-id")
         sid = None if parent is None else int(str(parent))
     return True
