@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from icefloe import _native
+from icefloe import _native, _partition_stats_file
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -32,7 +32,12 @@ class InspectTable:
         self._table = table
 
     def table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
-        """The metadata table `name` (see `METADATA_TABLES`)."""
+        """The metadata table `name` (see `METADATA_TABLES`); `partitions` as `partitions()`."""
+        if name == "partitions":
+            return self.partitions(snapshot_id)
+        return self._from_manifests(name, snapshot_id)
+
+    def _from_manifests(self, name: str, snapshot_id: int | None) -> pa.Table:
         batch = _native.inspect_table(self._table.metadata, name, snapshot_id)
         return pa.Table.from_batches([batch])
 
@@ -65,8 +70,17 @@ class InspectTable:
     def entries(self, snapshot_id: int | None = None) -> pa.Table:
         return self.table("entries", snapshot_id)
 
-    def partitions(self, snapshot_id: int | None = None) -> pa.Table:
-        return self.table("partitions", snapshot_id)
+    def partitions(self, snapshot_id: int | None = None, use_partition_stats: bool = True) -> pa.Table:
+        """Java's `partitions` table. When the snapshot has a partition statistics file
+        (`table.maintenance.compute_partition_stats()`, or Java's) and no snapshot behind it
+        removed a file, it is read from that file instead of the manifests: the same rows
+        (see `icefloe._partition_stats_file.partitions_from_stats`)."""
+        sid = self._table.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+        if use_partition_stats and sid is not None:
+            from_stats = _partition_stats_file.partitions_from_stats(self._table.metadata, sid)
+            if from_stats is not None:
+                return from_stats
+        return self._from_manifests("partitions", snapshot_id)
 
     def position_deletes(self, snapshot_id: int | None = None) -> pa.Table:
         return self.table("position_deletes", snapshot_id)

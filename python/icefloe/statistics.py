@@ -2,7 +2,10 @@
 file per snapshot whose blobs describe columns, such as the `apache-datasketches-theta-v1`
 distinct-value sketches `table.maintenance.compute_table_stats()` and Iceberg Java's
 `compute_table_stats` write (each with its estimate as the `ndv` property).
-`table.statistics()` lists them."""
+`table.statistics()` lists them. Partition statistics files (the spec's
+`partition-statistics`: one Parquet file of per-partition counts per snapshot, written by
+`table.maintenance.compute_partition_stats()` and Java's `compute_partition_stats`) are listed
+by `table.partition_statistics()`."""
 
 from __future__ import annotations
 
@@ -84,3 +87,28 @@ class StatisticsFile:
             if b.type == THETA_V1 and len(b.fields) == 1 and value is not None and value.isdigit():
                 out[b.fields[0]] = int(value)
         return out
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsFile:
+    """A partition statistics file of a snapshot (the table metadata's `partition-statistics`
+    entry, Java's `PartitionStatisticsFile`)."""
+
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> PartitionStatisticsFile:
+        return PartitionStatisticsFile(
+            snapshot_id=int(d["snapshot-id"]),
+            statistics_path=str(d["statistics-path"]),
+            file_size_in_bytes=int(d.get("file-size-in-bytes", 0)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "snapshot-id": self.snapshot_id,
+            "statistics-path": self.statistics_path,
+            "file-size-in-bytes": self.file_size_in_bytes,
+        }

@@ -18,7 +18,7 @@ from icefloe.partitioning import PartitionSpec
 from icefloe.schema import Schema
 from icefloe.snapshots import Snapshot, SnapshotLogEntry
 from icefloe.sorting import SortOrder
-from icefloe.statistics import StatisticsFile
+from icefloe.statistics import PartitionStatisticsFile, StatisticsFile
 from icefloe.write import pending as _pending_write
 from icefloe.write.branch import on_branch
 from icefloe.write.data import ArrowData, as_reader
@@ -166,6 +166,11 @@ class Table:
         """The table's statistics files (one per snapshot that has one; see
         `icefloe.statistics`), each with its blobs' metadata and `ndv` estimates."""
         return [StatisticsFile.from_json(e) for e in self._metadata.statistics()]
+
+    def partition_statistics(self) -> list[PartitionStatisticsFile]:
+        """The table's partition statistics files (one per snapshot that has one; see
+        `table.maintenance.compute_partition_stats`)."""
+        return [PartitionStatisticsFile.from_json(e) for e in self._metadata.partition_statistics()]
 
     def history(self) -> list[SnapshotLogEntry]:
         return [

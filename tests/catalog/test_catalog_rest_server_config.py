@@ -461,3 +461,34 @@ def test_statistics_files_reach_the_server(shaped: Any, s3: S3Server) -> None:
     table.append(rows(range(10, 12)))
     table.maintenance.expire_snapshots(snapshot_ids=[stats.snapshot_id])
     assert other.load_table((ns, "t")).statistics() == []
+
+
+def test_partition_statistics_reach_the_server(shaped: Any, s3: S3Server) -> None:
+    """A partition statistics file registered by `compute_partition_stats` is a
+    `set-partition-statistics` update of the REST commit (Iceberg's server keeps it: another
+    client loads it and reads its rows); expiring its snapshot sends
+    `remove-partition-statistics` and deletes the file."""
+    proxy = shaped()
+    cat = _catalog(proxy, s3.properties())
+    ns, table = _fresh_table(cat, "pst")
+    with table.update_spec() as u:
+        u.add_identity("name")
+    table = cat.load_table((ns, "t"))
+    table.append(rows(range(4)))
+    stats = table.maintenance.compute_partition_stats()
+    assert stats is not None
+    other = _catalog(proxy, s3.properties()).load_table((ns, "t"))
+    assert [(f.snapshot_id, f.statistics_path) for f in other.partition_statistics()] == [
+        (stats.snapshot_id, stats.statistics_path)
+    ]
+    assert sorted(r["partition"]["name"] for r in other.maintenance.partition_stats()) == [
+        "n0",
+        "n1",
+        "n2",
+        "n3",
+    ]
+    table = cat.load_table((ns, "t"))
+    table.append(rows(range(4, 5)))
+    cat.load_table((ns, "t")).maintenance.expire_snapshots(snapshot_ids=[stats.snapshot_id])
+    assert _catalog(proxy, s3.properties()).load_table((ns, "t")).partition_statistics() == []
+    assert not _native.io_exists(stats.statistics_path)

@@ -6,6 +6,7 @@
     converted = table.maintenance.convert_equality_deletes()
     clustered = table.maintenance.rewrite_manifests()
     stats = table.maintenance.compute_table_stats()
+    partition_stats = table.maintenance.compute_partition_stats()
 
 Each method returns a result with counts and bytes. Times (`older_than`) are a `datetime`
 with a time zone, or epoch milliseconds. The work is in `expire_snapshots.py`,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icefloe.expressions import BooleanExpression
-    from icefloe.statistics import StatisticsFile
+    from icefloe.statistics import PartitionStatisticsFile, StatisticsFile
     from icefloe.table import Table
 
 __all__ = [
@@ -72,6 +73,22 @@ class Maintenance:
         from icefloe.maintenance import table_statistics
 
         return table_statistics.sketch_estimates(self._table, snapshot_id)
+
+    def compute_partition_stats(self, snapshot_id: int | None = None) -> PartitionStatisticsFile | None:
+        """Per-partition counts of the snapshot (default current) in a partition statistics
+        file, computed incrementally from the last one when an ancestor has one, and registered
+        in the table metadata, as Iceberg Java's `compute_partition_stats`. None when the table
+        has no snapshot. See `icefloe.maintenance.partition_statistics`."""
+        from icefloe.maintenance import partition_statistics
+
+        return partition_statistics.compute_partition_stats(self._table, snapshot_id)
+
+    def partition_stats(self, snapshot_id: int | None = None) -> list[dict[str, Any]]:
+        """The rows of the snapshot's (default current) partition statistics file, Java's
+        columns ([] when it has none)."""
+        from icefloe.maintenance import partition_statistics
+
+        return partition_statistics.read_partition_stats(self._table, snapshot_id)
 
     def expire_snapshots(
         self,

@@ -243,6 +243,14 @@ def _compute_table_stats(ctx: Context, table: Table, args: dict[str, Any]) -> li
     return [] if stats is None else [(stats.statistics_path,)]
 
 
+def _compute_partition_stats(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's ComputePartitionStatsProcedure: the partition statistics file's path, or no row
+    when there is nothing to compute (no snapshot, an empty one)."""
+    sid = args.get("snapshot_id")
+    stats = table.maintenance.compute_partition_stats(snapshot_id=None if sid is None else int(sid))
+    return [] if stats is None else [(stats.statistics_path,)]
+
+
 def _ancestors_of(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's `AncestorsOfProcedure`: the snapshot (default the current one) and its
     ancestors, newest first, each with its commit time in milliseconds."""
@@ -461,6 +469,9 @@ _PROCEDURES = {
     ),
     "compute_table_stats": _Procedure(
         ("table", "snapshot_id", "columns"), 1, [("statistics_file", _STRING)], _compute_table_stats
+    ),
+    "compute_partition_stats": _Procedure(
+        ("table", "snapshot_id"), 1, [("partition_statistics_file", _STRING)], _compute_partition_stats
     ),
     "remove_orphan_files": _Procedure(
         (
