@@ -114,10 +114,10 @@ def parquet_folder(
     (its footer) with the partition columns the folder names show appended (types inferred
     as Spark infers them, unless the given schema has them)."""
     location = location.rstrip("/")
-    found = list(_partition_folders(location, None))
-    columns = tuple(partition_columns) if partition_columns is not None else _columns_of(found)
+    found = list(partition_folders(location, None))
+    columns = tuple(partition_columns) if partition_columns is not None else partition_columns_of(found)
     if schema is None:
-        first = next((f for folder, _ in found for f in _data_files(folder)), None)
+        first = next((f for folder, _ in found for f in data_files(folder)), None)
         if first is None:
             raise ValidationError(f"Cannot find any data file under {location}: give the schema")
         schema = _footer_schema(first)
@@ -195,8 +195,8 @@ def _import(
                 "pass ignore_missing_files to import the others"
             )
     else:
-        folders = list(_partition_folders(src.location, len(src.partition_columns)))
-    files = [(path, values) for folder, values in folders for path in _data_files(folder)]
+        folders = list(partition_folders(src.location, len(src.partition_columns)))
+    files = [(path, values) for folder, values in folders for path in data_files(folder)]
     with catalog.create_table_transaction(
         identifier, schema, partition_spec=spec, properties=properties, location=location
     ) as txn:
@@ -224,7 +224,7 @@ def _hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
-def _data_files(folder: str) -> list[str]:
+def data_files(folder: str) -> list[str]:
     """The data files directly in `folder` (not its sub-folders), hidden names skipped."""
     _dirs, files = _io.list_dir(folder)
     return [_io.join(folder, name) for name, _size in files if not _hidden(name)]
@@ -233,7 +233,7 @@ def _data_files(folder: str) -> list[str]:
 _KEY_VALUE = re.compile(r"^([^=]+)=(.*)$")
 
 
-def _partition_folders(location: str, depth: int | None) -> Iterator[tuple[str, list[str | None]]]:
+def partition_folders(location: str, depth: int | None) -> Iterator[tuple[str, list[str | None]]]:
     """(folder, values) of each leaf partition folder under `location`: `depth` levels of
     `name=value` folders (None: as deep as they go), the values unescaped as Spark escapes
     them (`%XX`), Hive's null spelled as such."""
@@ -251,7 +251,7 @@ def _partition_folders(location: str, depth: int | None) -> Iterator[tuple[str, 
     yield from walk(location, [])
 
 
-def _columns_of(found: list[tuple[str, list[str | None]]]) -> tuple[str, ...]:
+def partition_columns_of(found: list[tuple[str, list[str | None]]]) -> tuple[str, ...]:
     if not found or not found[0][1]:
         return ()
     first = found[0][0]

@@ -409,14 +409,17 @@ class Table:
         return _add_files.add_files(self, file_paths, snapshot_properties, check_duplicate_files)
 
     def _add_files_from_folders(
-        self, file_paths: list[str], partitions: list[list[str | None]] | None
-    ) -> None:
+        self,
+        file_paths: list[str],
+        partitions: list[list[str | None]] | None,
+        check_duplicate_files: bool = True,
+    ) -> Snapshot | None:
         """`add_files` of files whose partition tuples come from their Hive-style folders'
         values (one text or None per partition field; `icefloe.migration`), not their data."""
         from icefloe.write import add_files as _add_files
 
         self._target.registering(file_paths)
-        _add_files.add_files(self, file_paths, None, True, partitions=partitions)
+        return _add_files.add_files(self, file_paths, None, check_duplicate_files, partitions=partitions)
 
     def dynamic_partition_overwrite(
         self, df: ArrowData, snapshot_properties: dict[str, str] | None = None, branch: str | None = None

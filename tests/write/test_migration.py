@@ -200,3 +200,100 @@ def _sql_catalog(tmp_path: Path) -> Any:
     )
     cat.create_namespace("db")
     return cat
+
+
+def _twins(oracle: Oracle, partitioned_by: str = "PARTITIONED BY (p, s)") -> tuple[str, str]:
+    names = new_table_name("add_java"), new_table_name("add_ours")
+    for name in names:
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id bigint, name string, p int, s string) USING iceberg "
+            f"{partitioned_by}"
+        )
+    return names
+
+
+def _call_both(oracle: Oracle, catalog: Any, spark: Any, java: str, ours: str, rest: str) -> tuple[Any, Any]:
+    import icefloe.spark
+
+    theirs = spark.sql(f"CALL {oracle.catalog}.system.add_files(table => '{java}', {rest})").collect()
+    mine = icefloe.spark.sql(
+        spark, f"CALL ice.system.add_files(table => '{ours}', {rest})", catalogs={"ice": catalog}
+    ).collect()
+    return theirs, mine
+
+
+def test_add_files_of_a_partitioned_folder_and_table_as_javas(
+    oracle: Oracle, catalog: Any, spark: Any, tmp_path: Path
+) -> None:
+    """`add_files` into a partitioned table from a Hive-style folder (with and without a
+    `partition_filter`) and from a session-catalog table: the same files with the same
+    partition tuples as Java's procedure adds, the same rows, the same added count."""
+    folder = tmp_path / "hive"
+    spark.sql(ROWS).repartition(1).write.partitionBy("p", "s").parquet(str(folder))
+    java, ours = _twins(oracle)
+    theirs, mine = _call_both(
+        oracle,
+        catalog,
+        spark,
+        java,
+        ours,
+        f"source_table => '`parquet`.`{folder}`', partition_filter => map('p', '1')",
+    )
+    assert mine[0][0] == theirs[0][0] == 4
+    assert _files(oracle, oracle.qualified(ours)) == _files(oracle, oracle.qualified(java))
+    theirs, mine = _call_both(
+        oracle,
+        catalog,
+        spark,
+        java,
+        ours,
+        f"source_table => '`parquet`.`{folder}`', check_duplicate_files => false",
+    )
+    assert mine[0][0] == theirs[0][0] == 12
+    got = _files(oracle, oracle.qualified(ours))
+    assert got == _files(oracle, oracle.qualified(java)) and len(got) == 12
+    assert _rows(oracle, oracle.qualified(ours)) == _rows(oracle, oracle.qualified(java))
+    # From a table of Spark's session catalog (its registered partitions).
+    src = _source(spark, tmp_path, new_table_name("add_src").split(".")[-1])
+    java2, ours2 = _twins(oracle)
+    theirs, mine = _call_both(
+        oracle, catalog, spark, java2, ours2, f"source_table => 'spark_catalog.default.{src}'"
+    )
+    assert mine[0][0] == theirs[0][0] == 12
+    assert _files(oracle, oracle.qualified(ours2)) == _files(oracle, oracle.qualified(java2))
+    assert _rows(oracle, oracle.qualified(ours2)) == _rows(oracle, f"spark_catalog.default.{src}")
+
+
+@pytest.mark.parametrize(
+    ("partitioned_by", "rest", "message"),
+    [
+        ("PARTITIONED BY (s, p)", "", "Cannot find a partition spec in Iceberg table"),
+        ("PARTITIONED BY (p, s)", ", partition_filter => map('name', 'x')", "not partitioned: \\[name\\]"),
+        (
+            "PARTITIONED BY (p, s)",
+            ", partition_filter => map('p', '7')",
+            "Cannot find any matching partitions",
+        ),
+        ("", "", "that matches the partition columns \\(\\[p, s\\]\\) in input table"),
+    ],
+)
+def test_add_files_refusals_are_javas(
+    oracle: Oracle, catalog: Any, spark: Any, tmp_path: Path, partitioned_by: str, rest: str, message: str
+) -> None:
+    import icefloe.spark
+
+    folder = tmp_path / "hive"
+    spark.sql(ROWS).repartition(1).write.partitionBy("p", "s").parquet(str(folder))
+    java, ours = _twins(oracle, partitioned_by)
+    text = (
+        "CALL {}.system.add_files(table => '{}', source_table => '`parquet`.`"
+        + str(folder)
+        + "`'"
+        + rest
+        + ")"
+    )
+    with pytest.raises(Exception, match=message):
+        spark.sql(text.format(oracle.catalog, java)).collect()
+    with pytest.raises(ValidationError, match=message):
+        icefloe.spark.sql(spark, text.format("ice", ours), catalogs={"ice": catalog})
+    assert catalog.load_table(ours).current_snapshot() is None

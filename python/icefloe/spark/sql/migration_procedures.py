@@ -1,7 +1,8 @@
-"""`CALL system.snapshot(...)` and `CALL system.migrate(...)` through `icefloe.spark.sql`:
-a Parquet table of Spark's session catalog (`spark_catalog`) into a table of the procedure's
-icefloe catalog, as Iceberg Java's `SnapshotTableProcedure` / `MigrateTableProcedure` (whose
-work `icefloe.migration` does).
+"""`CALL system.snapshot(...)`, `CALL system.migrate(...)` and `CALL system.add_files(...)`
+through `icefloe.spark.sql`: existing Parquet files (a table of Spark's session catalog,
+`spark_catalog`, or a folder) into a table of the procedure's icefloe catalog, as Iceberg
+Java's `SnapshotTableProcedure` / `MigrateTableProcedure` / `AddFilesProcedure` (whose work
+`icefloe.migration` and `table.add_files` do).
 
 The source is read as Java's `SparkTableUtil` reads it, through Spark's session catalog: its
 schema (partition columns last), its partition columns, location, provider and properties
@@ -17,6 +18,17 @@ Java's ORC and Avro imports are a NotSupportedError.
   on failure the backup is renamed back. `drop_backup => true` drops the backup (its files
   stay: only an EXTERNAL table, one created with a `LOCATION`, can be migrated, since Spark
   moves a managed table's folder when it renames it). Java's row: `migrated_files_count`.
+- `add_files(table, source_table [, partition_filter] [, check_duplicate_files])`: the files
+  of a Parquet folder (`` `parquet`.`/path` ``, its `name=value` folders found as Spark's
+  partition discovery finds them) or of a session-catalog Parquet table (its registered
+  partitions) appended to an existing icefloe table, each file's partition from its folder.
+  As Java: a partitioned source needs a partitioned table whose spec is identity on the same
+  columns in the same order, `partition_filter` (a map of partition column to value) picks
+  partitions and is refused for an unpartitioned table or columns the spec lacks, and no
+  matching partition is an error. Java may match a spec other than the table's current one;
+  icefloe imports into the current spec only (a NotSupportedError otherwise). Java's row:
+  `added_files_count`, `changed_partition_count` (icefloe's summary's count, where Java's
+  manifest append leaves it null).
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from icefloe.spark.sql.dialect import IcebergSpark
 if TYPE_CHECKING:
     from icefloe.migration import ParquetSource
     from icefloe.spark.sql.query import Context
+    from icefloe.table import Table
 
 BACKUP_SUFFIX = "_BACKUP_"
 SESSION_CATALOG = "spark_catalog"
@@ -182,3 +195,88 @@ def migrate(ctx: Context, _table: Any, args: dict[str, Any]) -> list[tuple[Any, 
     if args.get("drop_backup"):
         ctx.spark.sql(f"DROP TABLE {_quoted(namespace, backup)}")
     return [(result.migrated_files_count,)]
+
+
+def add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `AddFilesProcedure` (see the module doc)."""
+    from icefloe import migration
+
+    source_name = str(args["source_table"])
+    parts = _parts(source_name)
+    if len(parts) == 2 and parts[0].lower() in ("parquet", "orc", "avro"):
+        if parts[0].lower() != "parquet":
+            raise NotSupportedError(f"add_files of {parts[0]} files: icefloe adds Parquet files only")
+        folder = parts[1].rstrip("/")
+        found = list(migration.partition_folders(folder, None))
+        columns = migration.partition_columns_of(found)
+        partitions: list[tuple[str, list[str | None]]] = found if columns else [(folder, [])]
+    else:
+        source, _kind = source_of(ctx, *_session_table(ctx, source_name))
+        columns = source.partition_columns
+        partitions = (
+            [(f, list(v)) for f, v in source.partitions]
+            if source.partitions is not None
+            else [(source.location, [])]
+        )
+    name = ".".join(args["_ident"])
+    given = args.get("partition_filter") or {}
+    if not isinstance(given, dict):
+        raise ValidationError(f"partition_filter must be a map, found {given!r}")
+    wanted = {str(k): None if v is None else str(v) for k, v in given.items()}
+    lowered = [c.lower() for c in columns]
+    # Java's order: a spec of the table matching the source's partition columns, then the filter.
+    compatible = [
+        spec
+        for spec in table.specs().values()
+        if all(str(f.transform) == "identity" for f in spec.fields)
+        and [f.name.lower() for f in spec.fields] == lowered
+    ]
+    if not compatible:
+        raise ValidationError(
+            f"Cannot find a partition spec in Iceberg table {name} that matches the partition "
+            f"columns ([{', '.join(columns)}]) in input table"
+        )
+    spec = compatible[0]
+    spec_names = [f.name for f in spec.fields]
+    if spec.fields and wanted:
+        if len(wanted) > len(spec_names):
+            raise ValidationError(
+                f"Cannot add data files to target table {name} because that table is partitioned, but the "
+                f"number of columns in the provided partition filter ({len(wanted)}) is greater than the "
+                f"number of partitioned columns in table ({len(spec_names)})"
+            )
+        unknown = [k for k in wanted if k not in spec_names]
+        if unknown:
+            raise ValidationError(
+                f"Cannot add files to target table {name}. {name} is partitioned but the specified "
+                f"partition filter refers to columns that are not partitioned: [{', '.join(unknown)}] . "
+                f"Valid partition columns: [{','.join(spec_names)}]"
+            )
+    elif wanted:
+        raise ValidationError(f"Cannot use partition filter with an unpartitioned table {name}")
+    if spec.spec_id != table.spec().spec_id:
+        raise NotSupportedError(
+            f"add_files into {name}: the source's partition columns {list(columns)} match spec "
+            f"{spec.spec_id}, not the current one; icefloe imports into the current spec only"
+        )
+    if spec.fields:
+        position = {c: i for i, c in enumerate(lowered)}
+        partitions = [
+            (f, v) for f, v in partitions if all(v[position[k.lower()]] == x for k, x in wanted.items())
+        ]
+        if not partitions:
+            raise ValidationError(f"Cannot find any matching partitions in table {name}")
+    files = [(path, values) for folder, values in partitions for path in migration.data_files(folder)]
+    check = args.get("check_duplicate_files")
+    before = table.current_snapshot()
+    table._add_files_from_folders(
+        sorted(p for p, _ in files) if not columns else [p for p, _ in files],
+        [v for _, v in files] if columns else None,
+        check_duplicate_files=True if check is None else bool(check),
+    )
+    after = table.refresh().current_snapshot()
+    if after is None or (before is not None and after.snapshot_id == before.snapshot_id):
+        return [(0, None)]
+    summary = after.summary
+    changed = summary.get("changed-partition-count")
+    return [(int(summary.get("added-data-files") or 0), None if changed is None else int(changed))]

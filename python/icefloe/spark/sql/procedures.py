@@ -295,42 +295,6 @@ def _summary_long(summary: Any, key: str) -> int | None:
     return None if value is None else int(value)
 
 
-def _add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """Java's `AddFilesProcedure` for a Parquet folder (`` `parquet`.`/path` ``) into an
-    unpartitioned table: the folder's files (not hidden ones: `_` or `.` first) appended by
-    `table.add_files`, which adds the name mapping as Java does; Java's counts from the new
-    snapshot's summary."""
-    from icefloe import _io
-
-    source = [p.name for p in exp.to_table(str(args["source_table"]), dialect=IcebergSpark).parts]
-    if len(source) != 2 or source[0].lower() not in ("parquet", "orc", "avro"):
-        raise NotSupportedError(
-            f"add_files(source_table => {args['source_table']!r}): only a Parquet folder "
-            "(`parquet`.`/path`) is supported by icefloe, not a catalog table"
-        )
-    if source[0].lower() != "parquet":
-        raise NotSupportedError(f"add_files of {source[0]} files: icefloe adds Parquet files only")
-    if args.get("partition_filter"):
-        raise NotSupportedError("add_files(partition_filter => ...): not supported by icefloe")
-    if table.spec().fields:
-        raise NotSupportedError("add_files into a partitioned table: not supported by icefloe.spark.sql yet")
-    folder = source[1]
-    folders, files = _io.list_dir(folder)
-    if any("=" in f and not f.startswith(("_", ".")) for f in folders):
-        raise ValidationError("Cannot add partitioned files to an unpartitioned table")
-    paths = [_io.join(folder, name) for name, _size in files if not name.startswith(("_", "."))]
-    check = args.get("check_duplicate_files")
-    before = table.current_snapshot()
-    table.add_files(sorted(paths), check_duplicate_files=True if check is None else bool(check))
-    after = table.refresh().current_snapshot()
-    if after is None or (before is not None and after.snapshot_id == before.snapshot_id):
-        return [(0, None)]
-    summary = after.summary
-    return [
-        (_summary_long(summary, "added-data-files") or 0, _summary_long(summary, "changed-partition-count"))
-    ]
-
-
 def _changelog_range(table: Table, options: dict[str, Any]) -> tuple[Any, Any, bool]:
     """(start snapshot id, exclusive; end snapshot id; whether the scan is empty) from the
     changelog options, as Java's `SparkScanBuilder.buildChangelogScan`: `start-timestamp` is
@@ -533,7 +497,7 @@ _PROCEDURES = {
         ("table", "source_table", "partition_filter", "check_duplicate_files", "parallelism"),
         2,
         [("added_files_count", f"{_LONG} NOT NULL"), ("changed_partition_count", _LONG)],
-        _add_files,
+        migration_procedures.add_files,
     ),
     "snapshot": _Procedure(
         ("source_table", "table", "location", "properties", "parallelism", "ignore_missing_files"),
