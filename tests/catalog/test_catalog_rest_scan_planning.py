@@ -463,3 +463,18 @@ def test_the_request_names_the_scan(server: Any, local: Any) -> None:
     assert request["case-sensitive"] is False
     old = plan_request(table.scan(snapshot_id=first))
     assert old["snapshot-id"] == first and old["use-snapshot-schema"] is True and "filter" not in old
+
+
+def test_a_transactions_staged_snapshots_plan_locally(proxy: Any, server: Any, local: Any) -> None:
+    """A transaction's writes read its staged snapshots, which the server does not have: they
+    plan from the manifests; a scan of a committed snapshot plans on the server."""
+    ns, _t = new_table(local, {"format-version": "2", "write.delete.mode": "merge-on-read"}, appends=2)
+    table = server.load_table((ns, "t"))
+    before = len(proxy.paths())
+    with table.transaction() as tx:
+        tx.append(batch(range(10, 12)))
+        tx.delete("id = 1 or id = 11")  # a committed row and one appended in this transaction
+    assert planning_requests(proxy, before) == []
+    got = server.load_table((ns, "t")).scan().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == [0, *range(2, 11)]
+    assert planning_requests(proxy, before)[:1] == ["POST plan"]

@@ -26,7 +26,8 @@ mis-indexes, apache/iceberg#17497, is repaired there). Differences from Java: th
 snapshot the scan object resolved (Java names none for the current snapshot, so a stale table
 object would read the server's newer snapshot); plan tasks are fetched one after another (Java
 fetches them on a pool); a scan selecting `_last_updated_sequence_number` plans locally, since
-content files carry no sequence numbers.
+content files carry no sequence numbers, and so does a transaction's read of its own staged
+snapshot, which the server does not have.
 """
 
 from __future__ import annotations

@@ -500,6 +500,10 @@ class RestCatalog(Catalog):
             return None
         if "_last_updated_sequence_number" in scan.selected_fields:
             return None  # needs the sequence numbers content files do not carry
+        snapshot = scan.snapshot()
+        committed = table._commit_base().metadata
+        if snapshot is not None and committed.snapshot_by_id(snapshot.snapshot_id) is None:
+            return None  # a transaction's staged snapshot, which the server does not have
         path = self._table_path(self.table_identifier(table.identifier))
         plan, credentials = ServerScanPlanner(self._client, path, self._endpoints, self.properties).plan(scan)
         if credentials:
