@@ -478,3 +478,40 @@ def test_a_transactions_staged_snapshots_plan_locally(proxy: Any, server: Any, l
     got = server.load_table((ns, "t")).scan().to_arrow()
     assert sorted(got.column("id").to_pylist()) == [0, *range(2, 11)]
     assert planning_requests(proxy, before)[:1] == ["POST plan"]
+
+
+def test_a_plan_unfinished_in_time_is_cancelled(proxy: Any, s3: S3Server, local: Any) -> None:
+    """`rest-scan-planning.poll-timeout-ms`: a plan still `submitted` when the next wait would
+    pass it raises ScanPlanningError, and the plan is cancelled on the server."""
+    ns, _t = new_table(local, {"test.plan.async": "true", "test.plan.async-delay-ms": "4000"}, appends=1)
+    cat = rest_catalog(
+        proxy.uri, s3, **{"scan-planning-mode": "server", "rest-scan-planning.poll-timeout-ms": "1500"}
+    )
+    before = len(proxy.paths())
+    with pytest.raises(
+        ScanPlanningError, match=r"did not complete within configured limits \(timeout=1500 ms"
+    ):
+        cat.load_table((ns, "t")).scan().to_arrow()
+    assert planning_requests(proxy, before) == ["POST plan", "GET plan", "GET plan", "DELETE plan"]
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_row_level_writes_read_the_servers_plan(
+    proxy: Any, server: Any, local: Any, spark: Any, java: Java, version: int
+) -> None:
+    """icefloe's own deletes and upserts plan their reads on the server too: position deletes
+    (v2) and deletion vectors merged with the file's earlier one (v3) written from the server's
+    tasks give the rows Java reads."""
+    props = {"format-version": str(version), "write.delete.mode": "merge-on-read"}
+    props["write.update.mode"] = "merge-on-read"
+    ns, _t = new_table(local, props)
+    table = server.load_table((ns, "t"))
+    before = len(proxy.paths())
+    table.delete("id in (1, 6)")
+    table.refresh().delete("id in (2, 7, 16)")  # files holding an earlier delete's rows
+    table.refresh().update("id = 3", {"name": "updated"})
+    assert planning_requests(proxy, before).count("POST plan") == 3
+    got = server.load_table((ns, "t")).scan().to_arrow()
+    assert_same_rows(got, spark.sql(f"SELECT * FROM {java.name}.{ns}.t"), context="after icefloe's writes")
+    assert sorted(got.column("id").to_pylist()) == [i for i in range(20) if i not in (1, 2, 6, 7, 16)]
+    assert dict(zip(got.column("id").to_pylist(), got.column("name").to_pylist()))[3] == "updated"
