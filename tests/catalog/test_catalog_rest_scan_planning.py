@@ -29,6 +29,7 @@ import icefloe
 import icefloe.spark
 import pyarrow as pa
 import pytest
+from icefloe import _native
 from icefloe.catalog import RestCatalog
 from icefloe.exceptions import NoSuchPlanError, NotSupportedError, ScanPlanningError
 from icefloe.partitioning import PartitionField, PartitionSpec
@@ -515,3 +516,31 @@ def test_row_level_writes_read_the_servers_plan(
     assert_same_rows(got, spark.sql(f"SELECT * FROM {java.name}.{ns}.t"), context="after icefloe's writes")
     assert sorted(got.column("id").to_pylist()) == [i for i in range(20) if i not in (1, 2, 6, 7, 16)]
     assert dict(zip(got.column("id").to_pylist(), got.column("name").to_pylist()))[3] == "updated"
+
+
+def test_column_stats_and_storage_credentials_of_a_plan(planning_uri: str, s3: S3Server, local: Any) -> None:
+    """`include_column_stats` asks for the stats of the projected columns (`stats-fields`), and
+    the `storage-credentials` of a plan answer are registered for their prefix, as a loaded
+    table's are (Java gives the scan a FileIO with them)."""
+    ns, t = new_table(local, appends=2)
+    location = t.location()
+
+    def vend(request: str, result: Json) -> Json:
+        if request.endswith("/plan") and result.get("status") == "completed":
+            cred = {**s3.properties(), "s3.retry.max-wait-ms": "4321"}
+            result["storage-credentials"] = [{"prefix": f"{location}/data", "config": cred}]
+        return result
+
+    p = ServerShapeProxy(planning_uri, answer=vend)
+    try:
+        cat = rest_catalog(p.uri, s3, **{"scan-planning-mode": "server"})
+        table = cat.load_table((ns, "t"))
+        plain = table.scan(selected_fields=("id",)).plan_files()
+        assert all(not task.file.value_counts for task in plain)
+        with_stats = table.scan(selected_fields=("id",), include_column_stats=True).plan_files()
+        assert all(task.file.value_counts.get(1) == 5 for task in with_stats)
+        assert all(task.file.lower_bounds.get(1) for task in with_stats)
+        assert _native.file_io_properties(f"{location}/data/x.parquet").get("s3.retry.max-wait-ms") == "4321"
+        assert table.scan().to_arrow().num_rows == 10
+    finally:
+        p.close()
