@@ -266,6 +266,11 @@ def test_position_deletes_and_deletion_vectors(
         proxy, server, local, spark, java, ns, "SELECT id FROM {t} WHERE name > 'n1'", not dvs_shared,
         row_filter="name > 'n1'", selected_fields=("id",),
     )  # fmt: skip
+    three_ways(
+        proxy, server, local, spark, java, ns, "SELECT id, _file, _pos FROM {t} WHERE id > 4", not dvs_shared,
+        row_filter="id > 4", selected_fields=("id", "_file", "_pos"),
+    )  # fmt: skip
+    assert server.load_table((ns, "t")).scan().count() == 15
     if dvs_shared:
         with pytest.raises(Exception, match="DV is expected to reference"):
             spark.sql(f"SELECT * FROM {java.name}srv.{ns}.t").collect()
