@@ -548,6 +548,17 @@ def resolve_snapshot(
 ) -> int | None:
     """The snapshot id named (None: empty table); ValidationError listing what exists."""
 
+def scan_plan_from_rest(
+    metadata: TableMetadata,
+    answers: list[str],
+    schema_json: str,
+    case_sensitive: bool = True,
+    snapshot_id: int | None = None,
+    planning_time_ns: int = 0,
+) -> ScanPlan:
+    """The plan of a REST server's scan planning answers (JSON, each with `file-scan-tasks`
+    and the `delete-files` they refer to), residuals bound to `schema_json`."""
+
 def row_keys(batch: pa.RecordBatch, columns: list[str]) -> pa.Array:
     """One binary key per row: equal exactly when the rows' `columns` hold equal values."""
 

@@ -28,11 +28,13 @@ __all__ = [
     "NamespaceAlreadyExistsError",
     "NamespaceNotEmptyError",
     "NoSuchNamespaceError",
+    "NoSuchPlanError",
     "NoSuchTableError",
     "NoSuchViewError",
     "NotFoundError",
     "NotSupportedError",
     "ResourceLimitError",
+    "ScanPlanningError",
     "TableAlreadyExistsError",
     "ValidationError",
     "ViewAlreadyExistsError",
@@ -70,6 +72,16 @@ class NamespaceNotEmptyError(IcefloeError):
 class CommitStateUnknownException(IcefloeError):
     """The catalog could not tell whether a commit went through; icefloe neither retries
     nor deletes the files the commit references (they may be live)."""
+
+
+class NoSuchPlanError(NotFoundError):
+    """A REST catalog's server knows no scan plan or plan task of this id (never made,
+    cancelled or expired)."""
+
+
+class ScanPlanningError(IcefloeError):
+    """A REST catalog's server-side scan planning failed, was cancelled or did not finish in
+    time (the message names the plan)."""
 
 
 # PyIceberg's name for a lost compare-and-swap.

@@ -508,6 +508,11 @@ class DataScan:
 
     @cached_property
     def _plan(self) -> PlannedFiles:
+        if not self._incremental:
+            on_server = self.table.catalog._plan_scan_on_server(self)
+            if on_server is not None:
+                # Planned by the catalog's server (Java sends no scan report for these).
+                return PlannedFiles(on_server)
         plan = _native.plan_scan(
             self._metadata,
             # A ref by name: planning binds a branch's filter to the table's schema too.

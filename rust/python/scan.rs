@@ -14,9 +14,9 @@ use super::metadata::PyTableMetadata;
 use crate::error::validation;
 use crate::expr::{bind, parse_filter, Expression};
 use crate::scan::{
-    adjust_split_size, combine_tasks, plan_scan as core_plan_scan, task_size_bytes, BoundFilter,
-    CombinedScanTask, FileScanTask, ManifestCache, ScanFilterRef, ScanOptions, ScanPlan, SnapshotSelection,
-    SplitOptions,
+    adjust_split_size, combine_tasks, identity_columns_in_file, plan_scan as core_plan_scan, task_size_bytes,
+    tasks_from_rest_answer, BoundFilter, CombinedScanTask, FileScanTask, ManifestCache, ScanFilterRef,
+    ScanMetrics, ScanOptions, ScanPlan, SnapshotSelection, SplitOptions,
 };
 use crate::spec::SnapshotRef;
 
@@ -399,6 +399,57 @@ fn plan_scan(
     })
 }
 
+/// A plan of the tasks a REST catalog's server planned: `answers` are the planning answers
+/// (PlanTableScan / FetchPlanningResult / FetchScanTasks JSON, each with its `file-scan-tasks`
+/// and the `delete-files` they refer to), residuals bound to `schema_json` (the scan's). The
+/// same plan object as `plan_scan`'s, so splitting, bin-packing and the Spark read paths
+/// treat the tasks alike; its metrics count the tasks' files.
+#[pyfunction]
+#[pyo3(signature = (metadata, answers, schema_json, case_sensitive=true, snapshot_id=None, planning_time_ns=0))]
+fn scan_plan_from_rest(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    answers: Vec<String>,
+    schema_json: &str,
+    case_sensitive: bool,
+    snapshot_id: Option<i64>,
+    planning_time_ns: u64,
+) -> PyResult<PyScanPlan> {
+    let md = metadata.inner.clone();
+    let schema = crate::spec::Schema::from_json_str(schema_json).py()?;
+    let (tasks, metrics) = py
+        .detach(move || -> crate::Result<(Vec<FileScanTask>, ScanMetrics)> {
+            let mut metrics = ScanMetrics { planning_time_ns, ..ScanMetrics::default() };
+            let mut tasks = Vec::new();
+            for text in &answers {
+                let answer: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+                    crate::error::invalid_data("a scan planning answer is not JSON").with_source(e)
+                })?;
+                for mut t in tasks_from_rest_answer(&md, &answer, &schema, case_sensitive)? {
+                    if let Some(spec) = md.spec_by_id(t.file.spec_id) {
+                        t.identity_partition_fields = FileScanTask::identity_fields_of(spec);
+                    }
+                    t.identity_columns_in_file =
+                        identity_columns_in_file(&t.file, &t.identity_partition_fields);
+                    metrics.result_data_files += 1;
+                    metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
+                    metrics.result_delete_files += t.deletes.len() as u64;
+                    metrics.total_delete_file_size_in_bytes +=
+                        t.deletes.iter().map(|d| d.file.file_size_in_bytes.max(0) as u64).sum::<u64>();
+                    tasks.push(t);
+                }
+            }
+            Ok((tasks, metrics))
+        })
+        .py()?;
+    Ok(PyScanPlan {
+        tasks: Arc::new(tasks),
+        plan_snapshot_id: snapshot_id,
+        metrics,
+        split: SplitOptions::from_table(&metadata.inner),
+    })
+}
+
 /// The snapshot id a point-in-time selection names (`None`: the table has no snapshot);
 /// an unknown id, ref or time raises ValidationError listing what exists.
 #[pyfunction]
@@ -432,5 +483,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_files, m)?)?;
     m.add_function(wrap_pyfunction!(split_combined_task, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_plan_from_rest, m)?)?;
     Ok(())
 }

@@ -393,7 +393,7 @@ impl Accepted {
 
 /// Whether the file's metrics name every identity partition source column (decoded with
 /// them: `Context::data_stats`), i.e. the file holds those columns itself.
-fn identity_columns_in_file(f: &DataFile, identity: &[(i32, usize)]) -> bool {
+pub fn identity_columns_in_file(f: &DataFile, identity: &[(i32, usize)]) -> bool {
     identity.iter().all(|(id, _)| {
         f.value_counts.contains_key(id)
             || f.column_sizes.contains_key(id)

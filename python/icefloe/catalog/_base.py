@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from icefloe.commit.target import CommitBase
     from icefloe.create_transaction import CreateTableTransaction
     from icefloe.replace_transaction import ReplaceTableTransaction
+    from icefloe.scan import DataScan
     from icefloe.table import Table
     from icefloe.table_transaction import Transaction
 
@@ -315,6 +316,11 @@ class Catalog(ViewCatalogMixin, ABC):
     def _report_metrics(self, table: Table, report: dict[str, Any]) -> None:
         """A `scan-report` / `commit-report` of `table` (see `icefloe._metrics_reports`).
         Never raises."""
+
+    def _plan_scan_on_server(self, scan: DataScan) -> _native.ScanPlan | None:
+        """The scan's tasks planned by the catalog's server, or None: icefloe plans them from
+        the manifests (every catalog but a REST one whose server plans)."""
+        return None
 
     def _check_multi_table_commit(self) -> None:
         """NotSupportedError unless `_commit_tables` can swap several tables atomically."""

@@ -34,6 +34,7 @@ from icefloe.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
+    NoSuchPlanError,
     NoSuchTableError,
     NoSuchViewError,
     NotSupportedError,
@@ -48,6 +49,8 @@ _BY_TYPE: dict[str, type[IcefloeError]] = {
     "NoSuchTableException": NoSuchTableError,
     "NoSuchIcebergTableException": NoSuchTableError,
     "NoSuchViewException": NoSuchViewError,
+    "NoSuchPlanIdException": NoSuchPlanError,
+    "NoSuchPlanTaskException": NoSuchPlanError,
     "AlreadyExistsException": TableAlreadyExistsError,
     "NamespaceNotEmptyException": NamespaceNotEmptyError,
     "CommitFailedException": CommitConflictError,
@@ -254,6 +257,8 @@ class RestClient:
             cls = ViewAlreadyExistsError
         if cls is not None:
             return cls(text)
+        if e.code == 404 and ("/plan/" in path or path.endswith("/tasks")):
+            return NoSuchPlanError(text)  # Java's plan and plan-task error handlers
         if e.code == 404 and "/views/" in path:
             return NoSuchViewError(text)
         if e.code == 404:

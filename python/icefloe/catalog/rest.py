@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from icefloe import _io, _native
 from icefloe.catalog._base import Catalog, Identifier, IdentifierLike, Properties, PropertiesUpdateSummary
 from icefloe.catalog._rest_client import RestClient
+from icefloe.catalog._rest_scan_planning import SUBMIT_PLAN, ServerScanPlanner, planning_mode
 from icefloe.catalog._rest_updates import create_updates, requirements_and_updates
 from icefloe.exceptions import (
     CommitConflictError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
     from icefloe.commit.target import CommitBase
     from icefloe.partitioning import PartitionSpec
+    from icefloe.scan import DataScan
     from icefloe.schema import Schema
     from icefloe.sorting import SortOrder
     from icefloe.table import Table
@@ -96,6 +98,9 @@ class RestCatalog(Catalog):
             OrderedDict()
         )
         self._fresh_lock = threading.Lock()
+        # The `config` of each table's last loadTable / createTable answer.
+        self._table_config: dict[Identifier, dict[str, str]] = {}
+        self._warned_local_planning = False
 
     # ---- paths ----
     def _ns_segment(self, ns: Identifier) -> str:
@@ -119,6 +124,8 @@ class RestCatalog(Catalog):
         if metadata is None:
             metadata = _native.TableMetadata.from_json(json.dumps(result["metadata"]), location)
         vended = _vended_io_properties(self.properties, result, metadata.location)
+        # The table's `config` may choose its scan planning mode (Java's RESTSessionCatalog).
+        self._table_config[parts] = {str(k): str(v) for k, v in (result.get("config") or {}).items()}
         return Table(parts, metadata, location or "", self, io_properties=vended)
 
     def create_table(
@@ -468,6 +475,40 @@ class RestCatalog(Catalog):
             self._client.request("POST", path, report)
         except Exception as e:
             logger.warning("icefloe: could not report metrics of %s to %s: %s", table, self.name, e)
+
+    def _plan_scan_on_server(self, scan: DataScan) -> _native.ScanPlan | None:
+        """Server-side scan planning (see `_rest_scan_planning`) when the table's planning mode
+        is `server` and the server offers it. A server that does not list the endpoint: the
+        scan plans locally, unless the server's own table config asked for server planning
+        (then, as in Java, an error)."""
+        table = scan.table
+        config = self._table_config.get(self.table_identifier(table.identifier), {})
+        mode, by_server = planning_mode(self.properties, config)
+        if mode != "server" or scan.from_snapshot_id is not None or scan.to_snapshot_id is not None:
+            return None  # Java plans only table scans on the server, not incremental ones
+        if SUBMIT_PLAN not in self._endpoints:
+            if by_server:
+                raise NotSupportedError(
+                    f"the server requires server-side scan planning for table {'.'.join(table.identifier)} "
+                    f"but does not offer {SUBMIT_PLAN}"
+                )
+            if not self._warned_local_planning:
+                self._warned_local_planning = True
+                logger.warning(
+                    "icefloe: %s does not offer %s; its scans are planned locally", self.name, SUBMIT_PLAN
+                )
+            return None
+        if "_last_updated_sequence_number" in scan.selected_fields:
+            return None  # needs the sequence numbers content files do not carry
+        snapshot = scan.snapshot()
+        committed = table._commit_base().metadata
+        if snapshot is not None and committed.snapshot_by_id(snapshot.snapshot_id) is None:
+            return None  # a transaction's staged snapshot, which the server does not have
+        path = self._table_path(self.table_identifier(table.identifier))
+        plan, credentials = ServerScanPlanner(self._client, path, self._endpoints, self.properties).plan(scan)
+        if credentials:
+            _vended_io_properties(self.properties, {"storage-credentials": credentials}, table.location())
+        return plan
 
     def _check_multi_table_commit(self) -> None:
         """A server that lists its endpoints must list the multi-table commit."""

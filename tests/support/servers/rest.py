@@ -34,8 +34,9 @@ def java_env_name(prop: str) -> str:
     return "CATALOG_" + prop.replace("-", "__").replace(".", "_").upper()
 
 
-def run_rest(root: Path, s3: S3Server, warehouse: str) -> Iterator[str]:
-    """Starts the server; yields its URI; stops it."""
+def run_rest(root: Path, s3: S3Server, warehouse: str, command: list[str] | None = None) -> Iterator[str]:
+    """Starts the server; yields its URI; stops it. `command`: another `java` command serving
+    the REST protocol with the same CATALOG_* settings (default: RESTCatalogServer)."""
     port = _free_port()
     props = {
         "rest.port": str(port),
@@ -52,7 +53,7 @@ def run_rest(root: Path, s3: S3Server, warehouse: str) -> Iterator[str]:
     env = dict(os.environ, **{java_env_name(k): v for k, v in props.items()})
     log = open(root / "rest.log", "wb")
     proc = subprocess.Popen(
-        ["java", "-Xmx512m", "-cp", rest_classpath(), "org.apache.iceberg.rest.RESTCatalogServer"],
+        command or ["java", "-Xmx512m", "-cp", rest_classpath(), "org.apache.iceberg.rest.RESTCatalogServer"],
         stdout=log,
         stderr=log,
         env=env,
@@ -62,14 +63,14 @@ def run_rest(root: Path, s3: S3Server, warehouse: str) -> Iterator[str]:
         deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"RESTCatalogServer exited: {(root / 'rest.log').read_text()[-3000:]}")
+                raise RuntimeError(f"REST server exited: {(root / 'rest.log').read_text()[-3000:]}")
             try:
                 with urllib.request.urlopen(f"{uri}/v1/config", timeout=2) as r:
                     json.loads(r.read())
                 break
             except (urllib.error.URLError, OSError, ValueError):
                 if time.monotonic() > deadline:
-                    raise RuntimeError("RESTCatalogServer did not start within 120 s") from None
+                    raise RuntimeError("REST server did not start within 120 s") from None
                 time.sleep(0.3)
         yield uri
     finally:
