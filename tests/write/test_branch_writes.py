@@ -406,3 +406,50 @@ def test_wap_enabled_is_read_as_javas_boolean(oracle: Oracle, catalog: Any, valu
         spark.conf.unset("spark.wap.branch")
     assert ids(f"SELECT id FROM {q}") == ([1] if enabled else [1, 2, 3, 4])
     assert ids(f"SELECT id FROM {q}.branch_audit") == ([1, 3, 4] if enabled else [1])
+
+
+def test_publish_changes_cherry_picks_the_staged_wap_snapshot_as_java(oracle: Oracle, catalog: Any) -> None:
+    """`CALL system.publish_changes(table, wap_id)` through `icefloe.spark.sql` on a twin of
+    Java's table: the snapshot staged with the WAP id is cherry-picked (Java's result columns,
+    the same rows); an unknown and a non-unique WAP id are Java's errors, nothing changed."""
+    import icefloe.spark
+
+    spark = oracle.spark
+    names = new_table_name("publish_java"), new_table_name("publish_ours")
+    for name in names:
+        q = oracle.qualified(name)
+        oracle.sql(f"CREATE TABLE {q} (id bigint) USING iceberg TBLPROPERTIES ('write.wap.enabled'='true')")
+        oracle.sql(f"INSERT INTO {q} VALUES (1)")
+    java, ours = names
+    try:
+        spark.conf.set("spark.wap.id", "w1")
+        oracle.sql(f"INSERT INTO {oracle.qualified(java)} VALUES (2)")
+        icefloe.spark.append(spark.createDataFrame([(2,)], "id long"), catalog.load_table(ours))
+        spark.conf.set("spark.wap.id", "dup")
+        for _ in range(2):
+            oracle.sql(f"INSERT INTO {oracle.qualified(java)} VALUES (3)")
+            icefloe.spark.append(spark.createDataFrame([(3,)], "id long"), catalog.load_table(ours))
+    finally:
+        spark.conf.unset("spark.wap.id")
+    theirs = spark.sql(f"CALL {oracle.catalog}.system.publish_changes('{java}', 'w1')")
+    mine = icefloe.spark.sql(
+        spark, f"CALL ice.system.publish_changes('{ours}', 'w1')", catalogs={"ice": catalog}
+    )
+    assert mine.schema == theirs.schema
+    ((source, current),) = [tuple(r) for r in mine.collect()]
+    staged = [s for s in catalog.load_table(ours).snapshots() if s.summary.get("wap.id") == "w1"]
+    assert (
+        source == staged[0].snapshot_id and current == catalog.load_table(ours).current_snapshot().snapshot_id
+    )
+    theirs.collect()
+    for name in names:
+        assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {oracle.qualified(name)}").collect()) == [1, 2]
+    for wap, message in (("nope", "Cannot apply unknown WAP ID 'nope'"), ("dup", "non-unique WAP ID")):
+        with pytest.raises(Exception, match=message):
+            spark.sql(f"CALL {oracle.catalog}.system.publish_changes('{java}', '{wap}')").collect()
+        before = catalog.load_table(ours).current_snapshot().snapshot_id
+        with pytest.raises(ValidationError, match=message):
+            icefloe.spark.sql(
+                spark, f"CALL ice.system.publish_changes('{ours}', '{wap}')", catalogs={"ice": catalog}
+            )
+        assert catalog.load_table(ours).current_snapshot().snapshot_id == before

@@ -77,6 +77,22 @@ def _cherrypick(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[
     return [(int(args["snapshot_id"]), _current(table.refresh()))]
 
 
+def _publish_changes(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Java's `PublishChangesProcedure`: cherry-picks the one snapshot staged with the WAP id
+    (its summary's `wap.id`) onto the current state."""
+    wap_id = str(args["wap_id"])
+    found = [s for s in table.snapshots() if s.summary.get("wap.id") == wap_id]
+    if len(found) > 1:
+        raise ValidationError(
+            f"Cannot apply non-unique WAP ID. Found multiple snapshots with WAP ID '{wap_id}'"
+        )
+    if not found:
+        raise ValidationError(f"Cannot apply unknown WAP ID '{wap_id}'")
+    with table.manage_snapshots() as ms:
+        ms.cherrypick_snapshot(found[0].snapshot_id)
+    return [(found[0].snapshot_id, _current(table.refresh()))]
+
+
 def _fast_forward(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     branch, to = str(args["branch"]), str(args["to"])
     before = table.refs().get(branch)
@@ -403,6 +419,12 @@ _PROCEDURES = {
         2,
         [("source_snapshot_id", _LONG), ("current_snapshot_id", _LONG)],
         _cherrypick,
+    ),
+    "publish_changes": _Procedure(
+        ("table", "wap_id"),
+        2,
+        [("source_snapshot_id", f"{_LONG} NOT NULL"), ("current_snapshot_id", f"{_LONG} NOT NULL")],
+        _publish_changes,
     ),
     "fast_forward": _Procedure(
         ("table", "branch", "to"),
