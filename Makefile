@@ -17,7 +17,7 @@ ICEBERG40_VERSION := 1.11.0
 ORACLE40_JAR := $(ORACLE_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBERG40_VERSION).jar
 # The Spark-facing and interop tests, and the PySpark-4-only ones (tests/spark4/).
 # (test_spark4_datasource reads Java's tables of tests/support/java_tables.py through the source.)
-SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test_scan_spark.py \
+SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test_scan_spark.py tests/write/test_migration.py \
 	tests/spark/test_row_level_spark.py tests/spark/test_spark_worker.py \
 	tests/interop/test_interop_icefloe_writes.py tests/spark/test_spark_uuid.py \
 	tests/write/test_write_distribution.py tests/spark/test_spark_timestamps.py \

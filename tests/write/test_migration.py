@@ -95,6 +95,7 @@ def test_snapshot_is_javas_snapshot(oracle: Oracle, catalog: Any, spark: Any, tm
         table.maintenance.expire_snapshots(older_than=2**62)
 
 
+@pytest.mark.one_spark_line  # icefloe's own listing and footers; Spark only writes the folder
 def test_a_parquet_folder_by_path(oracle: Oracle, catalog: Any, spark: Any, tmp_path: Path) -> None:
     from icefloe.migration import parquet_folder, snapshot_table
 
