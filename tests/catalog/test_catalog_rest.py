@@ -93,12 +93,7 @@ def test_java_and_icefloe_commit_interleaved(spark: Any, cat: RestCatalog, ns: s
         "": "org.apache.iceberg.spark.SparkCatalog",
         ".type": "rest",
         ".uri": cat.properties["uri"],
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3.properties()["s3.access-key-id"],
-        ".s3.secret-access-key": s3.properties()["s3.secret-access-key"],
-        ".client.region": s3.properties()["s3.region"],
+        **{f".{k}": v for k, v in s3.java_properties().items()},
     }
     for k, v in conf.items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)

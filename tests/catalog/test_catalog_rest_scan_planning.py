@@ -112,12 +112,7 @@ def java(spark: Any, planning_uri: str, s3: S3Server) -> Iterator[Java]:
     conf = {
         "": "org.apache.iceberg.spark.SparkCatalog",
         ".type": "rest",
-        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        ".s3.endpoint": s3.endpoint,
-        ".s3.path-style-access": "true",
-        ".s3.access-key-id": s3.properties()["s3.access-key-id"],
-        ".s3.secret-access-key": s3.properties()["s3.secret-access-key"],
-        ".client.region": s3.properties()["s3.region"],
+        **{f".{k}": v for k, v in s3.java_properties().items()},
     }
     for k, v in conf.items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)

@@ -274,8 +274,8 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
     ("text", "kind"),
     [
         (
-            "CALL sqlq.system.migrate(table => 'db.x')",
-            "CALL sqlq.system.migrate",
+            "CALL sqlq.system.no_such_procedure(table => 'db.x')",
+            "CALL sqlq.system.no_such_procedure",
         ),
         ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
         ("SHOW CREATE TABLE sqlq.db.orders AS SERDE", "AS SERDE"),

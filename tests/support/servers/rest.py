@@ -43,12 +43,7 @@ def run_rest(root: Path, s3: S3Server, warehouse: str, command: list[str] | None
         "uri": f"jdbc:sqlite:{root / 'rest-catalog.db'}",
         "jdbc.schema-version": "V1",
         "warehouse": warehouse,
-        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        "s3.endpoint": s3.endpoint,
-        "s3.path-style-access": "true",
-        "s3.access-key-id": s3.properties()["s3.access-key-id"],
-        "s3.secret-access-key": s3.properties()["s3.secret-access-key"],
-        "client.region": s3.properties()["s3.region"],
+        **s3.java_properties(),
     }
     env = dict(os.environ, **{java_env_name(k): v for k, v in props.items()})
     log = open(root / "rest.log", "wb")

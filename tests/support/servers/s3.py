@@ -38,6 +38,18 @@ class S3Server:
             "s3.path-style-access": "true",
         }
 
+    def java_properties(self) -> dict[str, str]:
+        """Iceberg Java's S3FileIO properties for this server (a Spark catalog's or the REST
+        server's)."""
+        return {
+            "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+            "s3.endpoint": self.endpoint,
+            "s3.path-style-access": "true",
+            "s3.access-key-id": ACCESS_KEY,
+            "s3.secret-access-key": SECRET_KEY,
+            "client.region": REGION,
+        }
+
     def create_bucket(self, name: str) -> None:
         req = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         with urllib.request.urlopen(req, timeout=30) as r:
