@@ -18,7 +18,8 @@
 //! - the copy plan lists live data and delete files added by a snapshot to move.
 //!
 //! Unlike Java, the rewritten manifests are written before the manifest lists, so a list
-//! records the length of the manifest it names (Java keeps the source manifest's length); and
+//! records the length of the manifest it names (Java keeps the source manifest's length; an
+//! incremental run takes an older manifest's from its copy at the target, when there); and
 //! a file-scoped position delete file's `referenced_data_file` is moved too (Java moves it for
 //! deletion vectors only, leaving the others naming the source data file).
 
@@ -28,6 +29,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use parquet::file::reader::Length;
 
 use crate::arrow::reader::read_parquet;
 use crate::error::{invalid_data, not_supported, validation, Result};
@@ -240,10 +242,16 @@ fn rewrite_all(
             }
         }
         for mut m in manifests {
-            if let Some(length) = lengths.get(&m.manifest_path) {
-                m.manifest_length = *length;
+            let target = paths.moved(&m.manifest_path)?;
+            let length = match lengths.get(&m.manifest_path) {
+                Some(length) => Some(*length),
+                None => copied_length(&target)?,
+            };
+            if let Some(length) = length {
+                lengths.insert(m.manifest_path.clone(), length);
+                m.manifest_length = length;
             }
-            m.manifest_path = paths.moved(&m.manifest_path)?;
+            m.manifest_path = target;
             w.add(m);
         }
         w.write().map_err(|e| e.with_context("manifest list", list.clone()))?;
@@ -251,6 +259,17 @@ fn rewrite_all(
         out.copy_plan.insert((staged, paths.moved(&list)?));
     }
     Ok(out)
+}
+
+/// The length of a manifest an earlier (incremental) run rewrote and the user copied to
+/// `target` since: a new list names that copy, whose length is not the source manifest's
+/// when the prefixes differ in length. None when nothing is there yet (Java records the
+/// source length always).
+fn copied_length(target: &str) -> Result<Option<i64>> {
+    if !io::exists(target)? {
+        return Ok(None);
+    }
+    Ok(Some(io::InputFile::open(target, None)?.len() as i64))
 }
 
 /// Writes `manifest` (read from `m`) to `staged` with its paths moved; adds the files it
@@ -388,56 +407,55 @@ fn rewrite_position_deletes(
     // Java's MetricsConfig.forPositionDelete: full metrics for file_path and pos.
     let full = BTreeMap::from([("write.metadata.metrics.default".to_string(), "full".to_string())]);
     let metrics = Arc::new(MetricsConfig::from_table_properties(&full, &schema)?);
-    let mut writer: Option<ParquetFileWriter> = None;
-    let result = (|| -> Result<()> {
-        for batch in reader {
-            let batch = batch.map_err(|e| e.with_file_role("position delete file", path))?;
-            let files = batch.column(0).as_string::<i32>();
-            if files.null_count() > 0 {
-                return Err(
-                    invalid_data("position delete file has a null file_path").with_context("file", path)
-                );
-            }
-            let mut moved = Vec::with_capacity(files.len());
-            for old in files.iter().flatten() {
-                if !old.starts_with(&paths.source) {
-                    return Err(not_supported(format!(
-                        "Expected delete file to be under the source prefix: {} but was {old}",
-                        paths.source
-                    )));
-                }
-                moved.push(paths.moved(old)?);
-            }
-            let pos = batch.column(1).as_primitive::<Int64Type>().clone();
-            let w = match writer.as_mut() {
-                Some(w) => w,
-                None => writer.insert(ParquetFileWriter::try_new(
-                    staged,
-                    schema.clone(),
-                    &props,
-                    metrics.clone(),
-                )?),
-            };
-            let columns: Vec<ArrayRef> = vec![Arc::new(StringArray::from(moved)), Arc::new(pos)];
-            let out = RecordBatch::try_new(w.arrow_schema().clone(), columns)
-                .map_err(|e| invalid_data(format!("cannot build position delete rows: {e}")))?;
-            w.write(&out)?;
-        }
-        Ok(())
-    })();
-    match (result, writer) {
-        (Err(e), Some(w)) => {
-            let _ = w.abort();
+    let mut writer = ParquetFileWriter::try_new(staged, schema, &props, metrics)?;
+    match write_moved(reader, path, paths, &mut writer) {
+        Err(e) => {
+            let _ = writer.abort();
             Err(e)
         }
-        (Err(e), None) => Err(e),
-        (Ok(()), None) => Ok(0),
-        (Ok(()), Some(w)) => {
-            let size = w.close(vec![], 0)?.file_size_in_bytes;
+        Ok(()) if writer.rows() == 0 => {
+            writer.abort()?;
+            Ok(0)
+        }
+        Ok(()) => {
+            let size = writer.close(vec![], 0)?.file_size_in_bytes;
             written.push(staged.to_string());
             Ok(size)
         }
     }
+}
+
+/// The rows of `reader` (the position delete file at `path`) with their `file_path` moved,
+/// written to `writer`.
+fn write_moved(
+    reader: impl Iterator<Item = Result<RecordBatch>>,
+    path: &str,
+    paths: &PathRewrite,
+    writer: &mut ParquetFileWriter,
+) -> Result<()> {
+    for batch in reader {
+        let batch = batch.map_err(|e| e.with_file_role("position delete file", path))?;
+        let files = batch.column(0).as_string::<i32>();
+        if files.null_count() > 0 {
+            return Err(invalid_data("position delete file has a null file_path").with_context("file", path));
+        }
+        let mut moved = Vec::with_capacity(files.len());
+        for old in files.iter().flatten() {
+            if !old.starts_with(&paths.source) {
+                return Err(not_supported(format!(
+                    "Expected delete file to be under the source prefix: {} but was {old}",
+                    paths.source
+                )));
+            }
+            moved.push(paths.moved(old)?);
+        }
+        let pos = batch.column(1).as_primitive::<Int64Type>().clone();
+        let columns: Vec<ArrayRef> = vec![Arc::new(StringArray::from(moved)), Arc::new(pos)];
+        let out = RecordBatch::try_new(writer.arrow_schema().clone(), columns)
+            .map_err(|e| invalid_data(format!("cannot build position delete rows: {e}")))?;
+        writer.write(&out)?;
+    }
+    Ok(())
 }
 
 /// Rewrites a Puffin file of deletion vectors with each blob's `referenced-data-file` moved;

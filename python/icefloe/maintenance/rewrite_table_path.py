@@ -25,8 +25,9 @@ of `latest_version`. Arguments are checked as Java checks them, with Java's mess
 error nothing written is left behind.
 
 Differences from Java, on purpose: a rewritten manifest list records the length of each
-rewritten manifest (Java keeps the source manifest's, which differs when the prefixes differ
-in length; readers that check it, icefloe among them, refuse such a copy); a file-scoped
+rewritten manifest, and an incremental run an older manifest's length from its copy at the
+target when it is there (Java keeps the source manifest's, which differs when the prefixes
+differ in length; readers that check it, icefloe among them, refuse such a copy); a file-scoped
 position delete file's `referenced_data_file` is moved like a deletion vector's (Java leaves
 it naming the source data file); format v1 tables and ORC / Avro position delete files are
 refused (NotSupportedError). `create_file_list=False` skips the file list, as Java's.
