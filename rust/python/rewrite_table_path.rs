@@ -9,6 +9,9 @@ use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
 use crate::maintenance::rewrite_table_path::{rewrite_snapshot_files, PathRewrite};
 
+/// `(source or staged file, target file)` pairs.
+type CopyPlan = Vec<(String, String)>;
+
 /// Rewrites the manifest lists of `snapshot_ids`, their manifests (incrementally: those added
 /// by a snapshot of `delta_snapshot_ids`) and the position delete files of those into
 /// `staging` (ending with `/`): `(copy plan [(source, target)], manifests rewritten, delete
@@ -25,7 +28,7 @@ fn rewrite_table_path_files(
     source_prefix: String,
     target_prefix: String,
     staging: String,
-) -> PyResult<(Vec<(String, String)>, usize, usize)> {
+) -> PyResult<(CopyPlan, usize, usize)> {
     let end = metadata.inner.clone();
     let delta: HashSet<i64> = delta_snapshot_ids.into_iter().collect();
     let paths = PathRewrite { source: source_prefix, target: target_prefix, staging };
