@@ -717,6 +717,23 @@ def commit_equality_delete_conversion(
 ) -> tuple[TableMetadata, list[str]]:
     """The validated row delta committing a conversion."""
 
+# ---- rewrite_table_path (rust/python/rewrite_table_path.rs) ----
+def rewrite_table_path_files(
+    metadata: TableMetadata,
+    snapshot_ids: list[int],
+    delta_snapshot_ids: list[int],
+    incremental: bool,
+    source_prefix: str,
+    target_prefix: str,
+    staging: str,
+) -> tuple[list[tuple[str, str]], int, int]:
+    """Rewrites the manifest lists of `snapshot_ids` (of `metadata`, the end version), their
+    manifests (with `incremental`: those added by a snapshot of `delta_snapshot_ids`) and the
+    position delete files of those, paths under `source_prefix` moved under `target_prefix`,
+    into `staging` (ending with `/`) at their paths relative to the source prefix: (copy plan
+    [(staged or source file, target file)], manifests rewritten, delete files rewritten).
+    Deletes what it wrote on error."""
+
 @final
 class NdvSketches:
     """One Apache DataSketches theta sketch per column: `(Arrow column name, Iceberg type)`."""

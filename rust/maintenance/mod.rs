@@ -12,6 +12,8 @@
 //! - `rewrite_position_deletes`: which position delete files are rewritten together and
 //!   the rewrite of one group, dangling positions dropped.
 //! - `rewrite_plan`: which data files compaction rewrites together (Java's bin-pack rules).
+//! - `rewrite_table_path`: a table's manifest lists, manifests and position delete files
+//!   with their paths moved to a new prefix (Java's `RewriteTablePath`), and the copy plan.
 //! - `convert_equality_deletes`: equality deletes turned into position deletes (plan, commit).
 //!
 //! The metadata change itself is `TableMetadata::remove_refs_and_snapshots`
@@ -26,6 +28,7 @@ pub mod reachability;
 pub mod rewrite_manifests;
 pub mod rewrite_plan;
 pub mod rewrite_position_deletes;
+pub mod rewrite_table_path;
 
 pub use deletion::{delete_all, delete_threads_for, DeleteFailure};
 pub use expire_snapshots::{

@@ -18,6 +18,7 @@ mod read;
 mod rewrite;
 mod rewrite_deletes;
 mod rewrite_manifests;
+mod rewrite_table_path;
 mod scan;
 mod single_value;
 mod statistics;
@@ -68,6 +69,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     maintenance::register(m)?;
     rewrite::register(m)?;
     rewrite_manifests::register(m)?;
+    rewrite_table_path::register(m)?;
     rewrite_deletes::register(m)?;
     inspect::register(m)?;
     convert_deletes::register(m)?;

@@ -7,6 +7,7 @@
     clustered = table.maintenance.rewrite_manifests()
     stats = table.maintenance.compute_table_stats()
     partition_stats = table.maintenance.compute_partition_stats()
+    copy = table.maintenance.rewrite_table_path("s3://prod/db/t", "s3://dr/db/t")
 
 Each method returns a result with counts and bytes. Times (`older_than`) are a `datetime`
 with a time zone, or epoch milliseconds. The work is in `expire_snapshots.py`,
@@ -26,6 +27,7 @@ from icefloe.maintenance.orphan_files import RemoveOrphanFilesResult
 from icefloe.maintenance.rewrite_data_files import RewriteDataFilesResult
 from icefloe.maintenance.rewrite_manifests import RewriteManifestsResult
 from icefloe.maintenance.rewrite_position_delete_files import RewritePositionDeleteFilesResult
+from icefloe.maintenance.rewrite_table_path import RewriteTablePathResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,6 +44,7 @@ __all__ = [
     "RewriteDataFilesResult",
     "RewriteManifestsResult",
     "RewritePositionDeleteFilesResult",
+    "RewriteTablePathResult",
 ]
 
 
@@ -218,3 +221,31 @@ class Maintenance:
 
     def __repr__(self) -> str:
         return f"Maintenance({self._table!r})"
+
+    def rewrite_table_path(
+        self,
+        source_prefix: str,
+        target_prefix: str,
+        start_version: str | None = None,
+        end_version: str | None = None,
+        staging_location: str | None = None,
+        create_file_list: bool = True,
+    ) -> RewriteTablePathResult:
+        """Stages a copy of the table's metadata with every path under `source_prefix` moved
+        under `target_prefix` (Iceberg Java's `rewrite_table_path`, for replication): the
+        metadata JSON files of the versions after `start_version` up to `end_version`
+        (file names such as `v3.metadata.json`; default: all, up to the current one), their
+        manifest lists, manifests and position delete files, written to `staging_location`
+        (default `<metadata>/copy-table-staging-<uuid>/`), and a `file-list` of `source,target`
+        pairs to copy. Nothing is committed. See `icefloe.maintenance.rewrite_table_path`."""
+        from icefloe.maintenance.rewrite_table_path import rewrite_table_path
+
+        return rewrite_table_path(
+            self._table,
+            source_prefix,
+            target_prefix,
+            start_version,
+            end_version,
+            staging_location,
+            create_file_list,
+        )

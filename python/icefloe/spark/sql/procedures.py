@@ -6,7 +6,8 @@ table argument relative to the procedure's catalog, and a DataFrame of Java's re
 Each procedure is the Python API's call: `table.manage_snapshots()` (`rollback_to_snapshot`,
 `rollback_to_timestamp`, `set_current_snapshot`, `cherrypick_snapshot`, `fast_forward`) and
 `table.maintenance` (`expire_snapshots`, `remove_orphan_files`, `rewrite_data_files`,
-`rewrite_manifests`, `rewrite_position_delete_files`), the table's snapshots (`ancestors_of`),
+`rewrite_manifests`, `rewrite_position_delete_files`, `rewrite_table_path`), the table's
+snapshots (`ancestors_of`),
 `catalog.register_table` (`register_table`), `table.add_files` (`add_files` of a Parquet
 folder into an unpartitioned table) and `icefloe.spark.read_changelog` as a temp view
 (`create_changelog_view`). Arguments that only tune Java's execution
@@ -267,6 +268,26 @@ def _compute_partition_stats(ctx: Context, table: Table, args: dict[str, Any]) -
     return [] if stats is None else [(stats.statistics_path,)]
 
 
+def _rewrite_table_path(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    create = args.get("create_file_list")
+    r = table.maintenance.rewrite_table_path(
+        str(args["source_prefix"]),
+        str(args["target_prefix"]),
+        start_version=args.get("start_version"),
+        end_version=args.get("end_version"),
+        staging_location=args.get("staging_location"),
+        create_file_list=True if create is None else bool(create),
+    )
+    return [
+        (
+            r.latest_version,
+            r.file_list_location,
+            r.rewritten_manifest_file_paths_count,
+            r.rewritten_delete_file_paths_count,
+        )
+    ]
+
+
 def _ancestors_of(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Java's `AncestorsOfProcedure`: the snapshot (default the current one) and its
     ancestors, newest first, each with its commit time in milliseconds."""
@@ -504,6 +525,25 @@ _PROCEDURES = {
             ("added_bytes_count", _LONG),
         ],
         _rewrite_position_deletes,
+    ),
+    "rewrite_table_path": _Procedure(
+        (
+            "table",
+            "source_prefix",
+            "target_prefix",
+            "start_version",
+            "end_version",
+            "staging_location",
+            "create_file_list",
+        ),
+        3,
+        [
+            ("latest_version", _STRING),
+            ("file_list_location", _STRING),
+            ("rewritten_manifest_file_paths_count", _INT),
+            ("rewritten_delete_file_paths_count", _INT),
+        ],
+        _rewrite_table_path,
     ),
     "ancestors_of": _Procedure(
         ("table", "snapshot_id"), 1, [("snapshot_id", _LONG), ("timestamp", _LONG)], _ancestors_of
