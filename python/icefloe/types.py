@@ -17,6 +17,8 @@ __all__ = [
     "DoubleType",
     "FixedType",
     "FloatType",
+    "GeographyType",
+    "GeometryType",
     "IcebergType",
     "IntegerType",
     "ListType",
@@ -139,10 +141,63 @@ class VariantType(PrimitiveType):
     _json = "variant"
 
 
+DEFAULT_CRS = "OGC:CRS84"
+EDGE_ALGORITHMS = ("spherical", "vincenty", "thomas", "andoyer", "karney")
+
+
+class GeometryType(PrimitiveType):
+    """Format v3 `geometry(crs)`: WKB values with planar edges in the coordinate reference
+    system `crs` (default `OGC:CRS84`). Read as Arrow binary tagged with GeoArrow's
+    `geoarrow.wkb` extension (its metadata names the CRS), as binary on Spark; written from
+    either. Filters on the column are left to the engine (only null checks prune)."""
+
+    def __init__(self, crs: str = DEFAULT_CRS) -> None:
+        if not crs.strip():
+            raise ValidationError("expected a non-empty CRS for geometry, found an empty string")
+        self.crs = crs.strip()
+
+    def to_json(self) -> str:
+        # Java 1.12 names the CRS even when it is the default.
+        return f"geometry({self.crs})"
+
+    def _key(self) -> tuple[Any, ...]:
+        # Java compares CRS names ignoring case.
+        return (self.crs.lower(),)
+
+    def __repr__(self) -> str:
+        return f"GeometryType(crs={self.crs!r})"
+
+
+class GeographyType(PrimitiveType):
+    """Format v3 `geography(crs, algorithm)`: WKB values whose edges follow `algorithm`
+    (`spherical`, the default, `vincenty`, `thomas`, `andoyer` or `karney`) on the CRS `crs`
+    (default `OGC:CRS84`). In Arrow and Spark as `GeometryType` (GeoArrow's metadata also
+    names the edges)."""
+
+    def __init__(self, crs: str = DEFAULT_CRS, algorithm: str = "spherical") -> None:
+        if not crs.strip():
+            raise ValidationError("expected a non-empty CRS for geography, found an empty string")
+        alg = algorithm.strip().lower()
+        if alg not in EDGE_ALGORITHMS:
+            raise ValidationError(
+                f"expected an edge interpolation algorithm ({', '.join(EDGE_ALGORITHMS)}), found {algorithm!r}"
+            )
+        self.crs = crs.strip()
+        self.algorithm = alg
+
+    def to_json(self) -> str:
+        return f"geography({self.crs}, {self.algorithm})"
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.crs.lower(), self.algorithm)
+
+    def __repr__(self) -> str:
+        return f"GeographyType(crs={self.crs!r}, algorithm={self.algorithm!r})"
+
+
 class UnsupportedType(PrimitiveType):
-    """A format v3 type icefloe cannot read or write yet (`geometry(...)`, `geography(...)`),
-    kept by its JSON name so the table loads and commits keep it;
-    reading the column is an error naming it (select the other columns)."""
+    """A primitive type kept by its JSON name. No type parses to it any more (`geometry` and
+    `geography` are `GeometryType` and `GeographyType`); kept for code that imports it."""
 
     def __init__(self, name: str) -> None:
         self._json = name
@@ -429,7 +484,25 @@ _PRIMITIVES: dict[str, type[PrimitiveType]] = {
 }
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
-_V3_UNSUPPORTED = {"geometry", "geography"}
+# Java's `Types.fromTypeName` patterns (case-insensitive; whitespace inside a CRS is kept).
+_GEOMETRY = re.compile(r"^geometry\s*(?:\(\s*([^)]*?)\s*\))?$", re.IGNORECASE)
+_GEOGRAPHY = re.compile(r"^geography\s*(?:\(\s*([^,)]*?)\s*(?:,\s*(\w*)\s*)?\))?$", re.IGNORECASE)
+
+
+def _geospatial_from_str(t: str) -> PrimitiveType | None:
+    if m := _GEOMETRY.match(t):
+        if m.group(1) is not None and not m.group(1):
+            raise InvalidDataError(f"invalid CRS in type {t!r}: expected a non-empty CRS")
+        return GeometryType(m.group(1) or DEFAULT_CRS)
+    if m := _GEOGRAPHY.match(t):
+        crs, alg = m.group(1), m.group(2)
+        if crs is not None and not crs:
+            raise InvalidDataError(f"invalid CRS in type {t!r}: expected a non-empty CRS")
+        try:
+            return GeographyType(crs or DEFAULT_CRS, "spherical" if alg is None else alg)
+        except ValidationError as e:
+            raise InvalidDataError(f"{e} (type {t!r})") from None
+    return None
 
 
 def _primitive_from_str(s: str) -> PrimitiveType:
@@ -441,8 +514,8 @@ def _primitive_from_str(s: str) -> PrimitiveType:
         return DecimalType(int(m.group(1)), int(m.group(2)))
     if m := _FIXED.match(t):
         return FixedType(int(m.group(1)))
-    if t in _V3_UNSUPPORTED or t.startswith(("geometry(", "geography(")):
-        return UnsupportedType(t)
+    if (geo := _geospatial_from_str(t)) is not None:
+        return geo
     raise InvalidDataError(f"unknown Iceberg primitive type {t!r}")
 
 

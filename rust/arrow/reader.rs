@@ -370,6 +370,8 @@ pub fn can_read_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
     match (from, to) {
         (a, b) if a == b => true,
         (P::Int, P::Long) | (P::Float, P::Double) | (P::Fixed(16), P::Uuid) | (P::Binary, P::String) => true,
+        // WKB read as Arrow binary (the parquet crate reads GEOMETRY / GEOGRAPHY columns so).
+        (P::Binary, P::Geometry { .. } | P::Geography { .. }) => true,
         (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
             s1 == s2 && p1 <= p2
         }
@@ -506,6 +508,8 @@ pub fn can_write_as(from: &PrimitiveType, to: &PrimitiveType) -> bool {
         // Binary values of the column's length (Spark has no fixed type: it reads and sends
         // fixed as binary); a value of another length is refused by the cast.
         (P::Binary, P::Fixed(_)) => true,
+        // WKB values from any binary column (Spark has no geospatial type before 4.1).
+        (P::Binary, P::Geometry { .. } | P::Geography { .. }) => true,
         (P::Decimal { precision: p1, scale: s1 }, P::Decimal { precision: p2, scale: s2 }) => {
             s1 == s2 && p1 <= p2
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
 
+use super::geoarrow;
 use crate::error::{invalid_data, not_supported, Result};
 use crate::spec::{MapType, NestedField, PrimitiveType, Schema, StructType, Type};
 
@@ -24,21 +25,17 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
 
 /// Converts one Iceberg field (with its id) to an Arrow field.
 pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
-    let dt = match &field.field_type {
-        Type::Primitive(p @ PrimitiveType::Unsupported(_)) => {
-            return Err(not_supported(format!(
-                "column '{}' (field id {}) has type '{p}', which icefloe cannot read or write yet; \
-                 select the other columns",
-                field.name, field.id
-            )))
-        }
-        t => type_to_arrow(t)?,
-    };
+    let dt = type_to_arrow(&field.field_type)?;
     let arrow = with_field_id(Field::new(&field.name, dt, !field.required), field.id);
-    Ok(match field.field_type {
+    Ok(match &field.field_type {
         Type::Primitive(PrimitiveType::Variant) => {
             let mut md = arrow.metadata().clone();
             md.insert(EXTENSION_NAME_KEY.to_string(), VARIANT_EXTENSION.to_string());
+            arrow.with_metadata(md)
+        }
+        Type::Primitive(p) if p.is_geospatial() => {
+            let mut md = arrow.metadata().clone();
+            md.extend(geoarrow::extension_metadata(p).unwrap_or_default());
             arrow.with_metadata(md)
         }
         _ => arrow,
@@ -112,12 +109,12 @@ pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
             i32::try_from(*len)
                 .map_err(|_| invalid_data(format!("fixed length {len} is too large for Arrow")))?,
         ),
-        PrimitiveType::Binary => DataType::Binary,
+        // WKB values; the field carries the `geoarrow.wkb` extension (`field_to_arrow`).
+        PrimitiveType::Binary | PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. } => {
+            DataType::Binary
+        }
         PrimitiveType::Unknown => DataType::Null,
         PrimitiveType::Variant => DataType::Struct(variant_fields()),
-        PrimitiveType::Unsupported(name) => {
-            return Err(not_supported(format!("Iceberg type '{name}' is not supported by icefloe yet")))
-        }
     })
 }
 
@@ -283,6 +280,12 @@ impl FromArrow {
             DataType::Dictionary(_, value) => self.data_type(value, field_meta, path)?,
             DataType::FixedSizeBinary(16) if is_uuid_extension(field_meta) => {
                 Type::Primitive(PrimitiveType::Uuid)
+            }
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                match geoarrow::type_from_extension(field_meta, path) {
+                    Some(geo) => Type::Primitive(geo?),
+                    None => Type::Primitive(PrimitiveType::Binary),
+                }
             }
             other => Type::Primitive(primitive_from_arrow(other, self.opts).map_err(|e| {
                 let msg = format!("{} (field '{path}')", e.message());

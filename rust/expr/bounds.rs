@@ -91,8 +91,9 @@ pub fn cmp_bounds(ty: &PrimitiveType, a: &[u8], b: &[u8]) -> Option<Ordering> {
         P::Double => Some(cmp_f64(read_double(a)?, read_double(b)?)),
         P::Decimal { .. } => Some(decimal_from_bytes(a).ok()?.cmp(&decimal_from_bytes(b).ok()?)),
         P::String | P::Binary | P::Fixed(_) | P::Uuid => Some(a.cmp(b)),
-        // No bounds exist for these: `unknown` is all nulls, the others are never read.
-        P::Unknown | P::Variant | P::Unsupported(_) => None,
+        // No bounds exist for these: `unknown` is all nulls, variants are never read, and a
+        // geospatial bound is a bounding-box corner, not an order.
+        P::Unknown | P::Variant | P::Geometry { .. } | P::Geography { .. } => None,
     }
 }
 

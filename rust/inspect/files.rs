@@ -96,6 +96,9 @@ fn readable_metrics(cols: &[MetricColumn], f: &DataFile) -> Result<Cell> {
     let bound = |m: &BTreeMap<i32, Vec<u8>>, c: &MetricColumn| -> Result<Cell> {
         match m.get(&c.id) {
             None => Ok(Cell::Null),
+            // A bounding-box corner another engine wrote (x:y[:z[:m]] little-endian doubles),
+            // shown as its bytes: it has no literal form.
+            Some(b) if c.ty.is_geospatial() => Ok(Cell::Lit(Literal::Binary(b.clone()))),
             Some(b) => Literal::from_bytes(&c.ty, b).map(Cell::Lit).map_err(|e| {
                 e.with_context("file", f.file_path.clone()).with_context("field id", c.id.to_string())
             }),

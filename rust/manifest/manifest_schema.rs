@@ -63,10 +63,13 @@ fn avro_type_text(ty: &PrimitiveType, defined: &mut Vec<String>) -> String {
             "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\",\"adjust-to-utc\":true}".into()
         }
         PrimitiveType::String => "\"string\"".into(),
-        PrimitiveType::Binary => "\"bytes\"".into(),
+        // WKB values are bytes; only `void` can partition by a geospatial column (always null).
+        PrimitiveType::Binary | PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. } => {
+            "\"bytes\"".into()
+        }
         // Only `void` can partition by these, and its values are always null (Java's
         // AvroSchemaUtil maps `unknown` to Avro `null`).
-        PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => "\"null\"".into(),
+        PrimitiveType::Unknown | PrimitiveType::Variant => "\"null\"".into(),
         PrimitiveType::Uuid => fixed("uuid_fixed".into(), 16, ",\"logicalType\":\"uuid\"".into()),
         PrimitiveType::Fixed(l) => fixed(format!("fixed_{l}"), *l as usize, String::new()),
         PrimitiveType::Decimal { precision, scale } => fixed(

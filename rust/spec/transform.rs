@@ -92,8 +92,12 @@ impl Transform {
     pub fn can_transform(&self, source: &PrimitiveType) -> bool {
         use PrimitiveType as P;
         match self {
-            Transform::Identity | Transform::Void => true,
-            Transform::Bucket(_) => !matches!(source, P::Boolean | P::Float | P::Double),
+            Transform::Void => true,
+            // Java's `Identity.UNSUPPORTED_TYPES` and bucket's hashable types leave out WKB.
+            Transform::Identity => !source.is_geospatial(),
+            Transform::Bucket(_) => {
+                !matches!(source, P::Boolean | P::Float | P::Double) && !source.is_geospatial()
+            }
             Transform::Truncate(_) => {
                 matches!(source, P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary)
             }

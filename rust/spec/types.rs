@@ -37,9 +37,115 @@ pub enum PrimitiveType {
     /// `value` buffer per row). Read as an Arrow struct of the two binary buffers, as Parquet
     /// stores an unshredded variant; not written by icefloe yet.
     Variant,
-    /// A v3 type icefloe cannot carry in Arrow yet (`geometry(...)`, `geography(...)`), kept by its JSON name so the table loads and commits keep it;
-    /// reading or writing the column is a clear error naming it, never other values.
-    Unsupported(String),
+    /// v3 `geometry(C)`: WKB values with planar edges in the coordinate reference system `C`
+    /// (default `OGC:CRS84`). Arrow `Binary` tagged `geoarrow.wkb`; Parquet BYTE_ARRAY with the
+    /// GEOMETRY logical type. The CRS is kept as written (Java compares it ignoring case).
+    Geometry {
+        crs: String,
+    },
+    /// v3 `geography(C, A)`: WKB values whose edges follow algorithm `A` (default `spherical`)
+    /// on the CRS `C` (default `OGC:CRS84`).
+    Geography {
+        crs: String,
+        algorithm: EdgeAlgorithm,
+    },
+}
+
+/// The CRS of a `geometry` / `geography` whose type names none (spec "Primitive Types").
+pub const DEFAULT_CRS: &str = "OGC:CRS84";
+
+/// How a `geography`'s edges between two points are interpolated (the spec's algorithms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EdgeAlgorithm {
+    #[default]
+    Spherical,
+    Vincenty,
+    Thomas,
+    Andoyer,
+    Karney,
+}
+
+impl EdgeAlgorithm {
+    /// The spec's lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeAlgorithm::Spherical => "spherical",
+            EdgeAlgorithm::Vincenty => "vincenty",
+            EdgeAlgorithm::Thomas => "thomas",
+            EdgeAlgorithm::Andoyer => "andoyer",
+            EdgeAlgorithm::Karney => "karney",
+        }
+    }
+
+    /// Parses a name in any case, as Java's `EdgeAlgorithm.fromName`.
+    pub fn parse(name: &str) -> Result<Self> {
+        let name = name.trim();
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "spherical" => EdgeAlgorithm::Spherical,
+            "vincenty" => EdgeAlgorithm::Vincenty,
+            "thomas" => EdgeAlgorithm::Thomas,
+            "andoyer" => EdgeAlgorithm::Andoyer,
+            "karney" => EdgeAlgorithm::Karney,
+            _ => return Err(invalid_data(format!(
+                "expected an edge interpolation algorithm (spherical, vincenty, thomas, andoyer, karney), \
+                     found '{name}'"
+            ))),
+        })
+    }
+}
+
+impl PrimitiveType {
+    /// `geometry` or `geography`: WKB values, never compared by their bytes.
+    pub fn is_geospatial(&self) -> bool {
+        matches!(self, PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. })
+    }
+}
+
+/// Parses `geometry`, `geometry(C)`, `geography`, `geography(C)` and `geography(C, A)` in any
+/// case with optional whitespace, as Java's `Types.fromTypeName`; `None` for other names.
+fn parse_geospatial(t: &str) -> Option<Result<PrimitiveType>> {
+    let lower = t.to_ascii_lowercase();
+    let (is_geometry, rest) = if let Some(r) = lower.strip_prefix("geometry") {
+        (true, &t[t.len() - r.len()..])
+    } else if let Some(r) = lower.strip_prefix("geography") {
+        (false, &t[t.len() - r.len()..])
+    } else {
+        return None;
+    };
+    let rest = rest.trim();
+    let params = if rest.is_empty() {
+        None
+    } else {
+        match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+            Some(inner) => Some(inner),
+            None => return None,
+        }
+    };
+    let bad_crs = || invalid_data(format!("invalid CRS in type '{t}': expected a non-empty CRS"));
+    Some((|| {
+        let Some(inner) = params else {
+            return Ok(if is_geometry {
+                PrimitiveType::Geometry { crs: DEFAULT_CRS.into() }
+            } else {
+                PrimitiveType::Geography { crs: DEFAULT_CRS.into(), algorithm: EdgeAlgorithm::Spherical }
+            });
+        };
+        if is_geometry {
+            let crs = inner.trim();
+            if crs.is_empty() || crs.contains(')') {
+                return Err(bad_crs());
+            }
+            return Ok(PrimitiveType::Geometry { crs: crs.into() });
+        }
+        let (crs, algorithm) = match inner.split_once(',') {
+            Some((crs, alg)) => (crs.trim(), EdgeAlgorithm::parse(alg)?),
+            None => (inner.trim(), EdgeAlgorithm::Spherical),
+        };
+        if crs.is_empty() {
+            return Err(bad_crs());
+        }
+        Ok(PrimitiveType::Geography { crs: crs.into(), algorithm })
+    })())
 }
 
 impl PrimitiveType {
@@ -88,9 +194,8 @@ impl PrimitiveType {
                         .parse::<u64>()
                         .map_err(|_| invalid_data(format!("bad fixed length in '{t}'")))?;
                     PrimitiveType::Fixed(len)
-                } else if t.starts_with("geometry") || t.starts_with("geography") {
-                    // Format v3 types icefloe cannot read yet: kept by name, refused when read.
-                    PrimitiveType::Unsupported(t.to_string())
+                } else if let Some(geo) = parse_geospatial(t) {
+                    geo?
                 } else {
                     return Err(invalid_data(format!("unknown Iceberg primitive type '{t}'")));
                 }
@@ -122,7 +227,11 @@ impl fmt::Display for PrimitiveType {
             PrimitiveType::Binary => f.write_str("binary"),
             PrimitiveType::Unknown => f.write_str("unknown"),
             PrimitiveType::Variant => f.write_str("variant"),
-            PrimitiveType::Unsupported(name) => f.write_str(name),
+            // Java 1.12 names the CRS and algorithm even when they are the defaults.
+            PrimitiveType::Geometry { crs } => write!(f, "geometry({crs})"),
+            PrimitiveType::Geography { crs, algorithm } => {
+                write!(f, "geography({crs}, {})", algorithm.name())
+            }
         }
     }
 }
@@ -447,11 +556,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn v3_types_without_arrow_form_load_by_name_and_round_trip() {
-        for t in ["geometry(srid:4326)", "geography(srid:4326, spherical)"] {
+    fn v3_types_load_by_name_and_round_trip() {
+        for t in ["geometry(srid:4326)", "geography(srid:4326, spherical)", "geography(EPSG:4269, karney)"] {
             let v = serde_json::json!({"id": 7, "name": "shape", "required": false, "type": t});
             let f = NestedField::from_json(&v).expect(t);
-            assert_eq!(f.field_type, Type::Primitive(PrimitiveType::Unsupported(t.to_string())));
             assert_eq!(f.to_json()["type"], serde_json::json!(t));
         }
         let v = serde_json::json!({"id": 9, "name": "v", "required": false, "type": "variant"});
@@ -465,6 +573,41 @@ mod tests {
         );
         let bad = serde_json::json!({"id": 1, "name": "x", "required": false, "type": "nonsense"});
         assert!(NestedField::from_json(&bad).expect_err("bad").to_string().contains("x (id 1)"));
+    }
+
+    #[test]
+    fn geospatial_types_parse_as_java_and_print_their_defaults() {
+        let geometry = |c: &str| PrimitiveType::Geometry { crs: c.into() };
+        let geography = |c: &str, a| PrimitiveType::Geography { crs: c.into(), algorithm: a };
+        let cases = [
+            ("geometry", geometry(DEFAULT_CRS), "geometry(OGC:CRS84)"),
+            ("Geometry ( srid:3857 )", geometry("srid:3857"), "geometry(srid:3857)"),
+            ("geometry(srid: 3857)", geometry("srid: 3857"), "geometry(srid: 3857)"),
+            (
+                "geography",
+                geography(DEFAULT_CRS, EdgeAlgorithm::Spherical),
+                "geography(OGC:CRS84, spherical)",
+            ),
+            (
+                "geography(EPSG:4326)",
+                geography("EPSG:4326", EdgeAlgorithm::Spherical),
+                "geography(EPSG:4326, spherical)",
+            ),
+            ("GEOGRAPHY(x ,VINCENTY)", geography("x", EdgeAlgorithm::Vincenty), "geography(x, vincenty)"),
+        ];
+        for (text, ty, shown) in cases {
+            let parsed = PrimitiveType::parse(text).expect(text);
+            assert_eq!(parsed, ty, "{text}");
+            assert_eq!(parsed.to_string(), shown);
+            assert_eq!(PrimitiveType::parse(shown).expect(shown), ty);
+        }
+        for bad in
+            ["geometry()", "geometry( )", "geography(, spherical)", "geography(x, planar)", "geometryx"]
+        {
+            assert!(PrimitiveType::parse(bad).is_err(), "{bad}");
+        }
+        let err = PrimitiveType::parse("geography(x, planar)").expect_err("planar").to_string();
+        assert!(err.contains("found 'planar'"), "{err}");
     }
 
     #[test]

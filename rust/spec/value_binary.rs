@@ -96,7 +96,11 @@ impl Literal {
                 Literal::Fixed(bytes.to_vec())
             }
             PrimitiveType::Binary => Literal::Binary(bytes.to_vec()),
-            PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => {
+            // A geospatial bound is a bounding-box corner (`spec::geo_bound`), never a literal.
+            PrimitiveType::Unknown
+            | PrimitiveType::Variant
+            | PrimitiveType::Geometry { .. }
+            | PrimitiveType::Geography { .. } => {
                 return Err(invalid_data(format!(
                     "type {ty} has no single-value binary form, found {} byte(s)",
                     bytes.len()

@@ -106,10 +106,12 @@ impl Literal {
                 Literal::Fixed(b)
             }
             PrimitiveType::Binary => Literal::Binary(unhex(s()?).ok_or_else(bad)?),
-            // `unknown` has only null values, and the others have no literals in icefloe.
-            PrimitiveType::Unknown | PrimitiveType::Variant | PrimitiveType::Unsupported(_) => {
-                return Err(bad())
-            }
+            // `unknown` has only null values, and the others have no literals in icefloe (a
+            // geospatial default must be null, as Java's `Literals` has no geospatial literal).
+            PrimitiveType::Unknown
+            | PrimitiveType::Variant
+            | PrimitiveType::Geometry { .. }
+            | PrimitiveType::Geography { .. } => return Err(bad()),
         })
     }
 }

@@ -374,7 +374,12 @@ pub(crate) fn fill_metrics_of_columns(
                     null_ok.insert(leaf.id, false);
                 }
             }
-            if !mode.has_bounds() || matches!(leaf.ty, PrimitiveType::Uuid | PrimitiveType::Variant) {
+            // Java 1.12 writes counts but no bounds for geospatial columns (a WKB min/max is no
+            // bounding box; `ParquetMetrics` leaves spatial bounds to a later release).
+            if !mode.has_bounds()
+                || matches!(leaf.ty, PrimitiveType::Uuid | PrimitiveType::Variant)
+                || leaf.ty.is_geospatial()
+            {
                 continue;
             }
             let acc = bounds.entry(leaf.id).or_default();

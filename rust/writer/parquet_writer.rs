@@ -2,7 +2,7 @@
 //! whose Parquet schema carries every field id (and Iceberg's physical types), and the
 //! DataFile with metrics produced on close.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use arrow::array::MutableArrayData;
@@ -22,7 +22,7 @@ use crate::arrow::schema_to_arrow;
 use crate::error::{invalid_data, validation, Error, ErrorKind, Result};
 use crate::io::OutputFile;
 use crate::manifest::DataFile;
-use crate::spec::{NestedFieldRef, PrimitiveType, Schema, StructValue, Type};
+use crate::spec::{EdgeAlgorithm, NestedFieldRef, PrimitiveType, Schema, StructValue, Type};
 
 /// A failure of the Parquet writer: one of the file it writes to (disk full, permission
 /// denied, an object store's error: an `std::io::Error` underneath) is an I/O error, anything
@@ -169,36 +169,73 @@ impl ParquetWriterProps {
 
 /// The Parquet schema for an Iceberg schema: arrow-rs's conversion of `schema_to_arrow`
 /// (field ids on every node, INT32/INT64/FIXED decimals by precision, TIMESTAMP(MICROS)
-/// adjusted for timestamptz only) with the UUID logical type added to uuid columns and the
-/// VARIANT one (specification version 1) to variant groups, as Java's `TypeToMessageType`.
+/// adjusted for timestamptz only) with the UUID logical type added to uuid columns, the
+/// VARIANT one (specification version 1) to variant groups and GEOMETRY / GEOGRAPHY (CRS and
+/// algorithm named even when the defaults) to geospatial columns, as Java's `TypeToMessageType`.
 pub fn parquet_schema(schema: &Schema, arrow: &arrow_schema::Schema) -> Result<SchemaDescriptor> {
     // Java names the Parquet root "table".
     let descr = ArrowSchemaConverter::new()
         .schema_root("table")
         .convert(arrow)
         .map_err(|e| invalid_data("cannot convert the Arrow schema to Parquet").with_source(e))?;
-    let annotated = |p: PrimitiveType| -> HashSet<i32> {
-        schema.all_fields().filter(|f| f.field_type == Type::Primitive(p.clone())).map(|f| f.id).collect()
-    };
-    let (uuid_ids, variant_ids) = (annotated(PrimitiveType::Uuid), annotated(PrimitiveType::Variant));
-    if uuid_ids.is_empty() && variant_ids.is_empty() {
+    let annotated: HashMap<i32, PrimitiveType> = schema
+        .all_fields()
+        .filter_map(|f| match &f.field_type {
+            Type::Primitive(p)
+                if *p == PrimitiveType::Uuid || *p == PrimitiveType::Variant || p.is_geospatial() =>
+            {
+                Some((f.id, p.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    if annotated.is_empty() {
         return Ok(descr);
     }
-    let root = annotate(&descr.root_schema_ptr(), &uuid_ids, &variant_ids)?;
+    let root = annotate(&descr.root_schema_ptr(), &annotated)?;
     Ok(SchemaDescriptor::new(root))
+}
+
+/// The Parquet logical type of a geospatial column, as parquet-java 1.17 writes Iceberg's.
+fn geospatial_logical_type(p: &PrimitiveType) -> Option<LogicalType> {
+    use parquet::basic::EdgeInterpolationAlgorithm as Alg;
+    match p {
+        PrimitiveType::Geometry { crs } => Some(LogicalType::geometry(Some(crs.clone()))),
+        PrimitiveType::Geography { crs, algorithm } => {
+            let alg = match algorithm {
+                EdgeAlgorithm::Spherical => Alg::SPHERICAL,
+                EdgeAlgorithm::Vincenty => Alg::VINCENTY,
+                EdgeAlgorithm::Thomas => Alg::THOMAS,
+                EdgeAlgorithm::Andoyer => Alg::ANDOYER,
+                EdgeAlgorithm::Karney => Alg::KARNEY,
+            };
+            Some(LogicalType::geography(Some(crs.clone()), Some(alg)))
+        }
+        _ => None,
+    }
 }
 
 /// The version of the Variant binary encoding icefloe writes (Java's `VARIANT_SPEC_VERSION`).
 const VARIANT_SPEC_VERSION: i8 = 1;
 
-/// `t` with uuid columns as FIXED_LEN_BYTE_ARRAY(16) annotated UUID and variant groups
-/// annotated VARIANT (found by field id).
-fn annotate(t: &TypePtr, uuid_ids: &HashSet<i32>, variant_ids: &HashSet<i32>) -> Result<TypePtr> {
+/// `t` with uuid columns as FIXED_LEN_BYTE_ARRAY(16) annotated UUID, variant groups annotated
+/// VARIANT and geospatial BYTE_ARRAY columns annotated GEOMETRY / GEOGRAPHY (found by field id).
+fn annotate(t: &TypePtr, annotated: &HashMap<i32, PrimitiveType>) -> Result<TypePtr> {
     let info = t.get_basic_info();
     let perr =
         |e: parquet::errors::ParquetError| invalid_data("cannot build the Parquet schema").with_source(e);
+    let ty = if info.has_id() { annotated.get(&info.id()) } else { None };
     if !t.is_group() {
-        if info.has_id() && uuid_ids.contains(&info.id()) {
+        if let Some(logical) = ty.and_then(geospatial_logical_type) {
+            let p = ParquetType::primitive_type_builder(info.name(), t.get_physical_type())
+                .with_repetition(info.repetition())
+                .with_id(Some(info.id()))
+                .with_logical_type(Some(logical))
+                .build()
+                .map_err(perr)?;
+            return Ok(Arc::new(p));
+        }
+        if ty == Some(&PrimitiveType::Uuid) {
             let p =
                 ParquetType::primitive_type_builder(info.name(), parquet::basic::Type::FIXED_LEN_BYTE_ARRAY)
                     .with_repetition(info.repetition())
@@ -211,9 +248,8 @@ fn annotate(t: &TypePtr, uuid_ids: &HashSet<i32>, variant_ids: &HashSet<i32>) ->
         }
         return Ok(t.clone());
     }
-    let children =
-        t.get_fields().iter().map(|c| annotate(c, uuid_ids, variant_ids)).collect::<Result<Vec<_>>>()?;
-    let logical = if info.has_id() && variant_ids.contains(&info.id()) {
+    let children = t.get_fields().iter().map(|c| annotate(c, annotated)).collect::<Result<Vec<_>>>()?;
+    let logical = if ty == Some(&PrimitiveType::Variant) {
         Some(LogicalType::variant(Some(VARIANT_SPEC_VERSION)))
     } else {
         info.logical_type_ref().cloned()

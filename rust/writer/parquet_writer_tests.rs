@@ -582,3 +582,95 @@ fn variants_are_written_as_javas_annotated_groups_with_its_counts() {
     let value = v.column_by_name("value").expect("value");
     assert_eq!(value.as_any().downcast_ref::<BinaryArray>().expect("bin").value(0), b"\x0c\x07");
 }
+
+#[test]
+fn geospatial_columns_are_written_as_javas_annotated_wkb_with_counts_only() {
+    use crate::spec::{EdgeAlgorithm, PrimitiveType, Type};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::basic::EdgeInterpolationAlgorithm;
+    let geometry = Type::Primitive(PrimitiveType::Geometry { crs: "OGC:CRS84".into() });
+    let geography = Type::Primitive(PrimitiveType::Geography {
+        crs: "srid:4326".into(),
+        algorithm: EdgeAlgorithm::Karney,
+    });
+    let inner = StructType::new(vec![NestedField::optional(4, "pt", geometry.clone())]);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::optional(2, "g", geometry),
+            NestedField::optional(3, "s", Type::Struct(inner)),
+            NestedField::optional(5, "geog", geography),
+        ],
+        vec![],
+    )
+    .expect("schema");
+    let arrow = Arc::new(schema_to_arrow(&schema).expect("arrow"));
+    assert_eq!(
+        arrow.field(1).metadata().get("ARROW:extension:name").map(String::as_str),
+        Some("geoarrow.wkb")
+    );
+    // POINT(1 2), POINT(3 4) as little-endian WKB.
+    let p = |x: f64, y: f64| -> Vec<u8> {
+        let mut b = vec![1u8, 1, 0, 0, 0];
+        b.extend_from_slice(&x.to_le_bytes());
+        b.extend_from_slice(&y.to_le_bytes());
+        b
+    };
+    let (a, b) = (p(1.0, 2.0), p(3.0, 4.0));
+    let wkb = |v: Vec<Option<&[u8]>>| -> ArrayRef { Arc::new(BinaryArray::from(v)) };
+    let DataType::Struct(sf) = arrow.field(2).data_type().clone() else { panic!("struct") };
+    let s = StructArray::try_new(sf, vec![wkb(vec![Some(&a), None, Some(&b)])], None).expect("s");
+    let batch = RecordBatch::try_new(
+        arrow.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2, 3])),
+            wkb(vec![Some(&a), Some(&b), None]),
+            Arc::new(s),
+            wkb(vec![None, None, Some(&a)]),
+        ],
+    )
+    .expect("batch");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("g.parquet");
+    let props = BTreeMap::new();
+    let pp = ParquetWriterProps::from_table_properties(&props).expect("props");
+    let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
+    let mut writer =
+        ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &pp, mc).expect("writer");
+    writer.write(&batch).expect("write");
+    let df = writer.close(vec![], 0).expect("close");
+
+    // TypeToMessageType's form: BYTE_ARRAY with the logical type naming the CRS (and algorithm).
+    let reader = SerializedFileReader::new(File::open(&path).expect("open")).expect("reader");
+    let descr = reader.metadata().file_metadata().schema_descr_ptr();
+    let logical = |i: usize| descr.column(i).logical_type_ref().cloned();
+    assert_eq!(descr.column(1).physical_type(), PhysicalType::BYTE_ARRAY);
+    assert_eq!(logical(1), Some(LogicalType::geometry(Some("OGC:CRS84".into()))));
+    assert_eq!(logical(2), Some(LogicalType::geometry(Some("OGC:CRS84".into()))));
+    assert_eq!(
+        logical(3),
+        Some(LogicalType::geography(Some("srid:4326".into()), Some(EdgeInterpolationAlgorithm::KARNEY)))
+    );
+    // Java 1.12's metrics: value and null counts, no bounds.
+    for (id, nulls) in [(2, 1), (4, 1), (5, 2)] {
+        assert_eq!(
+            (df.value_counts.get(&id), df.null_value_counts.get(&id)),
+            (Some(&3), Some(&nulls)),
+            "{id}"
+        );
+        assert!(!df.lower_bounds.contains_key(&id) && !df.upper_bounds.contains_key(&id), "{id}");
+    }
+    assert!(df.lower_bounds.contains_key(&1));
+
+    // The WKB comes back byte for byte.
+    let back = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).expect("open"))
+        .expect("builder")
+        .build()
+        .expect("reader")
+        .next()
+        .expect("a batch")
+        .expect("read");
+    let g = back.column(1).as_any().downcast_ref::<BinaryArray>().expect("binary");
+    assert_eq!((g.value(0), g.value(1), g.is_null(2)), (&a[..], &b[..], true));
+}

@@ -336,7 +336,7 @@ pub(crate) fn literal_at(array: &ArrayRef, ty: &PrimitiveType, row: usize) -> Re
         P::Binary => Literal::Binary(array.as_binary_opt::<i32>().ok_or_else(bad)?.value(row).to_vec()),
         // An Arrow `Null` column has no validity buffer, so `is_null` above says false.
         P::Unknown => return Ok(None),
-        P::Variant | P::Unsupported(_) => return Err(bad()),
+        P::Variant | P::Geometry { .. } | P::Geography { .. } => return Err(bad()),
     }))
 }
 

@@ -2,6 +2,7 @@
 
 Spark has no uuid, fixed or time type. Iceberg-on-Spark shows uuid as string and
 fixed as binary; a time column cannot be read into Spark (Iceberg Java refuses too).
+A v3 geometry or geography is its WKB as binary, on both lines.
 A v3 variant is Spark's `variant` from PySpark 4 (Spark's Arrow form: a struct of `value` and
 `metadata`, the latter tagged); PySpark 3.5 has no variant type.
 Types are derived from the Iceberg type JSON, not guessed from Arrow, because uuid
@@ -47,6 +48,10 @@ def spark_arrow_type(t: Any, name: str) -> pa.DataType:
             return pa.binary()
         if t == "variant":
             return _spark_variant_type(name)
+        if t.lower().startswith(("geometry", "geography")):
+            # WKB, as binary (Spark 3.5 has no geospatial type; 4.1's is off by default and
+            # holds only the CRS Spark knows).
+            return pa.binary()
         raise NotSupportedError(f"column '{name}' has Iceberg type {t}, which Spark cannot represent")
     kind = t["type"]
     if kind == "struct":

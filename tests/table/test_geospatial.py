@@ -1,0 +1,264 @@
+"""Format v3 `geometry` and `geography` against Iceberg Java 1.12's core API (Spark 3.5 cannot
+show them, so Java writes and reads these tables through `tests/java/GeoTable.java`):
+
+- icefloe reads Java's WKB values byte for byte, as Arrow binary tagged `geoarrow.wkb` (CRS and
+  edges in the extension metadata), and on Spark as binary;
+- Java reads icefloe's table as its own: the same rows, the same type strings (the default
+  CRS and algorithm named, as Java 1.12 prints them), the same Parquet logical types
+  (GEOMETRY / GEOGRAPHY with the CRS), the same per-file metrics (value and null counts, no
+  bounds: Java 1.12 writes no bounding boxes yet);
+- only null checks filter a geospatial column; a comparison, an identity or bucket partition
+  and a sort on one are refused with the column's name, as Java refuses them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from icefloe import LongType, NestedField, Schema
+from icefloe.exceptions import IcefloeError
+from icefloe.transforms import BucketTransform, IdentityTransform
+from icefloe.types import GeographyType, GeometryType, StructType, type_from_json
+from support.java import java_core_helper
+from support.session import new_table_name
+
+
+def point(x: float, y: float, *, big_endian: bool = False) -> bytes:
+    if big_endian:
+        return b"\x00" + struct.pack(">Idd", 1, x, y)
+    return b"\x01" + struct.pack("<Idd", 1, x, y)
+
+
+def point_z(x: float, y: float, z: float) -> bytes:
+    return b"\x01" + struct.pack("<Iddd", 1001, x, y, z)
+
+
+def line(*pts: tuple[float, float]) -> bytes:
+    return b"\x01" + struct.pack("<II", 2, len(pts)) + b"".join(struct.pack("<dd", *p) for p in pts)
+
+
+def polygon(*ring: tuple[float, float]) -> bytes:
+    return b"\x01" + struct.pack("<III", 3, 1, len(ring)) + b"".join(struct.pack("<dd", *p) for p in ring)
+
+
+SQUARE = polygon((0, 0), (0, 10), (10, 10), (10, 0), (0, 0))
+
+# (id, g, g3857, geog, s.pt): points, lines, a polygon, a 3D point, a big-endian point, nulls.
+ROWS: list[tuple[int, bytes | None, bytes | None, bytes | None, bytes | None]] = [
+    (1, point(1.5, -2.25), point(1e6, 2e6), point(179.5, 10), point(0, 0)),
+    (2, None, line((0, 0), (1e7, -1e7)), point(-179.5, -10), None),
+    (3, line((0, 0), (1, 1), (2, 0)), None, None, point(-0.0, 90)),
+    (4, SQUARE, point(-1e6, 0), line((170, 0), (-170, 0)), SQUARE),
+    (5, point_z(1, 2, 3), point(0, 0, big_endian=True), point(0, 0), point_z(-1, -2, -3)),
+    (6, point(float("inf"), 0), None, None, None),
+] + [(100 + i, point(i, -i), point(i * 1000.0, i), point(i % 180, i % 90), point(-i, i)) for i in range(30)]
+
+
+def java(*args: str) -> str:
+    proc = subprocess.run([*java_core_helper("GeoTable"), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def hexed(v: bytes | None) -> str:
+    return "\\N" if v is None else v.hex()
+
+
+def java_append(warehouse: Path, name: str, rows: list[tuple[Any, ...]]) -> None:
+    with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+        for row in rows:
+            f.write("\t".join([str(row[0]), *(hexed(v) for v in row[1:])]) + "\n")
+    try:
+        java("append", f"file://{warehouse}", name, f.name)
+    finally:
+        os.unlink(f.name)
+
+
+def java_rows(warehouse: Path, name: str) -> list[tuple[Any, ...]]:
+    out = []
+    for text in java("read", f"file://{warehouse}", name).splitlines():
+        fields = text.split("\t")
+        out.append((int(fields[0]), *(None if v == "\\N" else bytes.fromhex(v) for v in fields[1:])))
+    return sorted(out, key=lambda r: r[0])
+
+
+def java_types(warehouse: Path, name: str) -> dict[int, str]:
+    lines = java("types", f"file://{warehouse}", name).splitlines()
+    return {int(i): t for i, t in (text.split("\t") for text in lines)}
+
+
+def icefloe_rows(table: Any, **scan: Any) -> list[tuple[Any, ...]]:
+    t = table.scan(**scan).to_arrow()
+    pts = [None if s is None else s["pt"] for s in t.column("s").to_pylist()]
+    cols = [t.column(c).to_pylist() for c in ("id", "g", "g3857", "geog")]
+    return sorted(zip(*cols, pts), key=lambda r: r[0])
+
+
+def arrow_rows(rows: list[tuple[Any, ...]]) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "g": pa.array([r[1] for r in rows], pa.binary()),
+            "g3857": pa.array([r[2] for r in rows], pa.binary()),
+            "geog": pa.array([r[3] for r in rows], pa.binary()),
+            "s": pa.array([{"pt": r[4]} for r in rows], pa.struct([pa.field("pt", pa.binary())])),
+        }
+    )
+
+
+def file_metrics(table: Any) -> list[dict[str, Any]]:
+    return [
+        {k: f[k] for k in ("record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")}
+        for f in table.inspect.data_files().to_pylist()
+    ]
+
+
+def footer_logical_types(table: Any) -> list[tuple[str, str]]:
+    [path] = [f["file_path"] for f in table.inspect.data_files().to_pylist()]
+    schema = pq.ParquetFile(path.removeprefix("file:")).schema
+    return [(schema.column(i).path, str(schema.column(i).logical_type)) for i in range(len(schema))]
+
+
+GEO_SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "g", GeometryType(), required=False),
+    NestedField(3, "g3857", GeometryType("srid:3857"), required=False),
+    NestedField(4, "geog", GeographyType("EPSG:4326", "karney"), required=False),
+    NestedField(5, "s", StructType(NestedField(6, "pt", GeometryType(), required=False)), required=False),
+)
+
+
+def test_geospatial_columns_read_and_write_as_java_both_ways(
+    spark: Any, catalog: Any, warehouse: Path
+) -> None:
+    java_name = new_table_name("geo_java")
+    java("create", f"file://{warehouse}", java_name)
+    java_append(warehouse, java_name, ROWS)
+    theirs = catalog.load_table(java_name)
+
+    # Java's schema as icefloe reads it, and its type strings as Java prints them.
+    assert theirs.schema() == GEO_SCHEMA
+    theirs_types = java_types(warehouse, java_name)
+    assert theirs_types == {
+        1: "long",
+        2: "geometry(OGC:CRS84)",
+        3: "geometry(srid:3857)",
+        4: "geography(EPSG:4326, karney)",
+        5: "struct<6: pt: optional geometry(OGC:CRS84)>",
+        6: "geometry(OGC:CRS84)",
+    }
+
+    # icefloe reads Java's WKB byte for byte, tagged as GeoArrow WKB with the column's CRS.
+    expected = sorted(ROWS, key=lambda r: r[0])
+    assert icefloe_rows(theirs) == expected == java_rows(warehouse, java_name)
+    got = theirs.scan().to_arrow().schema
+    assert got.field("g").type == pa.binary()
+    meta = {k.decode(): v.decode() for k, v in (got.field("geog").metadata or {}).items()}
+    assert meta["ARROW:extension:name"] == "geoarrow.wkb"
+    assert json.loads(meta["ARROW:extension:metadata"]) == {"crs": "EPSG:4326", "edges": "karney"}
+    meta3857 = {k.decode(): v.decode() for k, v in (got.field("g3857").metadata or {}).items()}
+    assert json.loads(meta3857["ARROW:extension:metadata"]) == {"crs": "3857", "crs_type": "srid"}
+
+    # Null checks filter (and prune by null counts); other comparisons are refused by name.
+    assert [r[0] for r in icefloe_rows(theirs, row_filter="g IS NULL")] == [2]
+    assert [r[0] for r in icefloe_rows(theirs, row_filter="geog IS NOT NULL and id < 10")] == [1, 2, 4, 5]
+    with pytest.raises(IcefloeError, match="'g'|g:"):
+        theirs.scan(row_filter="g = 'abc'").to_arrow()
+
+    # On Spark: WKB as binary.
+    import icefloe.spark
+
+    df = icefloe.spark.read(spark, theirs)
+    assert {f.name: f.dataType.simpleString() for f in df.schema.fields}["geog"] == "binary"
+    spark_rows = sorted(
+        (r["id"], r["g"], r["g3857"], r["geog"], None if r["s"] is None else r["s"]["pt"]) for r in df.collect()
+    )
+    assert [tuple(None if v is None else bytes(v) for v in r[1:]) for r in spark_rows] == [r[1:] for r in expected]
+
+    # The twin written by icefloe (plain binary in, no extension metadata needed): Java reads
+    # it as its own, with the same type strings, Parquet logical types and metrics.
+    ours_name = new_table_name("geo_ours")
+    ours = catalog.create_table(ours_name, GEO_SCHEMA, properties={"format-version": "3"})
+    ours.append(arrow_rows(ROWS))
+    assert java_rows(warehouse, ours_name) == expected
+    assert java_types(warehouse, ours_name) == theirs_types
+    ours = catalog.load_table(ours_name)
+    assert file_metrics(ours) == file_metrics(theirs)
+    [metrics] = file_metrics(ours)
+    assert set(metrics["lower_bounds"]) == {1} and metrics["null_value_counts"][2] == 1
+    assert footer_logical_types(ours) == footer_logical_types(theirs)
+    assert dict(footer_logical_types(ours))["geog"].lower().startswith("geography")
+
+    # Written from Spark (binary columns), Java reads the rows.
+    spark_name = new_table_name("geo_spark")
+    catalog.create_table(spark_name, GEO_SCHEMA, properties={"format-version": "3"})
+    icefloe.spark.append(df, catalog.load_table(spark_name))
+    assert java_rows(warehouse, spark_name) == expected
+
+
+def test_geoarrow_input_creates_geospatial_columns(catalog: Any) -> None:
+    def tagged(name: str, meta: dict[str, Any]) -> pa.Field:
+        ext = {"ARROW:extension:name": "geoarrow.wkb", "ARROW:extension:metadata": json.dumps(meta)}
+        return pa.field(name, pa.binary(), metadata=ext)
+
+    arrow = pa.schema(
+        [
+            pa.field("id", pa.int64()),
+            tagged("a", {}),
+            tagged("b", {"crs": "3857", "crs_type": "srid"}),
+            tagged("c", {"crs": "OGC:CRS84", "edges": "vincenty"}),
+            pa.field("d", pa.binary()),
+        ]
+    )
+    table = catalog.create_table(new_table_name("geo_arrow"), arrow, properties={"format-version": "3"})
+    assert [f.field_type for f in table.schema().fields] == [
+        LongType(),
+        GeometryType(),
+        GeometryType("srid:3857"),
+        GeographyType("OGC:CRS84", "vincenty"),
+        type_from_json("binary"),
+    ]
+    rows = pa.Table.from_pylist(
+        [{"id": 1, "a": point(1, 2), "b": None, "c": point(3, 4), "d": b"x"}], schema=arrow
+    )
+    table.append(rows)
+    assert table.scan().to_arrow().column("c").to_pylist() == [point(3, 4)]
+
+    # A PROJJSON CRS object has no Iceberg type string: refused, naming the field.
+    projjson = pa.schema([tagged("p", {"crs": {"type": "GeographicCRS"}})])
+    with pytest.raises(IcefloeError, match="'p'"):
+        catalog.create_table(new_table_name("geo_projjson"), projjson, properties={"format-version": "3"})
+
+
+def test_geospatial_types_parse_as_java() -> None:
+    assert type_from_json("geometry") == GeometryType() and GeometryType().to_json() == "geometry(OGC:CRS84)"
+    assert type_from_json("Geography( EPSG:4326 , KARNEY )") == GeographyType("EPSG:4326", "karney")
+    assert GeographyType().to_json() == "geography(OGC:CRS84, spherical)"
+    # Java compares CRS names ignoring case.
+    assert GeometryType("ogc:crs84") == GeometryType()
+    for bad in ("geometry()", "geography(x, planar)", "geography(, spherical)"):
+        with pytest.raises(IcefloeError):
+            type_from_json(bad)
+
+
+def test_partitions_and_sorts_on_geospatial_columns_are_refused(catalog: Any) -> None:
+    table = catalog.create_table(new_table_name("geo_refuse"), GEO_SCHEMA, properties={"format-version": "3"})
+    before = table.metadata_location
+    for transform in (IdentityTransform(), BucketTransform(4)):
+        with pytest.raises(IcefloeError, match="g"):
+            with table.update_spec() as update:
+                update.add_field("g", transform)
+    with pytest.raises(IcefloeError, match="g"):
+        with table.replace_sort_order() as order:
+            order.asc("g")
+    # Nothing was committed.
+    assert catalog.load_table(table.name()).metadata_location == before
