@@ -62,9 +62,11 @@ fn parse_metadata(text: Option<&str>, path: &str) -> Result<PrimitiveType> {
         None => Map::new(),
         Some(t) => match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(o)) => o,
-            _ => return Err(invalid_data(format!(
+            _ => {
+                return Err(invalid_data(format!(
                 "expected a JSON object as the {WKB_EXTENSION} metadata of Arrow field '{path}', found {t}"
-            ))),
+            )))
+            }
         },
     };
     let crs = match (obj.get("crs"), obj.get("crs_type").and_then(Value::as_str)) {
@@ -72,10 +74,12 @@ fn parse_metadata(text: Option<&str>, path: &str) -> Result<PrimitiveType> {
         (Some(Value::String(code)), Some("srid")) => format!("{SRID_PREFIX}{code}"),
         (Some(Value::Number(code)), Some("srid")) => format!("{SRID_PREFIX}{code}"),
         (Some(Value::String(c)), _) if !c.trim().is_empty() => c.trim().to_string(),
-        (Some(other), _) => return Err(not_supported(format!(
+        (Some(other), _) => {
+            return Err(not_supported(format!(
             "Arrow field '{path}': expected a {WKB_EXTENSION} CRS given as a string (an Iceberg CRS such as \
                  'OGC:CRS84' or 'srid:4326'), found {other}"
-        ))),
+        )))
+        }
     };
     match obj.get("edges").and_then(Value::as_str) {
         None | Some("planar") => Ok(PrimitiveType::Geometry { crs }),

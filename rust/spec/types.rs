@@ -86,10 +86,12 @@ impl EdgeAlgorithm {
             "thomas" => EdgeAlgorithm::Thomas,
             "andoyer" => EdgeAlgorithm::Andoyer,
             "karney" => EdgeAlgorithm::Karney,
-            _ => return Err(invalid_data(format!(
+            _ => {
+                return Err(invalid_data(format!(
                 "expected an edge interpolation algorithm (spherical, vincenty, thomas, andoyer, karney), \
                      found '{name}'"
-            ))),
+            )))
+            }
         })
     }
 }

@@ -12,6 +12,7 @@ use arrow_buffer::NullBuffer;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 
+use super::geometry_bounds::GeometryBounds;
 use crate::error::{validation, Error, ErrorKind, Result};
 use crate::manifest::{
     DataFile, EMPTY_COLUMN_SIZES, EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS, EMPTY_NULL_VALUE_COUNTS,
@@ -198,25 +199,32 @@ struct FloatLeaf {
     path: Vec<usize>,
 }
 
-/// Collects [`FloatStats`] for every float/double column not inside a list or map.
+/// Collects [`FloatStats`] for every float/double column not inside a list or map, and the
+/// bounding box of every `geometry` column there (`super::geometry_bounds`): the metrics the
+/// footer cannot give.
 #[derive(Debug)]
 pub struct FloatCollector {
     leaves: Vec<FloatLeaf>,
     stats: HashMap<i32, FloatStats>,
+    geometry_leaves: Vec<FloatLeaf>,
+    geometry: HashMap<i32, GeometryBounds>,
 }
 
 impl FloatCollector {
     pub fn new(schema: &Schema) -> Self {
-        let mut leaves = Vec::new();
-        fn walk(f: &NestedField, path: &mut Vec<usize>, out: &mut Vec<FloatLeaf>) {
+        let (mut leaves, mut geometry_leaves) = (Vec::new(), Vec::new());
+        fn walk(f: &NestedField, path: &mut Vec<usize>, out: &mut Vec<FloatLeaf>, geo: &mut Vec<FloatLeaf>) {
             match &f.field_type {
                 Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
                     out.push(FloatLeaf { id: f.id, path: path.clone() })
                 }
+                Type::Primitive(PrimitiveType::Geometry { .. }) => {
+                    geo.push(FloatLeaf { id: f.id, path: path.clone() })
+                }
                 Type::Struct(s) => {
                     for (i, c) in s.fields.iter().enumerate() {
                         path.push(i);
-                        walk(c, path, out);
+                        walk(c, path, out, geo);
                         path.pop();
                     }
                 }
@@ -224,12 +232,58 @@ impl FloatCollector {
             }
         }
         for (i, f) in schema.fields().iter().enumerate() {
-            walk(f, &mut vec![i], &mut leaves);
+            walk(f, &mut vec![i], &mut leaves, &mut geometry_leaves);
         }
-        FloatCollector { leaves, stats: HashMap::new() }
+        FloatCollector { leaves, stats: HashMap::new(), geometry_leaves, geometry: HashMap::new() }
+    }
+
+    /// The column of `leaf` in `batch` and the validity of its parent structs.
+    fn column(batch: &RecordBatch, leaf: &FloatLeaf) -> Result<(ArrayRef, Option<NullBuffer>)> {
+        let internal = || {
+            Error::new(
+                ErrorKind::Internal,
+                format!("batch does not match the schema at field id {}", leaf.id),
+            )
+        };
+        let first = leaf.path.first().ok_or_else(internal)?;
+        let mut arr: ArrayRef = batch.columns().get(*first).ok_or_else(internal)?.clone();
+        let mut parents: Option<NullBuffer> = None;
+        for &i in leaf.path.iter().skip(1) {
+            let sa = arr.as_struct_opt().ok_or_else(internal)?;
+            parents = NullBuffer::union(parents.as_ref(), sa.nulls());
+            arr = sa.columns().get(i).ok_or_else(internal)?.clone();
+        }
+        Ok((arr, parents))
+    }
+
+    fn update_geometry(&mut self, batch: &RecordBatch) -> Result<()> {
+        for leaf in &self.geometry_leaves {
+            let (arr, parents) = Self::column(batch, leaf)?;
+            let acc = self.geometry.entry(leaf.id).or_default();
+            let live = |i: usize| parents.as_ref().is_none_or(|p| p.is_valid(i)) && arr.is_valid(i);
+            if let Some(a) = arr.as_binary_opt::<i32>() {
+                (0..a.len()).filter(|i| live(*i)).for_each(|i| acc.add(a.value(i)));
+            } else if let Some(a) = arr.as_binary_opt::<i64>() {
+                (0..a.len()).filter(|i| live(*i)).for_each(|i| acc.add(a.value(i)));
+            } else if let Some(a) = arr.as_binary_view_opt() {
+                (0..a.len()).filter(|i| live(*i)).for_each(|i| acc.add(a.value(i)));
+            } else {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("expected binary WKB values at field id {}, found {}", leaf.id, arr.data_type()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The lower and upper bounds of a `geometry` column, when every value was valid WKB.
+    pub fn geometry_bounds(&self, field_id: i32) -> Option<(Vec<u8>, Vec<u8>)> {
+        self.geometry.get(&field_id)?.bounds()
     }
 
     pub fn update(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.update_geometry(batch)?;
         for leaf in &self.leaves {
             let internal = || {
                 Error::new(
@@ -376,10 +430,16 @@ pub(crate) fn fill_metrics_of_columns(
             }
             // Java 1.12 writes counts but no bounds for geospatial columns (a WKB min/max is no
             // bounding box; `ParquetMetrics` leaves spatial bounds to a later release).
-            if !mode.has_bounds()
-                || matches!(leaf.ty, PrimitiveType::Uuid | PrimitiveType::Variant)
-                || leaf.ty.is_geospatial()
-            {
+            if leaf.ty.is_geospatial() {
+                // Java 1.12: a geometry's bounds are the bounding box of its WKB values, never
+                // a byte min/max; a geography gets none yet.
+                if let Some((lo, hi)) = floats.geometry_bounds(leaf.id).filter(|_| mode.has_bounds()) {
+                    df.lower_bounds.insert(leaf.id, lo);
+                    df.upper_bounds.insert(leaf.id, hi);
+                }
+                continue;
+            }
+            if !mode.has_bounds() || matches!(leaf.ty, PrimitiveType::Uuid | PrimitiveType::Variant) {
                 continue;
             }
             let acc = bounds.entry(leaf.id).or_default();

@@ -9,6 +9,8 @@ mod deleted_positions;
 mod dictionary;
 pub mod dv_writer;
 pub mod equality_delete_writer;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+mod geometry_bounds;
 pub mod input_schema;
 pub mod metrics;
 pub mod parquet_import;

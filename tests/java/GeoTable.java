@@ -8,6 +8,8 @@
 //       read   <warehouse uri> <table ident>   (prints the rows in the same form)
 //       types  <warehouse uri> <table ident>   (prints "<field id>\t<Java's type string>" per
 //              field, nested ones included)
+//       bounds <warehouse uri> <table ident>   (prints "<field id>\t<lower hex>\t<upper hex>" per
+//              bound of the current snapshot's data files, as Java reads them)
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -51,6 +53,9 @@ public class GeoTable {
         break;
       case "types":
         types(cat.loadTable(ident));
+        break;
+      case "bounds":
+        bounds(cat.loadTable(ident));
         break;
       default:
         throw new IllegalArgumentException("unknown mode " + a[0]);
@@ -142,6 +147,20 @@ public class GeoTable {
         .values().stream().sorted((x, y) -> Integer.compare(x.fieldId(), y.fieldId())).toList();
     for (Types.NestedField f : fields) {
       out.append(f.fieldId()).append('\t').append(f.type()).append('\n');
+    }
+    System.out.print(out);
+  }
+
+  static void bounds(Table t) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = t.newScan().includeColumnStats().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        DataFile f = task.file();
+        for (Map.Entry<Integer, ByteBuffer> e : new java.util.TreeMap<>(f.lowerBounds()).entrySet()) {
+          out.append(e.getKey()).append('\t').append(hex(e.getValue())).append('\t');
+          out.append(hex(f.upperBounds().get(e.getKey()))).append('\n');
+        }
+      }
     }
     System.out.print(out);
   }
