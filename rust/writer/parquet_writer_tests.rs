@@ -584,7 +584,7 @@ fn variants_are_written_as_javas_annotated_groups_with_its_counts() {
 }
 
 #[test]
-fn geospatial_columns_are_written_as_javas_annotated_wkb_with_counts_only() {
+fn geospatial_columns_are_written_as_javas_annotated_wkb_with_javas_metrics() {
     use crate::spec::{EdgeAlgorithm, PrimitiveType, Type};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::basic::EdgeInterpolationAlgorithm;
@@ -652,15 +652,23 @@ fn geospatial_columns_are_written_as_javas_annotated_wkb_with_counts_only() {
         logical(3),
         Some(LogicalType::geography(Some("srid:4326".into()), Some(EdgeInterpolationAlgorithm::KARNEY)))
     );
-    // Java 1.12's metrics: value and null counts, no bounds.
+    // Java 1.12's metrics: value and null counts; a geometry's bounding box (x:y), none for a
+    // geography.
     for (id, nulls) in [(2, 1), (4, 1), (5, 2)] {
         assert_eq!(
             (df.value_counts.get(&id), df.null_value_counts.get(&id)),
             (Some(&3), Some(&nulls)),
             "{id}"
         );
-        assert!(!df.lower_bounds.contains_key(&id) && !df.upper_bounds.contains_key(&id), "{id}");
     }
+    let xy = |x: f64, y: f64| [x.to_le_bytes(), y.to_le_bytes()].concat();
+    for id in [2, 4] {
+        assert_eq!(
+            (df.lower_bounds.get(&id), df.upper_bounds.get(&id)),
+            (Some(&xy(1.0, 2.0)), Some(&xy(3.0, 4.0)))
+        );
+    }
+    assert!(!df.lower_bounds.contains_key(&5) && !df.upper_bounds.contains_key(&5));
     assert!(df.lower_bounds.contains_key(&1));
 
     // The WKB comes back byte for byte.

@@ -5,8 +5,8 @@ show them, so Java writes and reads these tables through `tests/java/GeoTable.ja
   edges in the extension metadata), and on Spark as binary;
 - Java reads icefloe's table as its own: the same rows, the same type strings (the default
   CRS and algorithm named, as Java 1.12 prints them), the same Parquet logical types
-  (GEOMETRY / GEOGRAPHY with the CRS), the same per-file metrics (value and null counts, no
-  bounds: Java 1.12 writes no bounding boxes yet);
+  (GEOMETRY / GEOGRAPHY with the CRS), the same per-file metrics (value and null counts; for a
+  geometry the bounding box of its WKB as the spec's x:y bounds, for a geography none);
 - only null checks filter a geospatial column; a comparison, an identity or bucket partition
   and a sort on one are refused with the column's name, as Java refuses them.
 """
@@ -122,6 +122,22 @@ def file_metrics(table: Any) -> list[dict[str, Any]]:
     ]
 
 
+def test_invalid_wkb_leaves_a_file_without_geometry_bounds_as_java(catalog: Any, warehouse: Path) -> None:
+    """Java's `GeometryBoundsBuilder` drops a file's geometry bounds when any value is not WKB
+    it accepts (an open ring here); the rows are still written whole, by both."""
+    open_ring = polygon((0, 0), (0, 1), (1, 1), (1, 0))
+    rows = [(1, point(1, 1), None, None, None), (2, open_ring, None, None, open_ring)]
+    java_name = new_table_name("geo_bad_java")
+    java("create", f"file://{warehouse}", java_name)
+    java_append(warehouse, java_name, rows)
+    ours_name = new_table_name("geo_bad_ours")
+    catalog.create_table(ours_name, GEO_SCHEMA, properties={"format-version": "3"}).append(arrow_rows(rows))
+    assert java_rows(warehouse, ours_name) == java_rows(warehouse, java_name) == rows
+    assert java("bounds", f"file://{warehouse}", ours_name) == java("bounds", f"file://{warehouse}", java_name)
+    [metrics] = file_metrics(catalog.load_table(ours_name))
+    assert [k for k, _ in metrics["lower_bounds"]] == [1]
+
+
 def footer_logical_types(table: Any) -> list[tuple[str, str]]:
     [path] = [f["file_path"] for f in table.inspect.data_files().to_pylist()]
     schema = pq.ParquetFile(path.removeprefix("file:")).schema
@@ -194,7 +210,12 @@ def test_geospatial_columns_read_and_write_as_java_both_ways(
     ours = catalog.load_table(ours_name)
     assert file_metrics(ours) == file_metrics(theirs)
     [metrics] = file_metrics(ours)
-    assert set(metrics["lower_bounds"]) == {1} and metrics["null_value_counts"][2] == 1
+    lower, upper = dict(metrics["lower_bounds"]), dict(metrics["upper_bounds"])
+    assert set(lower) == set(upper) == {1, 2, 3, 6} and dict(metrics["null_value_counts"])[2] == 1
+    # g's box: x from 0 to +inf (an infinite ordinate counts, NaN would not), y from -29 to 10.
+    assert struct.unpack("<2d", lower[2]) == (0.0, -29.0)
+    assert struct.unpack("<2d", upper[2]) == (float("inf"), 10.0)
+    assert java("bounds", f"file://{warehouse}", ours_name) == java("bounds", f"file://{warehouse}", java_name)
     assert footer_logical_types(ours) == footer_logical_types(theirs)
     assert dict(footer_logical_types(ours))["geog"].lower().startswith("geography")
 
