@@ -179,9 +179,8 @@ class GeographyType(PrimitiveType):
             raise ValidationError("expected a non-empty CRS for geography, found an empty string")
         alg = algorithm.strip().lower()
         if alg not in EDGE_ALGORITHMS:
-            raise ValidationError(
-                f"expected an edge interpolation algorithm ({', '.join(EDGE_ALGORITHMS)}), found {algorithm!r}"
-            )
+            names = ", ".join(EDGE_ALGORITHMS)
+            raise ValidationError(f"expected an edge interpolation algorithm ({names}), found {algorithm!r}")
         self.crs = crs.strip()
         self.algorithm = alg
 

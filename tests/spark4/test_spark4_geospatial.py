@@ -28,7 +28,11 @@ def line(*pts: tuple[float, float]) -> bytes:
     return b"\x01" + struct.pack("<II", 2, len(pts)) + b"".join(struct.pack("<dd", *p) for p in pts)
 
 
-ROWS = [(1, point(1.5, -2.25), point(10, 20)), (2, None, line((0, 0), (1, 1))), (3, line((0, 0), (5, 5)), None)]
+ROWS = [
+    (1, point(1.5, -2.25), point(10, 20)),
+    (2, None, line((0, 0), (1, 1))),
+    (3, line((0, 0), (5, 5)), None),
+]
 
 
 def _values(oracle: Oracle, q: str) -> list[tuple[Any, ...]]:
@@ -36,7 +40,9 @@ def _values(oracle: Oracle, q: str) -> list[tuple[Any, ...]]:
     return sorted((r["id"], *(None if v is None else bytes(v) for v in (r["g"], r["geog"]))) for r in rows)
 
 
-def test_geospatial_columns_read_and_write_as_javas_spark(spark: Any, oracle: Oracle, warehouse: Path) -> None:
+def test_geospatial_columns_read_and_write_as_javas_spark(
+    spark: Any, oracle: Oracle, warehouse: Path
+) -> None:
     oracle.sql("SET spark.sql.geospatial.enabled=true")
     name = new_table_name("geo_java")
     q = oracle.qualified(name)
@@ -61,7 +67,10 @@ def test_geospatial_columns_read_and_write_as_javas_spark(spark: Any, oracle: Or
     assert isinstance(g_type, GeometryType) and isinstance(geog_type, GeographyType)
     df = icefloe.spark.read(spark, table)
     assert df.schema["g"].dataType.simpleString() == "binary"
-    assert sorted((r["id"], r["g"] and bytes(r["g"]), r["geog"] and bytes(r["geog"])) for r in df.collect()) == ROWS
+    assert (
+        sorted((r["id"], r["g"] and bytes(r["g"]), r["geog"] and bytes(r["geog"])) for r in df.collect())
+        == ROWS
+    )
     arrow = table.scan().to_arrow().to_pylist()
     assert sorted((r["id"], r["g"], r["geog"]) for r in arrow) == ROWS
 

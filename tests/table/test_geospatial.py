@@ -91,6 +91,10 @@ def java_rows(warehouse: Path, name: str) -> list[tuple[Any, ...]]:
     return sorted(out, key=lambda r: r[0])
 
 
+def java_bounds(warehouse: Path, name: str) -> str:
+    return java("bounds", f"file://{warehouse}", name)
+
+
 def java_types(warehouse: Path, name: str) -> dict[int, str]:
     lines = java("types", f"file://{warehouse}", name).splitlines()
     return {int(i): t for i, t in (text.split("\t") for text in lines)}
@@ -115,9 +119,15 @@ def arrow_rows(rows: list[tuple[Any, ...]]) -> pa.Table:
     )
 
 
+METRICS = ("record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")
+
+
 def file_metrics(table: Any) -> list[dict[str, Any]]:
     return [
-        {k: f[k] for k in ("record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")}
+        {
+            k: f[k]
+            for k in ("record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")
+        }
         for f in table.inspect.data_files().to_pylist()
     ]
 
@@ -133,7 +143,9 @@ def test_invalid_wkb_leaves_a_file_without_geometry_bounds_as_java(catalog: Any,
     ours_name = new_table_name("geo_bad_ours")
     catalog.create_table(ours_name, GEO_SCHEMA, properties={"format-version": "3"}).append(arrow_rows(rows))
     assert java_rows(warehouse, ours_name) == java_rows(warehouse, java_name) == rows
-    assert java("bounds", f"file://{warehouse}", ours_name) == java("bounds", f"file://{warehouse}", java_name)
+    assert java("bounds", f"file://{warehouse}", ours_name) == java(
+        "bounds", f"file://{warehouse}", java_name
+    )
     [metrics] = file_metrics(catalog.load_table(ours_name))
     assert [k for k, _ in metrics["lower_bounds"]] == [1]
 
@@ -187,7 +199,7 @@ def test_geospatial_columns_read_and_write_as_java_both_ways(
     # Null checks filter (and prune by null counts); other comparisons are refused by name.
     assert [r[0] for r in icefloe_rows(theirs, row_filter="g IS NULL")] == [2]
     assert [r[0] for r in icefloe_rows(theirs, row_filter="geog IS NOT NULL and id < 10")] == [1, 2, 4, 5]
-    with pytest.raises(IcefloeError, match="'g'|g:"):
+    with pytest.raises(IcefloeError, match=r"'g'|g:"):
         theirs.scan(row_filter="g = 'abc'").to_arrow()
 
     # On Spark: WKB as binary.
@@ -196,9 +208,12 @@ def test_geospatial_columns_read_and_write_as_java_both_ways(
     df = icefloe.spark.read(spark, theirs)
     assert {f.name: f.dataType.simpleString() for f in df.schema.fields}["geog"] == "binary"
     spark_rows = sorted(
-        (r["id"], r["g"], r["g3857"], r["geog"], None if r["s"] is None else r["s"]["pt"]) for r in df.collect()
+        (r["id"], r["g"], r["g3857"], r["geog"], None if r["s"] is None else r["s"]["pt"])
+        for r in df.collect()
     )
-    assert [tuple(None if v is None else bytes(v) for v in r[1:]) for r in spark_rows] == [r[1:] for r in expected]
+    assert [tuple(None if v is None else bytes(v) for v in r[1:]) for r in spark_rows] == [
+        r[1:] for r in expected
+    ]
 
     # The twin written by icefloe (plain binary in, no extension metadata needed): Java reads
     # it as its own, with the same type strings, Parquet logical types and metrics.
@@ -215,7 +230,9 @@ def test_geospatial_columns_read_and_write_as_java_both_ways(
     # g's box: x from 0 to +inf (an infinite ordinate counts, NaN would not), y from -29 to 10.
     assert struct.unpack("<2d", lower[2]) == (0.0, -29.0)
     assert struct.unpack("<2d", upper[2]) == (float("inf"), 10.0)
-    assert java("bounds", f"file://{warehouse}", ours_name) == java("bounds", f"file://{warehouse}", java_name)
+    assert java("bounds", f"file://{warehouse}", ours_name) == java(
+        "bounds", f"file://{warehouse}", java_name
+    )
     assert footer_logical_types(ours) == footer_logical_types(theirs)
     assert dict(footer_logical_types(ours))["geog"].lower().startswith("geography")
 
