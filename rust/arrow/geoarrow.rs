@@ -13,10 +13,10 @@ use serde_json::{json, Map, Value};
 use crate::error::{invalid_data, not_supported, Result};
 use crate::spec::{EdgeAlgorithm, PrimitiveType, DEFAULT_CRS};
 
-use super::schema::EXTENSION_NAME_KEY;
-
-/// Arrow's field metadata key holding an extension type's parameters.
-pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+// Arrow's field metadata keys naming an extension type and holding its parameters.
+use arrow_schema::extension::{
+    EXTENSION_TYPE_METADATA_KEY as EXTENSION_METADATA_KEY, EXTENSION_TYPE_NAME_KEY as EXTENSION_NAME_KEY,
+};
 /// GeoArrow's extension type of WKB values.
 pub const WKB_EXTENSION: &str = "geoarrow.wkb";
 
