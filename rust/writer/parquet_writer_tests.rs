@@ -534,13 +534,7 @@ fn variants_are_written_as_javas_annotated_groups_with_its_counts() {
     .expect("batch");
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("v.parquet");
-    let props = BTreeMap::new();
-    let p = ParquetWriterProps::from_table_properties(&props).expect("props");
-    let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
-    let mut writer =
-        ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &p, mc).expect("writer");
-    writer.write(&batch).expect("write");
-    let df = writer.close(vec![], 0).expect("close");
+    let df = write_one_file(&path, schema, &batch);
 
     // TypeToMessageType's form: VARIANT(1) group with the field id, required binary children
     // without ids, metadata first.
@@ -633,13 +627,7 @@ fn geospatial_columns_are_written_as_javas_annotated_wkb_with_javas_metrics() {
     .expect("batch");
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("g.parquet");
-    let props = BTreeMap::new();
-    let pp = ParquetWriterProps::from_table_properties(&props).expect("props");
-    let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
-    let mut writer =
-        ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &pp, mc).expect("writer");
-    writer.write(&batch).expect("write");
-    let df = writer.close(vec![], 0).expect("close");
+    let df = write_one_file(&path, schema, &batch);
 
     // TypeToMessageType's form: BYTE_ARRAY with the logical type naming the CRS (and algorithm).
     let reader = SerializedFileReader::new(File::open(&path).expect("open")).expect("reader");
@@ -681,4 +669,15 @@ fn geospatial_columns_are_written_as_javas_annotated_wkb_with_javas_metrics() {
         .expect("read");
     let g = back.column(1).as_any().downcast_ref::<BinaryArray>().expect("binary");
     assert_eq!((g.value(0), g.value(1), g.is_null(2)), (&a[..], &b[..], true));
+}
+
+/// Writes `batch` as one data file at `path` with the default table properties.
+fn write_one_file(path: &std::path::Path, schema: Schema, batch: &RecordBatch) -> crate::manifest::DataFile {
+    let props = BTreeMap::new();
+    let p = ParquetWriterProps::from_table_properties(&props).expect("props");
+    let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
+    let mut writer =
+        ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &p, mc).expect("writer");
+    writer.write(batch).expect("write");
+    writer.close(vec![], 0).expect("close")
 }
