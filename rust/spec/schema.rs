@@ -147,6 +147,41 @@ impl Schema {
         }
     }
 
+    /// Java's `Schema.checkCompatibility`, run whenever a schema is added to a table: the types
+    /// of format v3 (nanosecond timestamps, `unknown`, `variant`, `geometry`, `geography`) and
+    /// non-null initial defaults are refused below v3, naming every offending column.
+    pub fn check_compatibility(&self, format_version: i32) -> Result<()> {
+        const V3: i32 = 3;
+        if format_version >= V3 {
+            return Ok(());
+        }
+        let mut problems: Vec<(i32, String)> = Vec::new();
+        for f in self.all_fields() {
+            let name = self.name_by_id(f.id).unwrap_or(&f.name);
+            if let Type::Primitive(p) = &f.field_type {
+                use super::types::PrimitiveType as P;
+                if matches!(p, P::TimestampNs | P::TimestamptzNs | P::Unknown | P::Variant)
+                    || p.is_geospatial()
+                {
+                    problems
+                        .push((f.id, format!("Invalid type for {name}: {p} is not supported until v{V3}")));
+                }
+            }
+            if let Some(d) = f.default_json(super::types::DefaultKind::Initial) {
+                problems.push((
+                    f.id,
+                    format!("Invalid initial default for {name}: non-null default ({d}) is not supported until v{V3}"),
+                ));
+            }
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        problems.sort();
+        let lines: Vec<String> = problems.into_iter().map(|(_, p)| p).collect();
+        Err(validation(format!("Invalid schema for v{format_version}:\n- {}", lines.join("\n- "))))
+    }
+
     /// The dotted full name of a field id.
     pub fn name_by_id(&self, id: i32) -> Option<&str> {
         self.by_name.iter().find(|(_, v)| **v == id).map(|(k, _)| k.as_str())
@@ -305,5 +340,38 @@ mod tests {
             vec![],
         );
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn v3_types_and_initial_defaults_are_refused_below_v3_as_java() {
+        let geometry = PrimitiveType::Geometry { crs: crate::spec::DEFAULT_CRS.into() };
+        let mut with_default = NestedField::optional(4, "d", PrimitiveType::Int.into());
+        with_default.initial_default = Some(serde_json::json!(7));
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", PrimitiveType::Long.into()),
+                NestedField::optional(
+                    2,
+                    "s",
+                    Type::Struct(StructType::new(vec![NestedField::optional(3, "g", geometry.into())])),
+                ),
+                with_default,
+                NestedField::optional(5, "ts", PrimitiveType::TimestampNs.into()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert!(schema.check_compatibility(3).is_ok());
+        assert!(sample().check_compatibility(1).is_ok());
+        let err = schema.check_compatibility(2).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "Invalid schema for v2:\n- Invalid type for s.g: geometry(OGC:CRS84) is not supported until v3\n\
+                 - Invalid initial default for d: non-null default (7) is not supported until v3\n\
+                 - Invalid type for ts: timestamp_ns is not supported until v3"
+            ),
+            "{err}"
+        );
     }
 }

@@ -276,6 +276,7 @@ impl TableMetadata {
             return Err(validation("cannot create a table without a location"));
         }
         let schema = schema.with_schema_id(0);
+        schema.check_compatibility(format_version)?;
 
         let mut spec = spec.unwrap_or_default();
         spec.spec_id = 0;

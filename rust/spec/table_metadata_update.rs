@@ -324,6 +324,7 @@ impl TableMetadata {
     /// reused; otherwise the new schema gets the highest id + 1. `last-column-id` grows to cover
     /// the schema's highest field id (and the given value).
     fn add_schema(&mut self, schema: &Schema, last_column_id: Option<i32>) -> Result<i32> {
+        schema.check_compatibility(self.format_version())?;
         let highest = schema.highest_field_id().max(last_column_id.unwrap_or(i32::MIN));
         if let Some(lc) = last_column_id {
             if lc < self.last_column_id {

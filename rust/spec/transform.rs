@@ -94,7 +94,7 @@ impl Transform {
         match self {
             Transform::Void => true,
             // Java's `Identity.UNSUPPORTED_TYPES` and bucket's hashable types leave out WKB.
-            Transform::Identity => !source.is_geospatial(),
+            Transform::Identity => !source.is_geospatial() && *source != P::Variant,
             Transform::Bucket(_) => {
                 !matches!(source, P::Boolean | P::Float | P::Double) && !source.is_geospatial()
             }
@@ -340,6 +340,17 @@ impl<'de> Deserialize<'de> for Transform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identity_and_bucket_refuse_javas_unsupported_types() {
+        let geometry = PrimitiveType::Geometry { crs: crate::spec::DEFAULT_CRS.into() };
+        for t in [PrimitiveType::Variant, geometry.clone()] {
+            assert!(!Transform::Identity.can_transform(&t), "{t}");
+            assert!(Transform::Void.can_transform(&t), "{t}");
+        }
+        assert!(!Transform::Bucket(4).can_transform(&geometry));
+        assert!(Transform::Identity.can_transform(&PrimitiveType::Binary));
+    }
 
     #[test]
     fn parse_and_print() {

@@ -2,7 +2,7 @@
 // them): creates, appends to and reads a table of WKB columns. Test helper for
 // tests/table/test_geospatial.py.
 //
-// args: create <warehouse uri> <table ident>
+// args: create <warehouse uri> <table ident> [<format version>, default 3]
 //       append <warehouse uri> <table ident> <rows file: "id\tg\tg3857\tgeog\ts.pt", WKB as hex,
 //              \N = null>
 //       read   <warehouse uri> <table ident>   (prints the rows in the same form)
@@ -43,7 +43,7 @@ public class GeoTable {
     TableIdentifier ident = TableIdentifier.parse(a[2]);
     switch (a[0]) {
       case "create":
-        create(cat, ident);
+        create(cat, ident, a.length > 3 ? a[3] : "3");
         break;
       case "append":
         append(cat.loadTable(ident), a[3]);
@@ -62,7 +62,7 @@ public class GeoTable {
     }
   }
 
-  static void create(HadoopCatalog cat, TableIdentifier ident) {
+  static void create(HadoopCatalog cat, TableIdentifier ident, String formatVersion) {
     Schema schema =
         new Schema(
             Types.NestedField.required(1, "id", Types.LongType.get()),
@@ -72,7 +72,7 @@ public class GeoTable {
             Types.NestedField.optional(
                 5, "s", Types.StructType.of(Types.NestedField.optional(6, "pt", Types.GeometryType.crs84()))));
     Map<String, String> props = new HashMap<>();
-    props.put("format-version", "3");
+    props.put("format-version", formatVersion);
     cat.createTable(ident, schema, PartitionSpec.unpartitioned(), props);
   }
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from icefloe import LongType, NestedField, Schema
-from icefloe.exceptions import IcefloeError
+from icefloe.exceptions import IcefloeError, ValidationError
 from icefloe.transforms import BucketTransform, IdentityTransform
 from icefloe.types import GeographyType, GeometryType, StructType, type_from_json
 from support.java import java_core_helper
@@ -286,6 +286,25 @@ def test_geospatial_types_parse_as_java() -> None:
     for bad in ("geometry()", "geography(x, planar)", "geography(, spherical)"):
         with pytest.raises(IcefloeError):
             type_from_json(bad)
+
+
+def test_geospatial_columns_are_refused_below_v3_as_java(catalog: Any, warehouse: Path) -> None:
+    """Java's `Schema.checkCompatibility`: every v3-only column named, in one message."""
+    name = new_table_name("geo_v2")
+    proc = subprocess.run(
+        [*java_core_helper("GeoTable"), "create", f"file://{warehouse}", name, "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    java_lines = [line for line in proc.stderr.splitlines() if "is not supported until v3" in line]
+    assert len(java_lines) == 4, proc.stderr[-2000:]
+    with pytest.raises(ValidationError) as refused:
+        catalog.create_table(name, GEO_SCHEMA, properties={"format-version": "2"})
+    assert "Invalid schema for v2:" in str(refused.value)
+    ours = [line for line in str(refused.value).splitlines() if "is not supported until v3" in line]
+    assert ours == java_lines
+    assert not catalog.table_exists(name)
 
 
 def test_partitions_and_sorts_on_geospatial_columns_are_refused(catalog: Any) -> None:
