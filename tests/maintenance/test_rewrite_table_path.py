@@ -281,6 +281,17 @@ def test_sql_call_and_incremental(spark: Any, shared: Shared, tmp_path: Path) ->
     inc = shared.ours.register_table(("db", f"{name.split('.')[-1]}_inc2"), latest)
     assert_same_rows(inc.scan().to_arrow(), expected, context="icefloe reads the incremental copy")
 
+    # create_file_list => false: the same result row as Java's (no file list named), and no
+    # file list in either staging folder.
+    no_list = call.replace(")", ", create_file_list => false)")
+    (ours_row,) = icefloe.spark.sql(
+        spark, no_list.format(staging=f"{tmp_path}/s3"), catalogs={shared.name: shared.ours}
+    ).collect()
+    (java_row,) = spark.sql(no_list.format(staging=f"{tmp_path}/j3")).collect()
+    assert tuple(ours_row) == tuple(java_row)
+    assert ours_row[0] == mine.latest_version and not (tmp_path / "s3" / "file-list").exists()
+    assert not (tmp_path / "j3" / "file-list").exists()
+
 
 def test_bad_input_is_refused_as_java_refuses_it(
     spark: Any, oracle: Oracle, catalog: Any, shared: Shared, tmp_path: Path
