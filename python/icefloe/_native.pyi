@@ -658,6 +658,11 @@ def expire_snapshots_apply(
     """The expiry of `metadata` at `now_ms` (Java's RemoveSnapshots): (next metadata or None
     when nothing expires, expired snapshot ids, removed ref names)."""
 
+def clean_expired_metadata(metadata: TableMetadata, now_ms: int | None = None) -> TableMetadata | None:
+    """`metadata` without the partition specs and schemas none of its snapshots uses (Java's
+    `cleanExpiredMetadata`), as a new version at `now_ms` when given (else the same version,
+    one an expiry just produced), or None when every one is used."""
+
 def expired_snapshot_files(
     before: TableMetadata, expired_ids: list[int], retained: list[TableMetadata]
 ) -> list[tuple[str, str, int]]:

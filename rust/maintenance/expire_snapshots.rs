@@ -17,7 +17,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::reachability::{live_among, live_files, statistics_files, ContentFile, ManifestSet, ReachableSet};
+use super::reachability::{
+    live_among, live_files, statistics_files, ContentFile, ManifestRef, ManifestSet, ReachableSet,
+};
 use crate::error::{validation, Result};
 use crate::manifest::DataContentType;
 use crate::spec::{Snapshot, SnapshotRef, SnapshotRetention, TableMetadata};
@@ -195,6 +197,45 @@ pub fn expire(md: &TableMetadata, opts: &ExpireOptions) -> Result<Option<(TableM
     let next =
         md.remove_refs_and_snapshots(&selection.removed_refs, &selection.expired_snapshot_ids, opts.now_ms)?;
     Ok(Some((next, selection)))
+}
+
+/// Java's `cleanExpiredMetadata`, on the version an expiry produced: the partition specs that
+/// no retained snapshot's manifests use and the schemas that no retained snapshot names go,
+/// never the default spec or the current schema. `None` when nothing is unreferenced. A
+/// retained v1 snapshot that lists its manifests inline (no manifest list) keeps every spec:
+/// their spec ids are in the manifests' own headers, not read here.
+/// `now_ms`: make the result a new version at that time (when the expiry itself expired
+/// nothing), else change `md` in place.
+pub fn clean_expired_metadata(
+    md: &TableMetadata,
+    now_ms: Option<i64>,
+    threads: usize,
+) -> Result<Option<TableMetadata>> {
+    let snapshots: Vec<&Snapshot> = md.snapshots().iter().collect();
+    let manifests = ManifestSet::read(&snapshots, threads)?;
+    let mut specs: HashSet<i32> = HashSet::from([md.default_spec_id()]);
+    let mut inline = false;
+    for m in manifests.manifests.values() {
+        match m {
+            ManifestRef::Listed(f) => {
+                specs.insert(f.partition_spec_id);
+            }
+            ManifestRef::Inline(_) => inline = true,
+        }
+    }
+    let mut schemas: HashSet<i32> = HashSet::from([md.current_schema_id()]);
+    schemas.extend(md.snapshots().iter().filter_map(|s| s.schema_id));
+    let spec_ids: Vec<i32> = if inline {
+        Vec::new()
+    } else {
+        md.partition_specs().iter().map(|s| s.spec_id).filter(|id| !specs.contains(id)).collect()
+    };
+    let schema_ids: Vec<i32> =
+        md.schemas().iter().map(|s| s.schema_id()).filter(|id| !schemas.contains(id)).collect();
+    if spec_ids.is_empty() && schema_ids.is_empty() {
+        return Ok(None);
+    }
+    md.without_specs_and_schemas(&spec_ids, &schema_ids, now_ms).map(Some)
 }
 
 /// What kind of file an expiry deletes (the counts of Java's `ExpireSnapshots.Result`).

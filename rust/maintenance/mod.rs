@@ -32,7 +32,8 @@ pub mod rewrite_table_path;
 
 pub use deletion::{delete_all, delete_threads_for, DeleteFailure};
 pub use expire_snapshots::{
-    expire, expired_files, select_expired, ExpireOptions, ExpireSelection, ExpiredFile, ExpiredFileKind,
+    clean_expired_metadata, expire, expired_files, select_expired, ExpireOptions, ExpireSelection,
+    ExpiredFile, ExpiredFileKind,
 };
 pub use orphan_files::{
     find_orphan_files, remove_orphan_files_overlapped, OrphanFile, OrphanOptions, OrphanRemoval,

@@ -33,6 +33,26 @@ fn expire_snapshots_apply(
     })
 }
 
+/// Java's `cleanExpiredMetadata`: `metadata` without the partition specs and schemas no
+/// snapshot of it uses (a new version at `now_ms` when given, else the same version, one an
+/// expiry just produced), or `None` when every one is used.
+#[pyfunction]
+#[pyo3(signature = (metadata, now_ms=None))]
+fn clean_expired_metadata(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    now_ms: Option<i64>,
+) -> PyResult<Option<PyTableMetadata>> {
+    let md = metadata.inner.clone();
+    let got = py
+        .detach(move || {
+            let threads = maintenance::threads_for(md.location());
+            maintenance::clean_expired_metadata(&md, now_ms, threads)
+        })
+        .py()?;
+    Ok(got.map(PyTableMetadata::new))
+}
+
 /// The files freed by expiring `expired_ids` from `before`, given the versions kept
 /// (`retained`): `[(kind, location, size in bytes)]`, content files first. Kinds: `data`,
 /// `position_deletes`, `equality_deletes`, `manifest`, `manifest_list`, `statistics`.
@@ -147,6 +167,7 @@ fn delete_files_reporting(py: Python<'_>, paths: Vec<String>, checksums: bool) -
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expire_snapshots_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(clean_expired_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(expired_snapshot_files, m)?)?;
     m.add_function(wrap_pyfunction!(find_orphan_files, m)?)?;
     m.add_function(wrap_pyfunction!(remove_orphan_files_overlapped, m)?)?;

@@ -71,6 +71,34 @@ impl TableMetadata {
         Ok(next)
     }
 
+    /// Java's `removeSpecs` and `removeSchemas`: the partition specs `spec_ids` and schemas
+    /// `schema_ids` go, in this version when `now_ms` is `None` (one an expiry just produced),
+    /// else in the next one. The default spec and the current schema cannot, as in Java.
+    pub fn without_specs_and_schemas(
+        &self,
+        spec_ids: &[i32],
+        schema_ids: &[i32],
+        now_ms: Option<i64>,
+    ) -> Result<TableMetadata> {
+        let mut next = match now_ms {
+            Some(now) => self.next_version(now),
+            None => self.clone(),
+        };
+        if spec_ids.contains(&next.default_spec_id) {
+            return Err(validation(format!(
+                "Cannot remove the default partition spec {}",
+                next.default_spec_id
+            )));
+        }
+        if schema_ids.contains(&next.current_schema_id) {
+            return Err(validation(format!("Cannot remove current schema: {}", next.current_schema_id)));
+        }
+        next.partition_specs.retain(|s| !spec_ids.contains(&s.spec_id));
+        next.schemas.retain(|s| !schema_ids.contains(&s.schema_id()));
+        next.trim_metadata_log();
+        Ok(next)
+    }
+
     /// Java's `removeRef`: the ref goes; removing `main` unsets the current snapshot.
     fn remove_ref_in_place(&mut self, name: &str) {
         if name == SnapshotRef::MAIN_BRANCH {

@@ -64,6 +64,16 @@ def requirements_and_updates(
         )
         ups.append({"action": "set-default-sort-order", "sort-order-id": n["default-sort-order-id"]})
 
+    # Specs and schemas no longer listed (expiry's clean_expired_metadata): Java's
+    # UpdateRequirements asserts the default spec / current schema and every branch unchanged.
+    gone_specs = sorted(old_specs - {s["spec-id"] for s in n.get("partition-specs", [])})
+    gone_schemas = sorted(old_schemas - {s["schema-id"] for s in n.get("schemas", [])})
+    if gone_specs:
+        ups.append({"action": "remove-partition-specs", "spec-ids": gone_specs})
+    if gone_schemas:
+        ups.append({"action": "remove-schemas", "schema-ids": gone_schemas})
+    removes_metadata = bool(gone_specs or gone_schemas)
+
     if n.get("location") != b.get("location"):
         ups.append({"action": "set-location", "location": n["location"]})
 
@@ -115,6 +125,15 @@ def requirements_and_updates(
                 {"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": brefs[name]["snapshot-id"]}
             )
             ups.append({"action": "remove-snapshot-ref", "ref-name": name})
+    if removes_metadata:
+        if gone_schemas and not any(r["type"] == "assert-current-schema-id" for r in reqs):
+            reqs.append({"type": "assert-current-schema-id", "current-schema-id": b["current-schema-id"]})
+        asserted = {r["ref"] for r in reqs if r["type"] == "assert-ref-snapshot-id"}
+        for name, ref in brefs.items():
+            if name not in asserted:
+                reqs.append(
+                    {"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": ref["snapshot-id"]}
+                )
     return reqs, ups
 
 

@@ -99,14 +99,16 @@ class Maintenance:
         retain_last: int | None = None,
         snapshot_ids: Iterable[int] | None = None,
         clean_expired_files: bool = True,
+        clean_expired_metadata: bool = False,
     ) -> ExpireSnapshotsResult:
         """Removes old snapshots and refs (Iceberg Java's `ExpireSnapshots`, with the
         `history.expire.*` table properties and each ref's retention), then deletes the
-        files only they reached. See `icefloe.maintenance.expire_snapshots`."""
+        files only they reached; with `clean_expired_metadata`, also the partition specs and
+        schemas no retained snapshot uses. See `icefloe.maintenance.expire_snapshots`."""
         from icefloe.maintenance import expire_snapshots
 
         return expire_snapshots.expire_snapshots(
-            self._table, older_than, retain_last, snapshot_ids, clean_expired_files
+            self._table, older_than, retain_last, snapshot_ids, clean_expired_files, clean_expired_metadata
         )
 
     def remove_orphan_files(

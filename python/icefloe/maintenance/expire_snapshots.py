@@ -13,6 +13,11 @@ succeeded are files deleted, and only those an expired snapshot reached that no 
 of the committed version, nor of the table as reloaded after the commit, reaches: data and
 delete files, manifests, manifest lists, statistics files. A file that fails to delete is
 reported in `failed_deletes` (it is an orphan then; `remove_orphan_files` finds it).
+
+`clean_expired_metadata=True` (Java's option of the same name) also drops, in the same
+commit, the partition specs no retained snapshot's manifests use and the schemas no retained
+snapshot names (never the default spec or the current schema); it cleans them even when no
+snapshot expires, as Java's does.
 """
 
 from __future__ import annotations
@@ -103,9 +108,11 @@ def expire_snapshots(
     retain_last: int | None = None,
     snapshot_ids: Iterable[int] | None = None,
     clean_expired_files: bool = True,
+    clean_expired_metadata: bool = False,
 ) -> ExpireSnapshotsResult:
     """Expires snapshots of `table` (see the module docstring) and returns what was removed.
-    Nothing is committed when nothing expires."""
+    Nothing is committed when nothing expires (and, with `clean_expired_metadata`, every
+    spec and schema is still used)."""
     older_ms = None if older_than is None else epoch_ms(older_than, "older_than")
     if retain_last is not None and (isinstance(retain_last, bool) or not isinstance(retain_last, int)):
         raise ValidationError(f"retain_last must be an integer >= 1, found {retain_last!r}")
@@ -115,6 +122,12 @@ def expire_snapshots(
 
     def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
         new, expired, refs = _native.expire_snapshots_apply(base, now, older_ms, retain_last, ids)
+        if clean_expired_metadata:
+            # On the expired version in place, or as a new version of the base.
+            cleaned = _native.clean_expired_metadata(
+                base if new is None else new, now if new is None else None
+            )
+            new = cleaned if cleaned is not None else new
         if new is None:
             raise _NothingToExpire
         attempt.update(base=base, expired=expired, refs=refs)

@@ -104,13 +104,12 @@ def _fast_forward(ctx: Context, table: Table, args: dict[str, Any]) -> list[tupl
 
 
 def _expire(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    if args.get("clean_expired_metadata"):
-        raise NotSupportedError("expire_snapshots(clean_expired_metadata => true): not supported")
     ids = args.get("snapshot_ids")
     r = table.maintenance.expire_snapshots(
         older_than=args.get("older_than"),
         retain_last=args.get("retain_last"),
         snapshot_ids=None if ids is None else [int(i) for i in ids],
+        clean_expired_metadata=bool(args.get("clean_expired_metadata")),
     )
     return [
         (
