@@ -52,11 +52,15 @@ def test_clean_expired_metadata_drops_what_java_drops(
     oracle.sql(f"INSERT INTO {q} VALUES (1, 'eu'), (2, 'us')")  # spec 0, schema 0
     oracle.sql(f"ALTER TABLE {q} ADD PARTITION FIELD region")
     oracle.sql(f"INSERT INTO {q} VALUES (3, 'eu')")  # spec 1
-    oracle.sql(f"ALTER TABLE {q} ADD COLUMN note STRING")
-    oracle.sql(f"INSERT INTO {q} VALUES (4, 'ap', 'x')")  # schema 1
-    oracle.sql(f"ALTER TABLE {q} DROP PARTITION FIELD region")  # spec 2, the default
+    oracle.sql(f"ALTER TABLE {q} ADD COLUMN note STRING")  # schema 1
+    oracle.sql(f"ALTER TABLE {q} ADD PARTITION FIELD bucket(4, id)")  # spec 2, the default
+    # Every row rewritten under spec 2, then one more append: the last snapshot's manifests
+    # are all of spec 2 (the overwrite's deleted-entry manifests are not carried on).
+    oracle.sql(f"INSERT OVERWRITE {q} SELECT * FROM {q}")
     oracle.sql(f"INSERT INTO {q} VALUES (5, 'us', 'y')")
     oracle.sql(f"ALTER TABLE {q} ADD COLUMN extra INT")  # schema 2, no snapshot has it
+    initial = _state(catalog, name)
+    assert (len(initial["specs"]), len(initial["schemas"]), len(initial["snapshots"])) == (3, 3, 4)
     root = warehouse / "db" / name.split(".")[1]
     backup = tmp_path / "backup"
     shutil.copytree(root, backup)
@@ -92,8 +96,8 @@ def test_clean_expired_metadata_drops_what_java_drops(
         assert_same_rows(oracle.df(name), catalog.load_table(name).scan().to_arrow(), context="after Java")
 
         assert (mine, mine_after) == (java, java_after), args
-        # The last snapshot (spec 2, schema 1) and the current schema (2) are what is left.
-        assert java_after["specs"] == [2] and java_after["schemas"] == [1, 2]
+        # The last snapshot's spec (2) and schema (1) and the current schema (2) are left.
+        assert (java_after["specs"], java_after["schemas"]) == ([2], [1, 2])
 
     # Through SQL, the same.
     import icefloe.spark
@@ -106,7 +110,7 @@ def test_clean_expired_metadata_drops_what_java_drops(
     (row,) = icefloe.spark.sql(spark, call, catalogs={"ice": catalog}).collect()
     state = _state(catalog, name)
     assert (state["specs"], state["schemas"]) == ([2], [1, 2])
-    assert row["deleted_manifest_lists_count"] == 4  # of the 5 snapshots, all but the last
+    assert row["deleted_manifest_lists_count"] == 3  # of the 4 snapshots, all but the last
 
 
 @pytest.fixture
