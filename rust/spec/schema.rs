@@ -155,22 +155,24 @@ impl Schema {
         if format_version >= V3 {
             return Ok(());
         }
+        // The full name is looked up only for an offending field (it is a scan of the names).
+        let name = |f: &NestedField| self.name_by_id(f.id).unwrap_or(&f.name).to_string();
         let mut problems: Vec<(i32, String)> = Vec::new();
         for f in self.all_fields() {
-            let name = self.name_by_id(f.id).unwrap_or(&f.name);
             if let Type::Primitive(p) = &f.field_type {
                 use super::types::PrimitiveType as P;
                 if matches!(p, P::TimestampNs | P::TimestamptzNs | P::Unknown | P::Variant)
                     || p.is_geospatial()
                 {
-                    problems
-                        .push((f.id, format!("Invalid type for {name}: {p} is not supported until v{V3}")));
+                    let n = name(f);
+                    problems.push((f.id, format!("Invalid type for {n}: {p} is not supported until v{V3}")));
                 }
             }
             if let Some(d) = f.default_json(super::types::DefaultKind::Initial) {
+                let n = name(f);
                 problems.push((
                     f.id,
-                    format!("Invalid initial default for {name}: non-null default ({d}) is not supported until v{V3}"),
+                    format!("Invalid initial default for {n}: non-null default ({d}) is not supported until v{V3}"),
                 ));
             }
         }

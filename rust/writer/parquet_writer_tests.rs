@@ -673,11 +673,48 @@ fn geospatial_columns_are_written_as_javas_annotated_wkb_with_javas_metrics() {
 
 /// Writes `batch` as one data file at `path` with the default table properties.
 fn write_one_file(path: &std::path::Path, schema: Schema, batch: &RecordBatch) -> crate::manifest::DataFile {
-    let props = BTreeMap::new();
+    write_one_file_with(path, schema, batch, BTreeMap::new())
+}
+
+/// [`write_one_file`] with table properties.
+fn write_one_file_with(
+    path: &std::path::Path,
+    schema: Schema,
+    batch: &RecordBatch,
+    props: BTreeMap<String, String>,
+) -> crate::manifest::DataFile {
     let p = ParquetWriterProps::from_table_properties(&props).expect("props");
     let mc = Arc::new(MetricsConfig::from_table_properties(&props, &schema).expect("metrics"));
     let mut writer =
         ParquetFileWriter::try_new(path.to_str().expect("path"), Arc::new(schema), &p, mc).expect("writer");
     writer.write(batch).expect("write");
     writer.close(vec![], 0).expect("close")
+}
+
+#[test]
+fn a_geometry_column_in_counts_mode_gets_no_bounds() {
+    use crate::spec::{PrimitiveType, Type};
+    let schema = Schema::new(
+        0,
+        vec![NestedField::optional(
+            1,
+            "g",
+            Type::Primitive(PrimitiveType::Geometry { crs: "OGC:CRS84".into() }),
+        )],
+        vec![],
+    )
+    .expect("schema");
+    let arrow = Arc::new(schema_to_arrow(&schema).expect("arrow"));
+    let mut wkb = vec![1u8, 1, 0, 0, 0];
+    wkb.extend(1.0f64.to_le_bytes());
+    wkb.extend(2.0f64.to_le_bytes());
+    let batch =
+        RecordBatch::try_new(arrow, vec![Arc::new(BinaryArray::from(vec![Some(&wkb[..])]))]).expect("batch");
+    let dir = tempfile::tempdir().expect("dir");
+    let props = BTreeMap::from([("write.metadata.metrics.column.g".to_string(), "counts".to_string())]);
+    let df = write_one_file_with(&dir.path().join("c.parquet"), schema.clone(), &batch, props);
+    assert_eq!((df.value_counts.get(&1), df.null_value_counts.get(&1)), (Some(&1), Some(&0)));
+    assert!(df.lower_bounds.is_empty() && df.upper_bounds.is_empty());
+    let df = write_one_file(&dir.path().join("b.parquet"), schema, &batch);
+    assert!(df.lower_bounds.contains_key(&1) && df.upper_bounds.contains_key(&1));
 }
