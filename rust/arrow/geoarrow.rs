@@ -36,7 +36,7 @@ pub fn extension_metadata(p: &PrimitiveType) -> Option<HashMap<String, String>> 
             meta.insert("crs_type".into(), json!("srid"));
         }
         None => {
-            meta.insert("crs".into(), json!(crs));
+            meta.insert("crs".into(), json!(crs.as_str()));
         }
     }
     if let Some(edges) = edges {
@@ -82,8 +82,10 @@ fn parse_metadata(text: Option<&str>, path: &str) -> Result<PrimitiveType> {
         }
     };
     match obj.get("edges").and_then(Value::as_str) {
-        None | Some("planar") => Ok(PrimitiveType::Geometry { crs }),
-        Some(edges) => Ok(PrimitiveType::Geography { crs, algorithm: EdgeAlgorithm::parse(edges)? }),
+        None | Some("planar") => Ok(PrimitiveType::Geometry { crs: crs.into() }),
+        Some(edges) => {
+            Ok(PrimitiveType::Geography { crs: crs.into(), algorithm: EdgeAlgorithm::parse(edges)? })
+        }
     }
 }
 

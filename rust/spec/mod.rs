@@ -56,8 +56,8 @@ pub use table_metadata_update::MetadataUpdate;
 pub use transform::{bucket_hash, Transform};
 pub use transform_arrow::apply_transform_array;
 pub use types::{
-    DefaultKind, EdgeAlgorithm, ListType, MapType, NestedField, NestedFieldRef, PrimitiveType, StructType,
-    Type, DEFAULT_CRS,
+    Crs, DefaultKind, EdgeAlgorithm, ListType, MapType, NestedField, NestedFieldRef, PrimitiveType,
+    StructType, Type, DEFAULT_CRS,
 };
 pub(crate) use value_binary::decimal_from_bytes;
 pub use values::{same_partition, Literal, StructValue};

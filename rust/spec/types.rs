@@ -39,16 +39,85 @@ pub enum PrimitiveType {
     Variant,
     /// v3 `geometry(C)`: WKB values with planar edges in the coordinate reference system `C`
     /// (default `OGC:CRS84`). Arrow `Binary` tagged `geoarrow.wkb`; Parquet BYTE_ARRAY with the
-    /// GEOMETRY logical type. The CRS is kept as written (Java compares it ignoring case).
+    /// GEOMETRY logical type. The CRS is kept as written and compared ignoring case ([`Crs`]).
     Geometry {
-        crs: String,
+        crs: Crs,
     },
     /// v3 `geography(C, A)`: WKB values whose edges follow algorithm `A` (default `spherical`)
     /// on the CRS `C` (default `OGC:CRS84`).
     Geography {
-        crs: String,
+        crs: Crs,
         algorithm: EdgeAlgorithm,
     },
+}
+
+/// The coordinate reference system of a `geometry` / `geography`, kept as written and compared
+/// as Java's `GeometryType.equals` compares it: ignoring case, character by character
+/// (`String.equalsIgnoreCase`), so `geometry(ogc:crs84)` from another writer is the same type
+/// as icefloe's `geometry(OGC:CRS84)`. Hashing folds case the same way, as Eq requires.
+#[derive(Debug, Clone)]
+pub struct Crs(String);
+
+impl Crs {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Each character as `equalsIgnoreCase` compares it: lower case of its (single-character)
+    /// upper case.
+    fn folded(&self) -> impl Iterator<Item = char> + '_ {
+        fn single(mut it: impl Iterator<Item = char>, c: char) -> char {
+            match (it.next(), it.next()) {
+                (Some(m), None) => m,
+                _ => c,
+            }
+        }
+        self.0.chars().map(|c| {
+            let upper = single(c.to_uppercase(), c);
+            single(upper.to_lowercase(), upper)
+        })
+    }
+}
+
+impl PartialEq for Crs {
+    fn eq(&self, other: &Self) -> bool {
+        self.folded().eq(other.folded())
+    }
+}
+
+impl Eq for Crs {}
+
+impl std::hash::Hash for Crs {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for c in self.folded() {
+            c.hash(state);
+        }
+    }
+}
+
+impl std::ops::Deref for Crs {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Crs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Crs {
+    fn from(s: &str) -> Self {
+        Crs(s.to_string())
+    }
+}
+
+impl From<String> for Crs {
+    fn from(s: String) -> Self {
+        Crs(s)
+    }
 }
 
 /// The CRS of a `geometry` / `geography` whose type names none (spec "Primitive Types").
@@ -610,6 +679,23 @@ mod tests {
         }
         let err = PrimitiveType::parse("geography(x, planar)").expect_err("planar").to_string();
         assert!(err.contains("found 'planar'"), "{err}");
+    }
+
+    #[test]
+    fn geospatial_crs_compares_ignoring_case_as_java_and_keeps_its_spelling() {
+        use std::collections::HashSet;
+        let lower = PrimitiveType::parse("geometry(ogc:crs84)").expect("lower");
+        let upper = PrimitiveType::parse("geometry").expect("default");
+        assert_eq!(lower, upper);
+        assert_eq!(HashSet::from([lower.clone(), upper.clone()]).len(), 1);
+        // As written: the type prints (and so is stored) with the writer's spelling.
+        assert_eq!(lower.to_string(), "geometry(ogc:crs84)");
+        assert!(crate::arrow::can_write_as(&upper, &lower));
+        let geog = |t: &str| PrimitiveType::parse(t).expect(t);
+        assert_eq!(geog("geography(epsg:4326, karney)"), geog("geography(EPSG:4326, karney)"));
+        assert_ne!(geog("geography(EPSG:4326, karney)"), geog("geography(EPSG:4326, vincenty)"));
+        assert_ne!(geog("geometry(EPSG:4326)"), geog("geometry(EPSG:3857)"));
+        assert_ne!(geog("geometry(EPSG:4326)"), geog("geography(EPSG:4326)"));
     }
 
     #[test]

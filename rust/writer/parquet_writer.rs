@@ -200,7 +200,7 @@ pub fn parquet_schema(schema: &Schema, arrow: &arrow_schema::Schema) -> Result<S
 fn geospatial_logical_type(p: &PrimitiveType) -> Option<LogicalType> {
     use parquet::basic::EdgeInterpolationAlgorithm as Alg;
     match p {
-        PrimitiveType::Geometry { crs } => Some(LogicalType::geometry(Some(crs.clone()))),
+        PrimitiveType::Geometry { crs } => Some(LogicalType::geometry(Some(crs.to_string()))),
         PrimitiveType::Geography { crs, algorithm } => {
             let alg = match algorithm {
                 EdgeAlgorithm::Spherical => Alg::SPHERICAL,
@@ -209,7 +209,7 @@ fn geospatial_logical_type(p: &PrimitiveType) -> Option<LogicalType> {
                 EdgeAlgorithm::Andoyer => Alg::ANDOYER,
                 EdgeAlgorithm::Karney => Alg::KARNEY,
             };
-            Some(LogicalType::geography(Some(crs.clone()), Some(alg)))
+            Some(LogicalType::geography(Some(crs.to_string()), Some(alg)))
         }
         _ => None,
     }
