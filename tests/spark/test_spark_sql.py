@@ -332,7 +332,11 @@ DML = [
     ("DELETE FROM {t}", "copy-on-write"),
     ("UPDATE {t} SET amount = amount * 10, region = 'x' WHERE id >= 3", "merge-on-read"),
     ("UPDATE {t} AS u SET u.st.b = concat(u.region, '!') WHERE u.region IS NOT NULL", "copy-on-write"),
-    ("UPDATE {t} SET amount = -1 WHERE length(region) = 2", "merge-on-read"),
+    # Evaluated by Spark (not an icefloe filter): the SET values read the row as it was
+    (
+        "UPDATE {t} SET id = id + 100, amount = amount + id, st.b = concat(region, '!') WHERE length(region) = 2",
+        "merge-on-read",
+    ),
     # With subqueries (Iceberg's docs have both forms): evaluated by Spark over the target rows;
     # the two EXISTS forms on both PySpark lines, the others (icefloe's logic alike) on 3.5
     pytest.param(
@@ -356,7 +360,8 @@ DML = [
         marks=pytest.mark.one_spark_line,
     ),
     (
-        "UPDATE {t} AS u SET amount = 0 WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = u.region)",
+        "UPDATE {t} AS u SET amount = u.amount * 2, region = upper(region) "
+        "WHERE EXISTS (SELECT 1 FROM sqlq.db.customers c WHERE c.region = u.region)",
         "merge-on-read",
     ),
     pytest.param(

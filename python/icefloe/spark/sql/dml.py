@@ -12,12 +12,17 @@
 - `UPDATE t SET ... [WHERE p]` is `update`, or the same MERGE with `UPDATE SET`;
 - `MERGE INTO t USING s ON ... WHEN ...` is `merge` with the statement's clauses in order.
 
+Iceberg's functions (`system.bucket(16, id)`, `days(ts)`, ...) anywhere in a statement become
+Spark SQL of Java's values (`functions.rewrite_functions`), their arguments typed over the
+target's and the source's columns.
+
 Each handler returns None when the target is not an icefloe table (the statement is
 Spark's) and an empty DataFrame when done.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +77,30 @@ def _branch(ref: TableRef, table: Table, what: str) -> str | None:
     return ref.ref
 
 
+def _iceberg_functions(ctx: Context, node: exp.Expression, frames: list[tuple[Any, str]]) -> None:
+    """Iceberg's functions called in `node` (`system.bucket(16, id)`, ...) as Spark SQL
+    (`functions.rewrite_functions`), their arguments typed in their SELECT, else over `frames`
+    (a DataFrame, or a callable making one, under its alias: the statement's target and
+    source). Nothing is made when `node` calls none."""
+    from icefloe.spark.sql.functions import function_scope, has_functions, rewrite_functions
+
+    if not has_functions(ctx, node):
+        return
+    if not frames:
+        rewrite_functions(ctx, node)
+        return
+    made = [(frame() if callable(frame) else frame, alias) for frame, alias in frames]
+    with function_scope(ctx, made) as scope:
+        rewrite_functions(ctx, node, scope)
+
+
+def _target_frame(ctx: Context, table: Table) -> Any:
+    """A maker of an empty DataFrame of `table`'s columns (analysed only, never read)."""
+    from icefloe.spark._nested_assign import table_spark_schema
+
+    return lambda: ctx.spark.createDataFrame([], table_spark_schema(table))
+
+
 def _done(ctx: Context) -> Any:
     from icefloe.spark.sql.ddl import empty
 
@@ -92,6 +121,7 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
     found = _target(ctx, tree, target, "INSERT") if isinstance(target, exp.Table) else None
     if found is None:
         if isinstance(target, exp.Table) and rewrite_tables(ctx, tree, skip=target):
+            _iceberg_functions(ctx, tree, [])
             return ctx.spark.sql(to_spark_sql(tree))
         return None
     ref, _alias = found
@@ -116,6 +146,7 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
     if tree.args.get("with") is not None and isinstance(source, exp.Query):
         source.set("with", tree.args["with"].copy())
     rewrite_tables(ctx, source)
+    _iceberg_functions(ctx, source, [])
     df = ctx.spark.sql(to_spark_sql(source))
     table = ref.load()
     schema = table_spark_schema(table)
@@ -252,10 +283,12 @@ def _condition(ctx: Context, tree: exp.Expression, table: Table, alias: str) -> 
     if where is None:
         return _Where(ice.AlwaysTrue(), "true", None)
     if not _has_subquery(where.this):
+        _iceberg_functions(ctx, where, [(_target_frame(ctx, table), alias)])
         exact = true_of(where.this, _lookup(table, alias))
         # (Spark SQL text only when Spark evaluates it: generating it is not free for a long IN list)
         return _Where(exact, "true" if exact is not None else to_spark_sql(where.this), None)
     rewrite_tables(ctx, where, skip=tree.this)
+    _iceberg_functions(ctx, where, [(_target_frame(ctx, table), alias)])
     parts = conjuncts(where.this)
     plain = [f"({to_spark_sql(c)})" for c in parts if not _has_subquery(c)]
     nested = [f"({to_spark_sql(c)})" for c in parts if _has_subquery(c)]
@@ -310,6 +343,40 @@ def _assignments(items: list[exp.Expression], table: Table, alias: str, what: st
     return out
 
 
+def _qualify(item: exp.Expression, table: Table, alias: str) -> None:
+    """The target's columns in an assignment's value qualified with `alias` (`s.a` of a
+    struct column `s` becomes `alias.s.a`); lambda variables and qualified names kept."""
+    columns = {f.name.lower() for f in table.schema().fields}
+    for column in list(item.expression.find_all(exp.Column)):
+        parts = [p.name for p in column.parts]
+        lambdas = {
+            p.name.lower()
+            for node in _ancestors(column)
+            if isinstance(node, exp.Lambda)
+            for p in node.expressions
+            if isinstance(p, exp.Identifier)
+        }
+        first = parts[0].lower()
+        if first in lambdas or first not in columns:
+            continue
+        column.replace(_dotted([alias, *parts]))
+
+
+def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+def _dotted(parts: list[str]) -> exp.Expression:
+    """`a`.`b`.`c` as a column reference (a qualifier, then struct fields)."""
+    node: exp.Expression = exp.Column(this=exp.to_identifier(parts[0], quoted=True))
+    for part in parts[1:]:
+        node = exp.Dot(this=node, expression=exp.to_identifier(part, quoted=True))
+    return node
+
+
 def update(ctx: Context, tree: exp.Update) -> Any:
     from icefloe.spark.row_level import update as update_rows
 
@@ -324,10 +391,15 @@ def update(ctx: Context, tree: exp.Update) -> Any:
     if any(_has_subquery(item) for item in tree.expressions):
         raise NotSupportedError("UPDATE ... SET with a subquery: not supported by icefloe.spark.sql yet")
     where = _condition(ctx, tree, table, alias)
-    for item in tree.expressions:  # set values are Spark SQL over the row, unqualified
-        for column in item.expression.find_all(exp.Column):
-            if column.table and column.table.lower() == alias.lower():
-                column.set("table", None)
+    for item in tree.expressions:
+        _iceberg_functions(ctx, item, [(_target_frame(ctx, table), alias)])
+    for item in tree.expressions:
+        if where.exact is not None:  # `update`: set values are Spark SQL over the row, unqualified
+            for column in item.expression.find_all(exp.Column):
+                if column.table and column.table.lower() == alias.lower():
+                    column.set("table", None)
+        else:  # the one-row MERGE: over the joined row, where the target's row is a struct
+            _qualify(item, table, alias)
     assignments = _assignments(list(tree.expressions), table, alias, "UPDATE")
     if where.exact is not None:
         update_rows(ctx.spark, table, where.exact, assignments, branch=branch)
@@ -356,6 +428,7 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
     source_alias = using.alias or (using.name if isinstance(using, exp.Table) else "")
     if not source_alias:
         raise ValidationError("MERGE INTO: the USING subquery needs an alias")
+    _iceberg_functions(ctx, using, [])  # in the USING query, typed in its own SELECTs
     source = using.copy()
     source.set("alias", None)
     if isinstance(source, exp.Subquery):
@@ -369,6 +442,8 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
         source_df = ctx.spark.table(to_spark_sql(source))
     else:
         source_df = ctx.spark.sql(f"SELECT * FROM {to_spark_sql(source)}")
+    # ON, the clauses' conditions and values: over the target's and the source's columns
+    _iceberg_functions(ctx, tree, [(_target_frame(ctx, table), alias), (source_df, source_alias)])
     builder = merge_into(
         source_df,
         table,

@@ -20,7 +20,10 @@ a `ValidationError` naming the function and the type.
 
 from __future__ import annotations
 
+import uuid
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import sqlglot
@@ -33,7 +36,7 @@ from icefloe.spark.sql.query import to_spark_sql
 if TYPE_CHECKING:
     from icefloe.spark.sql.query import Context
 
-__all__ = ["rewrite_functions"]
+__all__ = ["function_scope", "has_functions", "rewrite_functions"]
 
 FUNCTIONS = frozenset({"iceberg_version", "years", "months", "days", "hours", "bucket", "truncate"})
 _BUCKET_UDF = "icefloe_bucket"
@@ -44,9 +47,16 @@ _NTZ_EPOCH = "TIMESTAMP_NTZ'1970-01-01 00:00:00'"
 _BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 
 
-def rewrite_functions(ctx: Context, tree: exp.Expr) -> bool:
+def has_functions(ctx: Context, tree: exp.Expr) -> bool:
+    """Whether `tree` calls one of Iceberg's functions."""
+    return any(_function_name(ctx, node) is not None for node in tree.find_all(exp.Dot))
+
+
+def rewrite_functions(ctx: Context, tree: exp.Expr, scope: exp.Select | None = None) -> bool:
     """Replaces each call of an Iceberg function in `tree` (whose icefloe tables are already
-    views) by its Spark SQL, innermost first; whether any was replaced."""
+    views) by its Spark SQL, innermost first; whether any was replaced. A call's argument is
+    typed in the SELECT holding the call, else over `scope`'s FROM (a DML statement's target
+    and source: `function_scope`)."""
     calls = [node for node in tree.find_all(exp.Dot) if _function_name(ctx, node) is not None]
     calls.sort(key=lambda node: -node.depth)
     for call in calls:
@@ -54,8 +64,29 @@ def rewrite_functions(ctx: Context, tree: exp.Expr) -> bool:
         assert name is not None
         fn = call.expression
         args = list(fn.expressions)
-        call.replace(_translate(ctx, tree, call, name, args))
+        call.replace(_translate(ctx, tree, call, name, args, scope))
     return bool(calls)
+
+
+@contextmanager
+def function_scope(ctx: Context, frames: list[tuple[Any, str]]) -> Iterator[exp.Select]:
+    """A `SELECT 1 FROM a CROSS JOIN b` over `frames` (DataFrames, each under its alias, as
+    temporary views dropped on leaving): the columns a DML statement's WHERE, SET values and
+    MERGE conditions see, for typing Iceberg functions' arguments. Analysed only, never run."""
+    views: list[str] = []
+    try:
+        for frame, _alias in frames:
+            views.append(f"__icefloe_function_scope_{uuid.uuid4().hex}")
+            frame.createOrReplaceTempView(views[-1])
+        sources = " CROSS JOIN ".join(
+            f"{view} AS `{alias.replace('`', '``')}`" for view, (_f, alias) in zip(views, frames)
+        )
+        select = sqlglot.parse_one(f"SELECT 1 FROM {sources}", dialect=IcebergSpark)
+        assert isinstance(select, exp.Select)
+        yield select
+    finally:
+        for view in views:
+            ctx.spark.catalog.dropTempView(view)
 
 
 def _function_name(ctx: Context, node: exp.Dot) -> str | None:
@@ -88,7 +119,9 @@ def _parts(node: exp.Expr) -> list[str] | None:
     return None
 
 
-def _translate(ctx: Context, tree: exp.Expr, call: exp.Dot, name: str, args: list[exp.Expr]) -> exp.Expr:
+def _translate(
+    ctx: Context, tree: exp.Expr, call: exp.Dot, name: str, args: list[exp.Expr], scope: exp.Select | None
+) -> exp.Expr:
     if name == "iceberg_version":
         if args:
             raise ValidationError(f"iceberg_version: expected no arguments, found {len(args)}")
@@ -104,7 +137,7 @@ def _translate(ctx: Context, tree: exp.Expr, call: exp.Dot, name: str, args: lis
         if len(args) != 1:
             raise ValidationError(f"{name}: expected 1 argument, found {len(args)}")
         width, value = 0, args[0]
-    spark_type = _type_of(ctx, tree, call, value)
+    spark_type = _type_of(ctx, tree, call, value, scope)
     text = _SQL[name](ctx, width, f"({to_spark_sql(value)})", spark_type)
     return sqlglot.parse_one(text, dialect=IcebergSpark)
 
@@ -122,10 +155,10 @@ def _width(name: str, node: exp.Expr) -> int:
     return width
 
 
-def _type_of(ctx: Context, tree: exp.Expr, call: exp.Expr, value: exp.Expr) -> Any:
-    """The Spark type of `value` in the scope of the SELECT holding `call`: that SELECT's
-    FROM and joins (and the statement's WITH), analysed by Spark, never run."""
-    select = call.find_ancestor(exp.Select)
+def _type_of(ctx: Context, tree: exp.Expr, call: exp.Expr, value: exp.Expr, scope: exp.Select | None) -> Any:
+    """The Spark type of `value` in the scope of the SELECT holding `call` (else `scope`'s):
+    that SELECT's FROM and joins (and the statement's WITH), analysed by Spark, never run."""
+    select = call.find_ancestor(exp.Select) or scope
     probe = exp.Select(expressions=[value.copy().as_("v")])
     if select is not None:
         for key in ("from_", "joins", "laterals"):
