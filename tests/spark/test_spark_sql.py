@@ -432,10 +432,15 @@ MERGES = [
     "MERGE INTO {t} t USING (SELECT * FROM VALUES (1, 'eu', 100.0), (2, 'us', 200.0), (10, 'new', 10.0) AS v(id, region, amount)) s "
     "ON t.id = s.id WHEN MATCHED AND s.amount > 150 THEN DELETE WHEN MATCHED THEN UPDATE SET t.amount = s.amount, st.a = 42 "
     "WHEN NOT MATCHED THEN INSERT (id, region, amount) VALUES (s.id, s.region, s.amount)",
+    # unqualified names as Spark's MERGE resolves them: over both sides in a matched clause,
+    # the source in NOT MATCHED, the target in NOT MATCHED BY SOURCE
     "MERGE INTO {t} AS t USING sqlq.db.customers AS c ON t.region = c.region AND c.cust IN ('c1', 'c2') "
-    "WHEN MATCHED THEN UPDATE SET region = c.cust WHEN NOT MATCHED BY SOURCE AND t.amount > 4 THEN DELETE",
+    "WHEN MATCHED AND amount > 1 THEN UPDATE SET region = concat(cust, t.region) "
+    "WHEN NOT MATCHED THEN INSERT (id, region) VALUES (length(cust) * 100, concat(region, cust)) "
+    "WHEN NOT MATCHED BY SOURCE AND amount > 4 THEN DELETE",
     "MERGE INTO {t} t USING (SELECT id + 3 AS id, region, amount, st FROM {t}) s ON t.id = s.id "
-    "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * WHEN NOT MATCHED BY SOURCE THEN UPDATE SET amount = 0",
+    "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * "
+    "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET amount = amount * 10 + id",
     "MERGE INTO {t} t USING (SELECT id, cust AS region, amount FROM sqlq.db.orders WHERE id > 4) s ON t.id = s.id "
     "WHEN MATCHED THEN DELETE",
 ]

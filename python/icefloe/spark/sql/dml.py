@@ -343,23 +343,35 @@ def _assignments(items: list[exp.Expression], table: Table, alias: str, what: st
     return out
 
 
-def _qualify(item: exp.Expression, table: Table, alias: str) -> None:
-    """The target's columns in an assignment's value qualified with `alias` (`s.a` of a
-    struct column `s` becomes `alias.s.a`); lambda variables and qualified names kept."""
-    columns = {f.name.lower() for f in table.schema().fields}
-    for column in list(item.expression.find_all(exp.Column)):
+def _qualify(node: exp.Expression, scopes: list[tuple[str, set[str]]]) -> None:
+    """Unqualified column names in `node` (a value or condition over the joined row, where
+    each side's row is a struct under its alias) qualified with the one alias of `scopes`
+    ((alias, lower-case column names)) whose columns hold them, as Spark resolves MERGE's
+    names: `s.a` of a struct column `s` becomes `alias.s.a`. Names already qualified with an
+    alias, lambda variables, names inside subqueries and names of none or several scopes
+    (left to Spark, which refuses them) are kept."""
+    aliases = {a.lower() for a, _ in scopes}
+    for column in list(node.find_all(exp.Column)):
         parts = [p.name for p in column.parts]
-        lambdas = {
-            p.name.lower()
-            for node in _ancestors(column)
-            if isinstance(node, exp.Lambda)
-            for p in node.expressions
-            if isinstance(p, exp.Identifier)
-        }
         first = parts[0].lower()
-        if first in lambdas or first not in columns:
+        lambdas: set[str] = set()
+        inside_query = False
+        for up in _ancestors(column):
+            if up is node:
+                break
+            if isinstance(up, exp.Lambda):
+                lambdas |= {p.name.lower() for p in up.expressions if isinstance(p, exp.Identifier)}
+            inside_query = inside_query or isinstance(up, (exp.Select, exp.Subquery))
+        holders = [a for a, columns in scopes if first in columns]
+        if inside_query or first in lambdas or len(holders) != 1:
             continue
-        column.replace(_dotted([alias, *parts]))
+        if first in aliases and len(parts) > 1 and first != holders[0].lower():
+            continue
+        column.replace(_dotted([holders[0], *parts]))
+
+
+def _column_names(table: Table) -> set[str]:
+    return {f.name.lower() for f in table.schema().fields}
 
 
 def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
@@ -399,7 +411,7 @@ def update(ctx: Context, tree: exp.Update) -> Any:
                 if column.table and column.table.lower() == alias.lower():
                     column.set("table", None)
         else:  # the one-row MERGE: over the joined row, where the target's row is a struct
-            _qualify(item, table, alias)
+            _qualify(item.expression, [(alias, _column_names(table))])
     assignments = _assignments(list(tree.expressions), table, alias, "UPDATE")
     if where.exact is not None:
         update_rows(ctx.spark, table, where.exact, assignments, branch=branch)
@@ -453,10 +465,33 @@ def merge(ctx: Context, tree: exp.Merge) -> Any:
         branch=branch,
         merge_schema=bool(tree.meta.get("schema_evolution")),
     )
+    target_scope = (alias, _column_names(table))
+    source_scope = (source_alias, {c.lower() for c in source_df.columns})
     for when in tree.args["whens"].expressions:
+        # unqualified names as Spark's MERGE resolves them: a matched clause's over both
+        # sides, NOT MATCHED's over the source, NOT MATCHED BY SOURCE's over the target
+        if not when.args.get("matched"):
+            scopes = [target_scope] if when.args.get("source") else [source_scope]
+        else:
+            scopes = [target_scope, source_scope]
+        _qualify_clause(when, scopes)
         _clause(builder, when, table, alias)
     builder.execute()
     return _done(ctx)
+
+
+def _qualify_clause(when: exp.When, scopes: list[tuple[str, set[str]]]) -> None:
+    """A clause's condition and values (never its assignment targets) qualified (`_qualify`)."""
+    condition = when.args.get("condition")
+    if condition is not None:
+        _qualify(condition, scopes)
+    then = when.args.get("then")
+    if isinstance(then, exp.Update):
+        for item in then.expressions:
+            if isinstance(item, exp.EQ):
+                _qualify(item.expression, scopes)
+    elif isinstance(then, exp.Insert) and isinstance(then.expression, exp.Tuple):
+        _qualify(then.expression, scopes)
 
 
 def _clause(builder: Any, when: exp.When, table: Table, alias: str) -> None:
