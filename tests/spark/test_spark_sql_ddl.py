@@ -469,6 +469,18 @@ OVERWRITES = [
         "PARTITIONED BY (region)",
         "INSERT OVERWRITE {t} PARTITION (region) SELECT id, 'apac', amount, st FROM {t} WHERE id < 3",
     ),
+    # BY NAME with a static partition value: the query names the other columns, in any order
+    (
+        "static",
+        "PARTITIONED BY (region)",
+        "INSERT OVERWRITE {t} PARTITION (region = 'us') BY NAME SELECT st, amount * 2 AS amount, id + 30 AS id "
+        "FROM {t} WHERE region = 'eu'",
+    ),
+    (
+        "dynamic",
+        "PARTITIONED BY (region)",
+        "INSERT INTO {t} PARTITION (region = 'apac') BY NAME SELECT amount, id * 3 AS ID, st FROM {t} WHERE id < 3",
+    ),
 ]
 
 
@@ -480,6 +492,16 @@ def test_insert_overwrite(tw: Twins, mode: str, partitioning: str, statement: st
         tw.both(statement.format(t=f"{J}.{name}"))
     finally:
         tw.spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    tw.assert_same_table(name)
+
+
+def test_by_name_with_a_static_partition_column_also_in_the_query_is_refused_as_by_java(tw: Twins) -> None:
+    name = tw.twin(rest="PARTITIONED BY (region)")
+    text = f"INSERT INTO {J}.{name} PARTITION (region = 'us') BY NAME SELECT id, 'eu' AS region, amount, st FROM {J}.{name}"
+    with pytest.raises(Exception, match=r"(?i)region"):
+        tw.java(text).collect()
+    with pytest.raises(ValidationError, match="'region' has a static value and is in the query"):
+        tw.ice(text)
     tw.assert_same_table(name)
 
 

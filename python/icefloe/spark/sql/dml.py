@@ -136,8 +136,6 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
         None,
     )
     by_name = bool(tree.args.get("by_name"))
-    if by_name and partition is not None:
-        raise NotSupportedError(f"{what} ... PARTITION (...) BY NAME: not supported by icefloe.spark.sql yet")
     if partition is not None and listed is not None:
         raise NotSupportedError(
             f"{what} ... PARTITION (...) with a column list: not supported by icefloe.spark.sql yet"
@@ -164,7 +162,12 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
         if unknown:
             raise ValidationError(f"INSERT INTO {ref.name}: no column {unknown[0]!r} (columns: {columns})")
         targets = [by_lower[c.lower()] for c in listed]
-        missing = [c for c in columns if c not in targets]
+        both = next((c for c in targets if c in static), None)
+        if both is not None:  # BY NAME with a static partition column also in the query
+            raise ValidationError(
+                f"{what} {ref.name}: the partition column {both!r} has a static value and is in the query"
+            )
+        missing = [c for c in columns if c not in targets and c not in static]
         unfilled = [c for c in missing if not _filled_with_null(ctx.spark, table, c)]
         if unfilled:
             raise ValidationError(
