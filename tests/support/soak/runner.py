@@ -12,6 +12,7 @@ from support.session import new_table_name
 from support.soak.engines import Engines
 from support.soak.files import missing_files
 from support.soak.history import History, Step
+from support.soak.metadata import compare as compare_metadata
 from support.soak.targets import StepHeads
 
 
@@ -19,7 +20,8 @@ def run_history(
     spark: Any, oracle: Oracle, catalog: Any, tmp: Path, history: History, log: list[str]
 ) -> None:
     """Runs `history` on the Java twin, the icefloe twin and a shared table (a random engine
-    per step), comparing the six reads after every step. AssertionError names the seed and
+    per step), comparing the six reads, the refs and the metadata that must agree (`support.soak.metadata`)
+    after every step. AssertionError names the seed and
     the step on the first difference."""
     engines = Engines(spark, oracle, catalog, tmp)
     java_t, ours_t, shared_t = (new_table_name(f"soak_{k}") for k in ("java", "ours", "shared"))
@@ -67,6 +69,12 @@ def run_history(
                 catalog.load_table(name).scan().to_arrow(), expected, context=f"{where}: icefloe reads {name}"
             )
         _compare_refs(oracle, catalog, (java_t, ours_t, shared_t), where)
+        before = heads.main[-1] if heads.main else dict.fromkeys(heads.names)
+        moved = all(
+            (snap := catalog.load_table(n).current_snapshot()) is not None and snap.snapshot_id != before[n]
+            for n in heads.names
+        )
+        compare_metadata(catalog, heads.names, step.kind, moved, where)
         if java_err is None:
             note = _check_step(oracle, catalog, engines, heads, step, where)
             if note:
