@@ -29,6 +29,8 @@ class TableState:
     tags: int = 0
     queued: list[Step] = field(default_factory=list)  # steps that must come next
     later: random.Random = field(default_factory=lambda: random.Random(0))  # draws LATER_WEIGHTS' steps
+    kills: random.Random = field(default_factory=lambda: random.Random(0))  # draws the killed writes
+    killed: int = 0  # killed writes drawn so far
 
     def snapshot(self) -> list[Column]:
         """The columns as they are now (names and kinds; later steps rename and promote)."""
@@ -116,6 +118,7 @@ def generate(seed: int, steps: int) -> History:
             props[f"write.{op}.mode"] = rng.choice(["copy-on-write", "merge-on-read"])
     state = TableState([Column(c.name, c.kind) for c in columns], version, props)
     state.later = random.Random(seed ^ 0x1A7E5)
+    state.kills = random.Random(seed ^ 0x6B111)
     partition: list[tuple[str, str, str]] = []
     candidates = [c for c in columns if c.kind in TRANSFORMS or c.name == "id"]
     for c in rng.sample(candidates, min(len(candidates), rng.randrange(0, 3))):
@@ -177,6 +180,24 @@ def _later_step(rng: random.Random, state: TableState) -> Step:
     return Step("remove_orphans", {"count": rng.randrange(1, 4)})
 
 
+# A killed writer (support.soak.kill): drawn from a third stream (TableState.kills), so that a
+# seed's history keeps every other step it drew before. Its rows take ids from KILLED_IDS on,
+# apart from the others': whether they land is known only when the step has run.
+KILL_SHARE = 0.06
+KILLED_IDS = 1 << 40
+
+
+def _killed_append(state: TableState) -> Step:
+    rng = state.kills
+    count = rng.randrange(1, 12)
+    ids = [KILLED_IDS + 100 * state.killed + i for i in range(count)]
+    state.killed += 1
+    # the kill lands this long after the writer is ready: an append of a few rows takes 10-20 ms
+    # here, so before, inside or after its write and commit
+    delay = round(rng.uniform(0, 0.04), 4)
+    return Step("killed_append", {"rows": _rows(rng, state, count, ids), "delay": delay})
+
+
 def _next_step(rng: random.Random, state: TableState) -> Step:
     weights = {
         "append": 6,
@@ -205,6 +226,8 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
     }
     if state.queued:
         return state.queued.pop(0)
+    if state.next_id and state.kills.random() < KILL_SHARE:
+        return _killed_append(state)
     if state.next_id and state.later.random() < LATER_SHARE:
         return _later_step(state.later, state)
     if state.next_id == 0:

@@ -12,8 +12,10 @@ from support.session import new_table_name
 from support.soak.engines import Engines
 from support.soak.files import missing_files
 from support.soak.history import History, Step
+from support.soak.kill import assert_no_leftovers, killed_append
 from support.soak.metadata import compare as compare_metadata
 from support.soak.targets import StepHeads
+from support.soak.values import arrow_rows
 
 
 def run_history(
@@ -37,22 +39,33 @@ def run_history(
             engines.targets = heads.rollback_targets(catalog, step.args["depth"])
         elif step.kind == "cherrypick":
             engines.targets = heads.cherrypick_targets(catalog, step.args["pick"])
-        errors = {}
+        errors: dict[tuple[str, str], str | None] = {}
+        run_step, killed = step, ""
+        if step.kind == "killed_append":
+            # icefloe's writer killed on its twin; the Java twin and the shared table then take
+            # the same rows as a plain append exactly when the killed write committed
+            rows = arrow_rows(step.args["rows"], columns)
+            committed, killed = killed_append(catalog, ours_t, rows, tmp, step.args["delay"])
+            errors[("icefloe", ours_t)] = None
+            run_step = Step("append" if committed else "nothing", step.args, columns)
         for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
+            if step.kind == "killed_append" and (name == ours_t or run_step.kind == "nothing"):
+                errors[(engine, name)] = None
+                continue
             try:
                 run = {
                     "java": engines.java,
                     "icefloe": engines.icefloe,
                     "icefloe.spark": engines.spark_functions,
                 }
-                run[engine](name, step, columns)
+                run[engine](name, run_step, columns)
                 errors[(engine, name)] = None
             except Exception as e:  # a refusal by one engine must be one by the other
                 errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
         java_err, ours_err = errors[("java", java_t)], errors[("icefloe", ours_t)]
         targets = f" [targets: {engines.targets}]" if step.kind in ("rollback", "cherrypick") else ""
         outcome = f"java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}"
-        log.append(f"{where} [shared: {shared_engine}]{targets} {outcome}")
+        log.append(f"{where} [shared: {shared_engine}]{targets} {killed or outcome}")
         assert (java_err is None) == (ours_err is None), (
             f"{where}: one engine refused\n  java: {java_err}\n  icefloe: {ours_err}"
         )
@@ -75,6 +88,8 @@ def run_history(
             for n in heads.names
         )
         compare_metadata(catalog, heads.names, step.kind, moved, where)
+        if step.kind == "killed_append":
+            assert_no_leftovers(oracle, catalog, ours_t, where)
         if java_err is None:
             note = _check_step(oracle, catalog, engines, heads, step, where)
             if note:
