@@ -168,8 +168,12 @@ PYTEST_WORKERS ?= 3
 PYTEST4_WORKERS ?= 2
 # Inside `make test` the shared prerequisites are already made (TEST_PREREQS_DONE).
 TEST_PREREQS = $(if $(TEST_PREREQS_DONE),,release oracle servers)
+# In `make test` (SPLIT_CASES=1) the PySpark 3.5 pass leaves to the PySpark 4 pass the cases
+# that pass runs of the files both run (ICEFLOE_SPARK4_FILES; tests/conftest.py): each case
+# runs on one line, each test on both. `make test-python` alone runs every case.
+SPLIT_CASES ?=
 test-python: $(TEST_PREREQS)  ## the pytest suite, Spark and interop included
-	ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) $(if $(wildcard $(UV)),ICEFLOE_TEST_UV=$(CURDIR)/$(UV)) \
+	$(if $(SPLIT_CASES),ICEFLOE_SPARK4_FILES="$(SPARK4_TESTS)") ICEFLOE_TEST_WHEEL=$(wildcard $(CURDIR)/$(RELEASE_WHEEL_DIR)/icefloe-*.whl) $(if $(wildcard $(UV)),ICEFLOE_TEST_UV=$(CURDIR)/$(UV)) \
 		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 test-spark4: $(TEST_PREREQS) venv4  ## the Spark-facing and interop tests, and the data source, on PySpark 4
@@ -200,7 +204,14 @@ TEST_JOBS ?= 2
 test:  ## everything CI runs: cargo test and the PySpark 3.5 and 4 passes, side by side
 	$(MAKE) --no-print-directory $(UV)
 	$(MAKE) --no-print-directory -j3 test-prereqs-build test-prereqs-fetch test-rust
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 test-python test-spark4
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) TEST_PREREQS_DONE=1 SPLIT_CASES=1 test-python test-spark4
+
+# Every case on both lines: the PySpark 3.5 pass whole, then the PySpark 4 pass with every case
+# (`make test` runs each case of the files both passes run on one line only). Not in make test.
+.PHONY: test-all-cases
+test-all-cases: release oracle servers venv4  ## every case on both PySpark lines (make test splits the shared files' cases between them)
+	$(MAKE) --no-print-directory TEST_PREREQS_DONE=1 test-python
+	$(MAKE) --no-print-directory TEST_PREREQS_DONE=1 test-spark4-modes
 
 # The long soak loops, not in make test (which runs 2 kills on each line: one at a random time, one between a commit and Spark's commit log): the streaming sinks
 # killed and restarted 20 times, on PySpark 3.5 (foreachBatch) and 4 (format("icefloe")).

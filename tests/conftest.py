@@ -84,10 +84,9 @@ def _thinned(
 
 def _one_mode_per_twin(items: list[pytest.Item]) -> list[pytest.Item]:
     """Of a test's copy-on-write and merge-on-read cases (otherwise the same parameters), the
-    one chosen by a hash of the test's id: pairwise coverage of Spark line x write mode. The
-    PySpark 3.5 pass runs both modes of every test; on PySpark 4 each test runs one, and the
-    tests of a file take either mode (`ICEFLOE_SPARK4_ALL_MODES=1`, as `make test-spark4-modes`
-    sets, runs both)."""
+    one chosen by a hash of the test's id: pairwise coverage of Spark line x write mode. On
+    PySpark 4 each test runs one, and the tests of a file take either mode; in `make test` the
+    PySpark 3.5 pass runs the other (`_left_to_spark4`)."""
 
     def group_of(item: pytest.Item) -> str | None:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -103,8 +102,7 @@ def _one_mode_per_twin(items: list[pytest.Item]) -> list[pytest.Item]:
 
 def _half_of_the_other_cases(items: list[pytest.Item]) -> list[pytest.Item]:
     """Of the other parametrized cases of a test in the files both passes run (not
-    `tests/spark4/`), about half, chosen by a hash of each case's id (at least one per test):
-    the PySpark 3.5 pass runs them all, so each case runs on 3.5 and each test on both lines
+    `tests/spark4/`), about half, chosen by a hash of each case's id (at least one per test)
     (`ICEFLOE_SPARK4_ALL_MODES=1` runs every case)."""
 
     def group_of(item: pytest.Item) -> str | None:
@@ -119,16 +117,58 @@ def _half_of_the_other_cases(items: list[pytest.Item]) -> list[pytest.Item]:
     return _thinned(items, group_of, keep)
 
 
+def _spark4_cases(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The cases of `items` (tests of the files both passes run) the PySpark 4 pass runs: of
+    each test's copy-on-write / merge-on-read twin one mode, of its other parametrized cases
+    about half. Cases that only PySpark 4 has (marked `spark4_case`) are not counted among a
+    test's cases, so that both passes compute the same selection from what they collect."""
+    common = [item for item in items if item.get_closest_marker("spark4_case") is None]
+    chosen = {id(item) for item in _half_of_the_other_cases(_one_mode_per_twin(common))}
+    return [item for item in items if id(item) in chosen or item.get_closest_marker("spark4_case")]
+
+
+def _left_to_spark4(items: list[pytest.Item], files: list[str]) -> list[pytest.Item]:
+    """For the PySpark 3.5 pass of `make test`: the cases of the PySpark 4 pass's `files` to
+    leave to that pass (those `_spark4_cases` chooses), keeping at least one case of each test
+    here. Every case then runs on one line, every test on both (a test with one case, or whose
+    every case PySpark 4 runs, has one case on both)."""
+
+    def shared(item: pytest.Item) -> bool:
+        path = item.nodeid.split("::", 1)[0]
+        return any(path == f or path.startswith(f.rstrip("/") + "/") for f in files)
+
+    candidates = [i for i in items if shared(i) and i.get_closest_marker("one_spark_line") is None]
+    on_spark4 = {id(i) for i in _spark4_cases(candidates)}
+
+    def test(item: pytest.Item) -> str:
+        return item.nodeid.split("[", 1)[0]
+
+    # each test keeps one case here: the first that PySpark 4 does not run, else the first
+    here: dict[str, pytest.Item] = {}
+    for i in candidates:
+        t = test(i)
+        if t not in here or (id(here[t]) in on_spark4 and id(i) not in on_spark4):
+            here[t] = i
+    stays = {id(i) for i in here.values()}
+    return [i for i in candidates if id(i) in on_spark4 and id(i) not in stays]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The PySpark 4 pass runs the Spark-facing files again for what depends on Spark's version;
     tests marked `one_spark_line` prove what does not, so they run in the PySpark 3.5 pass only,
-    and of a test's two write modes it runs one (`_one_mode_per_twin`). Both are deselected
-    here and counted as such in the pass's summary."""
+    and of a test's cases it runs those `_spark4_cases` chooses. In `make test`
+    (`ICEFLOE_SPARK4_FILES`: the PySpark 4 pass's files) the PySpark 3.5 pass runs the other
+    cases of those tests, so each case runs once; `make test-python` alone runs them all, and
+    `ICEFLOE_SPARK4_ALL_MODES=1` (`make test-spark4-modes`) every case on PySpark 4. What is
+    left out is deselected and counted as such in the pass's summary."""
     if PYSPARK_MAJOR < 4:
-        return
-    kept = [item for item in items if item.get_closest_marker("one_spark_line") is None]
-    if os.environ.get("ICEFLOE_SPARK4_ALL_MODES") != "1":
-        kept = _half_of_the_other_cases(_one_mode_per_twin(kept))
+        files = os.environ.get("ICEFLOE_SPARK4_FILES", "").split()
+        dropped = {id(item) for item in _left_to_spark4(items, files)} if files else set()
+        kept = [item for item in items if id(item) not in dropped]
+    else:
+        kept = [item for item in items if item.get_closest_marker("one_spark_line") is None]
+        if os.environ.get("ICEFLOE_SPARK4_ALL_MODES") != "1":
+            kept = _spark4_cases(kept)
     if len(kept) < len(items):
         kept_ids = {id(item) for item in kept}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])

@@ -115,7 +115,12 @@ PATHS: dict[str, tuple[int, Callable[[Any, Any, dict[str, Any]], dict[str, Any]]
 @pytest.mark.parametrize(
     "path",
     [
-        pytest.param(p, marks=[pytest.mark.one_spark_line] if "Rust reader only" in p else [])
+        pytest.param(
+            p,
+            marks=[pytest.mark.one_spark_line]
+            if "Rust reader only" in p
+            else ([pytest.mark.spark4_case] if oldest >= 4 else []),
+        )
         for p, (oldest, _) in PATHS.items()
         if PYSPARK_MAJOR >= oldest
     ],

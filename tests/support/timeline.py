@@ -40,3 +40,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Iterator[None]:
     out = _file()
     if out is not None:
         out.write(json.dumps({"id": item.nodeid, "t0": start, "t1": time.time()}) + "\n")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _out
+    if _out is not None:
+        _out.close()
+        _out = None
