@@ -220,6 +220,9 @@ SOAK_KILL_RUNS ?= 20
 # The differential soak (tests/soak): SOAK_SEEDS random histories of SOAK_STEPS steps, drawn from
 # SOAK_BASE_SEED (printed; a failure names its seed: rerun with ICEFLOE_SOAK_SEEDS==<seed>).
 SOAK_SEEDS ?= 12
+# A failing history is shrunk (at most this many reruns) and saved under soak-failures/; rerun
+# one with `make soak-history HISTORY=soak-failures/<file>.json`.
+SOAK_SHRINK_RUNS ?= 60
 SOAK_STEPS ?= 50
 ifeq ($(origin SOAK_BASE_SEED), undefined)
 SOAK_BASE_SEED := $(shell date +%s)
@@ -227,11 +230,17 @@ endif
 soak: release oracle servers venv4  ## the differential soak (SOAK_SEEDS histories of SOAK_STEPS steps, icefloe vs Iceberg Java), then the streaming sinks killed and restarted SOAK_KILL_RUNS (20) times, PySpark 3.5 and 4 (not in make test)
 	@echo "differential soak: $(SOAK_SEEDS) histories of $(SOAK_STEPS) steps from base seed $(SOAK_BASE_SEED)"
 	ICEFLOE_SOAK_SEEDS=$(SOAK_SEEDS) ICEFLOE_SOAK_STEPS=$(SOAK_STEPS) ICEFLOE_SOAK_BASE_SEED=$(SOAK_BASE_SEED) \
+		ICEFLOE_SOAK_SHRINK=$(SOAK_SHRINK_RUNS) ICEFLOE_SOAK_OUT=$(CURDIR)/soak-failures \
 		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests/soak
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
 		$(VPY) -m pytest -q tests/streaming/test_streaming_sink_kill.py
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC \
 		$(VENV4)/bin/python -m pytest -q tests/spark4/test_spark4_streaming_kill.py
+
+.PHONY: soak-history
+soak-history: release oracle servers  ## rerun a saved soak history (HISTORY=<file>.json, as make soak saves a shrunk failure)
+	ICEFLOE_SOAK_HISTORY=$(HISTORY) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -s \
+		tests/soak/test_differential_soak.py
 
 .PHONY: test-fast
 test-fast: release oracle servers  ## the quick inner loop: the pytest suite without the tests marked slow (PySpark 3.5)

@@ -11,8 +11,9 @@ drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a
 fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
 delete rewrites, manifest rewrites, snapshot expiry, a DELETE racing an append (two
 icefloe writers at once; Java's twin does one after the other), rollbacks of main to an
-older ancestor, cherry-picks (of the branch's head or of a snapshot a rollback left off main)
-and orphan-file removal after stray files are planted in the data folder.
+older ancestor, cherry-picks (of the branch's head or of a snapshot a rollback left off main),
+orphan-file removal after stray files are planted in the data folder, and an icefloe append
+in its own process killed with SIGKILL 0-40 ms after it is ready to write.
 
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
@@ -27,15 +28,21 @@ tables; after a cherry-pick each table fast-forwarded or re-applied it alike (th
 operation and added-records, the new snapshot on main's previous head naming its source);
 after an orphan removal or an expiry the planted files are gone and every file the table
 references (Java's `all_files`, `all_manifests`, `snapshots` and `metadata_log_entries`) is
-still there.
+still there. After a killed append the Java twin and the shared table take the same rows
+exactly when the killed write committed, and after icefloe's orphan removal the killed
+writer's table holds exactly the files Java's metadata tables reference. After every step the
+three tables agree on their schema, partition spec, sort order and format version, on main's
+head operation for appends and rewrites, and on whether main holds data files.
 
 The package's rooms: `values` (column kinds, edge values, literals), `history` (the
 generator), `engines` (each step by Java, icefloe and `icefloe.spark`), `targets` (the
 snapshots a rollback or a cherry-pick acts on, alike on the three tables), `files` (planted
-orphans, the files a table references), `runner` (a history on three tables, compared after
-every step).
+orphans, the files a table references), `kill` (the killed writer), `metadata` (what the
+tables' metadata must agree on), `runner` (a history on three tables, compared after every
+step), `shrink` (a failing history cut to a shortest one failing alike, saved as JSON).
 
-`make soak` runs many seeds with long histories; `make test` runs a fixed-seed slice.
+`make soak` runs many seeds with long histories, shrinking and saving any failure
+(`make soak-history HISTORY=<file>` reruns one); `make test` runs a fixed-seed slice.
 """
 
 from support.soak.history import History, generate

@@ -14,6 +14,7 @@ from support.soak.files import missing_files
 from support.soak.history import History, Step
 from support.soak.kill import assert_no_leftovers, killed_append
 from support.soak.metadata import compare as compare_metadata
+from support.soak.shrink import StepFailed
 from support.soak.targets import StepHeads
 from support.soak.values import arrow_rows
 
@@ -22,9 +23,9 @@ def run_history(
     spark: Any, oracle: Oracle, catalog: Any, tmp: Path, history: History, log: list[str]
 ) -> None:
     """Runs `history` on the Java twin, the icefloe twin and a shared table (a random engine
-    per step), comparing the six reads, the refs and the metadata that must agree (`support.soak.metadata`)
-    after every step. AssertionError names the seed and
-    the step on the first difference."""
+    per step), comparing the six reads, the refs and the metadata that must agree
+    (`support.soak.metadata`) after every step. The first difference raises StepFailed, naming
+    the seed and the step."""
     engines = Engines(spark, oracle, catalog, tmp)
     java_t, ours_t, shared_t = (new_table_name(f"soak_{k}") for k in ("java", "ours", "shared"))
     for name in (java_t, ours_t, shared_t):
@@ -34,67 +35,67 @@ def run_history(
     for i, step in enumerate(history.steps):
         columns = step.columns
         where = f"seed {history.seed}, step {i}: {step}"
-        shared_engine = pick.choice(["java", "icefloe", "icefloe.spark"])
-        if step.kind == "rollback":
-            engines.targets = heads.rollback_targets(catalog, step.args["depth"])
-        elif step.kind == "cherrypick":
-            engines.targets = heads.cherrypick_targets(catalog, step.args["pick"])
-        errors: dict[tuple[str, str], str | None] = {}
-        run_step, killed = step, ""
-        if step.kind == "killed_append":
-            # icefloe's writer killed on its twin; the Java twin and the shared table then take
-            # the same rows as a plain append exactly when the killed write committed
-            rows = arrow_rows(step.args["rows"], columns)
-            committed, killed = killed_append(catalog, ours_t, rows, tmp, step.args["delay"])
-            errors[("icefloe", ours_t)] = None
-            run_step = Step("append" if committed else "nothing", step.args, columns)
-        for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
-            if step.kind == "killed_append" and (name == ours_t or run_step.kind == "nothing"):
-                errors[(engine, name)] = None
-                continue
-            try:
-                run = {
-                    "java": engines.java,
-                    "icefloe": engines.icefloe,
-                    "icefloe.spark": engines.spark_functions,
-                }
-                run[engine](name, run_step, columns)
-                errors[(engine, name)] = None
-            except Exception as e:  # a refusal by one engine must be one by the other
-                errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
-        java_err, ours_err = errors[("java", java_t)], errors[("icefloe", ours_t)]
-        targets = f" [targets: {engines.targets}]" if step.kind in ("rollback", "cherrypick") else ""
-        outcome = f"java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}"
-        log.append(f"{where} [shared: {shared_engine}]{targets} {killed or outcome}")
-        assert (java_err is None) == (ours_err is None), (
-            f"{where}: one engine refused\n  java: {java_err}\n  icefloe: {ours_err}"
-        )
-        # A rollback to an ancestor and an orphan removal are always allowed: a refusal by both is a bug
-        assert java_err is None or step.kind not in ("rollback", "remove_orphans"), f"{where}: {outcome}"
-        if java_err is None:
-            assert errors[(shared_engine, shared_t)] is None, (
-                f"{where}: the shared table's step failed: {errors}"
+        try:
+            shared_engine = pick.choice(["java", "icefloe", "icefloe.spark"])
+            if step.kind == "rollback":
+                engines.targets = heads.rollback_targets(catalog, step.args["depth"])
+            elif step.kind == "cherrypick":
+                engines.targets = heads.cherrypick_targets(catalog, step.args["pick"])
+            errors: dict[tuple[str, str], str | None] = {}
+            run_step, killed = step, ""
+            if step.kind == "killed_append":
+                # icefloe's writer killed on its twin; the Java twin and the shared table then take
+                # the same rows as a plain append exactly when the killed write committed
+                rows = arrow_rows(step.args["rows"], columns)
+                committed, killed = killed_append(catalog, ours_t, rows, tmp, step.args["delay"])
+                errors[("icefloe", ours_t)] = None
+                run_step = Step("append" if committed else "nothing", step.args, columns)
+            for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
+                if step.kind == "killed_append" and (name == ours_t or run_step.kind == "nothing"):
+                    errors[(engine, name)] = None
+                    continue
+                try:
+                    run = {
+                        "java": engines.java,
+                        "icefloe": engines.icefloe,
+                        "icefloe.spark": engines.spark_functions,
+                    }
+                    run[engine](name, run_step, columns)
+                    errors[(engine, name)] = None
+                except Exception as e:  # a refusal by one engine must be one by the other
+                    errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
+            java_err, ours_err = errors[("java", java_t)], errors[("icefloe", ours_t)]
+            targets = f" [targets: {engines.targets}]" if step.kind in ("rollback", "cherrypick") else ""
+            outcome = f"java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}"
+            log.append(f"{where} [shared: {shared_engine}]{targets} {killed or outcome}")
+            assert (java_err is None) == (ours_err is None), (
+                f"{where}: one engine refused\n  java: {java_err}\n  icefloe: {ours_err}"
             )
-        expected = oracle.df(java_t)
-        for name in (java_t, ours_t, shared_t):
-            assert_same_rows(oracle.df(name), expected, context=f"{where}: Java reads {name}")
-            assert_same_rows(
-                catalog.load_table(name).scan().to_arrow(), expected, context=f"{where}: icefloe reads {name}"
-            )
-        _compare_refs(oracle, catalog, (java_t, ours_t, shared_t), where)
-        before = heads.main[-1] if heads.main else dict.fromkeys(heads.names)
-        moved = all(
-            (snap := catalog.load_table(n).current_snapshot()) is not None and snap.snapshot_id != before[n]
-            for n in heads.names
-        )
-        compare_metadata(catalog, heads.names, step.kind, moved, where)
-        if step.kind == "killed_append":
-            assert_no_leftovers(oracle, catalog, ours_t, where)
-        if java_err is None:
-            note = _check_step(oracle, catalog, engines, heads, step, where)
-            if note:
-                log.append(f"    {note}")
-        heads.record(catalog, step.kind)
+            # A rollback to an ancestor and an orphan removal are always allowed: a refusal by both is a bug
+            assert java_err is None or step.kind not in ("rollback", "remove_orphans"), f"{where}: {outcome}"
+            if java_err is None:
+                assert errors[(shared_engine, shared_t)] is None, (
+                    f"{where}: the shared table's step failed: {errors}"
+                )
+            expected = oracle.df(java_t)
+            for name in (java_t, ours_t, shared_t):
+                assert_same_rows(oracle.df(name), expected, context=f"{where}: Java reads {name}")
+                ours = catalog.load_table(name).scan().to_arrow()
+                assert_same_rows(ours, expected, context=f"{where}: icefloe reads {name}")
+            _compare_refs(oracle, catalog, (java_t, ours_t, shared_t), where)
+            before = heads.main[-1] if heads.main else dict.fromkeys(heads.names)
+            now = {n: catalog.load_table(n).current_snapshot() for n in heads.names}
+            moved = all(s is not None and s.snapshot_id != before[n] for n, s in now.items())
+            compare_metadata(catalog, heads.names, step.kind, moved, where)
+            if step.kind == "killed_append":
+                assert_no_leftovers(oracle, catalog, ours_t, where)
+            if java_err is None:
+                note = _check_step(oracle, catalog, engines, heads, step, where)
+                if note:
+                    log.append(f"    {note}")
+            heads.record(catalog, step.kind)
+        except AssertionError as e:  # the step's place, for the shrinker (support.soak.shrink)
+            raise StepFailed(str(e), i, step.kind, where) from e
 
 
 def _check_step(
