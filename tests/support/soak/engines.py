@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from support.oracle import Oracle
 from support.soak.files import ORPHAN_OLDER_THAN_DAYS, plant_orphans
 from support.soak.history import BRANCH, History, Step
-from support.soak.values import ICEBERG_TYPES, KINDS, UTC, Column, arrow_rows, sql_literal
+from support.soak.values import ICEBERG_TYPES, KINDS, NESTED_TYPES, UTC, Column, arrow_rows, sql_literal
 
 
 class Engines:
@@ -208,7 +208,7 @@ class Engines:
         elif step.kind in ("add_column", "rename_column", "drop_column", "promote"):
             with t.update_schema() as u:
                 if step.kind == "add_column":
-                    u.add_column(a["name"], ICEBERG_TYPES[a["kind"]])
+                    u.add_column(a["name"], NESTED_TYPES.get(a["kind"]) or ICEBERG_TYPES[a["kind"]])
                 elif step.kind == "rename_column":
                     u.rename_column(a["old"], a["new"])
                 elif step.kind == "drop_column":

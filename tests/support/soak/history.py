@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from support.soak.values import KINDS, PROMOTIONS, STRINGS, TRANSFORMS, Column, draw_value
+from support.soak.values import NESTED, PRIMITIVES, PROMOTIONS, STRINGS, TRANSFORMS, Column, draw_value
 
 BRANCH = "audit"
 
@@ -30,6 +30,7 @@ class TableState:
     queued: list[Step] = field(default_factory=list)  # steps that must come next
     later: random.Random = field(default_factory=lambda: random.Random(0))  # draws LATER_WEIGHTS' steps
     kills: random.Random = field(default_factory=lambda: random.Random(0))  # draws the killed writes
+    nested: random.Random = field(default_factory=lambda: random.Random(0))  # draws the nested columns
     killed: int = 0  # killed writes drawn so far
 
     def snapshot(self) -> list[Column]:
@@ -80,8 +81,9 @@ def _rows(
                 else:
                     row["id"] = state.next_id
                     state.next_id += 1
-            else:
-                row[c.name] = draw_value(rng, c.kind, c.truncate_source)
+            else:  # a nested column's values from its own stream: the others' draws stay the same
+                source = state.nested if c.kind in NESTED else rng
+                row[c.name] = draw_value(source, c.kind, c.truncate_source)
         out.append(row)
     return out
 
@@ -109,7 +111,7 @@ def _predicate(rng: random.Random, state: TableState) -> str:
 
 def generate(seed: int, steps: int) -> History:
     rng = random.Random(seed)
-    kinds = rng.sample(sorted(KINDS), rng.randrange(3, 7))
+    kinds = rng.sample(PRIMITIVES, rng.randrange(3, 7))
     columns = [Column("id", "long")] + [Column(f"c_{k}", k) for k in kinds]
     version = rng.choice([1, 2, 2, 3])
     props = {"format-version": str(version)}
@@ -119,6 +121,7 @@ def generate(seed: int, steps: int) -> History:
     state = TableState([Column(c.name, c.kind) for c in columns], version, props)
     state.later = random.Random(seed ^ 0x1A7E5)
     state.kills = random.Random(seed ^ 0x6B111)
+    state.nested = random.Random(seed ^ 0x4E57)
     partition: list[tuple[str, str, str]] = []
     candidates = [c for c in columns if c.kind in TRANSFORMS or c.name == "id"]
     for c in rng.sample(candidates, min(len(candidates), rng.randrange(0, 3))):
@@ -184,6 +187,7 @@ def _later_step(rng: random.Random, state: TableState) -> Step:
 # seed's history keeps every other step it drew before. Its rows take ids from KILLED_IDS on,
 # apart from the others': whether they land is known only when the step has run.
 KILL_SHARE = 0.06
+NESTED_SHARE = 0.04
 KILLED_IDS = 1 << 40
 
 
@@ -228,6 +232,14 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         return state.queued.pop(0)
     if state.next_id and state.kills.random() < KILL_SHARE:
         return _killed_append(state)
+    if state.next_id and state.nested.random() < NESTED_SHARE:
+        # a struct, list or map column (a stream of its own, as the killed writes): appends,
+        # MERGE, upserts and overwrites write it, renames and drops change it; UPDATE does
+        # not set it (the soak's UPDATE assigns primitive literals)
+        k = state.nested.choice(sorted(NESTED))
+        name = state.fresh_name(f"n_{k}_")
+        state.columns.append(Column(name, k))
+        return Step("add_column", {"name": name, "kind": k})
     if state.next_id and state.later.random() < LATER_SHARE:
         return _later_step(state.later, state)
     if state.next_id == 0:
@@ -239,7 +251,9 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
     if kind == "delete":
         return Step("delete", {"where": _predicate(rng, state)})
     if kind == "update":
-        targets = [c for c in state.columns if c.name != "id" and not c.partition_source]
+        targets = [
+            c for c in state.columns if c.name != "id" and not c.partition_source and c.kind not in NESTED
+        ]
         if not targets:
             return Step("delete", {"where": _predicate(rng, state)})
         c = rng.choice(targets)
@@ -273,7 +287,7 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
     if kind == "dynamic_overwrite":
         return Step("dynamic_overwrite", {"rows": _rows(rng, state, rng.randrange(1, 10))})
     if kind == "add_column":
-        k = rng.choice(sorted(KINDS))
+        k = rng.choice(PRIMITIVES)
         name = state.fresh_name(f"n_{k}_")
         state.columns.append(Column(name, k))
         return Step("add_column", {"name": name, "kind": k})

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from icefloe.types import IntegerType, ListType, MapType, NestedField, StringType, StructType
 
 UTC = dt.timezone.utc
 
@@ -28,6 +29,18 @@ KINDS: dict[str, tuple[str, pa.DataType]] = {
     "bool": ("BOOLEAN", pa.bool_()),
     "binary": ("BINARY", pa.binary()),
 }
+# The primitive kinds, which a history's first schema and its `add_column` steps draw from.
+PRIMITIVES = sorted(KINDS)
+# Nested kinds, added mid-history by their own stream (history.NESTED_SHARE): a struct of two
+# optional fields, a list of optional ints, a map of strings to optional ints, as Spark SQL's
+# ALTER TABLE ADD COLUMN makes them.
+NESTED: dict[str, tuple[str, pa.DataType]] = {
+    "struct": ("STRUCT<a: INT, b: STRING>", pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    "list": ("ARRAY<INT>", pa.list_(pa.int32())),
+    "map": ("MAP<STRING, INT>", pa.map_(pa.string(), pa.int32())),
+}
+KINDS.update(NESTED)
+MAP_KEYS = ["k", "x", "", "日本"]
 # Promotions Iceberg allows (and Spark SQL's ALTER COLUMN ... TYPE can write).
 PROMOTIONS = {"int": "long", "float": "double"}
 # Partition transforms per column kind: (Spark SQL of the transform over `c`, icefloe's).
@@ -106,6 +119,12 @@ def draw_value(rng: random.Random, kind: str, truncated: bool = False) -> Any:
         return rng.random() < 0.5
     if kind == "binary":
         return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 4)))
+    if kind == "struct":
+        return {"a": draw_value(rng, "int"), "b": draw_value(rng, "string")}
+    if kind == "list":
+        return [draw_value(rng, "int") for _ in range(rng.randrange(0, 4))]
+    if kind == "map":
+        return {k: draw_value(rng, "int") for k in rng.sample(MAP_KEYS, rng.randrange(0, 3))}
     raise AssertionError(kind)
 
 
@@ -153,7 +172,12 @@ def sql_literal(v: Any, kind: str) -> str:
 
 
 def arrow_rows(rows: list[dict[str, Any]], columns: list[Column]) -> pa.Table:
-    return pa.table({c.name: pa.array([r.get(c.name) for r in rows], KINDS[c.kind][1]) for c in columns})
+    def value(v: Any, kind: str) -> Any:
+        return list(v.items()) if kind == "map" and v is not None else v  # a map as its entries
+
+    return pa.table(
+        {c.name: pa.array([value(r.get(c.name), c.kind) for r in rows], KINDS[c.kind][1]) for c in columns}
+    )
 
 
 ICEBERG_TYPES = {
@@ -168,4 +192,10 @@ ICEBERG_TYPES = {
     "ts_ntz": "timestamp",
     "bool": "boolean",
     "binary": "binary",
+}
+# icefloe's types of the nested kinds (field ids are assigned by the schema update)
+NESTED_TYPES = {
+    "struct": StructType(NestedField(1, "a", IntegerType()), NestedField(2, "b", StringType())),
+    "list": ListType(1, IntegerType(), element_required=False),
+    "map": MapType(1, StringType(), 2, IntegerType(), value_required=False),
 }
