@@ -1,19 +1,20 @@
 """The differential soak (issue 44): random histories run by icefloe and by Iceberg Java side
 by side, every step's result read by both engines and compared.
 
-A history is drawn from a seed: a schema (a long key `id` and columns of every primitive
-kind Spark SQL can write), a partition spec of random transforms, a format version (1, 2 or
-3), write modes (copy-on-write or merge-on-read), then steps: appends of rows drawn from the
-edges (NaN, -0.0, infinities, nulls, integer extremes, full-precision decimals, empty and
-non-BMP strings, pre-1970 and far-future instants), DELETE / UPDATE / MERGE, upserts (Java's
-twin: a MERGE INTO on the key), dynamic partition overwrites, schema evolution (add, rename,
-drop, promote), partition evolution, a v2 -> v3 upgrade, writes and deletes on a branch,
-fast-forwards of `main` to it, tags, sort orders, compaction (bin-pack and sort), position
-delete rewrites, manifest rewrites, snapshot expiry, a DELETE racing an append (two
-icefloe writers at once; Java's twin does one after the other), rollbacks of main to an
-older ancestor, cherry-picks (of the branch's head or of a snapshot a rollback left off main),
-orphan-file removal after stray files are planted in the data folder, and an icefloe append
-in its own process killed with SIGKILL 0-40 ms after it is ready to write.
+A history is drawn from a seed: a schema (a long key `id` and columns of every primitive kind
+Spark SQL can write; struct, list and map columns are added mid-history), a partition spec of
+random transforms, a format version (1, 2 or 3), write modes (copy-on-write or merge-on-read),
+then steps: appends of rows drawn from the edges (NaN, -0.0, infinities, nulls, integer
+extremes, full-precision decimals, empty and non-BMP strings, pre-1970 and far-future
+instants), DELETE / UPDATE / MERGE, upserts (Java's twin: a MERGE INTO on the key), dynamic
+partition overwrites, schema evolution (add, rename, drop, promote), partition evolution, a v2
+-> v3 upgrade, writes and deletes on a branch, fast-forwards of `main` to it, tags, sort
+orders, compaction (bin-pack and sort), position delete rewrites, manifest rewrites, snapshot
+expiry, a DELETE racing an append (two icefloe writers at once; Java's twin does one after the
+other), rollbacks of main to an older ancestor, cherry-picks (of the branch's head or of a
+snapshot a rollback left off main), orphan-file removal after stray files are planted in the
+data folder, and an icefloe append in its own process killed with SIGKILL 0-40 ms after it is
+ready to write.
 
 Each step has two implementations: Iceberg Java's Spark SQL (or its procedures) on the oracle
 session, and icefloe's table API. `run_history` applies every step to three tables: one that
