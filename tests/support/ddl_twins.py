@@ -19,6 +19,7 @@ from typing import Any
 
 import icefloe
 import icefloe.spark
+import pytest
 
 from support.catalogs import java_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
@@ -128,6 +129,17 @@ class Twins:
         assert_same_rows(self.java(f"SELECT * FROM {self.k}.{ident}"), java_rows, context="Java reads")
         assert_same_rows(self.ice(f"SELECT * FROM {self.j}.{ident}"), java_rows, context="icefloe reads")
         self.assert_same_metadata(ident)
+
+    def refused(
+        self, ident: str, text: str, java_match: str, ice_error: type[Exception], ice_match: str
+    ) -> None:
+        """`text` refused by Java (a message matching `java_match`) and by icefloe (`ice_error`
+        matching `ice_match`), and the twins still alike."""
+        with pytest.raises(Exception, match=java_match):
+            self.java(text).collect()
+        with pytest.raises(ice_error, match=ice_match):
+            self.ice(text)
+        self.assert_same_table(ident)
 
     # ---- the documentation pages' examples (tests/spark/test_spark_sql_docs_*.py) ----
     def metadata_file(self, ident: str) -> str | None:
