@@ -5,10 +5,10 @@ after each step Java and icefloe read all three tables alike and the tables' met
 
 `make test` runs a fixed-seed slice (the seeds in SEEDS, STEPS steps each); `make soak` runs
 `ICEFLOE_SOAK_SEEDS` random seeds (or a comma-separated list) of `ICEFLOE_SOAK_STEPS` steps.
-A failure names the seed and the step; rerun it with ICEFLOE_SOAK_SEEDS=<seed>. With
-ICEFLOE_SOAK_SHRINK=<runs> (`make soak` sets it) a failing history is first cut down to a
-shortest one that fails the same way (support.soak.shrink) and saved as JSON under
-ICEFLOE_SOAK_OUT; ICEFLOE_SOAK_HISTORY=<file> reruns it."""
+A failure names the seed and the step; rerun it with ICEFLOE_SOAK_SEEDS==<seed> (a bare
+number is a count of seeds). With ICEFLOE_SOAK_SHRINK=<runs> (`make soak` sets it) a failing
+history is first cut down to a shortest one that fails the same way (support.soak.shrink) and
+saved as JSON under ICEFLOE_SOAK_OUT; ICEFLOE_SOAK_HISTORY=<file> reruns it."""
 
 from __future__ import annotations
 
