@@ -48,7 +48,6 @@ def run_history(
                 # the same rows as a plain append exactly when the killed write committed
                 rows = arrow_rows(step.args["rows"], columns)
                 committed, killed = killed_append(catalog, ours_t, rows, tmp, step.args["delay"])
-                errors[("icefloe", ours_t)] = None
                 run_step = Step("append" if committed else "nothing", step.args, columns)
             for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
                 if step.kind == "killed_append" and (name == ours_t or run_step.kind == "nothing"):
