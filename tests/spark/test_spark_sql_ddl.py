@@ -6,7 +6,6 @@ statement: schema, spec, sort order, properties, format version, refs and rows."
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import uuid
 from pathlib import Path
@@ -124,64 +123,18 @@ def test_rename_refused_by_the_filesystem_catalog(tw: Twins) -> None:
 
 
 # ---- 2. CALL <catalog>.system.<procedure>(...) ----
-def _snapshot_ids(tw: Twins, catalog: str, name: str) -> list[int]:
-    table = tw.java_table(catalog, name)
-    return [int(s.snapshotId()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))]
-
-
-def _times(tw: Twins, catalog: str, name: str) -> list[int]:
-    table = tw.java_table(catalog, name)
-    return [
-        int(s.timestampMillis()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))
-    ]
-
-
-def _timestamp(millis: int) -> str:
-    at = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
-    return f"TIMESTAMP '{at.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}'"
-
-
-def _call(
-    tw: Twins, name: str, template: str, compare: tuple[str, ...] | None = None, **per_side: Any
-) -> None:
-    """`template` run by Java on its twin and by icefloe on its own, with per-side values
-    (`{s1}`: the second snapshot's id, `{t2}`: a time between the second and third snapshot);
-    the result columns must match, and the values (those in `compare`, or all), snapshot ids
-    compared by their position in each twin's history."""
-    sides = {}
-    for catalog in (J, K):
-        ids, times = _snapshot_ids(tw, catalog, name), _times(tw, catalog, name)
-        values: dict[str, Any] = {f"s{i}": s for i, s in enumerate(ids)}
-        values |= {f"t{i}": _timestamp(times[i] - 1) for i in range(len(times))}
-        sides[catalog] = (ids, template.format(t=f"{J}.{name}", tn=name, **values, **per_side))
-    java_df = tw.java(sides[J][1])
-    java_rows = java_df.collect()
-    ours_df = tw.ice(sides[K][1])
-    ours_rows = ours_df.collect()
-    assert ours_df.schema.simpleString() == java_df.schema.simpleString()
-    after = {c: _snapshot_ids(tw, c, name) for c in (J, K)}
-
-    def norm(rows: list[Any], catalog: str) -> list[tuple[Any, ...]]:
-        position = {s: f"S{i}" for i, s in enumerate(after[catalog])}
-        keys = compare or tuple(java_df.columns)
-        return sorted(tuple(position.get(r[k], r[k]) for k in keys) for r in rows)
-
-    assert norm(ours_rows, K) == norm(java_rows, J), sides[J][1]
-    tw.assert_same_metadata(name)
-
-
 @pytest.mark.one_spark_line
 def test_snapshot_procedures(tw: Twins) -> None:
     name = tw.twin()
     tw.setup(f"INSERT INTO {J}.{name} VALUES (7, 'x', 7, null)")  # three snapshots: s0, s1, s2
-    _call(tw, name, f"CALL {J}.system.rollback_to_snapshot('{{tn}}', {{s1}})")
-    _call(tw, name, f"CALL {J}.system.set_current_snapshot(table => '{{tn}}', snapshot_id => {{s2}})")
-    _call(tw, name, f"CALL {J}.system.rollback_to_timestamp('{J}.{{tn}}', {{t1}})")
-    _call(tw, name, f"CALL {J}.system.cherrypick_snapshot(snapshot_id => {{s1}}, table => '{{tn}}')")
+    tw.call(name, f"CALL {J}.system.rollback_to_snapshot('{{tn}}', {{s1}})")
+    tw.call(name, f"CALL {J}.system.set_current_snapshot(table => '{{tn}}', snapshot_id => {{s2}})")
+    tw.call(name, f"CALL {J}.system.rollback_to_timestamp('{J}.{{tn}}', {{t1}})")
+    tw.call(name, f"CALL {J}.system.cherrypick_snapshot(snapshot_id => {{s1}}, table => '{{tn}}')")
     tw.setup(f"ALTER TABLE {J}.{name} CREATE BRANCH b1")
     tw.setup(f"INSERT INTO {J}.{name}.branch_b1 VALUES (8, 'y', 8, null)")
-    _call(tw, name, f"CALL {J}.system.fast_forward('{{tn}}', 'main', 'b1')")
-    _call(tw, name, f"CALL {J}.system.set_current_snapshot(table => '{{tn}}', ref => 'b1')")
+    tw.call(name, f"CALL {J}.system.fast_forward('{{tn}}', 'main', 'b1')")
+    tw.call(name, f"CALL {J}.system.set_current_snapshot(table => '{{tn}}', ref => 'b1')")
     tw.assert_same_table(name)
 
 
@@ -193,15 +146,13 @@ def test_maintenance_procedures(tw: Twins) -> None:
     tw.setup(f"INSERT INTO {J}.{name} VALUES (7, 'eu', 7, null), (8, 'us', 8, null)")
     tw.setup(f"DELETE FROM {J}.{name} WHERE id IN (1, 5)")
     tw.setup(f"DELETE FROM {J}.{name} WHERE id = 2")
-    _call(tw, name, f"CALL {J}.system.rewrite_manifests('{{tn}}')")
-    _call(
-        tw,
+    tw.call(name, f"CALL {J}.system.rewrite_manifests('{{tn}}')")
+    tw.call(
         name,
         f"CALL {J}.system.rewrite_position_delete_files(table => '{{tn}}', options => map('rewrite-all', 'true'))",
         compare=("rewritten_delete_files_count", "added_delete_files_count"),
     )
-    _call(
-        tw,
+    tw.call(
         name,
         f"CALL {J}.system.rewrite_data_files(table => '{{tn}}', where => 'region = \"eu\"', "
         "options => map('min-input-files', '2', 'max-concurrent-file-group-rewrites', '1'))",
@@ -213,12 +164,11 @@ def test_maintenance_procedures(tw: Twins) -> None:
         ),
     )
     tw.assert_same_table(name)
-    _call(
-        tw,
+    tw.call(
         name,
         f"CALL {J}.system.expire_snapshots(table => '{{tn}}', older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 2)",
     )
-    _call(tw, name, f"CALL {J}.system.remove_orphan_files(table => '{{tn}}', dry_run => true)")
+    tw.call(name, f"CALL {J}.system.remove_orphan_files(table => '{{tn}}', dry_run => true)")
     tw.assert_same_table(name)
 
 
@@ -226,19 +176,18 @@ def test_ancestors_of(tw: Twins) -> None:
     name = tw.twin()
     tw.setup(f"DELETE FROM {J}.{name} WHERE id = 2")
     for c in (J, K):  # each twin back to its own second snapshot
-        tw.java(f"CALL {c}.system.rollback_to_snapshot('{name}', {_snapshot_ids(tw, c, name)[1]})")
+        tw.java(f"CALL {c}.system.rollback_to_snapshot('{name}', {tw.history_ids(c, name)[1]})")
     tw.setup(f"INSERT INTO {J}.{name} VALUES (9, 'x', 9, null)")  # s3's parent is s1, not s2
-    _call(tw, name, f"CALL {J}.system.ancestors_of('{{tn}}')", compare=("snapshot_id",))
-    _call(
-        tw,
+    tw.call(name, f"CALL {J}.system.ancestors_of('{{tn}}')", compare=("snapshot_id",))
+    tw.call(
         name,
         f"CALL {J}.system.ancestors_of(snapshot_id => {{s2}}, table => '{{tn}}')",
         compare=("snapshot_id",),
     )
     # each row's time is its snapshot's commit time, newest first as Java lists them
-    times = dict(zip(_snapshot_ids(tw, K, name), _times(tw, K, name)))
+    times = dict(zip(tw.history_ids(K, name), tw.history_times(K, name)))
     ours = [(r.snapshot_id, r.timestamp) for r in tw.ice(f"CALL {J}.system.ancestors_of('{name}')").collect()]
-    assert ours == [(s, times[s]) for s in (_snapshot_ids(tw, K, name)[i] for i in (3, 1, 0))]
+    assert ours == [(s, times[s]) for s in (tw.history_ids(K, name)[i] for i in (3, 1, 0))]
 
 
 def test_add_files(tw: Twins, tmp_path: Path) -> None:
@@ -271,14 +220,14 @@ def test_add_files(tw: Twins, tmp_path: Path) -> None:
     text = f"CALL {J}.system.add_files('{name}', '`parquet`.`{folder}`')"
     with pytest.raises(Exception, match="already exist within the target table"):
         tw.java(text).collect()
-    before = _snapshot_ids(tw, K, name)
+    before = tw.history_ids(K, name)
     with pytest.raises(ValidationError, match="already referenced"):
         tw.ice(text)
-    assert _snapshot_ids(tw, K, name) == before
+    assert tw.history_ids(K, name) == before
 
 
 def _changelog_rows(tw: Twins, catalog: str, name: str, view: str) -> list[str]:
-    position = {s: i for i, s in enumerate(_snapshot_ids(tw, catalog, name))}
+    position = {s: i for i, s in enumerate(tw.history_ids(catalog, name))}
     rows = tw.spark.sql(f"SELECT * FROM {view}").collect()
     return sorted(
         repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
@@ -330,8 +279,8 @@ def test_create_changelog_view(tw: Twins) -> None:
     ]:
         seen = {}
         for catalog in (J, K):
-            s = _snapshot_ids(tw, catalog, name)
-            t = _times(tw, catalog, name)
+            s = tw.history_ids(catalog, name)
+            t = tw.history_times(catalog, name)
             statement = text.format(
                 c=J, n=name, s0=s[0], s2=s[2], t1=t[1], t3=t[3], t1m=t[1] - 1, tfar=t[-1] + 60_000
             )
@@ -346,7 +295,7 @@ def test_create_changelog_view(tw: Twins) -> None:
             every_change = seen[J][2]
         elif "net_changes" in text:  # the net changes are fewer rows than the changes
             assert 0 < len(seen[J][2]) < len(every_change), seen[J][2]
-    s = _snapshot_ids(tw, J, name)
+    s = tw.history_ids(J, name)
     twice = (
         f"CALL {J}.system.create_changelog_view(table => '{name}', changelog_view => 'cl_twice', "
         f"options => map('start-snapshot-id', '{s[0]}', 'start-timestamp', '1'))"
@@ -384,7 +333,7 @@ def test_register_table(tw: Twins, tmp_path: Path) -> None:
     java = tw.java(text.format(m=metadata[J]))
     mine = icefloe.spark.sql(tw.spark, text.format(m=metadata[K]), catalogs=ours)
     assert mine.schema.simpleString() == java.schema.simpleString()
-    position = {c: {s: i for i, s in enumerate(_snapshot_ids(tw, c, name))} for c in (J, K)}
+    position = {c: {s: i for i, s in enumerate(tw.history_ids(c, name))} for c in (J, K)}
     java_row, my_row = java.collect()[0], mine.collect()[0]
     assert (position[K][my_row[0]], *my_row[1:]) == (position[J][java_row[0]], *java_row[1:])
     java_rows = tw.java("SELECT * FROM regj.db.r")
@@ -402,13 +351,13 @@ def test_register_table(tw: Twins, tmp_path: Path) -> None:
 
 def test_unsupported_forms_are_named(tw: Twins) -> None:
     name = tw.twin()
-    before = _snapshot_ids(tw, K, name)
+    before = tw.history_ids(K, name)
     for text, kind in [
         (f"SHOW CREATE TABLE {J}.{name} AS SERDE", "AS SERDE"),
     ]:
         with pytest.raises(NotSupportedError, match=kind):
             tw.ice(text)
-    assert _snapshot_ids(tw, K, name) == before
+    assert tw.history_ids(K, name) == before
     tw.assert_same_table(name)
 
 
@@ -530,7 +479,7 @@ def _history(tw: Twins, catalog: str, ident: str) -> tuple[Any, ...]:
 def test_replace_table(tw: Twins) -> None:
     name, src = tw.twin(), tw.twin()
     tw.setup(f"ALTER TABLE {J}.{name} CREATE TAG t1")
-    firsts = [_snapshot_ids(tw, c, name)[0] for c in (J, K)]
+    firsts = [tw.history_ids(c, name)[0] for c in (J, K)]
     uuids = [str(tw.java_table(c, name).uuid()) for c in (J, K)]
     statements = [
         f"REPLACE TABLE {J}.{name} (region string, id bigint, extra int, st struct<b: string, c: int>) "

@@ -12,6 +12,7 @@ table's history, since snapshot ids differ between twins) and rows read by both 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 from pathlib import Path
@@ -202,3 +203,53 @@ class Twins:
             ]
 
         return ids(self.j), ids(self.k)
+
+    # ---- procedures: `CALL` on both twins, result rows compared by snapshot position ----
+    def history_ids(self, catalog: str, ident: str) -> list[int]:
+        """The twin's (`catalog`: `j` Java's, `k` icefloe's) snapshot ids in commit order."""
+        table = self.java_table(catalog, ident)
+        return [int(s.snapshotId()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))]
+
+    def history_times(self, catalog: str, ident: str) -> list[int]:
+        """The twin's snapshots' commit times (epoch milliseconds) in commit order."""
+        table = self.java_table(catalog, ident)
+        return [
+            int(s.timestampMillis()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))
+        ]
+
+    @staticmethod
+    def timestamp_literal(millis: int) -> str:
+        at = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
+        return f"TIMESTAMP '{at.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}'"
+
+    def call(
+        self, ident: str, template: str, compare: tuple[str, ...] | None = None, **per_side: Any
+    ) -> tuple[list[Any], list[Any]]:
+        """`template` run by Java on its twin and by icefloe on its own, with per-side values
+        (`{s1}`: the second snapshot's id, `{t2}`: a time between the second and third snapshot,
+        `{t}`: the table's full name, `{tn}` its name in the catalog; `per_side` values are
+        pairs: Java's, icefloe's); the result columns must match, and the values (those in
+        `compare`, or all), snapshot ids compared by their position in each twin's history.
+        Both sides' rows."""
+        sides = {}
+        for catalog, side in ((self.j, 0), (self.k, 1)):
+            ids, times = self.history_ids(catalog, ident), self.history_times(catalog, ident)
+            values: dict[str, Any] = {f"s{i}": s for i, s in enumerate(ids)}
+            values |= {f"t{i}": self.timestamp_literal(times[i] - 1) for i in range(len(times))}
+            values |= {k: v[side] for k, v in per_side.items()}
+            sides[catalog] = template.format(t=f"{self.j}.{ident}", tn=ident, **values)
+        java_df = self.java(sides[self.j])
+        java_rows = java_df.collect()
+        ours_df = self.ice(sides[self.k])
+        ours_rows = ours_df.collect()
+        assert ours_df.schema.simpleString() == java_df.schema.simpleString()
+        after = {c: self.history_ids(c, ident) for c in (self.j, self.k)}
+
+        def norm(rows: list[Any], catalog: str) -> list[tuple[Any, ...]]:
+            position = {s: f"S{i}" for i, s in enumerate(after[catalog])}
+            keys = tuple(java_df.columns) if compare is None else compare
+            return sorted(tuple(position.get(r[k], r[k]) for k in keys) for r in rows)
+
+        assert norm(ours_rows, self.k) == norm(java_rows, self.j), sides[self.j]
+        self.assert_same_metadata(ident)
+        return java_rows, ours_rows
