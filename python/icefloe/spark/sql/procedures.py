@@ -126,6 +126,8 @@ def _expire(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any,
 def _orphans(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     if args.get("file_list_view") is not None:
         raise NotSupportedError("remove_orphan_files(file_list_view => ...): not supported")
+    # `prefix_listing` (Java: list through the FileIO's `SupportsPrefixOperations` instead of
+    # Hadoop's file system): icefloe always lists through its FileIO by prefix, either way.
     r = table.maintenance.remove_orphan_files(
         older_than=args.get("older_than"),
         location=args.get("location"),
@@ -217,6 +219,10 @@ def _rewrite_data_files(ctx: Context, table: Table, args: dict[str, Any]) -> lis
 
 
 def _rewrite_manifests(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    if args.get("sort_by") is not None:
+        # Java 1.12 clusters the rewritten manifests' entries by these partition fields;
+        # icefloe clusters by the whole partition tuple.
+        raise NotSupportedError("rewrite_manifests(sort_by => ...): not supported")
     spec_id = args.get("spec_id")
     r = table.maintenance.rewrite_manifests(spec_id=None if spec_id is None else int(spec_id))
     return [(r.rewritten_manifests_count, r.added_manifests_count)]
@@ -491,6 +497,7 @@ _PROCEDURES = {
             "equal_authorities",
             "prefix_mismatch_mode",
             "stream_results",
+            "prefix_listing",
         ),
         1,
         [("orphan_file_location", _STRING)],
@@ -509,7 +516,7 @@ _PROCEDURES = {
         _rewrite_data_files,
     ),
     "rewrite_manifests": _Procedure(
-        ("table", "use_caching", "spec_id"),
+        ("table", "use_caching", "spec_id", "sort_by"),
         1,
         [("rewritten_manifests_count", _INT), ("added_manifests_count", _INT)],
         _rewrite_manifests,

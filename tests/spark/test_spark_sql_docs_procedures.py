@@ -1,0 +1,272 @@
+# ruff: noqa: E501
+"""The `CALL` examples of Iceberg's "Spark Procedures" documentation page
+(`docs/docs/spark-procedures.md`, the page of Iceberg's main branch that 1.12's runtime
+implements), as the page writes them, in its order, run by Iceberg Java's Spark SQL on one
+table and by `icefloe.spark.sql` on its twin (`support.ddl_twins`): each call's result rows
+equal Java's (snapshot ids by their position in each twin's history, file paths by name) and
+the twins alike after it, or both refused it and icefloe's twin is unchanged.
+
+The page's `catalog_name` / `hive_prod` / `spark_catalog` is the twins' catalog, its
+`db.sample` / `my_table` a fresh twin table per section; its snapshot ids (`1`, `123`) are
+each twin's own snapshots by position (`{s1}`), its `tablelocation` each twin's location.
+Examples of the page twin-tested elsewhere, statement form by statement form: `snapshot` and
+`migrate` (`tests/write/test_migration.py`), `add_files`, `register_table`, `ancestors_of`,
+`create_changelog_view` (`test_spark_sql_ddl.py`), `compute_table_stats` /
+`compute_partition_stats` (`tests/maintenance/test_table_statistics.py`,
+`test_partition_statistics.py`), `rewrite_table_path` (`tests/maintenance/test_rewrite_table_path.py`).
+The PySpark 3.5 pass runs this page.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from icefloe.exceptions import NotSupportedError
+from support.ddl_twins import Twins
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.one_spark_line]
+
+J, K = "docprj", "docprk"  # this file's twin catalogs (Spark keeps a catalog once loaded)
+PAGE_CATALOGS = ("catalog_name", "hive_prod", "spark_catalog")
+
+
+@pytest.fixture(scope="module")
+def tw(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return Twins(spark, tmp_path_factory.mktemp("sqldocsprocedures"), J, K)
+
+
+def _page(text: str, ident: str, table_names: tuple[str, ...]) -> str:
+    """The page's statement on the twins: its catalog the twins', its table `ident`; other
+    `{...}` placeholders stay for `Twins.call`; without the page's `;` (a SQL shell's
+    terminator, which `spark.sql` refuses)."""
+    text = text.strip().removesuffix(";")
+    for catalog in PAGE_CATALOGS:
+        text = text.replace(f"{catalog}.system.", f"{J}.system.")
+    for name in table_names:
+        text = text.replace(f"'{name}'", "'{tn}'")
+    return text
+
+
+def _call(tw: Twins, ident: str, text: str, names: tuple[str, ...], **kw: Any) -> tuple[list[Any], list[Any]]:
+    return tw.call(ident, _page(text, ident, names), **kw)
+
+
+def _both_refuse(tw: Twins, ident: str, text: str, names: tuple[str, ...], java_match: str) -> None:
+    """The page's statement refused by Java and by icefloe, the twins unchanged and alike."""
+    statement = _page(text, ident, names).format(tn=ident)
+    tw.refused(ident, statement, java_match, Exception, ".")
+
+
+def _twin(tw: Twins, rest: str = "", rows: int = 2) -> str:
+    """A fresh `db.sample_<hex>` in both twins with `rows` snapshots of one row each."""
+    ident = f"db.sample_{uuid.uuid4().hex[:8]}"
+    tw.setup(
+        f"CREATE TABLE {J}.{ident} (id bigint, name string, category string, c1 int, c2 int) USING iceberg {rest}"
+    )
+    for i in range(rows):
+        tw.setup(f"INSERT INTO {J}.{ident} VALUES ({i}, 'n{i}', 'cat{i % 2}', {i}, {10 - i})")
+    return ident
+
+
+def test_snapshot_management(tw: Twins) -> None:
+    """rollback_to_snapshot, rollback_to_timestamp, set_current_snapshot (an id and a tag),
+    cherrypick_snapshot (positional and named), publish_changes (positional and named) and
+    fast_forward, as the page writes them."""
+    names = ("db.sample", "my_table")
+    ident = _twin(tw, "TBLPROPERTIES ('write.wap.enabled'='true')", rows=3)  # S0, S1, S2
+    _call(tw, ident, "CALL catalog_name.system.rollback_to_snapshot('db.sample', {s1});", names)
+    # The page's 2021 time is before every snapshot: both refuse it; a time of this table's rolls back.
+    _both_refuse(
+        tw,
+        ident,
+        "CALL catalog_name.system.rollback_to_timestamp('db.sample', TIMESTAMP '2021-06-30 00:00:00.000')",
+        names,
+        "no valid snapshot older than",
+    )
+    _call(tw, ident, "CALL catalog_name.system.rollback_to_timestamp('db.sample', {t1})", names)
+    _call(tw, ident, "CALL catalog_name.system.set_current_snapshot('db.sample', {s2})", names)
+    for c in (J, K):
+        tw.java(
+            f"ALTER TABLE {c}.{ident} CREATE TAG s1 AS OF VERSION {tw.history_ids(c, ident)[0]}"
+        ).collect()
+    _call(
+        tw, ident, "CALL catalog_name.system.set_current_snapshot(table => 'db.sample', ref => 's1')", names
+    )
+    # Cherry-picks of S1 and S2 onto S0 (appends: fast-forwarded, as Java does when the parent is current).
+    _call(tw, ident, "CALL catalog_name.system.cherrypick_snapshot('my_table', {s1})", names)
+    _call(
+        tw,
+        ident,
+        "CALL catalog_name.system.cherrypick_snapshot(snapshot_id => {s2}, table => 'my_table' )",
+        names,
+    )
+    # Two staged WAP writes (Java stages them on both twins), published by each engine.
+    for wap in ("wap_id_1", "wap_id_2"):
+        tw.java(f"SET spark.wap.id = {wap}").collect()
+        try:
+            tw.setup(f"INSERT INTO {J}.{ident} VALUES (9, '{wap}', 'w', 9, 9)")
+        finally:
+            tw.java("RESET spark.wap.id").collect()
+    _call(tw, ident, "CALL catalog_name.system.publish_changes('my_table', 'wap_id_1');", names)
+    _call(
+        tw,
+        ident,
+        "CALL catalog_name.system.publish_changes(wap_id => 'wap_id_2', table => 'my_table');",
+        names,
+    )
+    tw.setup(f"ALTER TABLE {J}.{ident} CREATE BRANCH `audit-branch`")
+    tw.setup(f"INSERT INTO {J}.{ident}.`branch_audit-branch` VALUES (10, 'a', 'x', 1, 1)")
+    _call(tw, ident, "CALL catalog_name.system.fast_forward('my_table', 'main', 'audit-branch');", names)
+    tw.assert_same_table(ident)
+
+
+def _age(folder: Path, days: float) -> list[Path]:
+    """An orphan file in `folder`, its modification time `days` ago (older than the
+    procedure's default of three days)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    orphan = folder / "orphan-from-a-failed-write.parquet"
+    orphan.write_bytes(b"PAR1 not a table file")
+    then = time.time() - days * 86400
+    os.utime(orphan, (then, then))
+    return [orphan]
+
+
+def test_metadata_management(tw: Twins) -> None:
+    """expire_snapshots (a time and `retain_last`, `snapshot_ids`) and every remove_orphan_files
+    example of the page: a dry run, a `location`, the prefix options; each twin with one
+    orphan four days old in its data folder. `file_list_view` (a Dataset of files the page
+    builds in Java) is refused by icefloe with a NotSupportedError naming it."""
+    names = ("db.sample",)
+    ident = _twin(tw, rows=3)
+    _call(
+        tw,
+        ident,
+        "CALL hive_prod.system.expire_snapshots('db.sample', TIMESTAMP '2021-06-30 00:00:00.000', 100);",
+        names,
+    )
+    _call(
+        tw,
+        ident,
+        "CALL hive_prod.system.expire_snapshots(table => 'db.sample', snapshot_ids => ARRAY({s0}));",
+        names,
+    )
+
+    def location(c: str) -> str:
+        return str(tw.java_table(c, ident).location()).removeprefix("file:")
+
+    def orphans() -> None:
+        for c in (J, K):
+            _age(Path(location(c)) / "data", 4)
+
+    def by_name(rows: list[Any]) -> list[str]:
+        return sorted(Path(r.orphan_file_location).name for r in rows)
+
+    orphans()
+    java, ours = _call(
+        tw,
+        ident,
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', dry_run => true);",
+        names,
+        compare=(),
+    )
+    assert by_name(ours) == by_name(java) == ["orphan-from-a-failed-write.parquet"]
+    java, ours = _call(
+        tw,
+        ident,
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', location => '{tablelocation}/data');",
+        names,
+        compare=(),
+        tablelocation=(location(J), location(K)),
+    )
+    assert by_name(ours) == by_name(java) == ["orphan-from-a-failed-write.parquet"]
+    assert not any(
+        (Path(location(c)) / "data" / "orphan-from-a-failed-write.parquet").exists() for c in (J, K)
+    )
+    with pytest.raises(NotSupportedError, match="file_list_view"):
+        tw.ice(
+            _page(
+                "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', file_list_view => 'files_view');",
+                ident,
+                names,
+            ).format(tn=ident)
+        )
+    for text in (
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', prefix_mismatch_mode => 'IGNORE');",
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', prefix_mismatch_mode => 'DELETE');",
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', equal_schemes => map('file', 'file1'));",
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', equal_authorities => map('ns1', 'ns2'));",
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', prefix_listing => true);",
+    ):
+        orphans()
+        java, ours = _call(tw, ident, text, names, compare=())
+        assert by_name(ours) == by_name(java) == ["orphan-from-a-failed-write.parquet"], text
+    tw.assert_same_table(ident)
+
+
+def test_data_and_manifest_rewrites(tw: Twins) -> None:
+    """rewrite_data_files (bin-pack, a sort order, z-order, options, `where`),
+    rewrite_manifests (`spec_id`, `sort_by`) and rewrite_position_delete_files (options), as the
+    page writes them, on a merge-on-read table of six small files with position deletes."""
+    names = ("db.sample",)
+    ident = _twin(
+        tw,
+        "PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
+        rows=6,
+    )
+    tw.setup(f"DELETE FROM {J}.{ident} WHERE id IN (1, 4)")
+    counts = ("rewritten_data_files_count", "added_data_files_count", "failed_data_files_count")
+    for text in (
+        "CALL catalog_name.system.rewrite_data_files('db.sample');",
+        "CALL catalog_name.system.rewrite_data_files(table => 'db.sample', options => map('min-input-files', '2', 'remove-dangling-deletes', 'true'));",
+        "CALL catalog_name.system.rewrite_data_files(table => 'db.sample', where => 'id = 3 and name = \"foo\"');",
+    ):
+        _call(tw, ident, text, names, compare=counts)
+    tw.assert_same_table(ident)
+    # The page's `spec_id => 1`: a second spec, with two commits of files in it.
+    tw.setup(f"ALTER TABLE {J}.{ident} ADD PARTITION FIELD bucket(2, id)")
+    for i in (20, 21):
+        tw.setup(f"INSERT INTO {J}.{ident} VALUES ({i}, 'n{i}', 'cat0', {i}, {i})")
+    for text in (
+        "CALL catalog_name.system.rewrite_manifests('db.sample');",
+        "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', spec_id => 1);",
+    ):
+        _call(tw, ident, text, names)
+    # `sort_by` (new in 1.12: the entries clustered by those partition fields): Java runs it,
+    # icefloe refuses it, naming it, and leaves its twin as it was.
+    tw.setup(f"INSERT INTO {J}.{ident} VALUES (22, 'n22', 'cat1', 22, 22)")  # a second manifest
+    sort_by = _page(
+        "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', sort_by => array('category'));",
+        ident,
+        names,
+    ).format(tn=ident)
+    assert [tuple(r) for r in tw.java(sort_by).collect()] == [(2, 1)]
+    before = tw.metadata_file(ident)
+    with pytest.raises(NotSupportedError, match="sort_by"):
+        tw.ice(sort_by)
+    assert tw.metadata_file(ident) == before
+    # The twins alike again (the same entries in one manifest; only their order may differ).
+    tw.ice(
+        _page("CALL catalog_name.system.rewrite_manifests('db.sample')", ident, names).format(tn=ident)
+    ).collect()
+    tw.assert_same_metadata(ident)
+    tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 2")
+    tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 0")
+    for text in (
+        "CALL catalog_name.system.rewrite_position_delete_files('db.sample');",
+        "CALL catalog_name.system.rewrite_position_delete_files(table => 'db.sample', options => map('rewrite-all', 'true'));",
+        "CALL catalog_name.system.rewrite_position_delete_files(table => 'db.sample', options => map('min-input-files','2'));",
+    ):
+        _call(tw, ident, text, names, compare=("rewritten_delete_files_count", "added_delete_files_count"))
+    tw.assert_same_table(ident)
+    # The sort and z-order examples: both engines rewrite, and read the same rows after.
+    for text in (
+        "CALL catalog_name.system.rewrite_data_files(table => 'db.sample', strategy => 'sort', sort_order => 'id DESC NULLS LAST,name ASC NULLS FIRST');",
+        "CALL catalog_name.system.rewrite_data_files(table => 'db.sample', strategy => 'sort', sort_order => 'zorder(c1,c2)');",
+    ):
+        _call(tw, ident, text, names, compare=("failed_data_files_count",))
+    tw.assert_same_table(ident)
