@@ -56,10 +56,13 @@ def _call(tw: Twins, ident: str, text: str, names: tuple[str, ...], **kw: Any) -
     return tw.call(ident, _page(text, ident, names), **kw)
 
 
-def _both_refuse(tw: Twins, ident: str, text: str, names: tuple[str, ...], java_match: str) -> None:
-    """The page's statement refused by Java and by icefloe, the twins unchanged and alike."""
-    statement = _page(text, ident, names).format(tn=ident)
-    tw.refused(ident, statement, java_match, Exception, ".")
+def _both_refuse(
+    tw: Twins, ident: str, text: str, names: tuple[str, ...], java_match: str, ice_match: str = "."
+) -> None:
+    """The page's statement refused by Java and by icefloe, the twins unchanged and alike
+    (`{s1}`: Java's second snapshot, a number that is not icefloe's: a string either way)."""
+    statement = _page(text, ident, names).format(tn=ident, s1=tw.history_ids(J, ident)[1])
+    tw.refused(ident, statement, java_match, Exception, ice_match)
 
 
 def _twin(tw: Twins, rest: str = "", rows: int = 2) -> str:
@@ -270,3 +273,100 @@ def test_data_and_manifest_rewrites(tw: Twins) -> None:
     ):
         _call(tw, ident, text, names, compare=("failed_data_files_count",))
     tw.assert_same_table(ident)
+
+
+def _view_rows(tw: Twins, catalog: str, ident: str, query: str) -> list[str]:
+    """A changelog view's rows, commit snapshots by their position in the twin's history."""
+    position = {s: i for i, s in enumerate(tw.history_ids(catalog, ident))}
+    rows = tw.spark.sql(query).collect()
+    return sorted(
+        repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
+    )
+
+
+def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
+    """ancestors_of (three forms), every create_changelog_view example and the page's queries
+    of the view, compute_table_stats and compute_partition_stats (the page's `'snap1'` a
+    snapshot id), and the page's register_table and rewrite_table_path examples, which name
+    files and prefixes of another system: both engines refuse them here."""
+    names = ("db.tbl", "my_table", "db.my_table")
+    ident = _twin(tw, "PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2')", rows=3)
+    tw.setup(f"UPDATE {J}.{ident} SET name = 'renamed' WHERE id = 1")
+    tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 2")  # S0..S4
+    for text in (
+        "CALL spark_catalog.system.ancestors_of('db.tbl');",
+        "CALL spark_catalog.system.ancestors_of('db.tbl', {s1});",
+        "CALL spark_catalog.system.ancestors_of(snapshot_id => {s1}, table => 'db.tbl');",
+    ):
+        _call(tw, ident, text, names, compare=("snapshot_id",))
+
+    leaf = ident.split(".")[1]
+    for text, queries in (
+        (
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('start-snapshot-id','{s1}','end-snapshot-id', '{s3}')\n);",
+            [
+                "SELECT * FROM tbl_changes;",
+                "SELECT * FROM tbl_changes where _change_type = 'INSERT' AND id = 1 ORDER BY _change_ordinal;",
+            ],
+        ),
+        (
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('start-timestamp','{ms1}','end-timestamp', '{ms4}'),\n  changelog_view => 'my_changelog_view'\n);",
+            ["SELECT * FROM my_changelog_view"],
+        ),
+        (
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('start-snapshot-id','{s1}','end-snapshot-id', '{s3}'),\n  identifier_columns => array('id', 'name')\n);",
+            ["SELECT * FROM tbl_changes;"],
+        ),
+        (
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('end-snapshot-id', '{s4}'),\n  net_changes => true\n);",
+            ["SELECT * FROM tbl_changes;"],
+        ),
+    ):
+        seen = {}
+        for catalog, side in ((J, 0), (K, 1)):
+            ids, times = tw.history_ids(catalog, ident), tw.history_times(catalog, ident)
+            statement = _page(text, ident, names).format(
+                tn=ident, s1=ids[1], s3=ids[3], s4=ids[4], ms1=times[1] - 1, ms4=times[4]
+            )
+            result = (tw.java if side == 0 else tw.ice)(statement)
+            views = [
+                _view_rows(tw, catalog, ident, q.rstrip(";").replace("tbl_changes", f"`{leaf}_changes`"))
+                for q in queries
+            ]
+            seen[catalog] = (result.schema.simpleString(), [tuple(r) for r in result.collect()], views)
+        assert seen[K] == seen[J], text
+        assert all(seen[J][2]), f"an empty changelog: {text}"
+
+    # The page's `snapshot_id => 'snap1'` is a string, which Java's procedures refuse for a
+    # long argument (`Wrong arg type for snapshot_id`), as icefloe does; with the id a number
+    # both compute the snapshot's statistics.
+    stats = (
+        "CALL catalog_name.system.compute_table_stats('my_table');",
+        "CALL catalog_name.system.compute_table_stats(table => 'my_table', snapshot_id => 'snap1' );",
+        "CALL catalog_name.system.compute_table_stats(table => 'my_table', snapshot_id => 'snap1', columns => array('id', 'name'));",
+        "CALL catalog_name.system.compute_partition_stats('my_table');",
+        "CALL catalog_name.system.compute_partition_stats(table => 'my_table', snapshot_id => 'snap1');",
+    )
+    for text in stats:
+        if "'snap1'" in text:
+            wrong = "Wrong arg type for snapshot_id"
+            _both_refuse(tw, ident, text.replace("'snap1'", "'{s1}'"), names, wrong, wrong)
+            text = text.replace("'snap1'", "{s1}")
+        java, ours = _call(tw, ident, text, names, compare=())  # the files' paths are each twin's own
+        assert len(java) == len(ours) == 1 and java[0][0] and ours[0][0], text
+
+    # The page's metadata file and hdfs:// / s3a:// prefixes are not this table's: refused by both.
+    _both_refuse(
+        tw,
+        ident,
+        "CALL spark_catalog.system.register_table(\n  table => 'db.tbl',\n  metadata_file => 'path/to/metadata/file.json'\n);",
+        names,
+        ".",
+        "(?i)register",
+    )
+    prefix_errors = "does not start with|Cannot find provided version file"
+    for text in (
+        "CALL catalog_name.system.rewrite_table_path(\n    table => 'db.my_table',\n    source_prefix => 'hdfs://nn:8020/path/to/source_table',\n    target_prefix => 's3a://bucket/prefix/db.db/my_table'\n);",
+        "CALL catalog_name.system.rewrite_table_path(\n    table => 'db.my_table',\n    source_prefix => 's3a://bucketOne/prefix/db.db/my_table',\n    target_prefix => 's3a://bucketTwo/prefix/db.db/my_table',\n    start_version => 'v2.metadata.json',\n    end_version => 'v20.metadata.json',\n    staging_location => 's3a://bucketStaging/my_table'  \n);",
+    ):
+        _both_refuse(tw, ident, text, names, prefix_errors, prefix_errors)

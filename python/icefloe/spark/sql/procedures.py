@@ -634,6 +634,17 @@ def call(ctx: Context, command: exp.Command) -> Any:
     return ctx.spark.createDataFrame(rows, schema)
 
 
+# The numeric arguments of Java's procedures and their Spark types: a quoted value is refused
+# with Java's error (`snapshot_id => '123'`), not read as the number.
+_NUMBER_ARGS = {
+    "snapshot_id": "LongType",
+    "spec_id": "IntegerType",
+    "retain_last": "IntegerType",
+    "max_concurrent_deletes": "IntegerType",
+    "parallelism": "IntegerType",
+}
+
+
 def _arguments(ctx: Context, name: str, procedure: _Procedure, given: list[exp.Expr]) -> dict[str, Any]:
     named = [a for a in given if isinstance(a, exp.Kwarg)]
     if named and len(named) != len(given):
@@ -652,6 +663,9 @@ def _arguments(ctx: Context, name: str, procedure: _Procedure, given: list[exp.E
             )
         pairs = list(zip(procedure.params, given))
     args = {key: _value(ctx, key, e) for key, e in pairs}
+    for key, spark_type in _NUMBER_ARGS.items():
+        if isinstance(args.get(key), str):  # Java's procedures refuse a string for a number
+            raise ValidationError(f"Wrong arg type for {key}: cannot cast StringType to {spark_type}")
     for key in procedure.params[: procedure.required]:
         if args.get(key) is None:
             raise ValidationError(f"CALL {name}: missing required argument {key!r}")
