@@ -291,8 +291,9 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
     files and prefixes of another system: both engines refuse them here."""
     names = ("db.tbl", "my_table", "db.my_table")
     ident = _twin(tw, "PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2')", rows=3)
-    tw.setup(f"UPDATE {J}.{ident} SET name = 'renamed' WHERE id = 1")
-    tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 2")  # S0..S4
+    tw.setup(f"INSERT INTO {J}.{ident} VALUES (5, 'n5', 'cat1', 5, 5), (7, 'n7', 'cat1', 7, 7)")  # one file
+    tw.setup(f"UPDATE {J}.{ident} SET name = 'renamed' WHERE id = 5")  # copy-on-write: id 7 carried over
+    tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 2")  # S0..S5
     for text in (
         "CALL spark_catalog.system.ancestors_of('db.tbl');",
         "CALL spark_catalog.system.ancestors_of('db.tbl', {s1});",
@@ -303,10 +304,10 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
     leaf = ident.split(".")[1]
     for text, queries in (
         (
-            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('start-snapshot-id','{s1}','end-snapshot-id', '{s3}')\n);",
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('start-snapshot-id','{s1}','end-snapshot-id', '{s4}')\n);",
             [
                 "SELECT * FROM tbl_changes;",
-                "SELECT * FROM tbl_changes where _change_type = 'INSERT' AND id = 1 ORDER BY _change_ordinal;",
+                "SELECT * FROM tbl_changes where _change_type = 'INSERT' AND id = 5 ORDER BY _change_ordinal;",
             ],
         ),
         (
@@ -318,7 +319,7 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
             ["SELECT * FROM tbl_changes;"],
         ),
         (
-            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('end-snapshot-id', '{s4}'),\n  net_changes => true\n);",
+            "CALL spark_catalog.system.create_changelog_view(\n  table => 'db.tbl',\n  options => map('end-snapshot-id', '{s5}'),\n  net_changes => true\n);",
             ["SELECT * FROM tbl_changes;"],
         ),
     ):
@@ -326,7 +327,7 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
         for catalog, side in ((J, 0), (K, 1)):
             ids, times = tw.history_ids(catalog, ident), tw.history_times(catalog, ident)
             statement = _page(text, ident, names).format(
-                tn=ident, s1=ids[1], s3=ids[3], s4=ids[4], ms1=times[1] - 1, ms4=times[4]
+                tn=ident, s1=ids[1], s3=ids[3], s4=ids[4], s5=ids[5], ms1=times[1] - 1, ms4=times[4]
             )
             result = (tw.java if side == 0 else tw.ice)(statement)
             views = [
@@ -336,6 +337,16 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
             seen[catalog] = (result.schema.simpleString(), [tuple(r) for r in result.collect()], views)
         assert seen[K] == seen[J], text
         assert all(seen[J][2]), f"an empty changelog: {text}"
+    # The page's `SELECT * FROM spark_catalog.db.tbl.changes`: every change of the table's
+    # history, the rows the copy-on-write UPDATE wrote again unchanged included.
+    query = _page("SELECT * FROM spark_catalog.db.tbl.changes;", ident, names).replace(
+        "spark_catalog.db.tbl", f"{J}.{ident}"
+    )
+    java_changes = _view_rows(tw, J, ident, query)
+    tw.ice(query).createOrReplaceTempView("ice_changes")
+    assert _view_rows(tw, K, ident, "SELECT * FROM ice_changes") == java_changes
+    carried = [r for r in java_changes if "'id': 7" in r and "'_commit_snapshot_id': 4" in r]
+    assert len(carried) == 2, java_changes  # its DELETE and INSERT in the UPDATE's snapshot
 
     # The page's `snapshot_id => 'snap1'` is a string, which Java's procedures refuse for a
     # long argument (`Wrong arg type for snapshot_id`), as icefloe does; with the id a number

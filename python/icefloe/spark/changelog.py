@@ -54,13 +54,16 @@ def read_changelog(
     to_snapshot_id: int | None = None,
     identifier_columns: Sequence[str] | None = None,
     net_changes: bool = False,
+    remove_carryovers: bool = True,
 ) -> DataFrame:
     """The row changes of the snapshots after `from_snapshot_id` (exclusive) up to
     `to_snapshot_id` (inclusive; default current) as a DataFrame: the table's columns plus
     `_change_type`, `_change_ordinal`, `_commit_snapshot_id` (see `Table.changelog`).
     `net_changes=True`: only the net change of each row over the whole range (a row inserted
     and deleted again is gone, as Java's `create_changelog_view(net_changes => true)`); not
-    with `identifier_columns` (update images), which Java refuses too."""
+    with `identifier_columns` (update images), which Java refuses too.
+    `remove_carryovers=False`: every change the snapshots record, a row a copy-on-write commit
+    deleted and wrote again unchanged included (Java's `<table>.changes`)."""
     if net_changes and identifier_columns:
         raise ValidationError("Not support net changes with update images")
     plan = plan_changelog(table, from_snapshot_id, to_snapshot_id, identifier_columns)
@@ -106,6 +109,8 @@ def read_changelog(
         raw = units.mapInArrow(reader(None), spark_schema)
     if net_changes:
         return _net_changes(raw, names)
+    if not remove_carryovers:
+        return raw if not plan.identifier_columns else _compute_updates(raw, plan.identifier_columns)
     out = _remove_carryovers(raw, names)
     if plan.identifier_columns:
         out = _compute_updates(out, plan.identifier_columns)

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 from icefloe.exceptions import NoSuchNamespaceError, NoSuchTableError, ValidationError
 from icefloe.inspect import METADATA_TABLES
 
+# `<table>.changes`: Java's SparkChangelogTable, the changelog of the table's snapshots.
+CHANGES = "changes"
+
 if TYPE_CHECKING:
     from icefloe.catalog import Catalog
     from icefloe.table import Table
@@ -227,7 +230,7 @@ class Resolver:
                 if kind == "as_of_timestamp":
                     return TableRef(catalog_name, catalog, rest[:-1], as_of_timestamp=int(value))
                 return TableRef(catalog_name, catalog, rest[:-1], ref=value)
-            if last.lower() in METADATA_TABLES:
+            if last.lower() in METADATA_TABLES or last.lower() == CHANGES:
                 return TableRef(catalog_name, catalog, rest[:-1], metadata_table=last.lower())
         raise NoSuchTableError(f"Table or view not found: {'.'.join((catalog_name, *rest))}")
 

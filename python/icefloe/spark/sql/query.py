@@ -173,6 +173,12 @@ def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenc
 
     loaded = ref.load()
     options = read_options(ctx, loaded, ref, table.args.get("version"))
+    from icefloe.spark.sql.names import CHANGES
+
+    if ref.metadata_table == CHANGES:  # Java's SparkChangelogTable: every change, carry-overs kept
+        from icefloe.spark.changelog import read_changelog
+
+        return read_changelog(ctx.spark, loaded, remove_carryovers=False)
     if ref.metadata_table is not None:
         return inspect(ctx.spark, loaded, ref.metadata_table, _snapshot_of(loaded, options))
     if ctx.schema_only:
