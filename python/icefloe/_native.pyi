@@ -339,6 +339,7 @@ def rewrite_manifests(
     *,
     spec_id: int | None = None,
     snapshot_properties: dict[str, str] | None = None,
+    sort_by: list[str] | None = None,
 ) -> tuple[TableMetadata, list[str], str] | None:
     """Rewrites the current snapshot's manifests of one spec clustered by partition (Java's
     `RewriteManifests`): None when there is nothing to rewrite, else (uncommitted metadata of

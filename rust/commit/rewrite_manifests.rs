@@ -22,7 +22,7 @@ use crate::commit::summary::SnapshotSummaryBuilder;
 use crate::error::{not_supported, validation, Error, ErrorKind, Result};
 use crate::io;
 use crate::maintenance::rewrite_manifests::{
-    cluster, live_entries, select_manifests, target_manifest_count, write_clusters,
+    cluster, cluster_key, live_entries, select_manifests, target_manifest_count, write_clusters,
 };
 use crate::manifest::{read_manifest_list, ManifestContent, ManifestFile, ManifestListWriter};
 use crate::spec::{Operation, PartitionSpec, Snapshot, Summary, TableMetadata};
@@ -32,6 +32,9 @@ use crate::spec::{Operation, PartitionSpec, Snapshot, Summary, TableMetadata};
 pub struct RewriteManifests {
     /// The spec whose manifests are rewritten (default: the table's current spec).
     pub spec_id: Option<i32>,
+    /// Partition field names of that spec to cluster the entries by, in order (Java 1.12's
+    /// `sort_by`); default the whole partition tuple.
+    pub sort_by: Option<Vec<String>>,
     pub summary_properties: BTreeMap<String, String>,
 }
 
@@ -57,6 +60,10 @@ pub fn rewrite_manifests(
     let spec = base.spec_by_id(spec_id).ok_or_else(|| {
         validation(format!("invalid spec id {spec_id}: the table has no such partition spec"))
     })?;
+    // Java checks the names when `sortBy` is set, before looking at the snapshot.
+    if let Some(names) = &rw.sort_by {
+        cluster_key(spec, names)?;
+    }
     let Some(current) = base.current_snapshot() else { return Ok(None) };
     if !(2..=3).contains(&base.format_version()) {
         return Err(not_supported(format!(
@@ -97,6 +104,7 @@ fn plan_and_build(
     let snapshot_id = base.new_snapshot_id();
     let commit_uuid = uuid::Uuid::new_v4();
     let mut outcome = ManifestRewriteOutcome::default();
+    let key = rw.sort_by.as_deref().map(|names| cluster_key(spec, names)).transpose()?;
     for content in [ManifestContent::Data, ManifestContent::Deletes] {
         let selected = select_manifests(&manifests, content, spec.spec_id, target)?;
         if selected.is_empty() {
@@ -105,7 +113,7 @@ fn plan_and_build(
         let total: i64 = selected.iter().map(|m| m.manifest_length).sum();
         let entries = live_entries(&selected)?;
         outcome.entries_processed += entries.len() as i64;
-        let clusters = cluster(entries, spec, target_manifest_count(total, target));
+        let clusters = cluster(entries, spec, target_manifest_count(total, target), key.as_deref());
         let mut new_path = || {
             let p = base
                 .location_provider()

@@ -5,7 +5,8 @@
 //!   are selected; nothing is rewritten when they are a single manifest that fits the target
 //!   size (`commit.manifest.target-size-bytes`, 8 MiB).
 //! - Their live entries are sorted by partition tuple (Spark's struct order: field by field in
-//!   partition field id order, nulls first) and cut into `ceil(total bytes / target)` ranges of
+//!   partition field id order, nulls first), or by the partition fields `sort_by` names, in
+//!   that order (Java 1.12's `sortBy`), and cut into `ceil(total bytes / target)` ranges of
 //!   about equal entry counts, never splitting one partition across two ranges (Spark's
 //!   `repartitionByRange`, here with exact rather than sampled boundaries). An unpartitioned
 //!   spec's entries keep manifest order (Java distributes them round-robin).
@@ -100,27 +101,37 @@ fn compare_partitions(a: &[Option<Literal>], b: &[Option<Literal>], order: &[usi
 
 /// Sorts `entries` by partition and cuts them into at most `ranges` clusters of about equal
 /// size, a partition never split (see the module doc). Unpartitioned: manifest order, cut
-/// into equal chunks.
+/// into equal chunks. `key`: the positions in `spec.fields` to sort and cluster by, in that
+/// order (Java 1.12's `sortBy` of partition field names); `None`, the whole partition tuple.
 pub fn cluster(
     mut entries: Vec<ManifestEntry>,
     spec: &PartitionSpec,
     ranges: usize,
+    key: Option<&[usize]>,
 ) -> Vec<Vec<ManifestEntry>> {
     let ranges = ranges.max(1);
     let partitioned = !spec.is_unpartitioned();
+    let order: Vec<usize> = match key {
+        Some(key) => key.to_vec(),
+        None => {
+            let mut order: Vec<usize> = (0..spec.fields.len()).collect();
+            order.sort_by_key(|&i| spec.fields[i].field_id);
+            order
+        }
+    };
     if partitioned {
-        let mut order: Vec<usize> = (0..spec.fields.len()).collect();
-        order.sort_by_key(|&i| spec.fields[i].field_id);
         entries.sort_by(|a, b| compare_partitions(&a.data_file.partition, &b.data_file.partition, &order));
     }
     let total = entries.len();
     let mut out: Vec<Vec<ManifestEntry>> = Vec::with_capacity(ranges);
     let mut current: Vec<ManifestEntry> = Vec::new();
     for (done, e) in entries.into_iter().enumerate() {
-        // The end of range k is at entry k * total / ranges, moved past a run of one partition.
+        // The end of range k is at entry k * total / ranges, moved past a run of one key.
         let boundary = (out.len() + 1) * total / ranges;
-        let same_as_last =
-            partitioned && current.last().is_some_and(|l| l.data_file.partition == e.data_file.partition);
+        let same_as_last = partitioned
+            && current.last().is_some_and(|l| {
+                compare_partitions(&l.data_file.partition, &e.data_file.partition, &order) == Ordering::Equal
+            });
         if !current.is_empty() && done >= boundary && !same_as_last && out.len() + 1 < ranges {
             out.push(std::mem::take(&mut current));
         }
@@ -130,6 +141,25 @@ pub fn cluster(
         out.push(current);
     }
     out
+}
+
+/// The positions in `spec.fields` of the partition field names `names` (Java's `sortBy`),
+/// refused as Java refuses names the spec does not have.
+pub fn cluster_key(spec: &PartitionSpec, names: &[String]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Err(validation("sort_by must not be empty when provided"));
+    }
+    let missing: Vec<&str> =
+        names.iter().filter(|n| !spec.fields.iter().any(|f| &f.name == *n)).map(String::as_str).collect();
+    if !missing.is_empty() {
+        return Err(validation(format!(
+            "Cannot set manifest sorting because specified field(s) [{}] were not found in current partition spec {}. Spec ID {}",
+            missing.join(", "),
+            spec.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "),
+            spec.spec_id
+        )));
+    }
+    Ok(names.iter().filter_map(|n| spec.fields.iter().position(|f| &f.name == n)).collect())
 }
 
 /// Writes each cluster with a rolling writer (a new manifest once one reaches
@@ -212,7 +242,7 @@ mod tests {
             entry("e", Some(1)),
             entry("f", Some(2)),
         ];
-        let clusters = cluster(entries, &spec(), 3);
+        let clusters = cluster(entries, &spec(), 3, None);
         let paths: Vec<Vec<&str>> =
             clusters.iter().map(|c| c.iter().map(|e| e.data_file.file_path.as_str()).collect()).collect();
         // 6 entries in 3 ranges: boundaries at 2 and 4, each moved past partition 1's run.
@@ -222,9 +252,53 @@ mod tests {
     #[test]
     fn one_cluster_when_one_range() {
         let entries = vec![entry("a", Some(2)), entry("b", Some(1))];
-        let clusters = cluster(entries, &spec(), 1);
+        let clusters = cluster(entries, &spec(), 1, None);
         assert_eq!(clusters.len(), 1);
         assert_eq!(clusters[0][0].data_file.file_path, "b");
+    }
+
+    fn two_field_spec() -> PartitionSpec {
+        let mut s = spec();
+        s.fields.push(PartitionField::new(2, 1001, "q", Transform::Identity));
+        s
+    }
+
+    fn entry2(path: &str, p: i32, q: i32) -> ManifestEntry {
+        let mut e = entry(path, Some(p));
+        e.data_file.partition.push(Some(Literal::Int(q)));
+        e
+    }
+
+    #[test]
+    fn sort_by_clusters_by_the_named_fields_in_their_order() {
+        let entries = || vec![entry2("a", 1, 2), entry2("b", 2, 1), entry2("c", 1, 1), entry2("d", 2, 2)];
+        let paths = |clusters: Vec<Vec<ManifestEntry>>| -> Vec<Vec<String>> {
+            clusters.iter().map(|c| c.iter().map(|e| e.data_file.file_path.clone()).collect()).collect()
+        };
+        // The whole tuple: p first, then q.
+        assert_eq!(
+            paths(cluster(entries(), &two_field_spec(), 2, None)),
+            vec![vec!["c", "a"], vec!["b", "d"]]
+        );
+        // sort_by q: q = 1 in one cluster, q = 2 in the other (ties keep their order).
+        let key = cluster_key(&two_field_spec(), &["q".to_string()]).unwrap();
+        assert_eq!(key, vec![1]);
+        assert_eq!(
+            paths(cluster(entries(), &two_field_spec(), 2, Some(&key))),
+            vec![vec!["b", "c"], vec!["a", "d"]]
+        );
+    }
+
+    #[test]
+    fn sort_by_names_the_fields_the_spec_lacks_as_java_does() {
+        let err =
+            cluster_key(&two_field_spec(), &["q".to_string(), "nope".to_string()]).unwrap_err().to_string();
+        assert!(
+            err.contains("specified field(s) [nope] were not found in current partition spec p, q"),
+            "{err}"
+        );
+        let empty = cluster_key(&two_field_spec(), &[]).unwrap_err().to_string();
+        assert!(empty.contains("sort_by must not be empty"), "{empty}");
     }
 
     #[test]

@@ -26,14 +26,16 @@ fn manifest_json(m: &ManifestFile) -> serde_json::Value {
 /// and `added` (manifests: `path`, `length`, `content`, `spec_id`, `live_files`) and
 /// `entries_processed`.
 #[pyfunction]
-#[pyo3(signature = (metadata, *, spec_id=None, snapshot_properties=None))]
+#[pyo3(signature = (metadata, *, spec_id=None, snapshot_properties=None, sort_by=None))]
 fn rewrite_manifests(
     py: Python<'_>,
     metadata: &PyTableMetadata,
     spec_id: Option<i32>,
     snapshot_properties: Option<BTreeMap<String, String>>,
+    sort_by: Option<Vec<String>>,
 ) -> PyResult<Option<(PyTableMetadata, Vec<String>, String)>> {
-    let rw = RewriteManifests { spec_id, summary_properties: snapshot_properties.unwrap_or_default() };
+    let rw =
+        RewriteManifests { spec_id, sort_by, summary_properties: snapshot_properties.unwrap_or_default() };
     let base = metadata.inner.clone();
     let now = chrono::Utc::now().timestamp_millis();
     let got = py.detach(move || crate::commit::rewrite_manifests(&base, &rw, now)).py()?;

@@ -211,9 +211,30 @@ def test_metadata_management(tw: Twins) -> None:
     tw.assert_same_table(ident)
 
 
+def _new_manifest_partitions(tw: Twins, catalog: str, ident: str) -> list[list[str]]:
+    """The categories of the entries of each data manifest the twin's current snapshot added,
+    sorted."""
+    jvm = tw.spark._jvm
+    table = tw.java_table(catalog, ident)
+    snapshot = table.currentSnapshot()
+    out = []
+    for manifest in snapshot.dataManifests(table.io()):
+        if int(manifest.snapshotId()) != int(snapshot.snapshotId()):
+            continue
+        reader = jvm.org.apache.iceberg.ManifestFiles.read(manifest, table.io(), table.specs())
+        it = reader.iterator()
+        cats = []
+        while it.hasNext():
+            # PartitionData{category=cat0, id_bucket=1}
+            cats.append(str(it.next().partition().toString()).split("category=")[1].split(",")[0])
+        reader.close()
+        out.append(sorted(cats))
+    return sorted(out)
+
+
 def test_data_and_manifest_rewrites(tw: Twins) -> None:
     """rewrite_data_files (bin-pack, a sort order, z-order, options, `where`),
-    rewrite_manifests (`spec_id`, `sort_by`) and rewrite_position_delete_files (options), as the
+    rewrite_manifests (`spec_id`, `sort_by`: the new manifests hold Java's entries) and rewrite_position_delete_files (options), as the
     page writes them, on a merge-on-read table of six small files with position deletes."""
     names = ("db.sample",)
     ident = _twin(
@@ -230,33 +251,43 @@ def test_data_and_manifest_rewrites(tw: Twins) -> None:
     ):
         _call(tw, ident, text, names, compare=counts)
     tw.assert_same_table(ident)
-    # The page's `spec_id => 1`: a second spec, with two commits of files in it.
+    # The page's `spec_id => 1`: a second spec, with two commits of files in it (ids 20 and
+    # 24: buckets 1 and 0).
     tw.setup(f"ALTER TABLE {J}.{ident} ADD PARTITION FIELD bucket(2, id)")
-    for i in (20, 21):
+    for i in (20, 24):
         tw.setup(f"INSERT INTO {J}.{ident} VALUES ({i}, 'n{i}', 'cat0', {i}, {i})")
     for text in (
         "CALL catalog_name.system.rewrite_manifests('db.sample');",
         "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', spec_id => 1);",
     ):
         _call(tw, ident, text, names)
-    # `sort_by` (new in 1.12: the entries clustered by those partition fields): Java runs it,
-    # icefloe refuses it, naming it, and leaves its twin as it was.
-    tw.setup(f"INSERT INTO {J}.{ident} VALUES (22, 'n22', 'cat1', 22, 22)")  # a second manifest
-    sort_by = _page(
-        "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', sort_by => array('category'));",
+    # `sort_by` (1.12): the entries clustered by `category` alone. A second manifest of spec 1
+    # and a target size that makes two: by the whole tuple the three files would be cut
+    # (cat0, 0) | (cat0, 1), (cat1, 1); by `category`, cat0's two | cat1's one.
+    tw.setup(f"INSERT INTO {J}.{ident} VALUES (22, 'n22', 'cat1', 22, 22)")
+    (total,) = tw.java(
+        f"SELECT sum(length) FROM {J}.{ident}.manifests WHERE partition_spec_id = 1 AND content = 0"
+    ).first()
+    tw.setup(
+        f"ALTER TABLE {J}.{ident} SET TBLPROPERTIES ('commit.manifest.target-size-bytes'='{int(total / 1.5)}')"
+    )
+    _call(
+        tw,
         ident,
+        "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', sort_by => array('category'));",
         names,
-    ).format(tn=ident)
-    assert [tuple(r) for r in tw.java(sort_by).collect()] == [(2, 1)]
-    before = tw.metadata_file(ident)
-    with pytest.raises(NotSupportedError, match="sort_by"):
-        tw.ice(sort_by)
-    assert tw.metadata_file(ident) == before
-    # The twins alike again (the same entries in one manifest; only their order may differ).
-    tw.ice(
-        _page("CALL catalog_name.system.rewrite_manifests('db.sample')", ident, names).format(tn=ident)
-    ).collect()
-    tw.assert_same_metadata(ident)
+    )
+    layouts = [_new_manifest_partitions(tw, c, ident) for c in (J, K)]
+    assert layouts[0] == layouts[1] == [["cat0", "cat0"], ["cat1"]], layouts
+    bad = "CALL catalog_name.system.rewrite_manifests(table => 'db.sample', sort_by => array('nope'))"
+    _both_refuse(
+        tw,
+        ident,
+        bad,
+        names,
+        "were not found in current partition spec",
+        "were not found in current partition spec",
+    )
     tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 2")
     tw.setup(f"DELETE FROM {J}.{ident} WHERE id = 0")
     for text in (

@@ -191,15 +191,18 @@ class Maintenance:
         return convert_equality_deletes(self._table, filter, spark, snapshot_properties, case_sensitive)
 
     def rewrite_manifests(
-        self, spec_id: int | None = None, snapshot_properties: dict[str, str] | None = None
+        self,
+        spec_id: int | None = None,
+        snapshot_properties: dict[str, str] | None = None,
+        sort_by: Sequence[str] | None = None,
     ) -> RewriteManifestsResult:
         """Rewrites the current snapshot's data and delete manifests of `spec_id` (default:
-        the current spec) clustered by partition and sized to
-        `commit.manifest.target-size-bytes`, as one `replace` snapshot (Iceberg Java's
-        `rewrite_manifests`). See `icefloe.maintenance.rewrite_manifests`."""
+        the current spec) clustered by partition (or by the partition fields `sort_by` names,
+        in order) and sized to `commit.manifest.target-size-bytes`, as one `replace` snapshot
+        (Iceberg Java's `rewrite_manifests`). See `icefloe.maintenance.rewrite_manifests`."""
         from icefloe.maintenance.rewrite_manifests import rewrite_manifests
 
-        return rewrite_manifests(self._table, spec_id, snapshot_properties)
+        return rewrite_manifests(self._table, spec_id, snapshot_properties, sort_by)
 
     def rewrite_position_delete_files(
         self,

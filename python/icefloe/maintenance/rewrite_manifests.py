@@ -20,6 +20,7 @@ them round-robin); `entries-processed` in the summary is the number of entries r
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,16 +51,26 @@ class _NothingToRewrite(Exception):
 
 
 def rewrite_manifests(
-    table: Table, spec_id: int | None = None, snapshot_properties: dict[str, str] | None = None
+    table: Table,
+    spec_id: int | None = None,
+    snapshot_properties: dict[str, str] | None = None,
+    sort_by: Sequence[str] | None = None,
 ) -> RewriteManifestsResult:
-    """Rewrites the manifests of `spec_id` (default: the current spec); see the module doc."""
+    """Rewrites the manifests of `spec_id` (default: the current spec); see the module doc.
+    `sort_by`: partition field names of that spec to cluster the entries by, in order
+    (Iceberg 1.12's `sort_by`), instead of the whole partition tuple."""
     if spec_id is not None and spec_id not in table.specs():
         raise ValidationError(f"invalid spec id {spec_id}: the table has specs {sorted(table.specs())}")
     props = _pending_write.snapshot_props(snapshot_properties)
     outcome: dict[str, Any] = {}
 
     def build(base: _native.TableMetadata) -> tuple[_native.TableMetadata, list[str]]:
-        got = _native.rewrite_manifests(base, spec_id=spec_id, snapshot_properties=props)
+        got = _native.rewrite_manifests(
+            base,
+            spec_id=spec_id,
+            snapshot_properties=props,
+            sort_by=None if sort_by is None else [str(n) for n in sort_by],
+        )
         if got is None:
             raise _NothingToRewrite()
         md, written, text = got

@@ -219,12 +219,11 @@ def _rewrite_data_files(ctx: Context, table: Table, args: dict[str, Any]) -> lis
 
 
 def _rewrite_manifests(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    if args.get("sort_by") is not None:
-        # Java 1.12 clusters the rewritten manifests' entries by these partition fields;
-        # icefloe clusters by the whole partition tuple.
-        raise NotSupportedError("rewrite_manifests(sort_by => ...): not supported")
-    spec_id = args.get("spec_id")
-    r = table.maintenance.rewrite_manifests(spec_id=None if spec_id is None else int(spec_id))
+    spec_id, sort_by = args.get("spec_id"), args.get("sort_by")
+    r = table.maintenance.rewrite_manifests(
+        spec_id=None if spec_id is None else int(spec_id),
+        sort_by=None if sort_by is None else [str(n) for n in sort_by],
+    )
     return [(r.rewritten_manifests_count, r.added_manifests_count)]
 
 
