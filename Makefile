@@ -164,8 +164,13 @@ servers:  ## the real servers the tests start: Postgres from Debian (as root, wh
 
 # pytest-xdist workers of each pass (whole files per worker: a file's module fixtures, such as
 # Java's twin tables, are made once); each worker has its own Spark session and servers.
-PYTEST_WORKERS ?= 3
-PYTEST4_WORKERS ?= 2
+# Three workers in all for the two cores: two Spark drivers fewer than 3 + 2 (each with its
+# own JIT warm-up, REST server, S3 server and Java tables), and less contention; the passes
+# took 28:06 against 29:54 (2026-12-06, tests/README.md).
+PYTEST_WORKERS ?= 2
+PYTEST4_WORKERS ?= 1
+# The soak's histories run alone (make soak): one worker per core and one more.
+SOAK_WORKERS ?= 3
 # Inside `make test` the shared prerequisites are already made (TEST_PREREQS_DONE).
 TEST_PREREQS = $(if $(TEST_PREREQS_DONE),,release oracle servers)
 # In `make test` (SPLIT_CASES=1) the PySpark 3.5 pass leaves to the PySpark 4 pass the cases
@@ -231,7 +236,7 @@ soak: release oracle servers venv4  ## the differential soak (SOAK_SEEDS histori
 	@echo "differential soak: $(SOAK_SEEDS) histories of $(SOAK_STEPS) steps from base seed $(SOAK_BASE_SEED)"
 	ICEFLOE_SOAK_SEEDS=$(SOAK_SEEDS) ICEFLOE_SOAK_STEPS=$(SOAK_STEPS) ICEFLOE_SOAK_BASE_SEED=$(SOAK_BASE_SEED) \
 		ICEFLOE_SOAK_SHRINK=$(SOAK_SHRINK_RUNS) ICEFLOE_SOAK_OUT=$(CURDIR)/soak-failures \
-		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests/soak
+		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(SOAK_WORKERS) tests/soak
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
 		$(VPY) -m pytest -q tests/streaming/test_streaming_sink_kill.py
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC \
