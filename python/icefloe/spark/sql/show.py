@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlglot import exp
 
 from icefloe.exceptions import NotSupportedError, ValidationError
-from icefloe.spark.sql.query import Context, spark_major, table_parts, to_spark_sql
+from icefloe.spark.sql.query import Context, spark_major, spark_version, table_parts, to_spark_sql
 
 if TYPE_CHECKING:
     from icefloe.table import Table
@@ -228,9 +228,9 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
     column = tree.meta.get("column")
     if column is not None:
         return _describe_column(ctx, table, column, extended=style == "EXTENDED")
-    if style == "EXTENDED" and spark_major(ctx.spark) >= 4:
-        # Spark 4.1 adds `Table_type` and a `Statistics` row estimated by Java's scan
-        raise NotSupportedError("DESCRIBE EXTENDED on Spark 4: not supported by icefloe.spark.sql yet")
+    line = spark_version(ctx.spark)
+    if style == "EXTENDED" and line == (4, 0):
+        raise NotSupportedError("DESCRIBE EXTENDED on Spark 4.0: not supported by icefloe.spark.sql yet")
     spark_schema = table_spark_schema(table)
     docs = {f.name: f.doc for f in table.schema().fields}
     rows: list[tuple[Any, ...]] = [
@@ -254,9 +254,64 @@ def describe(ctx: Context, tree: exp.Describe) -> Any:
         for key in _RESERVED:
             if key != "external" and key in props:
                 rows.append((key.capitalize(), props[key], ""))
+        if line >= (4, 1):  # Java's SparkTable on Spark 4.1 reports table_type, a reserved property
+            rows.append(("Table_type", "EXTERNAL", ""))
         listed = ",".join(f"{k}={v}" for k, v in sorted(props.items()) if k not in _RESERVED)
         rows.append(("Table Properties", f"[{listed}]", ""))
+        if line >= (4, 1):
+            rows.append(("Statistics", _statistics(ctx, table, spark_schema), None))
     return ctx.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
+
+
+_LONG_MAX = (1 << 63) - 1
+
+
+def _default_size(t: Any) -> int:
+    """Spark's `DataType.defaultSize` (the row-size guess behind its size estimates)."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.StructType):
+        return sum(_default_size(f.dataType) for f in t.fields)
+    if isinstance(t, T.ArrayType):
+        return _default_size(t.elementType)
+    if isinstance(t, T.MapType):
+        return _default_size(t.keyType) + _default_size(t.valueType)
+    if isinstance(t, T.DecimalType):
+        return 8 if t.precision <= 18 else 16
+    if isinstance(t, (T.CharType, T.VarcharType)):
+        return int(t.length)
+    sizes = {
+        "boolean": 1, "tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4,
+        "double": 8, "date": 4, "timestamp": 8, "timestamp_ntz": 8, "string": 20,
+        "binary": 100, "void": 1, "variant": 2048,
+    }  # fmt: skip
+    name = t.simpleString()
+    if name not in sizes and not name.startswith("time"):
+        raise NotSupportedError(f"DESCRIBE EXTENDED: Spark's size estimate of a {name} column")
+    return sizes.get(name, 8)  # `time(p)`: 8, as Spark's TimeType
+
+
+def _statistics(ctx: Context, table: Table, spark_schema: Any) -> str:
+    """Spark 4.1's `Statistics` row of `DESCRIBE EXTENDED`: Java's `SparkScan` estimate for an
+    unfiltered scan of the current snapshot. No snapshot: 0 rows. A partitioned spec: the
+    snapshot's `total-records` (Long.MAX_VALUE when missing). Unpartitioned: the planned
+    splits' `estimatedRowsCount` (each split's share of its file's record count, deletes not
+    subtracted). Bytes: the rows times Spark's default size of the schema's columns,
+    Long.MAX_VALUE on overflow, as Java's `SparkSchemaUtil.estimateSize`."""
+    current = table.current_snapshot()
+    if current is None:
+        rows = 0
+    elif not table.spec().is_unpartitioned():
+        rows = int(current.summary.get("total-records", _LONG_MAX))
+    else:
+        parallelism = int(ctx.spark.sparkContext.defaultParallelism)
+        rows = sum(
+            int(t.length / t.file.file_size_in_bytes * t.record_count) if t.file.file_size_in_bytes else 0
+            for task in table.scan().plan_tasks(parallelism=parallelism)
+            for t in task.tasks
+        )
+    size = _default_size(spark_schema) * rows if rows != _LONG_MAX else _LONG_MAX
+    return f"{min(size, _LONG_MAX)} bytes, {rows} rows"
 
 
 def _describe_column(ctx: Context, table: Table, column: exp.Expression, extended: bool) -> Any:
