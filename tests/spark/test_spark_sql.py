@@ -279,7 +279,10 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
         ),
         ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
         ("SHOW CREATE TABLE sqlq.db.orders AS SERDE", "AS SERDE"),
-        ("UPDATE sqlq.db.orders SET qty = (SELECT max(qty) FROM sqlq.db.orders)", "SET with a subquery"),
+        (
+            "UPDATE sqlq.db.orders o SET qty = (SELECT max(c.cust) FROM sqlq.db.customers c WHERE c.cust = o.cust)",
+            "SET with a correlated subquery",
+        ),
     ],
 )
 def test_unsupported_statement_is_named(tw: Twins, orders: dict[str, Any], text: str, kind: str) -> None:
@@ -366,6 +369,17 @@ DML = [
     ),
     pytest.param(
         "UPDATE {t} SET region = 'x' WHERE id IN (SELECT id FROM sqlq.db.orders WHERE cust = 'c1') AND amount > 0",
+        "copy-on-write",
+        marks=pytest.mark.one_spark_line,
+    ),
+    # SET values with uncorrelated subqueries (over another table, over the target as it was)
+    (
+        "UPDATE {t} SET amount = (SELECT max(amount) FROM sqlq.db.orders) + id WHERE id <= 2",
+        "merge-on-read",
+    ),
+    pytest.param(
+        "UPDATE {t} AS u SET amount = (SELECT sum(amount) FROM {t}), region = 'y' "
+        "WHERE u.region IN (SELECT region FROM sqlq.db.customers) AND id > 4",
         "copy-on-write",
         marks=pytest.mark.one_spark_line,
     ),

@@ -392,6 +392,31 @@ def _dotted(parts: list[str]) -> exp.Expression:
     return node
 
 
+def _uncorrelated_set_subqueries(ctx: Context, tree: exp.Update, item: exp.Expression) -> None:
+    """A SET value's subqueries, their icefloe tables made icefloe reads of the tables as they
+    are before the statement (the target included), as Spark evaluates them. Each must stand
+    on its own: one that reads the target's row (correlated, which Spark 4.1 runs and 3.5
+    refuses unless aggregated) is a NotSupportedError, found by Spark's analysis of the
+    subquery alone, before anything is written."""
+    rewrite_tables(ctx, item, skip=tree.this)
+    for node in list(item.find_all(exp.Subquery, exp.Exists, exp.In)):
+        if isinstance(node, (exp.Subquery, exp.Exists)):
+            text = f"SELECT {to_spark_sql(node)} AS v"
+        elif node.args.get("query") is not None:
+            text = to_spark_sql(node.args["query"]).strip("() ")
+        else:
+            continue
+        try:
+            _ = ctx.spark.sql(text).schema  # analysis only
+        except Exception as e:
+            if "UNRESOLVED_COLUMN" in str(e) or "cannot be resolved" in str(e) or "cannot resolve" in str(e):
+                raise NotSupportedError(
+                    "UPDATE ... SET with a correlated subquery (one that reads the target's row): "
+                    "not supported by icefloe.spark.sql yet"
+                ) from e
+            raise
+
+
 def update(ctx: Context, tree: exp.Update) -> Any:
     from icefloe.spark.row_level import update as update_rows
 
@@ -403,8 +428,9 @@ def update(ctx: Context, tree: exp.Update) -> Any:
         raise NotSupportedError("UPDATE ... FROM: not supported by icefloe.spark.sql yet")
     table = ref.load()
     branch = _branch(ref, table, "UPDATE")
-    if any(_has_subquery(item) for item in tree.expressions):
-        raise NotSupportedError("UPDATE ... SET with a subquery: not supported by icefloe.spark.sql yet")
+    for item in tree.expressions:
+        if _has_subquery(item):
+            _uncorrelated_set_subqueries(ctx, tree, item)
     where = _condition(ctx, tree, table, alias)
     for item in tree.expressions:
         _iceberg_functions(ctx, item, [(_target_frame(ctx, table), alias)])
