@@ -459,7 +459,7 @@ def cmd_compact(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
 
 def cmd_rewrite_manifests(cat: Catalog, out: Output, args: argparse.Namespace) -> None:
     t = cat.load_table(args.table)
-    result = t.maintenance.rewrite_manifests(spec_id=args.spec_id)
+    result = t.maintenance.rewrite_manifests(spec_id=args.spec_id, sort_by=args.sort_by)
     _report(out, f"Manifests of {args.table} rewritten", result)
 
 
@@ -542,6 +542,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("table")
     sp.add_argument(
         "--spec-id", type=int, help="rewrite the manifests of this spec (default: the current one)"
+    )
+    sp.add_argument(
+        "--sort-by",
+        action="append",
+        metavar="FIELD",
+        help="cluster by this partition field (repeat for several, in order; default: the whole partition)",
     )
     sp = command("rollback", cmd_rollback, "make an earlier snapshot current")
     sp.add_argument("table")

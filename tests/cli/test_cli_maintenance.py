@@ -156,6 +156,14 @@ def test_rewrite_manifests(tmp_path: Path) -> None:
     assert cat.load_table("db.t").metadata.current_snapshot_id == snap
     bad = run(*w, "rewrite-manifests", "db.t", "--spec-id", "7", check=1)
     assert "spec id 7" in bad.stderr and "Traceback" not in bad.stderr
+    # --sort-by: a partition field of the spec clusters by it; another name is refused.
+    t.append(rows(2, 90, "a"))
+    assert run_json(*w, "rewrite-manifests", "db.t", "--sort-by", "kind")["added_manifests_count"] == 1
+    unknown = run(*w, "rewrite-manifests", "db.t", "--sort-by", "nope", check=1)
+    assert (
+        "[nope] were not found in current partition spec" in unknown.stderr
+        and "Traceback" not in unknown.stderr
+    )
     assert "rewrite-manifests" in run("--help").stdout
 
 
