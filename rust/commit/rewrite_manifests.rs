@@ -61,9 +61,7 @@ pub fn rewrite_manifests(
         validation(format!("invalid spec id {spec_id}: the table has no such partition spec"))
     })?;
     // Java checks the names when `sortBy` is set, before looking at the snapshot.
-    if let Some(names) = &rw.sort_by {
-        cluster_key(spec, names)?;
-    }
+    let key = rw.sort_by.as_deref().map(|names| cluster_key(spec, names)).transpose()?;
     let Some(current) = base.current_snapshot() else { return Ok(None) };
     if !(2..=3).contains(&base.format_version()) {
         return Err(not_supported(format!(
@@ -76,7 +74,7 @@ pub fn rewrite_manifests(
     };
     let manifests = read_manifest_list(list)?;
     let mut written: Vec<String> = Vec::new();
-    match plan_and_build(base, rw, spec, manifests, now_ms, &mut written) {
+    match plan_and_build(base, rw, spec, key.as_deref(), manifests, now_ms, &mut written) {
         Ok(Some((md, outcome))) => Ok(Some((md, written, outcome))),
         Ok(None) => Ok(None),
         Err(e) => {
@@ -94,6 +92,7 @@ fn plan_and_build(
     base: &TableMetadata,
     rw: &RewriteManifests,
     spec: &PartitionSpec,
+    key: Option<&[usize]>,
     manifests: Vec<ManifestFile>,
     now_ms: i64,
     written: &mut Vec<String>,
@@ -104,7 +103,6 @@ fn plan_and_build(
     let snapshot_id = base.new_snapshot_id();
     let commit_uuid = uuid::Uuid::new_v4();
     let mut outcome = ManifestRewriteOutcome::default();
-    let key = rw.sort_by.as_deref().map(|names| cluster_key(spec, names)).transpose()?;
     for content in [ManifestContent::Data, ManifestContent::Deletes] {
         let selected = select_manifests(&manifests, content, spec.spec_id, target)?;
         if selected.is_empty() {
@@ -113,7 +111,7 @@ fn plan_and_build(
         let total: i64 = selected.iter().map(|m| m.manifest_length).sum();
         let entries = live_entries(&selected)?;
         outcome.entries_processed += entries.len() as i64;
-        let clusters = cluster(entries, spec, target_manifest_count(total, target), key.as_deref());
+        let clusters = cluster(entries, spec, target_manifest_count(total, target), key);
         let mut new_path = || {
             let p = base
                 .location_provider()

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import uuid
 from typing import Any
@@ -25,7 +24,7 @@ import pytest
 from icefloe.exceptions import NotSupportedError, ValidationError
 from support.oracle import assert_same_rows, canonical_rows
 from support.session import PYSPARK_MAJOR
-from support.sql_twins import SqlTwins
+from support.sql_twins import SqlTwins, timestamp_text
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -112,10 +111,6 @@ def test_query(tw: Twins, orders: dict[str, Any], text: str) -> None:
     _same(tw, text)
 
 
-def _ts(value: Any) -> str:
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") if value.tzinfo else str(value)
-
-
 @pytest.mark.parametrize(
     "clause",
     [
@@ -131,7 +126,7 @@ def _ts(value: Any) -> str:
 )
 def test_time_travel_clause(tw: Twins, orders: dict[str, Any], clause: str) -> None:
     s, t = orders["snapshots"], orders["times"]
-    filled = clause.format(s0=s[0], s1=s[1], t0=_ts(t[0]), t1=_ts(t[1]))
+    filled = clause.format(s0=s[0], s1=s[1], t0=timestamp_text(t[0]), t1=timestamp_text(t[1]))
     _same(
         tw,
         f"SELECT o.id, o.amount, c.region FROM sqlq.db.orders {filled} AS o "
@@ -313,7 +308,8 @@ DML = [
         "merge-on-read",
     ),
     pytest.param(
-        "UPDATE {t} AS u SET amount = (SELECT sum(amount) FROM {t}), region = 'y' "
+        "UPDATE {t} AS u SET amount = (SELECT sum(amount) FROM {t}), "
+        "region = CASE WHEN id IN (SELECT max(id) FROM sqlq.db.orders WHERE upper(cust) IN ('C1', upper('c3'))) THEN 'y' ELSE 'z' END "
         "WHERE u.region IN (SELECT region FROM sqlq.db.customers) AND id > 4",
         "copy-on-write",
         marks=pytest.mark.one_spark_line,

@@ -226,14 +226,6 @@ def test_add_files(tw: Twins, tmp_path: Path) -> None:
     assert tw.history_ids(K, name) == before
 
 
-def _changelog_rows(tw: Twins, catalog: str, name: str, view: str) -> list[str]:
-    position = {s: i for i, s in enumerate(tw.history_ids(catalog, name))}
-    rows = tw.spark.sql(f"SELECT * FROM {view}").collect()
-    return sorted(
-        repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
-    )
-
-
 def test_create_changelog_view(tw: Twins) -> None:
     """Java's view of its twin's changes and icefloe's view of its own: the result row, then
     the view's rows (commit snapshots by their position in each twin's history)."""
@@ -288,7 +280,7 @@ def test_create_changelog_view(tw: Twins) -> None:
             seen[catalog] = (
                 result.schema.simpleString(),
                 result.collect(),
-                _changelog_rows(tw, catalog, name, view),
+                tw.changelog_rows(catalog, name, f"SELECT * FROM {view}"),
             )
         assert seen[K] == seen[J], text
         if view == f"`{leaf}_changes`":

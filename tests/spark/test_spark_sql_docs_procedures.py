@@ -306,15 +306,6 @@ def test_data_and_manifest_rewrites(tw: Twins) -> None:
     tw.assert_same_table(ident)
 
 
-def _view_rows(tw: Twins, catalog: str, ident: str, query: str) -> list[str]:
-    """A changelog view's rows, commit snapshots by their position in the twin's history."""
-    position = {s: i for i, s in enumerate(tw.history_ids(catalog, ident))}
-    rows = tw.spark.sql(query).collect()
-    return sorted(
-        repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
-    )
-
-
 def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
     """ancestors_of (three forms), every create_changelog_view example and the page's queries
     of the view, compute_table_stats and compute_partition_stats (the page's `'snap1'` a
@@ -362,7 +353,7 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
             )
             result = (tw.java if side == 0 else tw.ice)(statement)
             views = [
-                _view_rows(tw, catalog, ident, q.rstrip(";").replace("tbl_changes", f"`{leaf}_changes`"))
+                tw.changelog_rows(catalog, ident, q.rstrip(";").replace("tbl_changes", f"`{leaf}_changes`"))
                 for q in queries
             ]
             seen[catalog] = (result.schema.simpleString(), [tuple(r) for r in result.collect()], views)
@@ -373,9 +364,11 @@ def test_history_changelog_statistics_and_paths(tw: Twins) -> None:
     query = _page("SELECT * FROM spark_catalog.db.tbl.changes;", ident, names).replace(
         "spark_catalog.db.tbl", f"{J}.{ident}"
     )
-    java_changes = _view_rows(tw, J, ident, query)
+    java_changes = tw.changelog_rows(J, ident, query)
     tw.ice(query).createOrReplaceTempView("ice_changes")
-    assert _view_rows(tw, K, ident, "SELECT * FROM ice_changes") == java_changes
+    assert tw.changelog_rows(K, ident, "SELECT * FROM ice_changes") == java_changes
+    with pytest.raises(NotSupportedError, match="changes with time travel"):  # not read at another snapshot
+        tw.ice(f"{query} VERSION AS OF {tw.history_ids(K, ident)[1]}")
     carried = [r for r in java_changes if "'id': 7" in r and "'_commit_snapshot_id': 4" in r]
     assert len(carried) == 2, java_changes  # its DELETE and INSERT in the UPDATE's snapshot
 

@@ -8,13 +8,13 @@ statement forms run on both lines in test_spark_sql.py.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from typing import Any
 
 import pytest
 from support.oracle import assert_same_rows
 from support.sql_twins import SqlTwins as Twins
+from support.sql_twins import timestamp_text
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -30,10 +30,6 @@ def tw(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
         t.java(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.db")
     yield t
     t.ice("USE spark_catalog.default")
-
-
-def _ts(value: Any) -> str:
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") if value.tzinfo else str(value)
 
 
 # ---- Iceberg's Spark docs, "Spark Writes" (docs/docs/spark-writes.md): each SQL example on
@@ -196,7 +192,7 @@ def docs_orders(tw: Twins) -> dict[str, Any]:
     tw.java(f"ALTER TABLE {t} CREATE TAG first_load AS OF VERSION {s1}")
     tw.java(f"DELETE FROM {t} WHERE id = 2")
     # (seconds since the epoch rounded up: S1 or a later snapshot, never one before the first)
-    return {"s1": s1, "t1": _ts(t1), "t1_seconds": math.ceil(t1.timestamp())}
+    return {"s1": s1, "t1": timestamp_text(t1), "t1_seconds": math.ceil(t1.timestamp())}
 
 
 # Every time-travel form the page shows, each with the schema Java uses (comments), then every

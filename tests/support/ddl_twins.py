@@ -217,6 +217,15 @@ class Twins:
             int(s.timestampMillis()) for s in sorted(table.snapshots(), key=lambda s: int(s.sequenceNumber()))
         ]
 
+    def changelog_rows(self, catalog: str, ident: str, query: str) -> list[str]:
+        """A changelog query's rows (a view of `create_changelog_view`, `<table>.changes`),
+        each commit snapshot by its position in the twin's history, sorted."""
+        position = {s: i for i, s in enumerate(self.history_ids(catalog, ident))}
+        rows = self.spark.sql(query).collect()
+        return sorted(
+            repr({**r.asDict(), "_commit_snapshot_id": position[r["_commit_snapshot_id"]]}) for r in rows
+        )
+
     @staticmethod
     def timestamp_literal(millis: int) -> str:
         at = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)

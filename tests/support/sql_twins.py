@@ -4,6 +4,7 @@ tables written by Java's Spark SQL and by icefloe.spark.sql, compared through Ja
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,8 @@ class SqlTwins:
         assert our_props == java_props
         jv, ov = java.operations().current().formatVersion(), ours.operations().current().formatVersion()
         assert ov == jv
+
+
+def timestamp_text(value: Any) -> str:
+    """A Spark timestamp as the text `TIMESTAMP AS OF '...'` takes (UTC when zoned)."""
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") if value.tzinfo else str(value)

@@ -399,15 +399,11 @@ def _uncorrelated_set_subqueries(ctx: Context, tree: exp.Update, item: exp.Expre
     refuses unless aggregated) is a NotSupportedError, found by Spark's analysis of the
     subquery alone, before anything is written."""
     rewrite_tables(ctx, item, skip=tree.this)
-    for node in list(item.find_all(exp.Subquery, exp.Exists, exp.In)):
-        if isinstance(node, (exp.Subquery, exp.Exists)):
-            text = f"SELECT {to_spark_sql(node)} AS v"
-        elif node.args.get("query") is not None:
-            text = to_spark_sql(node.args["query"]).strip("() ")
-        else:
-            continue
+    # Inside a SET value a SELECT is a subquery (scalar, EXISTS or IN); the outermost ones
+    # are analysed on their own (a nested one may read its enclosing subquery's row).
+    for select in [s for s in item.find_all(exp.Select) if s.find_ancestor(exp.Select) is None]:
         try:
-            _ = ctx.spark.sql(text).schema  # analysis only
+            _ = ctx.spark.sql(to_spark_sql(select)).schema  # analysis only
         except Exception as e:
             if "UNRESOLVED_COLUMN" in str(e) or "cannot be resolved" in str(e) or "cannot resolve" in str(e):
                 raise NotSupportedError(

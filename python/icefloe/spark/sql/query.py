@@ -178,6 +178,11 @@ def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenc
     if ref.metadata_table == CHANGES:  # Java's SparkChangelogTable: every change, carry-overs kept
         from icefloe.spark.changelog import read_changelog
 
+        if ref.has_selector or table.args.get("version") is not None:
+            raise NotSupportedError(
+                f"{ref.name}.changes with time travel: not supported by icefloe.spark.sql"
+            )
+
         return read_changelog(ctx.spark, loaded, remove_carryovers=False)
     if ref.metadata_table is not None:
         return inspect(ctx.spark, loaded, ref.metadata_table, _snapshot_of(loaded, options))
