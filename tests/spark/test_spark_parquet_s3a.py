@@ -33,7 +33,7 @@ from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
 from support.catalogs import java_jdbc_s3_catalog_conf, set_java_catalog
 from support.oracle import assert_same_rows
 from support.servers.s3 import BUCKET, S3Server
-from support.session import oracle_jar
+from support.session import s3a_jars
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -59,21 +59,6 @@ def _rows(lo: int, hi: int, region: str) -> pa.Table:
         },
         schema=ARROW,
     )
-
-
-def s3a_jars() -> list[str]:
-    """hadoop-aws and the AWS SDK bundle for this PySpark's Hadoop, which `make oracle` puts in
-    `s3a-hadoop-<version>/` next to the runtime jar. Missing ones fail, never skip."""
-    import pyspark
-
-    found = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
-    assert found, "PySpark ships no hadoop-client-api jar"
-    version = found[0].name.removeprefix("hadoop-client-api-").removesuffix(".jar")
-    folder = Path(oracle_jar()).parent / f"s3a-hadoop-{version}"
-    jars = sorted(str(p) for p in folder.glob("*.jar"))
-    if not any("hadoop-aws" in j for j in jars) or len(jars) < 2:
-        pytest.fail(f"Hadoop {version}'s S3A jars are missing in {folder} (run `make oracle`)", pytrace=False)
-    return jars
 
 
 def _run_driver(config: dict[str, Any], log: Path) -> dict[str, Any]:

@@ -44,6 +44,21 @@ def extra_jars(runtime_jar: str) -> list[str]:
     return found
 
 
+def s3a_jars() -> list[str]:
+    """hadoop-aws and the AWS SDK bundle for this PySpark's Hadoop, which `make oracle` puts in
+    `s3a-hadoop-<version>/` next to the runtime jar. Missing ones fail, never skip."""
+    import pyspark
+
+    found = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+    assert found, "PySpark ships no hadoop-client-api jar"
+    version = found[0].name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    folder = Path(oracle_jar()).parent / f"s3a-hadoop-{version}"
+    jars = sorted(str(p) for p in folder.glob("*.jar"))
+    if not any("hadoop-aws" in j for j in jars) or len(jars) < 2:
+        pytest.fail(f"Hadoop {version}'s S3A jars are missing in {folder} (run `make oracle`)", pytrace=False)
+    return jars
+
+
 def new_table_name(prefix: str = "t") -> str:
     """A fresh ``db.<prefix>_<hex>`` identifier (the warehouse is shared)."""
     return f"{NAMESPACE}.{prefix}_{uuid.uuid4().hex[:8]}"

@@ -176,6 +176,7 @@ def driver_main(config: str) -> None:
     import icefloe
     import icefloe.spark as ispark
     from icefloe.partitioning import PartitionField, PartitionSpec
+    from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
     from pyspark.sql import SparkSession
 
     builder = (
@@ -198,6 +199,8 @@ def driver_main(config: str) -> None:
         .config("spark.ui.enabled", "true")  # its REST API lists where every task ran
         .config("spark.ui.port", "0")
         .config("spark.ui.showConsoleProgress", "false")
+        # Hadoop's S3A connector (hadoop-aws, its AWS SDK), shipped to the executors by Spark
+        .config("spark.jars", ",".join(cfg["s3a_jars"]))
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -304,11 +307,25 @@ def driver_main(config: str) -> None:
     md = cat.load_table(TABLE)
     count = ispark.read(spark, md, selected_fields=[]).count()
     assert count == len(model), (count, len(model))
-    # The executors' Spark has no S3 file system: every file of the S3 table takes the Rust
-    # reader, decided on the driver (no failed job).
+    # With the default minimum mean file size, this table's small files on S3 take the Rust reader.
     result["s3_reasons"] = sorted(set(ispark.plan_read(spark, md).rust_files.values()))
 
-    # 9. a table on the nodes' shared disk: its files without deletes take Spark's Parquet
+    # 9. the S3 table's delete-free files through Spark's Parquet source and the S3A connector
+    # on the executors, with the catalog's settings carried in the read's options (the
+    # executors' Hadoop configuration has no S3 setting); the files with deletes in Rust
+    spark.conf.set(S3_MIN_MEAN_CONF, "0")
+    try:
+        plan = ispark.plan_read(spark, md)
+        result["s3a_paths"] = {
+            "spark": sorted(plan.spark_files),
+            "rust": sorted(set(plan.rust_files.values())),
+            "plan": plan.frame()._jdf.queryExecution().executedPlan().toString(),
+        }
+        check("read of the S3 table, Spark's S3A reader and Rust", plan.frame())
+    finally:
+        spark.conf.unset(S3_MIN_MEAN_CONF)
+
+    # 10. a table on the nodes' shared disk: its files without deletes take Spark's Parquet
     # source on the executors, by field id (a renamed column), the rest the Rust reader
     local = icefloe.load_catalog("nodes", type="filesystem", warehouse=f"{cfg['nodes_root']}/localwh")
     local.create_namespace(NAMESPACE)
