@@ -272,3 +272,14 @@ def test_files_spark_would_skip_or_misname_take_the_rust_reader(spark: Any) -> N
     ]
     # GCS settings are not handed to Spark's connector (only S3's are): such files stay in Rust.
     assert refused[-1][1] == "the table's storage settings for gs: are not passed to Spark"
+
+
+def test_a_spark_without_s3a_is_found_by_the_bucket_probe(spark: Any) -> None:
+    """Over Spark Connect a bucket is asked of the server by analysing a read of one object; a
+    Spark without S3A (the suite's session) answers "no file system", and the files stay in Rust."""
+    from icefloe.spark._parquet_source import _connect_opens_bucket
+
+    why = _connect_opens_bucket(
+        spark, f"bkt-{uuid.uuid4().hex[:8]}", {"fs.s3a.endpoint": "http://127.0.0.1:1"}
+    )
+    assert why == "Spark has no file system for s3a: (no S3A connector in its classpath)"

@@ -1,23 +1,28 @@
 """icefloe from a Spark Connect client (PySpark 4, collected only there): a Connect server
 started from the PySpark package (its own JVM, with Iceberg Java's runtime as the oracle's
-catalog), and a client process running `tests/support/workers/connect_client.py` — `icefloe.spark.read`,
-`append`, `delete` and the `format("icefloe")` data source, each checked by Java's reads; and
-`merge`, `read_changelog` and `batch_writer` from clients of their own (`_CLIENTS`)."""
+catalog and Hadoop's S3A connector), and a client process running
+`tests/support/workers/connect_client.py` — `icefloe.spark.read`, `append`, `delete` and the
+`format("icefloe")` data source, each checked by Java's reads; `merge`, `read_changelog` and
+`batch_writer` from clients of their own (`_CLIENTS`); and a read of tables on the S3 server
+whose delete-free files the server's Spark reads through S3A."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import support.workers
 from support.oracle import oracle_session_conf
-from support.session import extra_jars, new_table_name, oracle_jar
+from support.session import extra_jars, new_table_name, oracle_jar, s3a_jars
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -40,7 +45,8 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     jar = oracle_jar()
     conf = {
         **oracle_session_conf(warehouse),
-        "spark.jars": ",".join([jar, *extra_jars(jar)]),
+        # Hadoop's S3A connector first (its AWS SDK before the one in Iceberg's aws bundle)
+        "spark.jars": ",".join([*s3a_jars(), jar, *extra_jars(jar)]),
         "spark.connect.grpc.binding.port": str(port),
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
@@ -228,3 +234,96 @@ def test_icefloe_spark_functions_from_a_connect_client(
     )
     assert res.returncode == 0, f"{client} client failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     assert res.stdout.strip().splitlines()[-1] == "OK"
+
+
+# The client of the S3 test: argv (url, config JSON). It plans the read of each table over
+# Connect with the default minimum mean file size on S3 and without it, and writes the second
+# read's rows and plan.
+_S3_CLIENT = """
+import json, sys
+import icefloe, icefloe.spark
+import pyarrow.parquet as pq
+from icefloe.spark._parquet_source import S3_MIN_MEAN_CONF
+from pyspark.sql import SparkSession
+url, cfg = sys.argv[1], json.loads(sys.argv[2])
+spark = SparkSession.builder.remote(url).getOrCreate()
+assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+cat = icefloe.load_catalog(cfg["catalog"], type="sql", uri=cfg["uri"], warehouse=cfg["warehouse"],
+                           **cfg["properties"])
+out = {}
+for i, name in enumerate(cfg["tables"]):
+    t = cat.load_table(name)
+    default = sorted(set(icefloe.spark.plan_read(spark, t).rust_files.values()))
+    spark.conf.set(S3_MIN_MEAN_CONF, "0")
+    plan = icefloe.spark.plan_read(spark, t)
+    df = plan.frame()
+    pq.write_table(df.toArrow(), f"{cfg['out']}/{i}.parquet")
+    out[name] = {
+        "default_rust_reasons": default,
+        "spark_files": plan.spark_files,
+        "rust_files": plan.rust_files,
+        "inputs": sorted(df.inputFiles()),
+        "columns": df.columns,
+    }
+    spark.conf.unset(S3_MIN_MEAN_CONF)
+print(json.dumps(out))
+"""
+
+
+def test_s3_tables_read_through_the_connect_servers_s3a(
+    connect_server: tuple[str, Path], s3: Any, spark: Any, tmp_path: Path
+) -> None:
+    """Over Spark Connect the client cannot ask the server's JVM whether it has S3A: icefloe asks
+    the server once per bucket (a read of one object it analyses) and hands it the delete-free
+    files as S3A paths with the catalog's settings in the read's options; the server's session
+    has no S3 setting. Java (JdbcCatalog, S3FileIO) reads the same rows in the suite's session."""
+    import icefloe
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from support.catalogs import java_jdbc_s3_catalog_conf, set_java_catalog
+    from support.oracle import assert_same_rows
+    from support.servers.s3 import BUCKET
+
+    url, _warehouse = connect_server
+    run = uuid.uuid4().hex[:10]
+    name, db = f"cs3a{run[:6]}", tmp_path / "catalog.db"
+    warehouse = f"s3://{BUCKET}/{run}/wh"
+    props = s3.properties()
+    cat = icefloe.load_catalog(name, type="sql", uri=f"sqlite:///{db}", warehouse=warehouse, **props)
+    cat.create_namespace("db")
+    t = cat.create_table(
+        "db.events",
+        pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("region", pa.string())]),
+        properties={"format-version": "2", "write.delete.mode": "merge-on-read"},
+    )
+    for k, region in enumerate(("eu", "us", "ap")):
+        t.append(pa.table({"id": pa.array(range(k * 50, k * 50 + 40), pa.int64()), "region": [region] * 40}))
+    t.delete("id IN (51, 57, 60)")  # position deletes on the us file
+    config = {
+        "catalog": name,
+        "uri": f"sqlite:///{db}",
+        "warehouse": warehouse,
+        "properties": props,
+        "tables": ["db.events"],
+        "out": str(tmp_path),
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", _S3_CLIENT, url, json.dumps(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, f"client failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    got = json.loads(res.stdout.strip().splitlines()[-1])["db.events"]
+    # With the default minimum mean file size over Connect, these small files take the Rust reader.
+    assert len(got["default_rust_reasons"]) == 2 and "deletes" in got["default_rust_reasons"], got
+    assert any(r.startswith("small files on S3") for r in got["default_rust_reasons"]), got
+    # Without it the delete-free files took the server's S3A reader, the one with deletes Rust.
+    assert len(got["spark_files"]) == 2 and set(got["rust_files"].values()) == {"deletes"}, got
+    assert got["inputs"] == sorted("s3a://" + f.split("://", 1)[1] for f in got["spark_files"]), got
+    assert got["columns"] == ["id", "region"]
+    java = set_java_catalog(spark, name, java_jdbc_s3_catalog_conf(f"jdbc:sqlite:{db}", warehouse, s3))
+    expected = spark.sql(f"SELECT id, region FROM {java}.db.events")
+    assert expected.count() == 117
+    assert_same_rows(pq.read_table(tmp_path / "0.parquet"), expected, context="read over Connect, S3A")
