@@ -76,11 +76,10 @@ SERIAL_LISTING = str(2**31 - 1)
 S3_MIN_MEAN_CONF = "icefloe.read.spark-parquet.s3-min-mean-file-bytes"
 S3_MIN_MEAN_FILE_BYTES = 8 << 20
 # Over Spark Connect the server is given the files as paths (the file list of
-# `_logged_files_frame` is a folder of the client's): its file index sends 2 HEADs and a LIST a
-# file before the query starts, and the crossover moves up. Spark with paths against Rust on the
-# S3 test server: 4.7 s / 2.5 s over 16 files of 8 MB, 2.1 s / 2.3 s over 4 of 32 MB (PySpark 4.1,
-# docs/spark.md).
-S3_MIN_MEAN_FILE_BYTES_CONNECT = 32 << 20
+# `_logged_files_frame` is a folder of the client's): its file index sends a status call or two
+# and a listing per file before the query starts. The crossover measured there is the same
+# (`make bench-connect-s3`, PySpark 4.1, medians): Spark against Rust 2.15 s / 0.99 s over 64
+# files of 1 MiB, 0.72 / 0.80 over 16 of 8 MiB, 0.31 / 0.55 over 4 of 32 MiB.
 # The object Spark Connect's server is asked for once per bucket (`_connect_opens_bucket`).
 S3A_PROBE_KEY = ".icefloe-s3a-probe"
 # Spark's file stream sink log: a directory whose `_spark_metadata` log lists files (path, size)
@@ -293,8 +292,7 @@ def _scheme(path: str) -> str:
 def _s3_min_mean_file_bytes(spark: SparkSession) -> int:
     from icefloe.spark._session import conf_bytes
 
-    default = S3_MIN_MEAN_FILE_BYTES_CONNECT if is_connect(spark) else S3_MIN_MEAN_FILE_BYTES
-    return conf_bytes(spark, S3_MIN_MEAN_CONF, default)
+    return conf_bytes(spark, S3_MIN_MEAN_CONF, S3_MIN_MEAN_FILE_BYTES)
 
 
 def _connect_opens_bucket(spark: SparkSession, bucket: str, options: dict[str, str]) -> dict[str, str] | str:
