@@ -385,6 +385,10 @@ bench-tpch: release oracle venv4  ## the 22 TPC-H queries at SF1 on twin tables:
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/tpch_bench.py $(ARGS)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/tpch_bench.py $(ARGS)
 
+.PHONY: bench-connect-s3
+bench-connect-s3: release oracle venv4  ## PySpark 4 over Spark Connect: Spark's S3A reader vs the Rust reader by file size on the S3 server (the minimum mean file size's crossover; not in make test)
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/connect_s3_bench.py
+
 bench-datasource: release oracle venv4  ## PySpark 4: format("icefloe") vs Java vs icefloe.spark.read on bench-read's 5M-row MoR table (not in make test)
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE4_JAR) TZ=UTC $(VENV4)/bin/python benches/datasource_bench.py
 
