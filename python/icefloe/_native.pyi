@@ -691,10 +691,13 @@ def find_orphan_files(
     prefix_mismatch_mode: str = "error",
     equal_schemes: dict[str, str] | None = None,
     equal_authorities: dict[str, str] | None = None,
+    file_list: list[tuple[str, int]] | None = None,
 ) -> list[tuple[str, int, bool]]:
     """Files under `location` (default: the table's) older than `older_than_ms` that the table
     does not reference: [(location, size, checksum)], sorted (Java's DeleteOrphanFiles rules;
-    `checksum`: a hidden `.<name>.crc` was listed beside it)."""
+    `checksum`: a hidden `.<name>.crc` was listed beside it). With `file_list` ([(location,
+    last modified epoch ms)]) those files are compared instead of a listing (Java's
+    `compareToFileList`; sizes 0)."""
 
 def delete_files_reporting(paths: list[str], checksums: bool = True) -> list[tuple[str, str]]:
     """Deletes the files (locally with their `.<name>.crc` unless `checksums` is false);

@@ -64,6 +64,11 @@ pub struct OrphanOptions {
     pub equal_schemes: HashMap<String, String>,
     /// Authorities to treat as one, likewise.
     pub equal_authorities: HashMap<String, String>,
+    /// The files to compare, `(location, last modified epoch ms)`, instead of listing the
+    /// folder (Java's `compareToFileList`): only those starting with the location (the
+    /// table's when none is given, as a plain string prefix) and older than `older_than_ms`
+    /// count; hidden names are not left out, sizes are unknown (0).
+    pub file_list: Option<Vec<(String, i64)>>,
 }
 
 /// A file found to be an orphan.
@@ -293,11 +298,16 @@ fn orphan(f: io::FileMeta, checksums: &HashSet<String>) -> OrphanFile {
 /// and authorities when `prefix_mismatch_mode` is `error` and some were found.
 pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec<OrphanFile>> {
     let search = Search::new(md, opts)?;
-    let listed: Mutex<Vec<io::FileMeta>> = Mutex::new(Vec::new());
-    let checksums = search.walk(threads_for(&search.location), &|files, _| {
-        listed.lock().unwrap_or_else(|e| e.into_inner()).extend(files)
-    })?;
-    let listed = listed.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (listed, checksums) = match &opts.file_list {
+        Some(files) => (given_files(files, &search.location), HashSet::new()),
+        None => {
+            let listed: Mutex<Vec<io::FileMeta>> = Mutex::new(Vec::new());
+            let checksums = search.walk(threads_for(&search.location), &|files, _| {
+                listed.lock().unwrap_or_else(|e| e.into_inner()).extend(files)
+            })?;
+            (listed.into_inner().unwrap_or_else(|e| e.into_inner()), checksums)
+        }
+    };
     let mut orphans = Vec::new();
     let mut conflicts = BTreeSet::new();
     for f in listed.into_iter().filter(|f| f.last_modified_ms < opts.older_than_ms) {
@@ -344,6 +354,16 @@ pub fn find_orphan_files(md: &TableMetadata, opts: &OrphanOptions) -> Result<Vec
     Ok(orphans)
 }
 
+/// The files of a given list under `location` (a plain string prefix, as Java's
+/// `filteredCompareToFileList`), with unknown sizes.
+fn given_files(files: &[(String, i64)], location: &str) -> Vec<io::FileMeta> {
+    files
+        .iter()
+        .filter(|(path, _)| path.starts_with(location))
+        .map(|(path, modified)| io::FileMeta { location: path.clone(), size: 0, last_modified_ms: *modified })
+        .collect()
+}
+
 /// What [`remove_orphan_files_overlapped`] did.
 #[derive(Debug)]
 pub struct OrphanRemoval {
@@ -366,6 +386,9 @@ pub fn remove_orphan_files_overlapped(
     opts: &OrphanOptions,
     delete_threads: usize,
 ) -> Result<Option<OrphanRemoval>> {
+    if opts.file_list.is_some() {
+        return Ok(None);
+    }
     let search = Search::new(md, opts)?;
     if !io::Location::parse(&search.location)?.scheme.is_local() || !search.conflict_free() {
         return Ok(None);

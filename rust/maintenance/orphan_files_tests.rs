@@ -213,3 +213,35 @@ fn overlapped_removal_deletes_what_the_search_finds() {
     assert!(remove_orphan_files_overlapped(&md, &opts(now_ms()), 2).unwrap().is_none());
     assert!(std::path::Path::new(&format!("{o}/data/orphan.parquet")).exists());
 }
+
+#[test]
+fn a_given_file_list_replaces_the_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let md = table(&d, &[]);
+    let old = now_ms() - 3 * HOUR;
+    let list = vec![
+        (format!("{d}/data/f2"), old),                 // referenced: kept
+        (format!("{d}/data/gone.parquet"), old),       // not referenced: an orphan, even if absent
+        (format!("{d}/data/_hidden.parquet"), old),    // hidden names are not left out of a list
+        (format!("{d}/data/young.parquet"), now_ms()), // too young
+        ("/elsewhere/x.parquet".to_string(), old),     // not under the table's location
+    ];
+    let o = OrphanOptions { file_list: Some(list.clone()), ..opts(now_ms() - HOUR) };
+    let got = find_orphan_files(&md, &o).unwrap();
+    let want = vec![format!("{d}/data/_hidden.parquet"), format!("{d}/data/gone.parquet")];
+    assert_eq!(got.iter().map(|f| f.location.clone()).collect::<Vec<_>>(), want);
+    assert!(got.iter().all(|f| f.size == 0 && !f.checksum));
+    // A location narrows the list by string prefix; the overlapped removal declines a list.
+    let o = OrphanOptions {
+        location: Some(format!("{d}/data/g")),
+        file_list: Some(list),
+        ..opts(now_ms() - HOUR)
+    };
+    let got = find_orphan_files(&md, &o).unwrap();
+    assert_eq!(
+        got.iter().map(|f| f.location.clone()).collect::<Vec<_>>(),
+        vec![format!("{d}/data/gone.parquet")]
+    );
+    assert!(remove_orphan_files_overlapped(&md, &o, 1).unwrap().is_none());
+}

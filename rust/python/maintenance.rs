@@ -82,6 +82,7 @@ fn orphan_options(
     prefix_mismatch_mode: &str,
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
+    file_list: Option<Vec<(String, i64)>>,
 ) -> PyResult<OrphanOptions> {
     Ok(OrphanOptions {
         location,
@@ -89,6 +90,7 @@ fn orphan_options(
         prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
         equal_schemes: equal_schemes.unwrap_or_default(),
         equal_authorities: equal_authorities.unwrap_or_default(),
+        file_list,
     })
 }
 
@@ -96,9 +98,11 @@ fn orphan_options(
 /// modified before `older_than_ms`: `[(location, size, checksum)]`, sorted (`checksum`: the
 /// listing saw a hidden `.<name>.crc` that goes with the file). ValidationError when
 /// `prefix_mismatch_mode` is `error` and references under another scheme or authority
-/// were found (nothing to delete then).
+/// were found (nothing to delete then). With `file_list` (`[(location, last modified epoch
+/// ms)]`) those files are compared instead of a listing (Java's `compareToFileList`).
 #[pyfunction]
-#[pyo3(signature = (metadata, older_than_ms, location=None, prefix_mismatch_mode="error", equal_schemes=None, equal_authorities=None))]
+#[pyo3(signature = (metadata, older_than_ms, location=None, prefix_mismatch_mode="error", equal_schemes=None, equal_authorities=None, file_list=None))]
+#[allow(clippy::too_many_arguments)]
 fn find_orphan_files(
     py: Python<'_>,
     metadata: &PyTableMetadata,
@@ -107,9 +111,16 @@ fn find_orphan_files(
     prefix_mismatch_mode: &str,
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
+    file_list: Option<Vec<(String, i64)>>,
 ) -> PyResult<Vec<(String, u64, bool)>> {
-    let opts =
-        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
+    let opts = orphan_options(
+        older_than_ms,
+        location,
+        prefix_mismatch_mode,
+        equal_schemes,
+        equal_authorities,
+        file_list,
+    )?;
     let md = metadata.inner.clone();
     let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
     Ok(found.into_iter().map(|f| (f.location, f.size, f.checksum)).collect())
@@ -133,8 +144,14 @@ fn remove_orphan_files_overlapped(
     equal_authorities: Option<HashMap<String, String>>,
 ) -> PyResult<Option<(Vec<(String, u64, bool)>, Vec<(String, String)>)>> {
     // The mode is checked although without conflicts it cannot matter: a bad value is refused alike.
-    let opts =
-        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
+    let opts = orphan_options(
+        older_than_ms,
+        location,
+        prefix_mismatch_mode,
+        equal_schemes,
+        equal_authorities,
+        None,
+    )?;
     let md = metadata.inner.clone();
     let done = py
         .detach(move || {

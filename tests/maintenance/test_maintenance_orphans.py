@@ -248,3 +248,9 @@ def test_recent_older_than_is_refused(planted: Planted, catalog: Any) -> None:
     result = t.maintenance.remove_orphan_files(older_than=now_ms() + 1000, allow_recent=True, dry_run=True)
     assert "data/_r=a/young.parquet" in {relative(x, p.root) for x in result.orphan_file_locations}
     assert result.orphan_files_bytes >= len(b"young") and result.deleted_files_count == 0
+    # A file list that is not (location, last modified) pairs is refused, nothing deleted.
+    with pytest.raises(ValidationError, match=r"file_list: expected \(location, last modified\) pairs"):
+        t.maintenance.remove_orphan_files(file_list=["x"])  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match=r"file_list\[0\] last modified must be a datetime with"):
+        t.maintenance.remove_orphan_files(file_list=[(f"{t.location}/data/x", dt.datetime(2020, 1, 1))])
+    assert visible_files(p.root) == before

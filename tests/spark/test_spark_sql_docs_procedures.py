@@ -22,11 +22,12 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from icefloe.exceptions import NotSupportedError
+from icefloe.exceptions import NotSupportedError, ValidationError
 from support.ddl_twins import Twins
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop, pytest.mark.one_spark_line]
@@ -142,8 +143,8 @@ def _age(folder: Path, days: float) -> list[Path]:
 def test_metadata_management(tw: Twins) -> None:
     """expire_snapshots (a time and `retain_last`, `snapshot_ids`) and every remove_orphan_files
     example of the page: a dry run, a `location`, the prefix options; each twin with one
-    orphan four days old in its data folder. `file_list_view` (a Dataset of files the page
-    builds in Java) is refused by icefloe with a NotSupportedError naming it."""
+    orphan four days old in its data folder; `file_list_view` with a view of each twin's files
+    (the page builds it in Java), and views without the columns it needs."""
     names = ("db.sample",)
     ident = _twin(tw, rows=3)
     _call(
@@ -190,14 +191,63 @@ def test_metadata_management(tw: Twins) -> None:
     assert not any(
         (Path(location(c)) / "data" / "orphan-from-a-failed-write.parquet").exists() for c in (J, K)
     )
-    with pytest.raises(NotSupportedError, match="file_list_view"):
-        tw.ice(
-            _page(
-                "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', file_list_view => 'files_view');",
-                ident,
-                names,
-            ).format(tn=ident)
-        )
+    # The page's `files_view`: each twin's files as a listing would give them (paths under
+    # the table's location as its metadata spells it), a hidden and a young orphan, and a file
+    # of another folder. Java filters by that prefix and age and compares the rest.
+    orphans()
+    rows = []
+    for c in (J, K):
+        spelled = str(tw.java_table(c, ident).location())
+        root = Path(location(c))
+        hidden = root / "data" / "_hidden-orphan.parquet"
+        hidden.write_bytes(b"x")
+        young = root / "data" / "young-orphan.parquet"
+        young.write_bytes(b"x")
+        os.utime(hidden, (time.time() - 5 * 86400,) * 2)
+        for f in sorted(p for p in root.rglob("*") if p.is_file()):
+            modified = datetime.fromtimestamp(f.stat().st_mtime, tz=timezone.utc)
+            rows.append((spelled + "/" + str(f.relative_to(root)), modified))
+    rows.append(("file:/elsewhere/orphan.parquet", datetime(2020, 1, 1, tzinfo=timezone.utc)))
+    tw.spark.createDataFrame(rows, "file_path string, last_modified timestamp").createOrReplaceTempView(
+        "files_view"
+    )
+    java, ours = _call(
+        tw,
+        ident,
+        "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', file_list_view => 'files_view');",
+        names,
+        compare=(),
+    )
+    assert by_name(ours) == by_name(java) == ["_hidden-orphan.parquet", "orphan-from-a-failed-write.parquet"]
+    for c in (J, K):
+        data = Path(location(c)) / "data"
+        assert not (data / "_hidden-orphan.parquet").exists() and (data / "young-orphan.parquet").exists()
+        (data / "young-orphan.parquet").unlink()
+    # A view without the columns Java requires is refused alike.
+    for columns, java_match, ice_match in (
+        (
+            "path string, last_modified timestamp",
+            "file_path does not exist",
+            "file_path does not exist. Available: path, last_modified",
+        ),
+        (
+            "file_path int, last_modified timestamp",
+            "Invalid file_path column: IntegerType is not a string",
+            "Invalid file_path column: IntegerType is not a string",
+        ),
+        (
+            "file_path string, last_modified string",
+            "Invalid last_modified column: StringType is not a timestamp",
+            "Invalid last_modified column: StringType is not a timestamp",
+        ),
+    ):
+        tw.spark.createDataFrame([], columns).createOrReplaceTempView("bad_files_view")
+        statement = _page(
+            "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', file_list_view => 'bad_files_view')",
+            ident,
+            names,
+        ).format(tn=ident)
+        tw.refused(ident, statement, java_match, ValidationError, ice_match)
     for text in (
         "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', prefix_mismatch_mode => 'IGNORE');",
         "CALL catalog_name.system.remove_orphan_files(table => 'db.sample', prefix_mismatch_mode => 'DELETE');",

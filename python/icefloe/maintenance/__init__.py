@@ -120,10 +120,13 @@ class Maintenance:
         equal_schemes: Mapping[str, str] | None = None,
         equal_authorities: Mapping[str, str] | None = None,
         allow_recent: bool = False,
+        file_list: Iterable[tuple[str, datetime | int]] | None = None,
     ) -> RemoveOrphanFilesResult:
         """Deletes files under the table location (or `location`) that the table does not
         reference, last modified before `older_than` (default: 3 days ago), with Iceberg
-        Java's rules. See `icefloe.maintenance.orphan_files`."""
+        Java's rules; with `file_list` (`(location, last modified)` pairs) those files are
+        compared instead of a listing, as Java's `compareToFileList`. See
+        `icefloe.maintenance.orphan_files`."""
         from icefloe.maintenance import orphan_files
 
         return orphan_files.remove_orphan_files(
@@ -135,6 +138,7 @@ class Maintenance:
             equal_schemes,
             equal_authorities,
             allow_recent,
+            file_list,
         )
 
     def rewrite_data_files(

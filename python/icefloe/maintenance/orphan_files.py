@@ -11,6 +11,11 @@ another scheme or authority fails the run (`prefix_mismatch_mode="error"`, nothi
 deleted), is kept (`"ignore"`) or deleted (`"delete"`), after mapping `equal_schemes` /
 `equal_authorities` (`s3a` and `s3n` equal `s3` by default).
 
+With `file_list` (`(location, last modified)` pairs, Java's `compareToFileList` and the
+procedure's `file_list_view`) nothing is listed: the given files under the location (a plain
+string prefix, as Java filters them) and older than `older_than` are compared with the table's
+references, hidden names included; their sizes are not known (`orphan_files_bytes` is 0).
+
 Without a progress bar (no terminal), a local table's orphans are deleted folder by folder
 while the listing goes on, where no scheme/authority conflict can arise; with a bar, or on
 an object store, all orphans are found first and then deleted.
@@ -23,7 +28,7 @@ API has no such check); use it only when nothing writes to the table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -63,6 +68,19 @@ class RemoveOrphanFilesResult:
         return 0 if self.dry_run else len(self.orphan_file_locations) - len(self.failed_deletes)
 
 
+def _file_list(files: Iterable[tuple[str, datetime | int]]) -> list[tuple[str, int]]:
+    """`(location, last modified)` pairs as `(location, epoch ms)`, or a ValidationError
+    naming the first bad pair."""
+    out = []
+    for i, pair in enumerate(files):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise ValidationError(
+                f"file_list: expected (location, last modified) pairs, found {pair!r} at position {i}"
+            )
+        out.append((pair[0], epoch_ms(pair[1], f"file_list[{i}] last modified")))
+    return out
+
+
 def _string_map(value: Mapping[str, str] | None, name: str) -> dict[str, str] | None:
     if value is None:
         return None
@@ -82,6 +100,7 @@ def remove_orphan_files(
     equal_schemes: Mapping[str, str] | None = None,
     equal_authorities: Mapping[str, str] | None = None,
     allow_recent: bool = False,
+    file_list: Iterable[tuple[str, datetime | int]] | None = None,
 ) -> RemoveOrphanFilesResult:
     """Finds and (unless `dry_run`) deletes the orphan files of `table` (see the module
     docstring)."""
@@ -98,9 +117,10 @@ def remove_orphan_files(
         raise ValidationError(f"prefix_mismatch_mode must be a string, found {prefix_mismatch_mode!r}")
     schemes = _string_map(equal_schemes, "equal_schemes")
     authorities = _string_map(equal_authorities, "equal_authorities")
+    given = None if file_list is None else _file_list(file_list)
     # What the table references now, not when this object was loaded.
     table.refresh()
-    if not dry_run and not _progress.enabled():
+    if given is None and not dry_run and not _progress.enabled():
         # No bar to draw: delete each folder's orphans while the listing goes on, where no
         # scheme/authority conflict can arise (None otherwise: find first, delete after).
         done = _native.remove_orphan_files_overlapped(
@@ -110,7 +130,7 @@ def remove_orphan_files(
             found, failures = done
             return _result(table, found, failures)
     found = _native.find_orphan_files(
-        table.metadata, older_ms, location, prefix_mismatch_mode, schemes, authorities
+        table.metadata, older_ms, location, prefix_mismatch_mode, schemes, authorities, given
     )
     locations = tuple(loc for loc, _, _ in found)
     size = sum(s for _, s, _ in found)

@@ -124,8 +124,7 @@ def _expire(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any,
 
 
 def _orphans(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    if args.get("file_list_view") is not None:
-        raise NotSupportedError("remove_orphan_files(file_list_view => ...): not supported")
+    view = args.get("file_list_view")
     # `prefix_listing` (Java: list through the FileIO's `SupportsPrefixOperations` instead of
     # Hadoop's file system): icefloe always lists through its FileIO by prefix, either way.
     r = table.maintenance.remove_orphan_files(
@@ -135,8 +134,43 @@ def _orphans(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[Any
         prefix_mismatch_mode=str(args.get("prefix_mismatch_mode") or "error").lower(),
         equal_schemes=args.get("equal_schemes"),
         equal_authorities=args.get("equal_authorities"),
+        file_list=None if view is None else _file_list_view(ctx.spark, str(view)),
     )
     return [(location,) for location in r.orphan_file_locations]
+
+
+_FILE_PATH, _LAST_MODIFIED = "file_path", "last_modified"
+
+
+def _file_list_view(spark: Any, view: str) -> list[tuple[str, int]]:
+    """The rows of `file_list_view` (`file_path` string, `last_modified` timestamp, as Java's
+    `compareToFileList` requires, with its messages) as (location, epoch ms); rows with a
+    null in either are left out, as Java's filters leave them."""
+    import pyarrow as pa
+
+    from icefloe.spark._session import collect_arrow
+
+    df = spark.table(view)
+    fields = {f.name: f for f in df.schema.fields}
+    for name, kind, wanted in (
+        (_FILE_PATH, "StringType", "string"),
+        (_LAST_MODIFIED, "TimestampType", "timestamp"),
+    ):
+        if name not in fields:
+            raise ValidationError(f"{name} does not exist. Available: {', '.join(fields)}")
+        found = type(fields[name].dataType).__name__
+        if found != kind:
+            raise ValidationError(f"Invalid {name} column: {found} is not a {wanted}")
+    batches = collect_arrow(
+        df.select(_FILE_PATH, _LAST_MODIFIED).where(
+            f"{_FILE_PATH} IS NOT NULL AND {_LAST_MODIFIED} IS NOT NULL"
+        )
+    )
+    out: list[tuple[str, int]] = []
+    for batch in batches:
+        micros = batch.column(1).cast(pa.timestamp("us")).cast(pa.int64()).to_pylist()
+        out.extend((path, m // 1000) for path, m in zip(batch.column(0).to_pylist(), micros))
+    return out
 
 
 # Java's rewrite options (kebab-case) -> icefloe's keyword arguments.
