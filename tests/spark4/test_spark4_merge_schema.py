@@ -124,3 +124,58 @@ def test_merge_with_schema_evolution_as_java(
     evolves = case not in ("fewer_columns", "turned_off")
     assert after[k] - versions[k] == 1, (case, versions, after)
     assert after[j] - versions[j] == (2 if evolves else 1), (case, versions, after)
+
+
+# A source struct without a field of the table's struct: Spark's MERGE refuses UPDATE SET * and
+# INSERT * with it, with schema evolution or without (Java 1.12 on Spark 4.1: "Cannot find data
+# for the output column `s`.`c3`"), where filling the field with nulls would lose its values.
+# icefloe on Spark refuses it as a store assignment; in process (`Table.merge`) it filled nulls.
+@pytest.mark.parametrize("way", ["process", "spark", "sql"])
+@pytest.mark.parametrize("evolution", [True, False])
+def test_merge_of_a_struct_with_fewer_fields_is_refused_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, way: str, evolution: bool
+) -> None:
+    from icefloe.exceptions import ValidationError
+
+    j, k = new_table_name("msf_j"), new_table_name("msf_k")
+    for name in (j, k):
+        oracle.sql(
+            f"CREATE TABLE {oracle.qualified(name)} (id INT, s STRUCT<c1: INT, c2: STRING, c3: INT>) "
+            "USING iceberg"
+        )
+        oracle.sql(
+            f"INSERT INTO {oracle.qualified(name)} VALUES (1, named_struct('c1', 10, 'c2', 'a', 'c3', 7)), "
+            "(2, named_struct('c1', 20, 'c2', 'b', 'c3', 8))"
+        )
+    view = "msf_source"
+    spark.sql(
+        f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT id, s FROM VALUES "
+        "(1, named_struct('c1', 100, 'c2', 'aa')), (3, named_struct('c1', 300, 'c2', 'cc')) AS t(id, s)"
+    )
+    evolve = "WITH SCHEMA EVOLUTION " if evolution else ""
+    statement = (
+        "MERGE {evolve}INTO {t} AS t USING {view} AS s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    with pytest.raises(Exception, match=r"Cannot find data for the output column `s`\.`c3`"):
+        oracle.sql(statement.format(evolve=evolve, t=oracle.qualified(j), view=view))
+    table = catalog.load_table(k)
+    before = table.metadata_location
+    with pytest.raises(ValidationError, match=r"has no field (for )?'s\.c3'"):
+        if way == "process":
+            merger = table.merge(spark.table(view).toArrow(), "target.id = source.id", merge_schema=evolution)
+            merger.when_matched_update_all().when_not_matched_insert_all().execute()
+        elif way == "spark":
+            builder = icefloe.spark.merge(
+                spark.table(view), table, "target.id = source.id", merge_schema=evolution
+            )
+            builder.when_matched_update_all().when_not_matched_insert_all().execute()
+        else:
+            icefloe.spark.sql(
+                spark, statement.format(evolve=evolve, t=f"ice.{k}", view=view), catalogs={"ice": catalog}
+            )
+    # Nothing written by either: both twins as they were.
+    assert catalog.load_table(k).metadata_location == before
+    assert sorted(map(tuple, oracle.df(k).collect()), key=repr) == sorted(
+        map(tuple, oracle.df(j).collect()), key=repr
+    )

@@ -82,6 +82,40 @@ class Clause:
     assignments: dict[str, Any] | None  # None: every column from the source (update_all / insert_all)
 
 
+# As Spark's MERGE (and Iceberg Java's, with or without schema evolution) refuses a source
+# struct without a field of the table's: its value would be lost, not kept.
+_NO_NESTED_FIELD = (
+    "MERGE {action}_all: the source's {col!r} has no field {missing!r} of the table's; Spark "
+    "refuses it too (cannot find data for the output column {missing}). Nothing was written"
+)
+
+
+def missing_nested_field(target: pa.DataType, source: pa.DataType, path: str) -> str | None:
+    """The dotted path of the first field nested in `target` (struct fields, list elements,
+    map keys and values) that `source` has no field of that name for; None when none is
+    missing or the types' shapes differ (casting reports those)."""
+    if pa.types.is_struct(target) and pa.types.is_struct(source):
+        found = {source.field(i).name: source.field(i).type for i in range(source.num_fields)}
+        for i in range(target.num_fields):
+            f = target.field(i)
+            if f.name not in found:
+                return f"{path}.{f.name}"
+            deeper = missing_nested_field(f.type, found[f.name], f"{path}.{f.name}")
+            if deeper is not None:
+                return deeper
+    elif pa.types.is_map(target) and pa.types.is_map(source):
+        return missing_nested_field(target.key_type, source.key_type, f"{path}.key") or missing_nested_field(
+            target.item_type, source.item_type, f"{path}.value"
+        )
+    elif _is_list(target) and _is_list(source):
+        return missing_nested_field(target.value_type, source.value_type, f"{path}.element")
+    return None
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
 class MergeClauses:
     """Spark's seven MERGE clauses as builder methods, evaluated in the order added (the
     first whose kind and condition hold takes a row). Subclasses hold `table` and
@@ -453,6 +487,11 @@ class TableMerger(MergeClauses):
             if c.assignments is None and (f"{sa}.{col}" in rows.column_names or not self.evolve_schema):
                 if f"{sa}.{col}" not in rows.column_names:
                     raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
+                missing = missing_nested_field(
+                    target.field(col).type, rows.schema.field(f"{sa}.{col}").type, col
+                )
+                if missing is not None:
+                    raise ValidationError(_NO_NESTED_FIELD.format(action=c.action, col=col, missing=missing))
                 exprs[col] = pc.field(f"{sa}.{col}")
             elif c.assignments is not None and col in c.assignments:
                 v = c.assignments[col]
