@@ -80,6 +80,7 @@ S3_MIN_MEAN_FILE_BYTES = 8 << 20
 # and a listing per file before the query starts. The crossover measured there is the same
 # (`make bench-connect-s3`, PySpark 4.1, medians): Spark against Rust 2.15 s / 0.99 s over 64
 # files of 1 MiB, 0.72 / 0.80 over 16 of 8 MiB, 0.31 / 0.55 over 4 of 32 MiB.
+
 # The object Spark Connect's server is asked for once per bucket (`_connect_opens_bucket`).
 S3A_PROBE_KEY = ".icefloe-s3a-probe"
 # Spark's file stream sink log: a directory whose `_spark_metadata` log lists files (path, size)
