@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from icefloe import _native
 from icefloe.exceptions import IcefloeError, ValidationError
-from icefloe.spark import _keyed_upsert
+from icefloe.spark import _keyed_upsert, _merge_coercion
 from icefloe.spark._distribution import distribute, row_level_mode
 from icefloe.spark._names import quoted
 from icefloe.spark._nested_assign import NestedValues, resolve, table_spark_schema
@@ -240,6 +240,8 @@ class MergeBuilder(MergeClauses):
         return metrics
 
     def _is_keyed_upsert(self) -> bool:
+        if self._coerces_nested():
+            return False  # its new rows are the source's alone: no target field to keep
         return _keyed_upsert.is_keyed_upsert(
             self._clauses,
             self._anti_join_keys,
@@ -247,6 +249,18 @@ class MergeBuilder(MergeClauses):
             self._source_keys_unique,
             list(self.source.columns),
             [f.name for f in self.table.schema().fields],
+        )
+
+    def _coerces_nested(self) -> bool:
+        """Whether `spark.sql.mergeNestedTypeCoercion.enabled` fills a source struct's missing
+        fields in some column (see `_merge_coercion`)."""
+        if not _merge_coercion.enabled(self.source.sparkSession):
+            return False
+        table = {f.name.lower(): f.dataType for f in table_spark_schema(self.table).fields}
+        return any(
+            _merge_coercion.coerced("s", "t", table[f.name.lower()], f.dataType) is not None
+            for f in self.source.schema.fields
+            if f.name.lower() in table
         )
 
     def _execute_keyed_upsert(
@@ -520,8 +534,10 @@ class MergeBuilder(MergeClauses):
         from pyspark.sql import functions as F
 
         ta, sa = self.target_alias, self.source_alias
-        source_columns = {c.lower() for c in self.source.columns}
+        source_types = {f.name.lower(): f.dataType for f in self.source.schema.fields}
+        source_columns = set(source_types)
         schema = table_spark_schema(self.table)
+        coerce = _merge_coercion.enabled(self.source.sparkSession)
         parts = []
         for i in writing:
             c = self._clauses[i]
@@ -535,6 +551,15 @@ class MergeBuilder(MergeClauses):
                     if col.lower() not in source_columns:
                         raise ValidationError(f"MERGE {c.action}_all: the source has no column {col!r}")
                     sql = f"{sa}.{quoted(col)}"
+                    if coerce and (c.action == "update" or self.evolve_schema):
+                        # a source struct without some fields of the table's (Spark 4.1's setting)
+                        target = f"{ta}.{quoted(col)}" if c.action == "update" else None
+                        sql = (
+                            _merge_coercion.coerced(
+                                sql, target, schema[col].dataType, source_types[col.lower()]
+                            )
+                            or sql
+                        )
                 elif c.assignments is not None and col in values.top:
                     sql = values.top[col]
                 elif c.action == "update":
