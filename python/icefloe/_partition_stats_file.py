@@ -216,13 +216,16 @@ def write_stats_file(
     """Writes `rows` (already in order) to a new Parquet file at `location`; its size."""
     schema = stats_arrow_schema(md, ptype)
     part_type = schema.field("partition").type
-    children = [
-        pa.array([r.partition[i] for r in rows], type=part_type.field(i).type)
-        for i in range(part_type.num_fields)
+    # A uuid as Parquet's UUID logical type (Arrow's uuid extension type), as Java writes it:
+    # a plain fixed_len_byte_array(16) reads back in Java as bytes, not as a UUID.
+    part_fields = [
+        part_type.field(i).with_type(pa.uuid()) if f.get("type") == "uuid" else part_type.field(i)
+        for i, f in enumerate(ptype)
     ]
-    columns: list[pa.Array] = [
-        pa.StructArray.from_arrays(children, fields=[part_type.field(i) for i in range(part_type.num_fields)])
-    ]
+    children = [pa.array([r.partition[i] for r in rows], type=f.type) for i, f in enumerate(part_fields)]
+    columns: list[pa.Array] = [pa.StructArray.from_arrays(children, fields=part_fields)]
+    at = schema.get_field_index("partition")
+    schema = schema.set(at, schema.field(at).with_type(pa.struct(part_fields)))
     for f in list(schema)[1:]:
         columns.append(pa.array([getattr(r, f.name) for r in rows], type=f.type))
     buf = io.BytesIO()

@@ -504,3 +504,41 @@ def test_the_procedure_through_icefloe_spark_sql(oracle: Oracle, catalog: Any, s
     (row,) = mine.collect()
     assert _registered(catalog, name) == {sid: row["partition_statistics_file"]}
     assert _java(oracle, name, sid, 2) == _mine(catalog.load_table(name), sid)
+
+
+def test_uuid_partition_values(oracle: Oracle, catalog: Any) -> None:
+    """A uuid column partitioned by identity and by bucket (a table icefloe makes: Spark SQL has
+    no uuid type), edge values and a null among them: the file Java computes and the one icefloe
+    computes hold the same rows, each read by the other."""
+    import uuid
+
+    import pyarrow as pa
+    from icefloe.partitioning import PartitionField, PartitionSpec
+
+    name = new_table_name("pstats_uuid")
+    schema = pa.schema([pa.field("u", pa.uuid()), pa.field("id", pa.int64())])
+    table = catalog.create_table(
+        name,
+        schema,
+        partition_spec=PartitionSpec(
+            PartitionField(1, 1000, "identity", "u"), PartitionField(1, 1001, "bucket[4]", "u_bucket")
+        ),
+        properties={"format-version": "2"},
+    )
+    edges = [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1), uuid.UUID("123e4567-e89b-12d3-a456-426614174000")]
+    values = [u.bytes for u in edges] + [uuid.UUID(int=i * 7919).bytes for i in range(1, 6)] + [None]
+    for start in (0, 4):
+        rows = values[start : start + 5]
+        table.append(pa.table({"u": pa.array(rows, pa.uuid()), "id": list(range(len(rows)))}, schema=schema))
+    sid = catalog.load_table(name).current_snapshot().snapshot_id
+    _java_compute(oracle, name)
+    java_rows = _java(oracle, name, sid, 2)
+    mine = [
+        ((*(str(v) if isinstance(v, uuid.UUID) else v for v in r[0]),), *r[1:])
+        for r in _mine(catalog.load_table(name), sid)
+    ]
+    assert sorted(mine, key=repr) == java_rows
+    assert len(java_rows) == len(set(values))  # one partition per distinct value, null included
+    _unregister(catalog, name, sid)
+    assert catalog.load_table(name).maintenance.compute_partition_stats() is not None
+    assert _java(oracle, name, sid, 2) == java_rows

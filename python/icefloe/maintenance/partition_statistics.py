@@ -127,11 +127,21 @@ def read_partition_stats(table: Table, snapshot_id: int | None = None) -> list[d
     out = []
     for r in read_stats_file(str(entry["statistics-path"]), ptype):
         row = dict(vars(r))
-        row["partition"] = {f["name"]: v for f, v in zip(ptype, r.partition)}
+        row["partition"] = {f["name"]: _python_value(f, v) for f, v in zip(ptype, r.partition)}
         if md.format_version < 3:
             del row["dv_count"]
         out.append(row)
     return out
+
+
+def _python_value(field: dict[str, Any], value: Any) -> Any:
+    """A partition value as icefloe's reads show it: a uuid as `uuid.UUID` (the file and the
+    manifests hold its 16 bytes)."""
+    if field.get("type") == "uuid" and isinstance(value, bytes):
+        import uuid
+
+        return uuid.UUID(bytes=value)
+    return value
 
 
 def latest_stats_file(md: _native.TableMetadata, snapshot_id: int) -> PartitionStatisticsFile | None:
