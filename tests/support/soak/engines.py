@@ -28,6 +28,8 @@ class Engines:
         # table -> the snapshot of the step running now (a rollback's or a cherry-pick's: the
         # runner chooses it alike on the three tables, see support.soak.targets)
         self.targets: dict[str, int] = {}
+        # table -> whether `id` is its identifier field: icefloe's upserts then name no key
+        self.keyed: dict[str, bool] = {}
 
     def _source_view(self, data: pa.Table) -> str:
         """The rows as a temp view Spark reads from Parquet (NaN, -0.0 and nulls kept apart)."""
@@ -42,12 +44,18 @@ class Engines:
         self.planted[name] = plant_orphans(self.catalog.load_table(name).location(), count)
 
     def create(self, name: str, history: History) -> None:
-        cols = ", ".join(f"{c.name} {KINDS[c.kind][0]}" for c in history.ddl_columns)
+        def ddl(c: Any) -> str:
+            not_null = " NOT NULL" if history.identifier and c.name == "id" else ""
+            return f"{c.name} {KINDS[c.kind][0]}{not_null}"
+
+        cols = ", ".join(ddl(c) for c in history.ddl_columns)
         part = f" PARTITIONED BY ({', '.join(p[1] for p in history.partition)})" if history.partition else ""
         props = ", ".join(f"'{k}'='{v}'" for k, v in history.props.items())
-        self.oracle.sql(
-            f"CREATE TABLE {self.oracle.qualified(name)} ({cols}) USING iceberg{part} TBLPROPERTIES ({props})"
-        )
+        q = self.oracle.qualified(name)
+        self.oracle.sql(f"CREATE TABLE {q} ({cols}) USING iceberg{part} TBLPROPERTIES ({props})")
+        if history.identifier:
+            self.oracle.sql(f"ALTER TABLE {q} SET IDENTIFIER FIELDS id")
+        self.keyed[name] = history.identifier
 
     def java(self, name: str, step: Step, columns: list[Column]) -> None:
         q = self.oracle.qualified(name)
@@ -175,7 +183,7 @@ class Engines:
             m.when_matched_delete(f"source.id < {a['delete_below']}").when_matched_update_all()
             m.when_not_matched_insert_all().execute()
         elif step.kind == "upsert":
-            ispark.upsert(frame(), t, join_cols=["id"])
+            ispark.upsert(frame(), t, join_cols=None if self.keyed.get(name) else ["id"])
         else:
             raise AssertionError(step.kind)
 
@@ -202,7 +210,7 @@ class Engines:
             m.when_matched_delete(f"source.id < {a['delete_below']}").when_matched_update_all()
             m.when_not_matched_insert_all().execute()
         elif step.kind == "upsert":
-            t.upsert(arrow_rows(a["rows"], columns), join_cols=["id"])
+            t.upsert(arrow_rows(a["rows"], columns), join_cols=None if self.keyed.get(name) else ["id"])
         elif step.kind == "dynamic_overwrite":
             t.dynamic_partition_overwrite(arrow_rows(a["rows"], columns))
         elif step.kind in ("add_column", "rename_column", "drop_column", "promote"):

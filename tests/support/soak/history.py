@@ -12,6 +12,8 @@ from typing import Any
 from support.soak.values import NESTED, PRIMITIVES, PROMOTIONS, STRINGS, TRANSFORMS, Column, draw_value
 
 BRANCH = "audit"
+# The share of histories whose table has `id` as its identifier field.
+IDENTIFIER_SHARE = 0.5
 
 
 @dataclass
@@ -66,6 +68,9 @@ class History:
     version: int
     props: dict[str, str]
     steps: list[Step]
+    # `id` is the table's identifier field (NOT NULL, `SET IDENTIFIER FIELDS id`): upserts then
+    # take their key from the table. Drawn from a stream of its own (seeds keep their steps).
+    identifier: bool = False
 
 
 def _rows(
@@ -133,6 +138,7 @@ def generate(seed: int, steps: int) -> History:
         state.column(c.name).partition_source = True
         state.column(c.name).truncate_source = ice_t.startswith("truncate")
     history = History(seed, columns, partition, version, props, [])
+    history.identifier = random.Random(seed ^ 0x1DE47).random() < IDENTIFIER_SHARE
     if version == 1:
         # icefloe writes v2 and v3 only: a v1 history is written by Java, upgraded to v2 by the
         # step's engine, and goes on from there (icefloe reading v1 manifests and files).

@@ -2,9 +2,10 @@
 beyond their rows and refs: what a user of either engine sees of the table's shape, and what
 the step committed.
 
-- the current schema (field ids, names, types, required), partition spec (source, transform,
-  field name) and sort order, and the format version: both engines evolve a table the same way,
-  so these agree exactly, whichever engine did each step on the shared table;
+- the current schema (field ids, names, types, required, identifier fields), partition spec
+  (source, transform, field name) and sort order, and the format version: both engines evolve
+  a table the same way, so these agree exactly, whichever engine did each step on the shared
+  table;
 - the head's operation on main, when the step moved main on every table with the same kind of
   commit: Java and icefloe name an append, a delete, an overwrite and a replace alike;
 - main's head holds live data files in a table exactly when it does in the other two.
@@ -35,6 +36,7 @@ def shape(table: Any) -> dict[str, Any]:
     return {
         "format-version": table.format_version,
         "schema": [(f.field_id, f.name, str(f.field_type), f.required) for f in schema.fields],
+        "identifier fields": sorted(schema.identifier_field_ids),
         "spec": [(names.get(p.source_id, p.source_id), str(p.transform), p.name) for p in spec.fields],
         "sort order": [
             (names.get(s.source_id, s.source_id), str(s.transform), s.direction.value, s.null_order.value)

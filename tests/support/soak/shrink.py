@@ -128,6 +128,7 @@ def from_json(text: str) -> History:
         version=d["version"],
         props=d["props"],
         steps=[Step(s["kind"], s["args"], columns(s["columns"])) for s in d["steps"]],
+        identifier=bool(d.get("identifier", False)),  # histories saved before it have none
     )
 
 
