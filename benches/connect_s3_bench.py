@@ -16,9 +16,7 @@ connector for its Hadoop (`make oracle` fetches it).
 from __future__ import annotations
 
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,17 +29,12 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from support.servers.s3 import run_s3  # noqa: E402
+from support.servers.spark_connect import run_connect_server  # noqa: E402
 
 BUCKET = "icefloe-bench"
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 # (files, MiB per file)
 SHAPES = [(64, 1), (32, 4), (16, 8), (8, 16), (4, 32)]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _s3a_jars() -> list[str]:
@@ -54,45 +47,6 @@ def _s3a_jars() -> list[str]:
     if not any("hadoop-aws" in j for j in jars):
         raise SystemExit(f"Hadoop {version}'s S3A jars are missing in {folder} (run `make oracle`)")
     return jars
-
-
-def _connect_server(root: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    conf = {
-        "spark.jars": ",".join(_s3a_jars()),
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.driver.memory": "4g",
-        "spark.ui.enabled": "false",
-    }
-    cmd = [
-        str(Path(sys.executable).parent / "spark-submit"),
-        "--master",
-        "local[2]",
-        "--class",
-        "org.apache.spark.sql.connect.service.SparkConnectServer",
-    ]
-    for k, v in conf.items():
-        cmd += ["--conf", f"{k}={v}"]
-    cmd.append("spark-internal")
-    log = open(root / "connect.log", "wb")
-    proc = subprocess.Popen(
-        cmd,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
-    )
-    deadline = time.monotonic() + 180
-    while True:
-        if proc.poll() is not None:
-            raise SystemExit(f"the Connect server exited: {(root / 'connect.log').read_text()[-3000:]}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"sc://127.0.0.1:{port}"
-        if time.monotonic() > deadline:
-            raise SystemExit("the Connect server did not listen within 180 s")
-        time.sleep(0.5)
 
 
 def _file(rows: int, seed: int) -> pa.Table:
@@ -127,9 +81,9 @@ def _measure(server: Any, root: Path) -> None:
         rows = mib * (1 << 20) // 80  # 10 random doubles a row: ~80 bytes, incompressible
         for k in range(files):
             t.append(_file(rows, k))
-    proc, url = _connect_server(root)
     sums: dict[str, float] = {}
-    try:
+    conf = {"spark.jars": ",".join(_s3a_jars()), "spark.driver.memory": "4g", "spark.ui.enabled": "false"}
+    with run_connect_server(root, conf) as url:
         spark = SparkSession.builder.remote(url).getOrCreate()
 
         def run(name: str, side: str) -> float:
@@ -164,9 +118,6 @@ def _measure(server: Any, root: Path) -> None:
                 flush=True,
             )
         spark.stop()
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 if __name__ == "__main__":

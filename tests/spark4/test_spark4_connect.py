@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,17 +20,12 @@ from typing import Any
 import pytest
 import support.workers
 from support.oracle import oracle_session_conf
+from support.servers.spark_connect import run_connect_server
 from support.session import extra_jars, new_table_name, oracle_jar, s3a_jars
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
 CLIENT = Path(support.workers.__file__).parent / "connect_client.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -41,28 +34,14 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     root = tmp_path_factory.mktemp("connect")
     warehouse = root / "warehouse"
     warehouse.mkdir()
-    port = _free_port()
     jar = oracle_jar()
     conf = {
         **oracle_session_conf(warehouse),
         # Hadoop's S3A connector first (its AWS SDK before the one in Iceberg's aws bundle)
         "spark.jars": ",".join([*s3a_jars(), jar, *extra_jars(jar)]),
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.sql.shuffle.partitions": "2",
     }
-    spark_submit = Path(sys.executable).parent / "spark-submit"
-    cmd = [
-        str(spark_submit),
-        "--master",
-        "local[2]",
-        "--class",
-        "org.apache.spark.sql.connect.service.SparkConnectServer",
-    ]
-    for k, v in conf.items():
-        cmd += ["--conf", f"{k}={v}"]
-    cmd.append("spark-internal")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     # The server starts a Python process per foreachBatch query and gives it a hard-coded 10 s
     # to connect back (Spark 4.1's PythonWorkerFactory.createSimpleWorker). Its imports cost
@@ -76,31 +55,8 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
         env=env,
         check=True,
     )
-    log = open(root / "server.log", "wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"Spark Connect server exited: {(root / 'server.log').read_text()[-3000:]}"
-                )
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"Spark Connect server not up after 180 s: {(root / 'server.log').read_text()[-3000:]}"
-                )
-            time.sleep(0.5)
-        yield f"sc://127.0.0.1:{port}", warehouse
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with run_connect_server(root, conf, env) as url:
+        yield url, warehouse
 
 
 def test_icefloe_from_a_connect_client(connect_server: tuple[str, Path], tmp_path: Path) -> None:
