@@ -82,7 +82,6 @@ fn orphan_options(
     prefix_mismatch_mode: &str,
     equal_schemes: Option<HashMap<String, String>>,
     equal_authorities: Option<HashMap<String, String>>,
-    file_list: Option<Vec<(String, i64)>>,
 ) -> PyResult<OrphanOptions> {
     Ok(OrphanOptions {
         location,
@@ -90,7 +89,7 @@ fn orphan_options(
         prefix_mismatch_mode: PrefixMismatchMode::parse(prefix_mismatch_mode).py()?,
         equal_schemes: equal_schemes.unwrap_or_default(),
         equal_authorities: equal_authorities.unwrap_or_default(),
-        file_list,
+        file_list: None,
     })
 }
 
@@ -113,14 +112,9 @@ fn find_orphan_files(
     equal_authorities: Option<HashMap<String, String>>,
     file_list: Option<Vec<(String, i64)>>,
 ) -> PyResult<Vec<(String, u64, bool)>> {
-    let opts = orphan_options(
-        older_than_ms,
-        location,
-        prefix_mismatch_mode,
-        equal_schemes,
-        equal_authorities,
-        file_list,
-    )?;
+    let mut opts =
+        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
+    opts.file_list = file_list;
     let md = metadata.inner.clone();
     let found = py.detach(move || maintenance::find_orphan_files(&md, &opts)).py()?;
     Ok(found.into_iter().map(|f| (f.location, f.size, f.checksum)).collect())
@@ -144,14 +138,8 @@ fn remove_orphan_files_overlapped(
     equal_authorities: Option<HashMap<String, String>>,
 ) -> PyResult<Option<(Vec<(String, u64, bool)>, Vec<(String, String)>)>> {
     // The mode is checked although without conflicts it cannot matter: a bad value is refused alike.
-    let opts = orphan_options(
-        older_than_ms,
-        location,
-        prefix_mismatch_mode,
-        equal_schemes,
-        equal_authorities,
-        None,
-    )?;
+    let opts =
+        orphan_options(older_than_ms, location, prefix_mismatch_mode, equal_schemes, equal_authorities)?;
     let md = metadata.inner.clone();
     let done = py
         .detach(move || {
