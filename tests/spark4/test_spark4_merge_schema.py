@@ -77,15 +77,21 @@ WAYS = [(case, "process") for case in sorted(CASES)] + [
 ]
 
 
+def _twins(oracle: Oracle, prefix: str, columns: str, rows: str, props: str = "") -> tuple[str, str]:
+    """Java's twin tables (`<prefix>_j`, `<prefix>_k`) of `columns` holding `rows`."""
+    j, k = new_table_name(f"{prefix}_j"), new_table_name(f"{prefix}_k")
+    for name in (j, k):
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({columns}) USING iceberg {props}")
+        oracle.sql(f"INSERT INTO {oracle.qualified(name)} VALUES {rows}")
+    return j, k
+
+
 @pytest.mark.parametrize(("case", "way"), WAYS)
 def test_merge_with_schema_evolution_as_java(
     spark: Any, oracle: Oracle, catalog: Any, case: str, way: str
 ) -> None:
     columns, rows, select, source_rows, alias, props = CASES[case]
-    j, k = new_table_name("mse_j"), new_table_name("mse_k")
-    for name in (j, k):
-        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({columns}) USING iceberg {props}")
-        oracle.sql(f"INSERT INTO {oracle.qualified(name)} VALUES {rows}")
+    j, k = _twins(oracle, "mse", columns, rows, props)
     view = f"mse_source_{case}"
     spark.sql(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {select} FROM VALUES {source_rows} AS {alias}")
     versions = {name: len(catalog.load_table(name).metadata.metadata_log()) for name in (j, k)}
@@ -136,17 +142,12 @@ def test_merge_with_schema_evolution_as_java(
 def test_merge_of_a_struct_with_fewer_fields_is_refused_as_java(
     spark: Any, oracle: Oracle, catalog: Any, way: str, evolution: bool
 ) -> None:
-
-    j, k = new_table_name("msf_j"), new_table_name("msf_k")
-    for name in (j, k):
-        oracle.sql(
-            f"CREATE TABLE {oracle.qualified(name)} (id INT, s STRUCT<c1: INT, c2: STRING, c3: INT>) "
-            "USING iceberg"
-        )
-        oracle.sql(
-            f"INSERT INTO {oracle.qualified(name)} VALUES (1, named_struct('c1', 10, 'c2', 'a', 'c3', 7)), "
-            "(2, named_struct('c1', 20, 'c2', 'b', 'c3', 8))"
-        )
+    j, k = _twins(
+        oracle,
+        "msf",
+        "id INT, s STRUCT<c1: INT, c2: STRING, c3: INT>",
+        "(1, named_struct('c1', 10, 'c2', 'a', 'c3', 7)), (2, named_struct('c1', 20, 'c2', 'b', 'c3', 8))",
+    )
     view = "msf_source"
     spark.sql(
         f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT id, s FROM VALUES "
@@ -209,10 +210,7 @@ def test_merge_of_a_struct_with_fewer_fields_under_nested_coercion_as_java(
 ) -> None:
     from icefloe.spark._merge_coercion import COERCION_CONF
 
-    j, k = new_table_name("mnc_j"), new_table_name("mnc_k")
-    for name in (j, k):
-        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({_COERCED_TABLE}) USING iceberg")
-        oracle.sql(f"INSERT INTO {oracle.qualified(name)} VALUES {_COERCED_ROWS}")
+    j, k = _twins(oracle, "mnc", _COERCED_TABLE, _COERCED_ROWS)
     view = "mnc_source"
     spark.sql(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT id, s FROM VALUES {_COERCED_SOURCE} AS t(id, s)")
     evolve = "WITH SCHEMA EVOLUTION " if evolution else ""
