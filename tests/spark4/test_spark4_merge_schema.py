@@ -12,6 +12,7 @@ that turns the evolution off."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import icefloe.spark
@@ -162,6 +163,9 @@ def test_merge_of_a_struct_with_fewer_fields_is_refused_as_java(
         oracle.sql(statement.format(evolve=evolve, t=oracle.qualified(j), view=view))
     table = catalog.load_table(k)
     before = table.metadata_location
+    folder = Path(table.location().removeprefix("file:"))
+    files_before = sorted(p for p in folder.rglob("*") if p.is_file())
+    assert files_before, folder
     with pytest.raises(ValidationError, match=r"has no field (for )?'s\.c3'"):
         if way == "process":
             merger = table.merge(spark.table(view).toArrow(), "target.id = source.id", merge_schema=evolution)
@@ -177,6 +181,7 @@ def test_merge_of_a_struct_with_fewer_fields_is_refused_as_java(
             )
     # Nothing written by either: both twins as they were.
     assert catalog.load_table(k).metadata_location == before
+    assert sorted(p for p in folder.rglob("*") if p.is_file()) == files_before  # no file left behind
     assert sorted(map(tuple, oracle.df(k).collect()), key=repr) == sorted(
         map(tuple, oracle.df(j).collect()), key=repr
     )
