@@ -210,8 +210,8 @@ def test_unknown_table_is_named(tw: Twins, orders: dict[str, Any]) -> None:
         ("CREATE VIEW sqlq.db.v AS SELECT * FROM sqlq.db.orders", "CREATE VIEW"),
         ("SHOW CREATE TABLE sqlq.db.orders AS SERDE", "AS SERDE"),
         (
-            "UPDATE sqlq.db.orders o SET qty = (SELECT max(c.cust) FROM sqlq.db.customers c WHERE c.cust = o.cust)",
-            "SET with a correlated subquery",
+            "UPDATE sqlq.db.orders o SET cust = c.region FROM sqlq.db.customers c WHERE c.cust = o.cust",
+            r"UPDATE \.\.\. FROM",
         ),
     ],
 )
@@ -307,6 +307,25 @@ DML = [
         "UPDATE {t} SET amount = (SELECT max(amount) FROM sqlq.db.orders) + id WHERE id <= 2",
         "merge-on-read",
     ),
+    # SET values with correlated subqueries (reading the target's row by its alias), aggregated
+    # as both Spark lines take them: with a plain WHERE (icefloe's update over the aliased row),
+    # with a WHERE holding a subquery (the one-row MERGE, the target's row a struct), and over
+    # the target itself as it was before the statement
+    (
+        "UPDATE {t} AS u SET amount = (SELECT max(o.amount) FROM sqlq.db.orders o WHERE o.id = u.id) + u.id, "
+        "st.a = (SELECT count(*) FROM sqlq.db.customers c WHERE c.region = u.region) WHERE id <= 4",
+        "copy-on-write",
+    ),
+    (
+        "UPDATE {t} u SET region = (SELECT max(c.cust) FROM sqlq.db.customers c WHERE c.region = u.region) "
+        "WHERE EXISTS (SELECT 1 FROM sqlq.db.orders o WHERE o.id = u.id)",
+        "copy-on-write",
+    ),
+    pytest.param(
+        "UPDATE {t} AS u SET amount = (SELECT sum(x.amount) FROM {t} x WHERE x.region = u.region) WHERE amount > 1",
+        "copy-on-write",
+        marks=pytest.mark.one_spark_line,
+    ),
     pytest.param(
         "UPDATE {t} AS u SET amount = (SELECT sum(amount) FROM {t}), "
         "region = CASE WHEN id IN (SELECT max(id) FROM sqlq.db.orders WHERE upper(cust) IN ('C1', upper('c3'))) THEN 'y' ELSE 'z' END "
@@ -322,6 +341,73 @@ def test_dml(tw: Twins, orders: dict[str, Any], statement: str, mode: str) -> No
     name = _twin(tw, mode)
     tw.both(statement.format(t=f"{J}.{name}"))
     tw.assert_same_table(name)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        # one row a row or none: Spark 4 runs it, 3.5 refuses it (not aggregated)
+        "(SELECT c.region FROM sqlq.db.customers c WHERE c.cust = concat('c', CAST(u.id AS string)))",
+        # two customers in 'eu': Spark 4 fails the job (more than one row), 3.5 refuses it
+        "(SELECT c.cust FROM sqlq.db.customers c WHERE c.region = u.region)",
+    ],
+)
+def test_correlated_set_value_as_the_spark_line_takes_it(
+    tw: Twins, orders: dict[str, Any], value: str
+) -> None:
+    """A correlated scalar subquery that does not aggregate: icefloe runs or refuses it
+    exactly when Java does on the session's Spark line, and a refused or failed statement
+    leaves nothing in the table's folder."""
+    name = _twin(tw, "copy-on-write")
+    text = f"UPDATE {J}.{name} AS u SET region = {value} WHERE id > 1"
+    folder = tw.wh[K] / name.replace(".", "/")
+    before = sorted(folder.rglob("*"))
+    try:
+        tw.java(text).collect()
+    except Exception as java_error:
+        with pytest.raises(
+            Exception, match=r"MUST_AGGREGATE|SCALAR_SUBQUERY_TOO_MANY_ROWS|more than one row"
+        ):
+            tw.ice(text)
+        assert "MUST_AGGREGATE" in str(java_error) or "TOO_MANY_ROWS" in str(java_error), java_error
+        assert sorted(folder.rglob("*")) == before
+    else:
+        tw.ice(text)
+    tw.assert_same_table(name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a plain WHERE: icefloe's update over the aliased row
+        "UPDATE {t} AS u SET amount = (SELECT max(o.amount) FROM sqlq.db.orders o WHERE o.id = u.id) + u.id, "
+        "st.a = (SELECT count(*) FROM sqlq.db.customers c WHERE c.region = u.region) WHERE id <= 4",
+        # a WHERE with a subquery: the one-row MERGE, where the target's row is a struct
+        pytest.param(
+            "UPDATE {t} u SET region = (SELECT max(c.cust) FROM sqlq.db.customers c WHERE c.region = u.region) "
+            "WHERE EXISTS (SELECT 1 FROM sqlq.db.orders o WHERE o.id = u.id)",
+            marks=pytest.mark.one_spark_line,
+        ),
+    ],
+)
+def test_correlated_set_values_on_merge_on_read(tw: Twins, orders: dict[str, Any], text: str) -> None:
+    """Java's merge-on-read UPDATE refuses a correlated SET value on both Spark lines (its
+    plan puts the subquery in an Expand, where Spark does not take one); icefloe runs it,
+    writing position deletes, and its rows are those Java's copy-on-write UPDATE writes."""
+    name, reference = _twin(tw, "merge-on-read"), _twin(tw, "copy-on-write")
+    with pytest.raises(Exception, match="UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY"):
+        tw.java(text.format(t=f"{J}.{name}")).collect()
+    tw.java(text.format(t=f"{J}.{reference}")).collect()
+    tw.ice(text.format(t=f"{J}.{name}"))
+    assert_same_rows(
+        tw.ice(f"SELECT * FROM {J}.{name}"), tw.java(f"SELECT * FROM {J}.{reference}"), context="icefloe"
+    )
+    assert_same_rows(
+        tw.java(f"SELECT * FROM {K}.{name}"), tw.java(f"SELECT * FROM {J}.{reference}"), context="Java reads"
+    )
+    newest = f"SELECT summary FROM {K}.{name}.snapshots ORDER BY committed_at DESC LIMIT 1"
+    summary = tw.java(newest).first()[0]
+    assert int(summary["added-position-deletes"]) == 4, summary
 
 
 def test_insert_needs_every_column(tw: Twins) -> None:

@@ -115,6 +115,7 @@ def update(
     set: dict[str, str],
     snapshot_properties: dict[str, str] | None = None,
     branch: str | None = None,
+    alias: str | None = None,
 ) -> Snapshot | None:
     """Spark SQL's `UPDATE t SET ... WHERE condition`: `set` maps column names to Spark SQL
     expressions over the row (`{"amount": "amount * 2", "status": "'closed'"}`). A key may
@@ -128,7 +129,12 @@ def update(
     their files (in Spark tasks). ValidationError, before anything is written, for an unknown
     column or field, a field inside an array or map element, one field assigned twice or
     together with its struct (as Java's UPDATE refuses them), or a value of a type the column
-    or field cannot hold."""
+    or field cannot hold.
+
+    `alias` names the target's row in the values (`UPDATE t AS u`), which a value's subquery
+    needs to read it: `{"amount": "(SELECT max(o.amount) FROM orders o WHERE o.id = u.id)"}`
+    with `alias="u"` (a correlated subquery, run under the rules of the session's Spark line:
+    3.5 takes one that aggregates, 4.x also one that returns at most one row a row)."""
     from pyspark.sql import functions as F
 
     import icefloe.spark
@@ -157,7 +163,7 @@ def update(
     )
     types = {f.name: f.dataType for f in rows.schema.fields}
     values = NestedValues(assigned, F.expr)
-    probe = rows.select(
+    probe = (rows.alias(alias) if alias else rows).select(
         [F.expr(values.top.get(c, quoted(c))).alias(c) for c in columns]
         + values.probe_columns()
         + [F.col(c) for c in lineage]

@@ -392,27 +392,6 @@ def _dotted(parts: list[str]) -> exp.Expression:
     return node
 
 
-def _uncorrelated_set_subqueries(ctx: Context, tree: exp.Update, item: exp.Expression) -> None:
-    """A SET value's subqueries, their icefloe tables made icefloe reads of the tables as they
-    are before the statement (the target included), as Spark evaluates them. Each must stand
-    on its own: one that reads the target's row (correlated, which Spark 4.1 runs and 3.5
-    refuses unless aggregated) is a NotSupportedError, found by Spark's analysis of the
-    subquery alone, before anything is written."""
-    rewrite_tables(ctx, item, skip=tree.this)
-    # Inside a SET value a SELECT is a subquery (scalar, EXISTS or IN); the outermost ones
-    # are analysed on their own (a nested one may read its enclosing subquery's row).
-    for select in [s for s in item.find_all(exp.Select) if s.find_ancestor(exp.Select) is None]:
-        try:
-            _ = ctx.spark.sql(to_spark_sql(select)).schema  # analysis only
-        except Exception as e:
-            if "UNRESOLVED_COLUMN" in str(e) or "cannot be resolved" in str(e) or "cannot resolve" in str(e):
-                raise NotSupportedError(
-                    "UPDATE ... SET with a correlated subquery (one that reads the target's row): "
-                    "not supported by icefloe.spark.sql yet"
-                ) from e
-            raise
-
-
 def update(ctx: Context, tree: exp.Update) -> Any:
     from icefloe.spark.row_level import update as update_rows
 
@@ -424,22 +403,27 @@ def update(ctx: Context, tree: exp.Update) -> Any:
         raise NotSupportedError("UPDATE ... FROM: not supported by icefloe.spark.sql yet")
     table = ref.load()
     branch = _branch(ref, table, "UPDATE")
-    for item in tree.expressions:
-        if _has_subquery(item):
-            _uncorrelated_set_subqueries(ctx, tree, item)
+    # A SET value's subqueries read icefloe tables as they are before the statement (the
+    # target included), as Spark evaluates them; one may read the target's row (correlated),
+    # by the target's alias, under the session's Spark line's rules.
+    with_subqueries = [item for item in tree.expressions if _has_subquery(item)]
+    for item in with_subqueries:
+        rewrite_tables(ctx, item, skip=tree.this)
     where = _condition(ctx, tree, table, alias)
     for item in tree.expressions:
         _iceberg_functions(ctx, item, [(_target_frame(ctx, table), alias)])
     for item in tree.expressions:
         if where.exact is not None:  # `update`: set values are Spark SQL over the row, unqualified
             for column in item.expression.find_all(exp.Column):
-                if column.table and column.table.lower() == alias.lower():
+                inside_query = column.find_ancestor(exp.Select) is not None
+                if column.table and column.table.lower() == alias.lower() and not inside_query:
                     column.set("table", None)
         else:  # the one-row MERGE: over the joined row, where the target's row is a struct
             _qualify(item.expression, [(alias, _column_names(table))])
     assignments = _assignments(list(tree.expressions), table, alias, "UPDATE")
     if where.exact is not None:
-        update_rows(ctx.spark, table, where.exact, assignments, branch=branch)
+        row_alias = alias if with_subqueries else None
+        update_rows(ctx.spark, table, where.exact, assignments, branch=branch, alias=row_alias)
     else:
         _one_row_merge(ctx, table, alias, where, branch).when_matched_update(assignments).execute()
     return _done(ctx)
