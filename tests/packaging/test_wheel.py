@@ -270,10 +270,16 @@ if int(pyspark.__version__.split(".")[0]) >= 4:  # the data source, from the ins
     source = {"read_equal": source_equal, "filtered_after_append": after}
     table = catalog.load_table("db.events")
 in_process = table.scan().to_arrow()
-java = None
+java = describe = None
 if oracle_jar:
     row = spark.sql("SELECT count(*), sum(id), sum(amount) FROM java.db.events").collect()[0]
     java = [row[0], row[1], row[2]]
+    # DESCRIBE EXTENDED as Java's SparkTable gives it on this Spark line (the only PySpark 4.0
+    # session of make test): the rows of Java's and icefloe.spark.sql's, in order
+    text = "DESCRIBE TABLE EXTENDED java.db.events"
+    java_rows = [list(r) for r in spark.sql(text).collect()]
+    ice_rows = [list(r) for r in icefloe.spark.sql(spark, text, catalogs={"java": catalog}).collect()]
+    describe = {"equal": java_rows == ice_rows, "java": java_rows, "icefloe": ice_rows}
 runs = None
 if checkpoint:  # PySpark 4: the streaming triggers, on the same session
     runs = stream_runs(spark, warehouse, checkpoint)
@@ -281,6 +287,7 @@ print(json.dumps({
     "runs": runs,
     "source": source,
     "java": java,
+    "describe": describe,
     "in_process_amount": sum(in_process.column("amount").to_pylist()),
     "pyspark": pyspark.__version__,
     "icefloe": icefloe.__version__,
@@ -338,6 +345,9 @@ def test_installed_wheel_spark_smoke(
     if oracle_jar_for(line):
         assert got["java"] == [rows, sum(range(rows)), got["in_process_amount"]], got
         assert got["in_process_amount"] == sum(range(rows)) / 2, got
+        assert got["describe"]["equal"], got["describe"]
+        statistics = [r for r in got["describe"]["java"] if r[0] == "Statistics"]
+        assert len(statistics) == (1 if spark4 else 0), got["describe"]  # Spark 4 asks the scan
     else:
         assert got["java"] is None, got
 
