@@ -527,6 +527,37 @@ def _normal(tw: Twins, name: str, rows: list[Any]) -> list[tuple[Any, ...]]:
     return text_rows
 
 
+def _describe_column_statistics(tw: Twins) -> None:
+    """`DESCRIBE EXTENDED t c` after each twin computed its own NDV sketches of two columns:
+    Java's scan reports them only with the cost-based optimizer on and column stats reporting
+    not switched off, for the snapshot the statistics file describes; the same rows from both."""
+    table = tw.twin()
+    tw.both(f"CALL {J}.system.compute_table_stats(table => '{table}', columns => array('id', 'region'))")
+
+    def same(column: str) -> list[Any]:
+        statement = f"DESCRIBE TABLE EXTENDED {J}.{table} {column}"
+        java_rows = [tuple(r) for r in tw.java(statement).collect()]
+        assert [tuple(r) for r in tw.ice(statement).collect()] == java_rows, statement
+        return java_rows
+
+    conf = tw.spark.conf
+    conf.set("spark.sql.cbo.enabled", "true")
+    try:
+        assert ("distinct_count", "6") in same("id")
+        assert ("distinct_count", "3") in same("region")
+        assert len(same("REGION")) == 3  # Spark looks the statistics up by the name as spelled
+        assert len(same("amount")) == 3  # no sketch of it
+        conf.set("spark.sql.iceberg.report-column-stats", "false")
+        assert len(same("id")) == 3
+        conf.unset("spark.sql.iceberg.report-column-stats")
+        tw.setup(f"INSERT INTO {J}.{table} VALUES (7, 'eu', 7, null)")  # a snapshot without statistics
+        assert len(same("id")) == 3
+    finally:
+        conf.unset("spark.sql.cbo.enabled")
+        conf.unset("spark.sql.iceberg.report-column-stats")
+    assert len(same("region")) == 3  # the optimizer off (Spark's default)
+
+
 def test_describe_and_show(tw: Twins) -> None:
     name = tw.twin(
         columns="id bigint NOT NULL COMMENT 'key', region string NOT NULL, amount int, st struct<a: int, b: string>",
@@ -572,6 +603,7 @@ def test_describe_and_show(tw: Twins) -> None:
                 "0 bytes, 0 rows" if table == empty else "336 bytes, 6 rows",
                 None,
             ) in java_rows
+    _describe_column_statistics(tw)
     # A nested column, an unknown one and a PARTITION clause: refused by both, as Spark refuses them.
     for text, refusal in (
         ("DESCRIBE {t} st.a", "does not support nested column: st.a"),

@@ -317,8 +317,7 @@ def _describe_column(ctx: Context, table: Table, column: exp.Expression, extende
     Java's `SparkTable`: `col_name` as the statement spells it, `data_type` Spark's type,
     `comment` the column's doc or `NULL`. A nested path is refused as Spark refuses it, an
     unknown column as Spark's analyzer does. EXTENDED adds the column statistics Java's scan
-    reports, which exist only where the current snapshot has a statistics file (Puffin NDV
-    sketches): there icefloe refuses EXTENDED, elsewhere it is the same three rows."""
+    reports (`_column_statistics_rows`)."""
     from icefloe.spark._names import session_case_sensitive
     from icefloe.spark._nested_assign import table_spark_schema
 
@@ -337,19 +336,48 @@ def _describe_column(ctx: Context, table: Table, column: exp.Expression, extende
             f"cannot be resolved. Did you mean one of the following? [{names}]."
         )
     field = matches[0]
-    if extended and _has_current_statistics(table):
-        raise NotSupportedError(
-            f"DESCRIBE EXTENDED t {name} of a table with column statistics (Java reports its "
-            "Puffin estimates): not supported by icefloe.spark.sql yet"
-        )
     doc = next((f.doc for f in table.schema().fields if f.name == field.name), None)
     rows = [("col_name", name), ("data_type", field.dataType.simpleString()), ("comment", doc or "NULL")]
+    if extended:
+        rows += _column_statistics_rows(ctx, table, name)
     return ctx.spark.createDataFrame(rows, "info_name string, info_value string")
 
 
-def _has_current_statistics(table: Table) -> bool:
+def _column_statistics_rows(ctx: Context, table: Table, column: str) -> list[tuple[str, str]]:
+    """The rows Spark's `DescribeColumnExec` adds for the column statistics of Java's
+    `SparkScan.estimateStatistics`: reported only with `spark.sql.cbo.enabled` on and
+    `spark.sql.iceberg.report-column-stats` not off, from the first statistics file of the
+    current snapshot, one entry per blob keyed by the name of its first field id (a later
+    blob of the same column replacing an earlier one) and looked up by `column` as the
+    statement spells it, case and all (Spark's lookup); `distinct_count` is a theta sketch's
+    `ndv` property, every other statistic NULL. A column without a blob: no rows."""
+    conf = ctx.spark.conf
+    cbo = str(conf.get("spark.sql.cbo.enabled", "false")).strip().lower() == "true"
+    report = str(conf.get("spark.sql.iceberg.report-column-stats", "true")).strip().lower() == "true"
     current = table.metadata.current_snapshot_id
-    return current is not None and any(f.snapshot_id == current for f in table.statistics())
+    if not (cbo and report) or current is None:
+        return []
+    files = [f for f in table.statistics() if f.snapshot_id == current]
+    if not files:
+        return []
+    by_id = {f.field_id: f.name for f in table.schema().fields}
+    found, ndv = False, None
+    for blob in files[0].blob_metadata:
+        if not blob.fields or by_id.get(blob.fields[0]) != column:
+            continue
+        found, ndv = True, None
+        if blob.type == "apache-datasketches-theta-v1" and blob.properties.get("ndv"):
+            ndv = int(blob.properties["ndv"])
+    if not found:
+        return []
+    return [
+        ("min", "NULL"),
+        ("max", "NULL"),
+        ("num_nulls", "NULL"),
+        ("distinct_count", "NULL" if ndv is None else str(ndv)),
+        ("avg_col_len", "NULL"),
+        ("max_col_len", "NULL"),
+    ]
 
 
 def _row_lineage_columns(spark: Any, table: Table) -> bool:
