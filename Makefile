@@ -224,6 +224,8 @@ SOAK_KILL_RUNS ?= 20
 .PHONY: soak
 # The differential soak (tests/soak): SOAK_SEEDS random histories of SOAK_STEPS steps, drawn from
 # SOAK_BASE_SEED (printed; a failure names its seed: rerun with ICEFLOE_SOAK_SEEDS==<seed>).
+# PyIceberg, DuckDB and Sail read the icefloe twin and the shared table after every step
+# (make test's slice: after the last).
 SOAK_SEEDS ?= 12
 # A failing history is shrunk (at most this many reruns) and saved under soak-failures/; rerun
 # one with `make soak-history HISTORY=soak-failures/<file>.json`.
@@ -235,7 +237,7 @@ endif
 soak: release oracle servers venv4  ## the differential soak (SOAK_SEEDS histories of SOAK_STEPS steps, icefloe vs Iceberg Java), then the streaming sinks killed and restarted SOAK_KILL_RUNS (20) times, PySpark 3.5 and 4 (not in make test)
 	@echo "differential soak: $(SOAK_SEEDS) histories of $(SOAK_STEPS) steps from base seed $(SOAK_BASE_SEED)"
 	ICEFLOE_SOAK_SEEDS=$(SOAK_SEEDS) ICEFLOE_SOAK_STEPS=$(SOAK_STEPS) ICEFLOE_SOAK_BASE_SEED=$(SOAK_BASE_SEED) \
-		ICEFLOE_SOAK_SHRINK=$(SOAK_SHRINK_RUNS) ICEFLOE_SOAK_OUT=$(CURDIR)/soak-failures \
+		ICEFLOE_SOAK_SHRINK=$(SOAK_SHRINK_RUNS) ICEFLOE_SOAK_OUT=$(CURDIR)/soak-failures ICEFLOE_SOAK_READERS=each \
 		ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) -m pytest -q -n $(SOAK_WORKERS) tests/soak
 	ICEFLOE_KILL_RUNS=$(SOAK_KILL_RUNS) ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC \
 		$(VPY) -m pytest -q tests/streaming/test_streaming_sink_kill.py

@@ -8,7 +8,9 @@ after each step Java and icefloe read all three tables alike and the tables' met
 A failure names the seed and the step; rerun it with ICEFLOE_SOAK_SEEDS==<seed> (a bare
 number is a count of seeds). With ICEFLOE_SOAK_SHRINK=<runs> (`make soak` sets it) a failing
 history is first cut down to a shortest one that fails the same way (support.soak.shrink) and
-saved as JSON under ICEFLOE_SOAK_OUT; ICEFLOE_SOAK_HISTORY=<file> reruns it."""
+saved as JSON under ICEFLOE_SOAK_OUT; ICEFLOE_SOAK_HISTORY=<file> reruns it. PyIceberg, DuckDB
+and Sail read the icefloe twin and the shared table after the last step, or after every step
+with ICEFLOE_SOAK_READERS=each (`make soak`; `off` skips them: support.soak.readers)."""
 
 from __future__ import annotations
 

@@ -33,14 +33,18 @@ still there. After a killed append the Java twin and the shared table take the s
 exactly when the killed write committed, and after icefloe's orphan removal the killed
 writer's table holds exactly the files Java's metadata tables reference. After every step the
 three tables agree on their schema, partition spec, sort order and format version, on main's
-head operation for appends and rewrites, and on whether main holds data files.
+head operation for appends and rewrites, and on whether main holds data files. PyIceberg,
+DuckDB's `iceberg` extension and Sail read the icefloe twin and the shared table too, after
+the last step (`make soak`: after every step), and return Java's rows wherever they support
+the table's features (`readers`).
 
 The package's rooms: `values` (column kinds, edge values, literals), `history` (the
 generator), `engines` (each step by Java, icefloe and `icefloe.spark`), `targets` (the
 snapshots a rollback or a cherry-pick acts on, alike on the three tables), `files` (planted
 orphans, the files a table references), `kill` (the killed writer), `metadata` (what the
-tables' metadata must agree on), `runner` (a history on three tables, compared after every
-step), `shrink` (a failing history cut to a shortest one failing alike, saved as JSON).
+tables' metadata must agree on), `readers` (the other readers and what each supports),
+`runner` (a history on three tables, compared after every step), `shrink` (a failing history
+cut to a shortest one failing alike, saved as JSON).
 
 `make soak` runs many seeds with long histories, shrinking and saving any failure
 (`make soak-history HISTORY=<file>` reruns one); `make test` runs a fixed-seed slice.

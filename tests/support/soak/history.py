@@ -27,6 +27,9 @@ class TableState:
     counter: int = 0
     spec_fields: list[str] = field(default_factory=list)
     branch: bool = False  # the branch BRANCH exists
+    # The names of the columns at the branch's last append: Java binds a branch DELETE's filter
+    # to the branch head's schema and refuses a column it lacks (tests/soak/test_soak_findings.py)
+    branch_names: set[str] = field(default_factory=set)
     detached: bool = False  # a rollback left snapshots off main's lineage (cherry-pick sources)
     tags: int = 0
     queued: list[Step] = field(default_factory=list)  # steps that must come next
@@ -93,9 +96,9 @@ def _rows(
     return out
 
 
-def _predicate(rng: random.Random, state: TableState) -> str:
+def _predicate(rng: random.Random, state: TableState, among: set[str] | None = None) -> str:
     """A filter both engines parse alike: over `id` mostly, sometimes a null test or a
-    comparison on an int / long / string column."""
+    comparison on an int / long / string column (one named in `among`, when given)."""
     hi = max(state.next_id, 1)
     lo = rng.randrange(0, hi)
     choices = [
@@ -103,7 +106,11 @@ def _predicate(rng: random.Random, state: TableState) -> str:
         f"id < {rng.randrange(0, hi)}",
         f"id = {lo}",
     ]
-    others = [c for c in state.columns if c.name != "id" and c.kind in ("int", "long", "string")]
+    others = [
+        c
+        for c in state.columns
+        if c.name != "id" and c.kind in ("int", "long", "string") and (among is None or c.name in among)
+    ]
     if others and rng.random() < 0.4:
         c = rng.choice(others)
         if rng.random() < 0.3:
@@ -298,12 +305,13 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         state.columns.append(Column(name, k))
         return Step("add_column", {"name": name, "kind": k})
     if kind == "rename_column":
-        c = rng.choice([c for c in state.columns if c.name != "id"] or [None])  # type: ignore[list-item]
-        if c is None:
+        renamable: list[Column | None] = [c for c in state.columns if c.name != "id"]
+        renamed = rng.choice(renamable or [None])
+        if renamed is None:
             return Step("expire", {"retain_last": 2})
-        old = c.name
-        c.name = state.fresh_name("r_")
-        return Step("rename_column", {"old": old, "new": c.name})
+        old = renamed.name
+        renamed.name = state.fresh_name("r_")
+        return Step("rename_column", {"old": old, "new": renamed.name})
     if kind == "drop_column":
         droppable = [c for c in state.columns if c.name != "id" and not c.partition_source]
         if len(droppable) < 2:
@@ -342,13 +350,14 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         return Step("upgrade", {"version": 3})
     if kind == "branch_append":
         state.branch = True
+        state.branch_names = {c.name for c in state.columns}
         if rng.random() < 0.4:  # main has not moved on: the fast-forward lands
             state.queued.append(Step("fast_forward", {}))
         elif state.later.random() < 0.3:  # publish the branch's head (a fast-forward if main has not moved)
             state.queued.append(Step("cherrypick", {"pick": BRANCH}))
         return Step("branch_append", {"rows": _rows(rng, state, rng.randrange(1, 12))})
     if kind == "branch_delete" and state.branch:
-        return Step("branch_delete", {"where": _predicate(rng, state)})
+        return Step("branch_delete", {"where": _predicate(rng, state, state.branch_names)})
     if kind == "fast_forward" and state.branch:
         return Step("fast_forward", {})  # refused by both when main moved on since the branch forked
     if kind == "tag" and state.tags < 3:

@@ -9,6 +9,7 @@ from typing import Any
 
 from support.oracle import Oracle, assert_same_rows
 from support.session import new_table_name
+from support.soak import readers
 from support.soak.engines import Engines
 from support.soak.files import missing_files
 from support.soak.history import History, Step
@@ -37,12 +38,14 @@ def run_history(
         where = f"seed {history.seed}, step {i}: {step}"
         try:
             shared_engine = pick.choice(["java", "icefloe", "icefloe.spark"])
+            run_step, killed = step, ""
             if step.kind == "rollback":
                 engines.targets = heads.rollback_targets(catalog, step.args["depth"])
             elif step.kind == "cherrypick":
                 engines.targets = heads.cherrypick_targets(catalog, step.args["pick"])
+            if step.kind in ("rollback", "cherrypick") and not engines.targets:
+                run_step = Step("nothing", step.args, columns)  # no snapshot on main to act on
             errors: dict[tuple[str, str], str | None] = {}
-            run_step, killed = step, ""
             if step.kind == "killed_append":
                 # icefloe's writer killed on its twin; the Java twin and the shared table then take
                 # the same rows as a plain append exactly when the killed write committed
@@ -50,7 +53,7 @@ def run_history(
                 committed, killed = killed_append(catalog, ours_t, rows, tmp, step.args["delay"])
                 run_step = Step("append" if committed else "nothing", step.args, columns)
             for engine, name in (("java", java_t), ("icefloe", ours_t), (shared_engine, shared_t)):
-                if step.kind == "killed_append" and (name == ours_t or run_step.kind == "nothing"):
+                if run_step.kind == "nothing" or (step.kind == "killed_append" and name == ours_t):
                     errors[(engine, name)] = None
                     continue
                 try:
@@ -88,10 +91,12 @@ def run_history(
             compare_metadata(catalog, heads.names, step.kind, moved, where)
             if step.kind == "killed_append":
                 assert_no_leftovers(oracle, catalog, ours_t, where)
-            if java_err is None:
+            if java_err is None and run_step.kind != "nothing":
                 note = _check_step(oracle, catalog, engines, heads, step, where)
                 if note:
                     log.append(f"    {note}")
+            if readers.WHEN == "each" or (readers.WHEN == "end" and i == len(history.steps) - 1):
+                readers.check(catalog, [ours_t, shared_t], expected, where, log)
             heads.record(catalog, step.kind)
         except AssertionError as e:  # the step's place, for the shrinker (support.soak.shrink)
             raise StepFailed(str(e), i, step.kind, where) from e

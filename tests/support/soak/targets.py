@@ -36,8 +36,11 @@ class StepHeads:
     def rollback_targets(self, catalog: Any, depth: int) -> dict[str, int]:
         """Main as it was `depth` steps ago, or the state nearest to that (before it, else
         after it) which is still an older ancestor of main in every table; main's head itself
-        (a rollback to the current snapshot, which changes nothing) when there is none."""
+        (a rollback to the current snapshot, which changes nothing) when there is none; no
+        target ({}) while a table has no snapshot on main."""
         lineages = {n: _ancestors(catalog.load_table(n)) for n in self.names}
+        if not all(lineages.values()):
+            return {}
         cut = max(len(self.main) - depth, 0)
         for heads in list(reversed(self.main[:cut])) + self.main[cut:]:
             if all(heads[n] is not None and heads[n] in lineages[n][1:] for n in self.names):
@@ -48,7 +51,8 @@ class StepHeads:
         """For `pick` == BRANCH, the branch's head after its newest append; else main's head
         after the newest step that committed in every table; in both cases the newest one that
         every table still has and none has on main's lineage. Main's head when there is none:
-        both engines must refuse it (an ancestor of main)."""
+        both engines must refuse it (an ancestor of main); no target ({}) when there is none
+        and a table has no snapshot on main."""
         tables = {n: catalog.load_table(n) for n in self.names}
         lineages = {n: _ancestors(t) for n, t in tables.items()}
         if pick == BRANCH:
@@ -67,6 +71,8 @@ class StepHeads:
                 for n in self.names
             ):
                 return {n: int(heads[n]) for n in self.names}  # type: ignore[arg-type]
+        if not all(lineages.values()):
+            return {}
         return {n: lineages[n][0] for n in self.names}
 
 

@@ -109,12 +109,12 @@ def draw_value(rng: random.Random, kind: str, truncated: bool = False) -> Any:
             else dt.date(2020, 1, 1) + dt.timedelta(days=rng.randrange(-800, 800))
         )
     if kind in ("ts", "ts_ntz"):
-        v = (
+        instant: dt.datetime = (
             rng.choice(INSTANTS)
             if rng.random() < 0.5
             else dt.datetime(2024, 1, 1) + dt.timedelta(seconds=rng.randrange(-(10**8), 10**8))
         )
-        return v.replace(tzinfo=UTC) if kind == "ts" else v
+        return instant.replace(tzinfo=UTC) if kind == "ts" else instant
     if kind == "bool":
         return rng.random() < 0.5
     if kind == "binary":
