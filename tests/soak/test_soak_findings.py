@@ -23,12 +23,15 @@ pytestmark = [pytest.mark.spark, pytest.mark.interop]
 def test_branch_delete_on_a_column_newer_than_the_branch_head(oracle: Oracle, catalog: Any) -> None:
     name = new_table_name("branch_new_col")
     q = oracle.qualified(name)
-    oracle.sql(f"CREATE TABLE {q} (id bigint, s string) USING iceberg TBLPROPERTIES ('format-version'='2')")
-    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
-    oracle.sql(f"ALTER TABLE {q} CREATE BRANCH audit")
-    oracle.sql(f"INSERT INTO {q}.branch_audit VALUES (3, 'c')")
-    oracle.sql(f"ALTER TABLE {q} ADD COLUMN n string")
-    oracle.sql(f"INSERT INTO {q} VALUES (4, 'd', 'x')")  # main moves on; the branch keeps its head
+    for statement in (
+        f"CREATE TABLE {q} (id bigint, s string) USING iceberg TBLPROPERTIES ('format-version'='2')",
+        f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')",
+        f"ALTER TABLE {q} CREATE BRANCH audit",
+        f"INSERT INTO {q}.branch_audit VALUES (3, 'c')",  # the branch's head: schema (id, s)
+        f"ALTER TABLE {q} ADD COLUMN n string",
+        f"INSERT INTO {q} VALUES (4, 'd', 'x')",  # main moves on; the branch keeps its head
+    ):
+        oracle.sql(statement)
 
     # Java's read of the branch has `n` (NULL in every row) and the filter matches them all
     matched = oracle.spark.sql(f"SELECT id FROM {q}.branch_audit WHERE n IS NULL").collect()
