@@ -463,8 +463,12 @@ class Table:
         branch: str | None = None,
     ) -> Snapshot | None:
         """Sets columns of the rows matching `condition`, as one snapshot: `set` maps column
-        names to literals or pyarrow compute expressions over the row
-        (`{"amount": pc.field("amount") * 2, "status": "closed"}`). `write.update.mode`:
+        names to literals or pyarrow compute expressions over the row as it was
+        (`{"amount": pc.field("amount") * 2, "status": "closed"}`). A key may also be a field
+        of a struct at any depth (`"s.a"`, "s.`x.y`"), as Spark's `UPDATE t SET s.a = ...`:
+        the struct's other fields keep their values and a NULL struct becomes a struct of
+        NULLs holding the field, as Java stores it; a field inside a list or map, one field
+        assigned twice, or a field with its struct are refused. `write.update.mode`:
         `copy-on-write` (default) rewrites the files; `merge-on-read` writes the new rows
         plus position deletes for the old ones. ValidationError (nothing written) for an
         unknown column or a value that does not fit its column's type."""

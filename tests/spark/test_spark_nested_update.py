@@ -89,6 +89,54 @@ def test_update_assigns_struct_fields_as_javas_update(
     assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe reads ({mode})")
 
 
+@pytest.mark.one_spark_line  # in process: no Spark of icefloe's in it
+@pytest.mark.parametrize("mode", MODES)
+def test_table_update_assigns_struct_fields_as_javas_update(oracle: Oracle, catalog: Any, mode: str) -> None:
+    """`Table.update` in process with struct-field keys (pyarrow values and expressions) against
+    Java's UPDATE with the same assignments: a field, a nested field, a field named with a
+    dot, values reading the old row (nested ones too), a struct value for a struct field, NULLs,
+    NULL structs becoming structs of NULLs. Before, every nested key was an unknown column.
+    What Java refuses is refused naming the path, and nothing is committed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    java, ours = _twins(oracle, "nested_upd_ip", mode)
+    updates = [
+        ("id < 3", "s.a = 5", {"s.a": 5}),
+        (
+            "id >= 2",
+            "s.n.x = CAST(id AS INT) * 10, s.b = s.n.y",
+            {"s.n.x": pc.field("id").cast(pa.int32()) * 10, "s.b": pc.field("s", "n", "y")},
+        ),
+        ("id = 1 OR id = 3", "p.`x.y` = -1", {"p.`x.y`": -1}),
+        (
+            "id = 4",
+            "s.n = named_struct('x', 1, 'y', 'r'), id = id + 100",
+            {"s.n": {"x": 1, "y": "r"}, "id": pc.field("id") + 100},
+        ),
+        ("id = 1", "s.a = NULL, s.n.y = NULL", {"s.a": None, "s.n.y": None}),
+    ]
+    for where, java_sets, sets in updates:
+        oracle.sql(f"UPDATE {oracle.qualified(java)} SET {java_sets} WHERE {where}")
+        catalog.load_table(ours).update(where, sets)
+    expected = oracle.df(java)
+    row2 = expected.where("id = 2").collect()[0]
+    assert row2["s"].asDict(recursive=True) == {"a": 5, "b": None, "n": {"x": 20, "y": None}}
+    assert_same_rows(oracle.df(ours), expected, context=f"Java reads ({mode})")
+    assert_same_rows(catalog.load_table(ours).scan().to_arrow(), expected, context=f"icefloe reads ({mode})")
+    table = catalog.load_table(ours)
+    before = table.current_snapshot()
+    for sets, refusal in (
+        ({"s.a": 1, "s": None}, "together with 's.a'"),
+        ({"arr.a": 1}, "not a struct"),
+        ({"s.zz": 1}, "no field named 'zz'"),
+        ({"s.a": "not a number"}, "'s.a'"),
+    ):
+        with pytest.raises(ValidationError, match=refusal):
+            table.update("id = 1", sets)
+    assert catalog.load_table(ours).current_snapshot() == before
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_merge_update_clauses_assign_struct_fields_as_javas_merge_into(
     spark: Any, oracle: Oracle, catalog: Any, mode: str

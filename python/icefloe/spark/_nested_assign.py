@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from icefloe._identifiers import display
+from icefloe._identifiers import multipart as _parts
 from icefloe.exceptions import ValidationError
 from icefloe.spark._names import quoted, session_case_sensitive
 from icefloe.spark._store_assign import check_assignable, stored
@@ -37,47 +39,6 @@ class Assignment:
     @property
     def name(self) -> str:
         return display(self.path)
-
-
-def display(path: tuple[str, ...]) -> str:
-    """A path as Spark spells it, parts holding a dot or a backtick quoted."""
-    return ".".join(quoted(p) if ("." in p or "`" in p) else p for p in path)
-
-
-def _parts(key: str) -> list[str] | None:
-    """A dotted key as Spark's multi-part identifier (backticks quote a part, `` is a
-    backtick inside one); None when it is not one."""
-    parts: list[str] = []
-    i, n = 0, len(key)
-    while True:
-        if i < n and key[i] == "`":
-            part, i = [], i + 1
-            while True:
-                if i >= n:
-                    return None
-                if key[i] == "`":
-                    if i + 1 < n and key[i + 1] == "`":
-                        part.append("`")
-                        i += 2
-                        continue
-                    i += 1
-                    break
-                part.append(key[i])
-                i += 1
-            parts.append("".join(part))
-        else:
-            j = key.find(".", i)
-            j = n if j < 0 else j
-            part_text = key[i:j].strip()
-            if not part_text or "`" in part_text:
-                return None
-            parts.append(part_text)
-            i = j
-        if i == n:
-            return parts
-        if key[i] != ".":
-            return None
-        i += 1
 
 
 def table_spark_schema(table: Table) -> Any:

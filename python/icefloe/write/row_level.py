@@ -191,42 +191,124 @@ def _read_schema_json(table: Table) -> str:
     return json.dumps(schema)
 
 
+def _resolve_keys(target: pa.Schema, assignments: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
+    """The assignments by path (top-level column first): a key that is a column's name is that
+    column; otherwise a dotted path of struct fields (`"s.a"`, "s.`x.y`"), as Spark's UPDATE
+    resolves `SET s.a = ...`. ValidationError (naming the key) for a path that is no field, a
+    field inside a list or map, one field assigned twice, or a field assigned together with
+    a struct holding it (as Java refuses them)."""
+    from icefloe._identifiers import display, multipart
+
+    names = set(target.names)
+    out: dict[tuple[str, ...], Any] = {}
+    for key, value in assignments.items():
+        key = str(key)
+        if key in names:
+            path: tuple[str, ...] = (key,)
+        else:
+            parts = multipart(key)
+            if parts is None or len(parts) < 2 or parts[0] not in names:
+                raise ValidationError(
+                    f"cannot update column {key!r}: the table has no such column ({sorted(names)})"
+                )
+            t: pa.DataType = target.field(parts[0]).type
+            for depth, part in enumerate(parts[1:], start=1):
+                if not pa.types.is_struct(t):
+                    raise ValidationError(
+                        f"cannot update {key!r}: {display(parts[:depth])!r} is {t}, not a struct (a field "
+                        "inside a list or map element cannot be assigned, as in Spark's UPDATE; assign "
+                        "the whole column)"
+                    )
+                inner = [t.field(i).name for i in range(t.num_fields)]
+                if part not in inner:
+                    raise ValidationError(
+                        f"cannot update {key!r}: the struct {display(parts[:depth])!r} has no field "
+                        f"named {part!r} ({inner})"
+                    )
+                t = t.field(inner.index(part)).type
+            path = tuple(parts)
+        if path in out:
+            raise ValidationError(f"cannot update {display(path)!r} twice in one update")
+        out[path] = value
+    for path in out:
+        for other in out:
+            if other != path and other[: len(path)] == path:
+                raise ValidationError(
+                    f"cannot update {display(path)!r} together with {display(other)!r}, a field inside it"
+                )
+    return out
+
+
+def _rebuilt(
+    old: pa.Array, field: pa.Field, path: tuple[str, ...], values: dict[tuple[str, ...], pa.Array]
+) -> pa.Array:
+    """`old` (the struct column or field at `path`) with its assigned fields (at any depth) set
+    from `values` and its other fields kept; a NULL struct becomes a struct of NULLs holding
+    the assigned fields, as Java's UPDATE stores it."""
+    t = field.type
+    children = []
+    for i in range(t.num_fields):
+        child_field = t.field(i)
+        child_path = (*path, child_field.name)
+        if child_path in values:
+            child = _fitted(values[child_path], child_field, child_path)
+        else:
+            kept = pc.struct_field(old, [i])  # NULL where the struct is NULL
+            if any(p[: len(child_path)] == child_path for p in values):
+                child = _rebuilt(kept, child_field, child_path, values)
+            else:
+                child = kept
+        children.append(child)
+    return pa.StructArray.from_arrays(children, fields=[t.field(i) for i in range(t.num_fields)])
+
+
+def _fitted(value: pa.Array, field: pa.Field, path: tuple[str, ...]) -> pa.Array:
+    """`value` cast to the type of the column or field at `path`, refusing a value that does
+    not fit and a NULL for a required one."""
+    from icefloe._identifiers import display
+
+    if not value.type.equals(field.type):
+        try:
+            value = value.cast(field.type, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise ValidationError(
+                f"cannot set column {display(path)!r} of type {field.type} to a value of type "
+                f"{value.type}: {e}"
+            ) from e
+    if not field.nullable and value.null_count:
+        raise ValidationError(f"cannot set required column {display(path)!r} to null")
+    return value
+
+
 def _apply_set(table: Table, rows: pa.Table, assignments: Mapping[str, Any]) -> pa.Table:
     """`rows` (the table's columns) with the assignments applied: each value a literal or a
-    pyarrow compute expression over the row's columns. Errors name the column."""
+    pyarrow compute expression over the row's columns (every value reads the row as it was),
+    each key a column or a field of a struct (`_resolve_keys`). Errors name the column."""
     target = table.schema().as_arrow()
-    names = set(target.names)
-    for name in assignments:
-        if name not in names:
-            raise ValidationError(
-                f"cannot update column {name!r}: the table has no such column ({sorted(names)})"
-            )
-    if not assignments or rows.num_rows == 0:
+    by_path = _resolve_keys(target, assignments)
+    if not by_path or rows.num_rows == 0:
         return rows.select(target.names)
     import pyarrow.dataset as ds
 
     base = rows.select(target.names)
-    columns: dict[str, Any] = {}
-    for f in target:
-        value = assignments.get(f.name, pc.field(f.name))
-        expr = value if isinstance(value, pc.Expression) else pc.scalar(value)
-        columns[f.name] = expr
+    columns: dict[str, Any] = {f.name: pc.field(f.name) for f in target}
+    slots: dict[tuple[str, ...], str] = {}
+    for i, (path, value) in enumerate(by_path.items()):
+        slots[path] = f"__icefloe_value_{i}"
+        columns[slots[path]] = value if isinstance(value, pc.Expression) else pc.scalar(value)
     try:
-        updated = ds.dataset(base).to_table(columns=columns)
+        evaluated = ds.dataset(base).to_table(columns=columns)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise ValidationError(f"cannot evaluate the update's set expressions: {e}") from e
+    values = {path: evaluated.column(slot).combine_chunks() for path, slot in slots.items()}
     out = []
     for f in target:
-        col = updated.column(f.name)
-        if not col.type.equals(f.type):
-            try:
-                col = col.cast(f.type, safe=True)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-                raise ValidationError(
-                    f"cannot set column {f.name!r} of type {f.type} to a value of type {col.type}: {e}"
-                ) from e
-        if not f.nullable and col.null_count:
-            raise ValidationError(f"cannot set required column {f.name!r} to null")
+        if (f.name,) in values:
+            col = _fitted(values[(f.name,)], f, (f.name,))
+        elif any(p[0] == f.name for p in values):
+            col = _rebuilt(evaluated.column(f.name).combine_chunks(), f, (f.name,), values)
+        else:
+            col = evaluated.column(f.name)
         out.append(col)
     return pa.Table.from_arrays(out, schema=target)
 
