@@ -36,6 +36,9 @@ class TableState:
     later: random.Random = field(default_factory=lambda: random.Random(0))  # draws LATER_WEIGHTS' steps
     kills: random.Random = field(default_factory=lambda: random.Random(0))  # draws the killed writes
     nested: random.Random = field(default_factory=lambda: random.Random(0))  # draws the nested columns
+    # draws which updates assign a struct's field instead (a stream of their own: histories
+    # drawn before keep their steps)
+    field_updates: random.Random = field(default_factory=lambda: random.Random(0))
     killed: int = 0  # killed writes drawn so far
 
     def snapshot(self) -> list[Column]:
@@ -134,6 +137,7 @@ def generate(seed: int, steps: int) -> History:
     state.later = random.Random(seed ^ 0x1A7E5)
     state.kills = random.Random(seed ^ 0x6B111)
     state.nested = random.Random(seed ^ 0x4E57)
+    state.field_updates = random.Random(seed ^ 0xF1E1D)
     partition: list[tuple[str, str, str]] = []
     candidates = [c for c in columns if c.kind in TRANSFORMS or c.name == "id"]
     for c in rng.sample(candidates, min(len(candidates), rng.randrange(0, 3))):
@@ -270,15 +274,19 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         if not targets:
             return Step("delete", {"where": _predicate(rng, state)})
         c = rng.choice(targets)
-        return Step(
-            "update",
-            {
-                "where": _predicate(rng, state),
-                "column": c.name,
-                "value": draw_value(rng, c.kind, c.truncate_source),
-                "kind": c.kind,
-            },
-        )
+        args = {
+            "where": _predicate(rng, state),
+            "column": c.name,
+            "value": draw_value(rng, c.kind, c.truncate_source),
+            "kind": c.kind,
+        }
+        structs = [s for s in state.columns if s.kind == "struct"]
+        if structs and state.field_updates.random() < 0.5:  # `SET s.a = ...`: a field of a struct
+            s = state.field_updates.choice(structs)
+            name, kind = state.field_updates.choice([("a", "int"), ("b", "string")])
+            value = draw_value(state.field_updates, kind)
+            args.update({"column": f"{s.name}.{name}", "value": value, "kind": kind})
+        return Step("update", args)
     if kind == "merge":
         existing = rng.sample(range(state.next_id), min(state.next_id, rng.randrange(0, 8)))
         new = list(range(state.next_id, state.next_id + rng.randrange(0, 6)))
