@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from icefloe import _native
-from icefloe.exceptions import NotSupportedError, ValidationError
+from icefloe.exceptions import ValidationError
 from support.oracle import Oracle
 from support.session import new_table_name
 
@@ -228,12 +228,17 @@ def test_the_procedure_through_icefloe_spark_sql(oracle: Oracle, catalog: Any, s
     listed = catalog.load_table(name).statistics()
     assert [f.statistics_path for f in listed] == [row["statistics_file"]]
     assert len(listed[0].blob_metadata) == 2
-    # DESCRIBE EXTENDED of a column with statistics: Java reports the Puffin estimates; icefloe
-    # refuses rather than answer without them. Plain DESCRIBE answers.
-    with pytest.raises(NotSupportedError, match="Puffin estimates"):
-        icefloe.spark.sql(spark, f"DESCRIBE EXTENDED ice.{name} id", catalogs={"ice": catalog})
+    # DESCRIBE EXTENDED of a column with statistics: the sketch's estimate where Java's scan
+    # reports it (the cost-based optimizer on; twin-tested in test_spark_sql_ddl.py)
     plain = icefloe.spark.sql(spark, f"DESCRIBE ice.{name} id", catalogs={"ice": catalog}).collect()
     assert [tuple(r) for r in plain][:2] == [("col_name", "id"), ("data_type", "bigint")]
+    spark.conf.set("spark.sql.cbo.enabled", "true")
+    try:
+        described = icefloe.spark.sql(spark, f"DESCRIBE EXTENDED ice.{name} id", catalogs={"ice": catalog})
+        ndv = next(b.properties["ndv"] for b in listed[0].blob_metadata if b.fields == (1,))
+        assert ("distinct_count", ndv) in [tuple(r) for r in described.collect()]
+    finally:
+        spark.conf.unset("spark.sql.cbo.enabled")
 
 
 def _sketch_bytes(path: str) -> dict[int, tuple[bytes, float]]:
