@@ -51,3 +51,35 @@ def test_branch_delete_on_a_column_newer_than_the_branch_head(oracle: Oracle, ca
     oracle.sql(f"INSERT INTO {q}.branch_audit VALUES (5, 'e', null)")
     catalog.load_table(name).delete("n = 'x'", branch="audit")
     assert oracle.spark.sql(f"SELECT id FROM {q} VERSION AS OF 'audit'").first()[0] == 5
+
+
+def test_position_delete_rewrite_after_partition_evolution(oracle: Oracle, catalog: Any) -> None:
+    """Java's `rewrite_position_delete_files` groups delete files by their partition coerced to
+    all specs' union, so the deletes of an unpartitioned spec and those of a later
+    `bucket(4, n)` spec whose `n` is NULL share a group, which its rewriter then refuses
+    ("expected to have same spec id, but got 0,1"; seed 219273507, 2026-12-07). The files are a
+    valid table: icefloe rewrites them, and Java reads the same rows before and after."""
+    name = new_table_name("pos_rewrite_specs")
+    q = oracle.qualified(name)
+    for statement in (
+        f"CREATE TABLE {q} (id bigint, c string) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        "'write.update.mode'='merge-on-read', 'write.delete.mode'='merge-on-read')",
+        f"INSERT INTO {q} VALUES (0, 'a'), (1, 'b'), (2, 'c')",
+        f"ALTER TABLE {q} ADD COLUMN n int",
+        f"ALTER TABLE {q} ADD PARTITION FIELD bucket(4, n)",
+        f"UPDATE {q} SET c = 'x' WHERE id < 24",  # deletes of spec 0, new rows under spec 1
+        f"UPDATE {q} SET c = NULL WHERE n IS NULL",  # deletes of both specs
+    ):
+        oracle.sql(statement)
+    before = sorted(tuple(r) for r in oracle.spark.sql(f"SELECT * FROM {q}").collect())
+    assert before == [(0, None, None), (1, None, None), (2, None, None)]
+    with pytest.raises(Exception, match="expected to have same spec id"):
+        oracle.sql(
+            f"CALL {oracle.catalog}.system.rewrite_position_delete_files(table => '{name}', "
+            "options => map('rewrite-all', 'true'))"
+        )
+    catalog.load_table(name).maintenance.rewrite_position_delete_files(rewrite_all=True)
+    after = oracle.spark.sql(f"SELECT * FROM {q}").collect()
+    assert sorted(tuple(r) for r in after) == before
+    summary = catalog.load_table(name).current_snapshot().summary
+    assert summary.operation.value == "replace", summary

@@ -110,6 +110,25 @@ def test_mor_delete_of_whole_files_removes_them_and_no_match_commits_nothing(cat
     assert ids_of(t) == list(range(10))
 
 
+def test_mor_delete_of_files_proven_whole_by_column_stats_removes_them(cat: Catalog) -> None:
+    """Java removes the files a DELETE's filter covers whole when their partition *or their
+    column stats* prove it, for every file the filter may match (SparkTable's metadata-only
+    delete); icefloe's merge-on-read delete wrote a position delete for every row of them
+    instead (the differential soak, seed 429632993). Stats proving only some files keep the
+    row-level path."""
+    t = mor_table(cat, partitioned=True)
+    for lo in (0, 10, 20):  # three files of one partition: ids 0-9, 10-19, 20-29
+        t.append(rows(range(lo, lo + 10), "eu"))
+    snap = t.delete("id >= 10 and id < 30")
+    props = snap.summary.additional_properties
+    assert props["deleted-data-files"] == "2" and "added-delete-files" not in props, props
+    assert ids_of(t) == list(range(10))
+    snap = t.delete("id >= 5")  # the last file only partly: position deletes, its file kept
+    props = snap.summary.additional_properties
+    assert props["added-position-deletes"] == "5" and "deleted-data-files" not in props, props
+    assert ids_of(t) == list(range(5))
+
+
 def test_mor_delete_partition_granularity(cat: Catalog) -> None:
     t = mor_table(cat, partitioned=True, **{"write.delete.granularity": "partition"})
     t.append(rows(range(0, 10), "eu"))

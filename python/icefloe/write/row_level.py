@@ -132,12 +132,13 @@ def delete_merge_on_read(
     if isinstance(bound, AlwaysFalse) or md.current_snapshot_id is None:
         return table.current_snapshot()
     with write.aborting():
-        planned = list(table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files())
-        if planned and all(t.residual is None and not t.delete_files for t in planned):
-            # Every matching file matches whole (its partition proves it) and has no deletes:
-            # remove the files, as Java's metadata-only delete does.
-            write.removed_paths = [t.file_path for t in planned]
-        elif planned:
+        whole, partial = _native.plan_row_removal(md, bound.to_json())
+        if whole and not partial:
+            # Every file the filter may match is proven, by its partition or its column stats,
+            # to hold only matching rows: remove the files, as Java's metadata-only delete does
+            # (SparkTable.canDeleteUsingMetadata), rather than delete every row by position.
+            write.removed_paths = list(whole)
+        elif planned := list(table.scan(row_filter=bound, case_sensitive=case_sensitive).plan_files()):
             tasks = [t.to_json() for t in planned]
             write.referenced_paths = [t.file_path for t in planned]
             runner = run_tasks or _delete_tasks

@@ -19,6 +19,9 @@ from support.soak.shrink import StepFailed
 from support.soak.targets import StepHeads
 from support.soak.values import arrow_rows
 
+# Steps Java refuses wrongly, by the refusal's words (each pinned in tests/soak/test_soak_findings.py).
+JAVA_BUGS = {"rewrite_position_deletes": "expected to have same spec id"}
+
 
 def run_history(
     spark: Any, oracle: Oracle, catalog: Any, tmp: Path, history: History, log: list[str]
@@ -67,6 +70,14 @@ def run_history(
                 except Exception as e:  # a refusal by one engine must be one by the other
                     errors[(engine, name)] = f"{type(e).__name__}: {str(e)[:400]}"
             java_err, ours_err = errors[("java", java_t)], errors[("icefloe", ours_t)]
+            bug = JAVA_BUGS.get(step.kind)
+            if bug and java_err and bug in java_err and ours_err is None:
+                # Java is wrong here (tests/soak/test_soak_findings.py): icefloe's step stands,
+                # and so does the shared table's whichever engine ran it; the rows still agree
+                log.append(f"    Java's known bug ({bug}): its twin keeps its files, the rows agree")
+                java_err = None
+                if (err := errors[(shared_engine, shared_t)]) and bug in err:
+                    errors[(shared_engine, shared_t)] = None
             targets = f" [targets: {engines.targets}]" if step.kind in ("rollback", "cherrypick") else ""
             outcome = f"java: {java_err or 'ok'}; icefloe: {ours_err or 'ok'}"
             log.append(f"{where} [shared: {shared_engine}]{targets} {killed or outcome}")
