@@ -241,6 +241,16 @@ impl TableMetadata {
                         })?;
                     }
                 }
+                // Java's TableMetadata.Builder checks the default sort order too (a dropped
+                // sort column: "Cannot find source column for sort field")
+                if let Some(order) = self.sort_order_by_id(self.default_sort_order_id) {
+                    order.validate(&schema).map_err(|e| {
+                        validation(format!(
+                            "schema {id} does not fit the default sort order (cannot find source column for \
+                             sort field; replace the sort order first): {e}"
+                        ))
+                    })?;
+                }
             }
             MetadataUpdate::AddSpec { spec } => {
                 let id = self.add_spec(spec)?;

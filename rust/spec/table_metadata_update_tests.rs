@@ -123,6 +123,40 @@ fn added_spec_and_sort_order() {
 }
 
 #[test]
+fn a_schema_without_the_sort_orders_column_is_refused_as_java_refuses_it() {
+    // Java's TableMetadata.Builder: "Cannot find source column for sort field" when a column
+    // of the default sort order is dropped (the soak, seed 316909072); icefloe committed it,
+    // leaving a sort order over a missing column.
+    let sorted = apply(
+        &base(),
+        json!([{"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": [
+                   {"transform": "identity", "source-id": 2, "direction": "asc", "null-order": "nulls-last"}]}},
+               {"action": "set-default-sort-order", "sort-order-id": -1}]),
+    )
+    .unwrap();
+    let without_data = json!({"type": "struct", "schema-id": 1, "fields": [
+        {"id": 1, "name": "id", "required": true, "type": "long"}]});
+    let err = apply(
+        &sorted,
+        json!([{"action": "add-schema", "schema": without_data, "last-column-id": 2},
+               {"action": "set-current-schema", "schema-id": -1}]),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("sort field") && err.to_string().contains("source column id 2"),
+        "{err}"
+    );
+    // Unsorted again first, then the column can go.
+    let unsorted = apply(&sorted, json!([{"action": "set-default-sort-order", "sort-order-id": 0}])).unwrap();
+    apply(
+        &unsorted,
+        json!([{"action": "add-schema", "schema": without_data, "last-column-id": 2},
+               {"action": "set-current-schema", "schema-id": -1}]),
+    )
+    .unwrap();
+}
+
+#[test]
 fn moving_main_moves_the_current_snapshot_and_logs_it() {
     let md = base();
     let next = apply(
