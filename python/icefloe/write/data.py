@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Union
 
 import pyarrow as pa
@@ -30,3 +30,22 @@ def as_reader(df: object) -> pa.RecordBatchReader:
     raise ValidationError(
         f"expected a pyarrow.Table, RecordBatchReader or list of RecordBatch, found {type(df).__name__}"
     )
+
+
+def fitted(
+    col: pa.Array | pa.ChunkedArray, field: pa.Field, cast_error: Callable[[Exception], str], null_error: str
+) -> pa.Array | pa.ChunkedArray:
+    """`col` cast to `field`'s type (a column of nulls of no type becomes one of that type), or
+    a ValidationError with `cast_error(e)` when a value does not fit; `null_error` when the
+    field is required and `col` holds a null. Updates and MERGE store their values through it."""
+    if not col.type.equals(field.type):
+        if pa.types.is_null(col.type):
+            col = pa.nulls(len(col), field.type)
+        else:
+            try:
+                col = col.cast(field.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise ValidationError(cast_error(e)) from e
+    if not field.nullable and col.null_count:
+        raise ValidationError(null_error)
+    return col

@@ -37,7 +37,7 @@ from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.expressions import And, BooleanExpression
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
-from icefloe.write.data import as_reader
+from icefloe.write.data import as_reader, fitted
 from icefloe.write.merge_condition import (
     CONFLICT_KEYS_MAX,
     conflict_filter_json,
@@ -516,20 +516,11 @@ class TableMerger(MergeClauses):
         cols = []
         for f in target:
             col = out.column(f.name)
-            if not col.type.equals(f.type):
-                if pa.types.is_null(col.type):
-                    col = pa.nulls(len(col), f.type)
-                else:
-                    try:
-                        col = col.cast(f.type, safe=True)
-                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-                        raise ValidationError(
-                            f"cannot store a value of type {col.type} in column {f.name!r} "
-                            f"of type {f.type}: {e}"
-                        ) from e
-            if not f.nullable and col.null_count:
-                raise ValidationError(f"MERGE would store null in required column {f.name!r}")
-            cols.append(col)
+
+            def cast_error(e: Exception, col: Any = col, f: pa.Field = f) -> str:
+                return f"cannot store a value of type {col.type} in column {f.name!r} of type {f.type}: {e}"
+
+            cols.append(fitted(col, f, cast_error, f"MERGE would store null in required column {f.name!r}"))
         out = pa.Table.from_arrays(cols, schema=target)
         return self._with_lineage(out, rows if c.action == "update" else None)
 

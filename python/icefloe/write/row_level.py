@@ -36,7 +36,7 @@ from icefloe.exceptions import ValidationError
 from icefloe.expressions import AlwaysFalse, And, BooleanExpression, IsNull, Or, as_row_filter
 from icefloe.write import lineage as _lineage
 from icefloe.write import pending as _pending_write
-from icefloe.write.data import as_reader
+from icefloe.write.data import as_reader, fitted
 from icefloe.write.merge_condition import join_key, matching_keys
 from icefloe.write.row_delta import RowDeltaWrite, isolation_level, removal_key, write_mode
 
@@ -264,21 +264,16 @@ def _rebuilt(
 
 
 def _fitted(value: pa.Array, field: pa.Field, path: tuple[str, ...]) -> pa.Array:
-    """`value` cast to the type of the column or field at `path`, refusing a value that does
-    not fit and a NULL for a required one."""
+    """`value` stored in the column or field at `path` (`data.fitted`)."""
     from icefloe._identifiers import display
 
-    if not value.type.equals(field.type):
-        try:
-            value = value.cast(field.type, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise ValidationError(
-                f"cannot set column {display(path)!r} of type {field.type} to a value of type "
-                f"{value.type}: {e}"
-            ) from e
-    if not field.nullable and value.null_count:
-        raise ValidationError(f"cannot set required column {display(path)!r} to null")
-    return value
+    name = display(path)
+    return fitted(
+        value,
+        field,
+        lambda e: f"cannot set column {name!r} of type {field.type} to a value of type {value.type}: {e}",
+        f"cannot set required column {name!r} to null",
+    )
 
 
 def _apply_set(table: Table, rows: pa.Table, assignments: Mapping[str, Any]) -> pa.Table:
