@@ -46,7 +46,7 @@ os.environ.setdefault(
 
 # `support` (the tests' helper package) is importable: pyproject's pytest `pythonpath` holds tests/.
 from support.oracle import Oracle, oracle_session_conf
-from support.session import NAMESPACE, PYSPARK_MAJOR, extra_jars, new_table_name, oracle_jar
+from support.session import NAMESPACE, PYSPARK_MAJOR, extra_jars, local_fs_conf, new_table_name, oracle_jar
 
 # Fixtures several test files share, defined in the support package: Java's tables of every
 # type (support.java_tables) and the catalogs on the S3 server (support.s3_catalogs).
@@ -209,7 +209,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
     )
-    for key, value in oracle_session_conf(warehouse).items():
+    for key, value in {**oracle_session_conf(warehouse), **local_fs_conf()}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
