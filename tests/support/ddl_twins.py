@@ -23,7 +23,7 @@ import icefloe.spark
 import pytest
 
 from support.catalogs import java_catalog_conf, set_java_catalog
-from support.oracle import assert_same_rows
+from support.oracle import assert_same_rows, java_metadata
 
 # The default catalog names. Spark keeps a catalog once it has loaded it, so each test file
 # that makes twins in a session gives them names of its own.
@@ -69,14 +69,18 @@ class Twins:
             )
         return self._java[catalog]
 
+    def _identifier(self, ident: str) -> Any:
+        if "TableIdentifier" not in self._java:
+            # The class once: each `_jvm.a.b.c` walk is a py4j round trip and a class lookup a part.
+            self._java["TableIdentifier"] = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier
+        return self._java["TableIdentifier"].parse(ident)
+
     def java_table(self, catalog: str, ident: str) -> Any:
-        tid = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier.parse(ident)
-        return self._hadoop_catalog(catalog).loadTable(tid)
+        return self._hadoop_catalog(catalog).loadTable(self._identifier(ident))
 
     def exists(self, catalog: str, ident: str) -> bool:
         """Whether Java's catalog on the twin's warehouse has the table."""
-        tid = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier.parse(ident)
-        return bool(self._hadoop_catalog(catalog).tableExists(tid))
+        return bool(self._hadoop_catalog(catalog).tableExists(self._identifier(ident)))
 
     def twin(
         self,
@@ -96,34 +100,47 @@ class Twins:
         )
         return name
 
-    def refs(self, table: Any) -> dict[str, tuple[Any, ...]]:
-        """Refs by name: (type, position of the snapshot by sequence number, retention)."""
-        order = sorted((int(s.sequenceNumber()), int(s.snapshotId())) for s in table.snapshots())
+    @staticmethod
+    def refs(meta: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+        """Refs of a table's metadata (`java_metadata`) by name: (type, position of the snapshot
+        by sequence number, retention)."""
+        order = sorted((s.get("sequence-number", 0), s["snapshot-id"]) for s in meta.get("snapshots", []))
         position = {sid: i for i, (_seq, sid) in enumerate(order)}
-        out = {}
-        for name, ref in dict(table.refs()).items():
-            out[name] = (
-                str(ref.type()),
-                position.get(int(ref.snapshotId())),
-                ref.minSnapshotsToKeep(),
-                ref.maxSnapshotAgeMs(),
-                ref.maxRefAgeMs(),
+        return {
+            name: (
+                ref["type"],
+                position.get(ref["snapshot-id"]),
+                ref.get("min-snapshots-to-keep"),
+                ref.get("max-snapshot-age-ms"),
+                ref.get("max-ref-age-ms"),
             )
-        return out
+            for name, ref in meta.get("refs", {}).items()
+        }
 
     def assert_same_metadata(self, ident: str) -> None:
         java, ours = self.java_table(self.j, ident), self.java_table(self.k, ident)
         assert str(ours.schema().toString()) == str(java.schema().toString())
-        assert set(ours.schema().identifierFieldNames()) == set(java.schema().identifierFieldNames())
         assert str(ours.spec().toString()) == str(java.spec().toString())
         assert str(ours.sortOrder().toString()) == str(java.sortOrder().toString())
+        jm, om = java_metadata(java), java_metadata(ours)
+
+        def identifier_fields(meta: dict[str, Any]) -> set[int]:
+            (schema,) = [s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"]]
+            return set(schema.get("identifier-field-ids", []))
+
+        # Field ids: the schemas' text (ids included) is equal above.
+        assert identifier_fields(om) == identifier_fields(jm)
         skip = {"write.parquet.compression-codec"}
-        assert {k: v for k, v in dict(ours.properties()).items() if k not in skip} == {
-            k: v for k, v in dict(java.properties()).items() if k not in skip
+        assert {k: v for k, v in om.get("properties", {}).items() if k not in skip} == {
+            k: v for k, v in jm.get("properties", {}).items() if k not in skip
         }
-        assert ours.operations().current().formatVersion() == java.operations().current().formatVersion()
-        assert self.refs(ours) == self.refs(java)
-        assert [s.operation() for s in ours.snapshots()] == [s.operation() for s in java.snapshots()]
+        assert om["format-version"] == jm["format-version"]
+        assert self.refs(om) == self.refs(jm)
+
+        def operations(meta: dict[str, Any]) -> list[str]:
+            return [s.get("summary", {}).get("operation") for s in meta.get("snapshots", [])]
+
+        assert operations(om) == operations(jm)
 
     def assert_same_table(self, ident: str) -> None:
         java_rows = self.java(f"SELECT * FROM {self.j}.{ident}")

@@ -339,6 +339,21 @@ def _jiter(iterable: Any) -> Iterable[Any]:
         yield it.next()
 
 
+def java_metadata(table: Any) -> dict[str, Any]:
+    """The current metadata of Java's `table` (a py4j `org.apache.iceberg.Table` of the running
+    SparkContext's JVM) as Iceberg's own JSON, parsed: one round trip. Walking it call by call
+    costs one per value, and iterating a Java collection ends in an exception that PySpark
+    converts with ~13 class lookups (the twin tests' metadata checks spent most of their py4j
+    time there)."""
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    assert jvm is not None, "no SparkContext: Java's table lives in its JVM"
+    text = jvm.org.apache.iceberg.TableMetadataParser.toJson(table.operations().current())
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
 def java_plan(scan: Any) -> list[tuple[str, tuple[str, ...]]]:
     """(data file, its delete files sorted) of each task Java's `scan` (a py4j
     `org.apache.iceberg.TableScan` of the running SparkContext's JVM) plans.
