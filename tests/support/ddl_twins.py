@@ -23,7 +23,7 @@ import icefloe.spark
 import pytest
 
 from support.catalogs import java_catalog_conf, set_java_catalog
-from support.oracle import assert_same_rows, java_metadata
+from support.oracle import assert_same_rows, compared_properties, java_identifier, java_metadata
 
 # The default catalog names. Spark keeps a catalog once it has loaded it, so each test file
 # that makes twins in a session gives them names of its own.
@@ -69,18 +69,12 @@ class Twins:
             )
         return self._java[catalog]
 
-    def _identifier(self, ident: str) -> Any:
-        if "TableIdentifier" not in self._java:
-            # The class once: each `_jvm.a.b.c` walk is a py4j round trip and a class lookup a part.
-            self._java["TableIdentifier"] = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier
-        return self._java["TableIdentifier"].parse(ident)
-
     def java_table(self, catalog: str, ident: str) -> Any:
-        return self._hadoop_catalog(catalog).loadTable(self._identifier(ident))
+        return self._hadoop_catalog(catalog).loadTable(java_identifier(ident))
 
     def exists(self, catalog: str, ident: str) -> bool:
         """Whether Java's catalog on the twin's warehouse has the table."""
-        return bool(self._hadoop_catalog(catalog).tableExists(self._identifier(ident)))
+        return bool(self._hadoop_catalog(catalog).tableExists(java_identifier(ident)))
 
     def twin(
         self,
@@ -130,10 +124,7 @@ class Twins:
 
         # Field ids: the schemas' text (ids included) is equal above.
         assert identifier_fields(om) == identifier_fields(jm)
-        skip = {"write.parquet.compression-codec"}
-        assert {k: v for k, v in om.get("properties", {}).items() if k not in skip} == {
-            k: v for k, v in jm.get("properties", {}).items() if k not in skip
-        }
+        assert compared_properties(om) == compared_properties(jm)
         assert om["format-version"] == jm["format-version"]
         assert self.refs(om) == self.refs(jm)
 

@@ -354,6 +354,28 @@ def java_metadata(table: Any) -> dict[str, Any]:
     return parsed
 
 
+_JAVA_CLASSES: dict[str, Any] = {}
+
+
+def java_identifier(ident: str) -> Any:
+    """Java's `TableIdentifier` for `ident` (`db.t`). The class is looked up once: each
+    `_jvm.a.b.c` walk is a py4j round trip and a class lookup a part."""
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    assert jvm is not None, "no SparkContext: Java's classes live in its JVM"
+    if _JAVA_CLASSES.get("jvm") is not jvm:  # a new SparkContext: its own gateway
+        _JAVA_CLASSES.clear()
+        _JAVA_CLASSES.update(jvm=jvm, TableIdentifier=jvm.org.apache.iceberg.catalog.TableIdentifier)
+    return _JAVA_CLASSES["TableIdentifier"].parse(ident)
+
+
+def compared_properties(meta: dict[str, Any]) -> dict[str, str]:
+    """The properties of a table's metadata (`java_metadata`) that twin tables must share: all
+    but the Parquet codec, whose default the engines write differently."""
+    return {k: v for k, v in meta.get("properties", {}).items() if k != "write.parquet.compression-codec"}
+
+
 def java_plan(scan: Any) -> list[tuple[str, tuple[str, ...]]]:
     """(data file, its delete files sorted) of each task Java's `scan` (a py4j
     `org.apache.iceberg.TableScan` of the running SparkContext's JVM) plans.

@@ -12,7 +12,7 @@ import icefloe
 import icefloe.spark
 
 from support.catalogs import java_catalog_conf, set_java_catalog
-from support.oracle import assert_same_rows, java_metadata
+from support.oracle import assert_same_rows, compared_properties, java_identifier, java_metadata
 
 
 class SqlTwins:
@@ -63,10 +63,7 @@ class SqlTwins:
             self._java[catalog] = jvm.org.apache.iceberg.hadoop.HadoopCatalog(
                 conf, f"file://{self.wh[catalog]}"
             )
-        if "TableIdentifier" not in self._java:
-            # The class once: each `_jvm.a.b.c` walk is a py4j round trip and a class lookup a part.
-            self._java["TableIdentifier"] = self.spark._jvm.org.apache.iceberg.catalog.TableIdentifier
-        return self._java[catalog].loadTable(self._java["TableIdentifier"].parse(ident))
+        return self._java[catalog].loadTable(java_identifier(ident))
 
     def assert_same_table(self, ident: str, columns: str = "*") -> None:
         """`sqlj.<ident>` (Java's twin) and icefloe's twin hold the same rows, read by Java
@@ -85,10 +82,7 @@ class SqlTwins:
         assert str(ours.schema().toString()) == str(java.schema().toString())
         assert str(ours.spec().toString()) == str(java.spec().toString())
         jm, om = java_metadata(java), java_metadata(ours)
-        skip = {"write.parquet.compression-codec"}
-        java_props = {k: v for k, v in jm.get("properties", {}).items() if k not in skip}
-        our_props = {k: v for k, v in om.get("properties", {}).items() if k not in skip}
-        assert our_props == java_props
+        assert compared_properties(om) == compared_properties(jm)
         assert om["format-version"] == jm["format-version"]
 
 
