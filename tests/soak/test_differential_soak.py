@@ -15,34 +15,21 @@ with ICEFLOE_SOAK_READERS=each (`make soak`; `off` skips them: support.soak.read
 from __future__ import annotations
 
 import os
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.oracle import Oracle
-from support.soak import History, generate, run_history
+from support.soak import History, generate, run_history, seeds_from_env
 from support.soak.shrink import StepFailed, from_json, save, shrink
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
 
-def _seeds() -> list[int]:
-    """ICEFLOE_SOAK_SEEDS: a comma-separated list of seeds, or a count of seeds drawn from
-    ICEFLOE_SOAK_BASE_SEED (the same on every xdist worker, which must collect alike)."""
-    given = os.environ.get("ICEFLOE_SOAK_SEEDS", "")
-    if "," in given or given.startswith("="):
-        return [int(s) for s in given.strip("=").split(",") if s]
-    if given:
-        rng = random.Random(int(os.environ.get("ICEFLOE_SOAK_BASE_SEED", "0")))
-        return [rng.randrange(1 << 30) for _ in range(int(given))]
-    # Between them, at 18 steps, every kind of step but the v1 start, a sort compaction and a
-    # cherry-pick that re-applies (this slice's one fast-forwards); 160 adds a struct and a map
-    # column and kills two writers.
-    return [160, 3171]
-
-
-SEEDS = _seeds()
+# Between them, at 18 steps, every kind of step but the v1 start, a sort compaction and a
+# cherry-pick that re-applies (this slice's one fast-forwards); 160 adds a struct and a map
+# column and kills two writers.
+SEEDS = seeds_from_env([160, 3171])
 STEPS = int(os.environ.get("ICEFLOE_SOAK_STEPS", "18"))
 # ICEFLOE_SOAK_HISTORY: saved histories (comma-separated JSON files, as the shrinker writes
 # them) to run instead of the seeds.

@@ -50,7 +50,23 @@ cut to a shortest one failing alike, saved as JSON).
 (`make soak-history HISTORY=<file>` reruns one); `make test` runs a fixed-seed slice.
 """
 
+import os
+import random
+
 from support.soak.history import History, generate
 from support.soak.runner import run_history
 
-__all__ = ["History", "generate", "run_history"]
+__all__ = ["History", "generate", "run_history", "seeds_from_env"]
+
+
+def seeds_from_env(default: list[int]) -> list[int]:
+    """ICEFLOE_SOAK_SEEDS: a comma-separated list of seeds, or a count of seeds drawn from
+    ICEFLOE_SOAK_BASE_SEED (the same on every xdist worker, which must collect alike); else
+    `default` (the slice `make test` runs)."""
+    given = os.environ.get("ICEFLOE_SOAK_SEEDS", "")
+    if "," in given or given.startswith("="):
+        return [int(s) for s in given.strip("=").split(",") if s]
+    if given:
+        rng = random.Random(int(os.environ.get("ICEFLOE_SOAK_BASE_SEED", "0")))
+        return [rng.randrange(1 << 30) for _ in range(int(given))]
+    return default
