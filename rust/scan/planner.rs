@@ -14,7 +14,7 @@ use super::cache::ManifestCache;
 use super::delete_file_index::DeleteFileIndex;
 use super::filter::{AcceptAll, ScanFilterRef};
 use super::metrics::ScanMetrics;
-use super::pool::{default_threads, parallel_map};
+use super::pool::{default_threads, parallel_consume, parallel_map};
 use super::snapshot_select::{select, select_append_range, SnapshotSelection};
 use super::task::{DeleteFileRef, FileScanTask};
 use crate::error::{invalid_data, not_supported, Result};
@@ -238,8 +238,8 @@ fn plan_snapshot(
     let index = DeleteFileIndex::build(delete_files, &ctx.specs, metadata.current_schema())?;
 
     // 2. Data files -> tasks.
-    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, None, &stats));
-    collect_data(parts, &mut plan, &mut metrics)?;
+    let read = |m: &ManifestFile| read_data(&ctx, m, &index, None, &stats);
+    collect_data(&data, options.threads, read, &mut plan, &mut metrics)?;
     plan.metrics = metrics;
     Ok(plan)
 }
@@ -274,8 +274,8 @@ fn plan_appends(
     metrics.scanned_data_manifests = data.len() as u64;
     let index = DeleteFileIndex::default();
     let stats = ctx.data_stats([]);
-    let parts = parallel_map(&data, options.threads, |m| read_data(&ctx, m, &index, Some(&ids), &stats));
-    collect_data(parts, &mut plan, &mut metrics)?;
+    let read = |m: &ManifestFile| read_data(&ctx, m, &index, Some(&ids), &stats);
+    collect_data(&data, options.threads, read, &mut plan, &mut metrics)?;
     plan.metrics = metrics;
     Ok(plan)
 }
@@ -288,25 +288,41 @@ fn count_read(metrics: &mut ScanMetrics, from_cache: bool) {
     }
 }
 
-fn collect_data(parts: Vec<Result<Part>>, plan: &mut ScanPlan, metrics: &mut ScanMetrics) -> Result<()> {
-    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-    if parts.len() > 1 {
-        plan.tasks.reserve(parts.iter().map(|p| p.tasks.len()).sum());
+/// Plans the data manifests' tasks into `plan`, each manifest's part moved in (in manifest
+/// order) as soon as it is read: the parts are never all held beside the task list. The list
+/// is sized once by the manifests' live file counts (an upper bound; pages not filled are not
+/// touched) and shrunk when filters left most of it empty.
+fn collect_data(
+    data: &[&ManifestFile],
+    threads: usize,
+    read: impl Fn(&ManifestFile) -> Result<Part> + Sync,
+    plan: &mut ScanPlan,
+    metrics: &mut ScanMetrics,
+) -> Result<()> {
+    let live: i64 = data
+        .iter()
+        .map(|m| {
+            i64::from(m.added_files_count.unwrap_or(0).max(0))
+                + i64::from(m.existing_files_count.unwrap_or(0).max(0))
+        })
+        .sum();
+    plan.tasks.reserve(live.clamp(0, 1 << 26) as usize);
+    parallel_consume(data, threads, |m| read(m), |p| add_part(p?, plan, metrics))?;
+    if plan.tasks.len() < plan.tasks.capacity() / 2 {
+        plan.tasks.shrink_to_fit();
     }
-    for p in parts {
-        count_read(metrics, p.from_cache);
-        metrics.skipped_data_files += p.skipped;
-        for t in &p.tasks {
-            metrics.result_delete_files += t.deletes.len() as u64;
-            metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
-        }
-        metrics.result_data_files += p.tasks.len() as u64;
-        if plan.tasks.is_empty() && plan.tasks.capacity() < p.tasks.len() {
-            plan.tasks = p.tasks;
-        } else {
-            plan.tasks.extend(p.tasks);
-        }
+    Ok(())
+}
+
+fn add_part(p: Part, plan: &mut ScanPlan, metrics: &mut ScanMetrics) -> Result<()> {
+    count_read(metrics, p.from_cache);
+    metrics.skipped_data_files += p.skipped;
+    for t in &p.tasks {
+        metrics.result_delete_files += t.deletes.len() as u64;
+        metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
     }
+    metrics.result_data_files += p.tasks.len() as u64;
+    plan.tasks.extend(p.tasks);
     Ok(())
 }
 
