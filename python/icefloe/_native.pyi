@@ -52,6 +52,8 @@ class TableMetadata:
     def to_json(self) -> str: ...
     @property
     def metadata_location(self) -> str | None: ...
+    def at_location(self, location: str) -> TableMetadata:
+        """This metadata as the version a catalog just wrote (its `to_json()`) at `location`."""
     @property
     def format_version(self) -> int: ...
     @property
@@ -640,9 +642,10 @@ def partitions_matching(
     through the spec (inclusive, or strict) keeps it."""
 
 # ---- metadata tables (rust/python/inspect.rs) ----
-def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = None) -> pa.RecordBatch:
-    """The metadata table `name` (Java's names: snapshots, files, all_entries, ...) as one
-    batch with Iceberg Java's columns and types; `snapshot_id` (default: current) only for the
+def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = None) -> list[pa.RecordBatch]:
+    """The metadata table `name` (Java's names: snapshots, files, all_entries, ...) as record
+    batches with Iceberg Java's columns and types (at least one; one per manifest for the
+    tables of manifest entries); `snapshot_id` (default: current) only for the
     tables of one snapshot (ValidationError otherwise, or for an unknown name or snapshot)."""
 
 def metadata_table_names() -> list[str]:

@@ -38,8 +38,7 @@ class InspectTable:
         return self._from_manifests(name, snapshot_id)
 
     def _from_manifests(self, name: str, snapshot_id: int | None) -> pa.Table:
-        batch = _native.inspect_table(self._table.metadata, name, snapshot_id)
-        return pa.Table.from_batches([batch])
+        return pa.Table.from_batches(_native.inspect_table(self._table.metadata, name, snapshot_id))
 
     # -- metadata only --
     def snapshots(self) -> pa.Table:

@@ -18,6 +18,7 @@ use crate::manifest::{
     EMPTY_LOWER_BOUNDS, EMPTY_NAN_VALUE_COUNTS, EMPTY_NULL_VALUE_COUNTS, EMPTY_UPPER_BOUNDS,
     EMPTY_VALUE_COUNTS,
 };
+use crate::scan::{default_threads, parallel_map};
 use crate::spec::{Literal, PrimitiveType, Snapshot, StructType, TableMetadata, Type};
 
 /// Which manifests a file table reads.
@@ -280,13 +281,30 @@ pub(crate) fn read_entries(manifests: &[ManifestFile]) -> Result<Vec<ManifestEnt
     Ok(out)
 }
 
+/// Each manifest's rows as one batch, made on the worker that read the manifest (in manifest
+/// order): neither every entry nor every row of the table is held at once, only the batches.
+/// At least one batch (empty, for no manifest), so that the schema always travels.
+fn manifest_batches(
+    manifests: &[ManifestFile],
+    schema: &SchemaRef,
+    rows_of: impl Fn(Vec<ManifestEntry>) -> Result<Vec<Vec<Cell>>> + Sync,
+) -> Result<Vec<RecordBatch>> {
+    let read =
+        parallel_map(manifests, default_threads(), |m| batch(schema.clone(), rows_of(read_manifest(m)?)?));
+    let mut batches = read.into_iter().collect::<Result<Vec<_>>>()?;
+    if batches.is_empty() {
+        batches.push(RecordBatch::new_empty(schema.clone()));
+    }
+    Ok(batches)
+}
+
 /// `files` / `data_files` / `delete_files` at a snapshot (`Some`), or their `all_` variants
-/// over every reachable manifest (`None`): the live entries' files.
+/// over every reachable manifest (`None`): the live entries' files, one batch per manifest.
 pub fn files(
     md: &TableMetadata,
     snapshot: Option<Option<&Snapshot>>,
     content: FileContentFilter,
-) -> Result<RecordBatch> {
+) -> Result<Vec<RecordBatch>> {
     let ptype = table_partition_type(md)?;
     let cols = metric_columns(md);
     let mut fields = data_file_fields(&ptype)?;
@@ -294,21 +312,20 @@ pub fn files(
     let schema: SchemaRef = schema_ref(fields);
     let manifests: Vec<ManifestFile> =
         manifests_of(md, snapshot)?.into_iter().filter(|m| content.keeps(m)).collect();
-    let mut rows = Vec::new();
-    for e in read_entries(&manifests)? {
-        if !e.status.is_live() {
-            continue;
+    manifest_batches(&manifests, &schema, |entries| {
+        let mut rows = Vec::with_capacity(entries.len());
+        for e in entries.iter().filter(|e| e.status.is_live()) {
+            let mut row = data_file_cells(md, &ptype, &e.data_file)?;
+            row.push(readable_metrics(&cols, &e.data_file)?);
+            rows.push(row);
         }
-        let mut row = data_file_cells(md, &ptype, &e.data_file)?;
-        row.push(readable_metrics(&cols, &e.data_file)?);
-        rows.push(row);
-    }
-    batch(schema, rows)
+        Ok(rows)
+    })
 }
 
 /// `entries` at a snapshot (`Some`) or `all_entries` (`None`): every manifest entry, deleted
-/// ones included, with the inherited snapshot id and sequence numbers.
-pub fn entries(md: &TableMetadata, snapshot: Option<Option<&Snapshot>>) -> Result<RecordBatch> {
+/// ones included, with the inherited snapshot id and sequence numbers; one batch per manifest.
+pub fn entries(md: &TableMetadata, snapshot: Option<Option<&Snapshot>>) -> Result<Vec<RecordBatch>> {
     let ptype = table_partition_type(md)?;
     let cols = metric_columns(md);
     let schema = schema_ref(vec![
@@ -320,16 +337,18 @@ pub fn entries(md: &TableMetadata, snapshot: Option<Option<&Snapshot>>) -> Resul
         field("readable_metrics", readable_metrics_type(&cols)?, true),
     ]);
     let manifests = manifests_of(md, snapshot)?;
-    let mut rows = Vec::new();
-    for e in read_entries(&manifests)? {
-        rows.push(vec![
-            Cell::Int(e.status as i32),
-            Cell::opt_long(e.snapshot_id),
-            Cell::opt_long(e.sequence_number),
-            Cell::opt_long(e.file_sequence_number),
-            Cell::Struct(data_file_cells(md, &ptype, &e.data_file)?),
-            readable_metrics(&cols, &e.data_file)?,
-        ]);
-    }
-    batch(schema, rows)
+    manifest_batches(&manifests, &schema, |entries| {
+        let mut rows = Vec::with_capacity(entries.len());
+        for e in entries {
+            rows.push(vec![
+                Cell::Int(e.status as i32),
+                Cell::opt_long(e.snapshot_id),
+                Cell::opt_long(e.sequence_number),
+                Cell::opt_long(e.file_sequence_number),
+                Cell::Struct(data_file_cells(md, &ptype, &e.data_file)?),
+                readable_metrics(&cols, &e.data_file)?,
+            ]);
+        }
+        Ok(rows)
+    })
 }

@@ -122,7 +122,11 @@ impl MetadataTable {
 
 /// The metadata table `table` of the table `md`, at `snapshot_id` (default: current) for the
 /// tables of one snapshot. A snapshot id for a table that shows all snapshots is an error.
-pub fn inspect(md: &TableMetadata, table: MetadataTable, snapshot_id: Option<i64>) -> Result<RecordBatch> {
+pub fn inspect(
+    md: &TableMetadata,
+    table: MetadataTable,
+    snapshot_id: Option<i64>,
+) -> Result<Vec<RecordBatch>> {
     if snapshot_id.is_some() && !table.at_snapshot() {
         return Err(validation(format!(
             "the {} metadata table does not read one snapshot: do not give a snapshot id",
@@ -131,13 +135,14 @@ pub fn inspect(md: &TableMetadata, table: MetadataTable, snapshot_id: Option<i64
     }
     let snap = || crate::scan::select_snapshot(md, snapshot_id);
     use MetadataTable as T;
+    let one = |b: Result<RecordBatch>| b.map(|b| vec![b]);
     match table {
-        T::Snapshots => snapshots(md),
-        T::History => history(md),
-        T::Refs => refs(md),
-        T::MetadataLogEntries => metadata_log_entries(md),
-        T::Manifests => manifests(md, snap()?),
-        T::AllManifests => all_manifests(md),
+        T::Snapshots => one(snapshots(md)),
+        T::History => one(history(md)),
+        T::Refs => one(refs(md)),
+        T::MetadataLogEntries => one(metadata_log_entries(md)),
+        T::Manifests => one(manifests(md, snap()?)),
+        T::AllManifests => one(all_manifests(md)),
         T::Files => files(md, Some(snap()?), FileContentFilter::All),
         T::DataFiles => files(md, Some(snap()?), FileContentFilter::Data),
         T::DeleteFiles => files(md, Some(snap()?), FileContentFilter::Deletes),
@@ -146,8 +151,8 @@ pub fn inspect(md: &TableMetadata, table: MetadataTable, snapshot_id: Option<i64
         T::AllDeleteFiles => files(md, None, FileContentFilter::Deletes),
         T::Entries => entries(md, Some(snap()?)),
         T::AllEntries => entries(md, None),
-        T::Partitions => partitions(md, snap()?),
-        T::PositionDeletes => position_deletes(md, snap()?),
+        T::Partitions => one(partitions(md, snap()?)),
+        T::PositionDeletes => one(position_deletes(md, snap()?)),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Bindings of the metadata tables: `inspect_table(metadata, name, snapshot_id)` returns one
-//! Arrow record batch (Java's columns and types) through the C Data Interface.
+//! Bindings of the metadata tables: `inspect_table(metadata, name, snapshot_id)` returns Arrow
+//! record batches (Java's columns and types; at least one, one per manifest for the tables of
+//! manifest entries) through the C Data Interface.
 
 use arrow::pyarrow::PyArrowType;
 use arrow_array::RecordBatch;
@@ -18,11 +19,11 @@ fn inspect_table(
     metadata: &PyTableMetadata,
     name: &str,
     snapshot_id: Option<i64>,
-) -> PyResult<PyArrowType<RecordBatch>> {
+) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
     let table = MetadataTable::parse(name).py()?;
     let md = metadata.inner.clone();
-    let batch = py.detach(move || inspect(&md, table, snapshot_id)).py()?;
-    Ok(PyArrowType(batch))
+    let batches = py.detach(move || inspect(&md, table, snapshot_id)).py()?;
+    Ok(batches.into_iter().map(PyArrowType).collect())
 }
 
 /// The names of the metadata tables.

@@ -246,7 +246,7 @@ def _entries(md: _native.TableMetadata, snapshot_id: int) -> Iterator[tuple[Any,
     """Every manifest entry of the snapshot (deleted ones included): (status, snapshot id,
     content, file format, spec id, partition tuple of the table's partition type, record
     count, file size)."""
-    batch = _native.inspect_table(md, "entries", snapshot_id)
+    batch = pa.Table.from_batches(_native.inspect_table(md, "entries", snapshot_id))
     files = batch.column("data_file")
 
     def child(name: str) -> list[Any]:
