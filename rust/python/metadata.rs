@@ -81,6 +81,12 @@ impl PyTableMetadata {
         self.inner.metadata_location().map(str::to_string)
     }
 
+    /// This metadata as the version a catalog just wrote at `location` (its own JSON, so
+    /// nothing to parse back: a 10,000-snapshot table's metadata takes ~60 ms to parse).
+    fn at_location(&self, location: String) -> Self {
+        Self::new(self.inner.as_ref().clone().with_metadata_location(location))
+    }
+
     #[getter]
     fn format_version(&self) -> i32 {
         self.inner.format_version()

@@ -348,13 +348,15 @@ class FilesystemCatalog(Catalog):
     def _commit_table(self, base: CommitBase, new_metadata: _native.TableMetadata) -> _native.TableMetadata:
         parts = self._table_parts(base.identifier)
         meta_dir = self._metadata_dir(self._dir(parts))
-        if not self._is_table_dir(self._dir(parts)):
+        # The version committed on is still there (one request; listing the metadata folder,
+        # which holds every manifest and manifest list too, grew with the table's history).
+        there = _io.exists(base.metadata_location)
+        if not there and not self._is_table_dir(self._dir(parts)):
             raise NoSuchTableError(f"table {'.'.join(parts)} does not exist")
         base_version = self._version_of(base.metadata_location)
         text = new_metadata.to_json()
         name = self._swap_in(meta_dir, base_version + 1, text)
-        location = _io.join(self._location(parts), "metadata", name)
-        return _native.TableMetadata.from_json(text, location)
+        return new_metadata.at_location(_io.join(self._location(parts), "metadata", name))
 
     def __repr__(self) -> str:
         return f"FilesystemCatalog({self.name!r}, warehouse={self._warehouse!r})"

@@ -701,7 +701,10 @@ class SqlCatalog(Catalog):
             if isinstance(e, self._backend.errors):
                 raise IcefloeIOError(f"SQL catalog commit failed ({self._path}): {e}") from e
             raise
-        return [_native.TableMetadata.from_json(text, location) for _p, _b, location, text in written]
+        return [
+            new_metadata.at_location(location)
+            for (_base, new_metadata), (_p, _b, location, _t) in zip(changes, written)
+        ]
 
     def _landed(self, parts: Identifier, location: str) -> bool | None:
         """After a COMMIT that got no answer: whether the table's pointer moved to `location`
