@@ -24,7 +24,7 @@ SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test
 	tests/spark/test_spark_nested_assign.py tests/spark/test_spark_nested_update.py \
 	tests/spark/test_tpch_twins.py tests/spark/test_spark_parquet_path.py tests/spark/test_spark_parquet_s3a.py \
 	tests/spark/test_spark_sql_ddl.py tests/spark/test_spark_sql.py tests/spark/test_spark_sql_views.py \
-	tests/spark/test_spark_sql_functions.py tests/spark/test_spark_session_fs.py
+	tests/spark/test_spark_sql_functions.py tests/spark/test_spark_session_fs.py tests/soak/test_soak_faults.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \
@@ -68,7 +68,7 @@ $(UV):
 # Maven (the oracle's jars, about a dozen short runs): C1 and the serial collector, half its CPU.
 export MAVEN_OPTS ?= -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 
-.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-stats bench-zorder bench-bounds fuzz clean
+.PHONY: help venv venv4 test-spark4 bench-datasource bench-worker develop release demo test test-rust test-python servers oracle golden wheel lint fmt bench bench-read bench-read-large bench-write bench-delete bench-dv-delete bench-merge bench-upsert-read bench-s3 bench-s3-write bench-compact bench-expire bench-orphans bench-scale bench-stats bench-zorder bench-bounds fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -349,6 +349,9 @@ bench-metrics-eval:  ## criterion: InclusiveMetricsEvaluator over 100,000 DataFi
 bench-planning: release oracle  ## scan planning, 100,000 files: icefloe vs Iceberg Java planFiles vs PyIceberg (not in make test; ARGS="--files 1000000 --no-pyiceberg")
 	$(VPY) $(PIP_INSTALL) "pyiceberg>=0.9"
 	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/planning_bench.py $(ARGS)
+
+bench-scale: release oracle  ## issue 44 at scale: a 1,000,000-file and a 10,000-snapshot table, time and peak memory vs Iceberg Java, each run a fresh process (not in make test; ARGS="plan files")
+	ICEFLOE_ORACLE_JAR=$(CURDIR)/$(ORACLE_JAR) TZ=UTC $(VPY) benches/scale_bench.py $(ARGS)
 
 bench-read: release oracle  ## merge-on-read read benchmark vs Iceberg Java on Spark, PyIceberg, pyarrow (not in make test)
 	$(VPY) $(PIP_INSTALL) "pyiceberg>=0.9"

@@ -16,8 +16,9 @@ After every step, with the faults off:
 Every error names an object and shows no secret. Reads under the faults return the model's rows
 or raise such an error. At the end, icefloe's orphan removal leaves exactly the files Java's
 metadata tables reference (data and delete files, manifests, manifest lists, the metadata
-files of the log), none missing. `make test` runs two seeds (one per PySpark line);
-`SOAK_FAULT_SEEDS=<n> SOAK_FAULT_STEPS=<n>` runs more (`make soak` does).
+files of the log), none missing. `make test` runs seed 44 on the SQL catalog and 4407 on REST
+(one on each PySpark line); `make soak` its ICEFLOE_SOAK_SEEDS histories of
+ICEFLOE_SOAK_STEPS steps, each on both catalogs.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ ARROW = pa.schema(
 REGIONS = ("eu", "us", "ap")
 Row = tuple[int, str, str]
 Model = dict[int, Row]
-# `make test`: two seeds of 14 steps (one per PySpark line); `make soak`: its seeds and steps.
-SEEDS = seeds_from_env([44, 4407])
+# `make test`: seed 44 on the SQL catalog and 4407 on REST, 14 steps (one case per PySpark line);
+# `make soak`: its seeds and steps, each on both catalogs.
+SLICE = [(44, "sql"), (4407, "rest")]
+CASES = [(s, c) for s in seeds_from_env([]) for c in ("sql", "rest")] or SLICE
 STEPS = int(os.environ.get("ICEFLOE_SOAK_STEPS", "14"))
 # Steps and how often each is drawn.
 KINDS = {
@@ -315,7 +318,7 @@ def faulted(
         p.__exit__(None, None, None)
 
 
-@pytest.mark.parametrize(("seed", "catalog"), [(s, c) for s in SEEDS for c in ("sql", "rest")])
+@pytest.mark.parametrize(("seed", "catalog"), CASES)
 def test_faulted_history(
     spark: Any, faulted: Callable[[int, str], tuple[Any, str, list[FaultProxy]]], seed: int, catalog: str
 ) -> None:
