@@ -271,14 +271,14 @@ def faulted(
     REST server's), and the Spark catalog of Java on the same tables without them."""
     proxies: list[FaultProxy] = []
 
-    def proxy(upstream: str, seed: int) -> FaultProxy:
-        p = FaultProxy(upstream, rate=0.05, seed=seed).__enter__()
+    def proxy(upstream: str, seed: int, rate: float) -> FaultProxy:
+        p = FaultProxy(upstream, rate=rate, seed=seed).__enter__()
         proxies.append(p)
         return p
 
     def make(seed: int, catalog: str) -> tuple[Any, str, list[FaultProxy]]:
         direct, java = java_s3
-        s3_proxy = proxy(s3.endpoint, seed)
+        s3_proxy = proxy(s3.endpoint, seed, 0.05)
         props = {**direct.properties, "s3.endpoint": s3_proxy.endpoint, "s3.retry.max-wait-ms": "2000"}
         if catalog == "sql":
             props.pop("type", None)
@@ -287,7 +287,8 @@ def faulted(
             ours = [s3_proxy]
         else:
             rest_uri = request.getfixturevalue("rest_uri")
-            rest_proxy = proxy(rest_uri, seed + 1)
+            # a catalog request for every ~5 S3 requests, most of them under faults_off: 10%
+            rest_proxy = proxy(rest_uri, seed + 1, 0.1)
             for key in ("uri", "type", "warehouse"):
                 props.pop(key, None)
             cat = icefloe.load_catalog(f"faulted{seed}", type="rest", uri=rest_proxy.endpoint, **props)
@@ -346,6 +347,8 @@ def test_faulted_history(
         *history.errors,
         sep="\n  ",
     )
-    # The faults happened on every proxy, and the history left rows to compare.
-    assert all(sum(f.values()) >= 3 for f in faults), faults
+    # Faults happened on every proxy (random ones or a failure window), and the history left
+    # rows to compare.
+    met = [sum(f.values()) + p.counts["window"] for f, p in zip(faults, proxies)]
+    assert all(n >= 1 for n in met) and sum(met) >= 5, (faults, met)
     assert history.model, "the history left no rows to read"
