@@ -29,18 +29,10 @@ from icefloe.catalog import FilesystemCatalog
 from icefloe.exceptions import CommitStateUnknownException, IcefloeError
 from icefloe.scan import FileScanTask
 from icefloe.table import Table
+from support.catalogs import REGION_ARROW as ARROW
+from support.catalogs import REGIONS, Row
 from support.servers.fault_proxy import KINDS, FaultProxy
 from support.servers.s3 import BUCKET, SECRET_KEY, S3Server
-
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("name", pa.string()),
-        pa.field("region", pa.string()),
-    ]
-)
-REGIONS = ("eu", "us", "ap")
-Row = tuple[int, str, str]
 
 
 def rows(ids: range) -> pa.Table:

@@ -39,27 +39,21 @@ from icefloe import _io
 from icefloe.catalog import SqlCatalog
 from icefloe.exceptions import CommitStateUnknownException, IcefloeError
 from icefloe.partitioning import PartitionField, PartitionSpec
+from support.catalogs import REGION_ARROW as ARROW
+from support.catalogs import REGIONS, Row
+from support.s3_catalogs import set_java_catalog
 from support.servers.fault_proxy import FaultProxy
 from support.servers.s3 import SECRET_KEY, S3Server
 from support.soak import seeds_from_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("name", pa.string()),
-        pa.field("region", pa.string()),
-    ]
-)
-REGIONS = ("eu", "us", "ap")
-Row = tuple[int, str, str]
 Model = dict[int, Row]
-# `make test`: seed 44 on the SQL catalog and 4407 on REST, 14 steps (one case per PySpark line);
+# `make test`: seed 44 on the SQL catalog and 4407 on REST, 10 steps (one case per PySpark line);
 # `make soak`: its seeds and steps, each on both catalogs.
 SLICE = [(44, "sql"), (4407, "rest")]
 CASES = [(s, c) for s in seeds_from_env([]) for c in ("sql", "rest")] or SLICE
-STEPS = int(os.environ.get("ICEFLOE_SOAK_STEPS", "14"))
+STEPS = int(os.environ.get("ICEFLOE_SOAK_STEPS", "10"))
 # Steps and how often each is drawn.
 KINDS = {
     "append": 4,
@@ -293,19 +287,7 @@ def faulted(
                 props.pop(key, None)
             cat = icefloe.load_catalog(f"faulted{seed}", type="rest", uri=rest_proxy.endpoint, **props)
             java = f"restjava{uuid.uuid4().hex[:6]}"
-            conf = {
-                "": "org.apache.iceberg.spark.SparkCatalog",
-                ".type": "rest",
-                ".uri": rest_uri,
-                ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-                ".s3.endpoint": s3.endpoint,
-                ".s3.path-style-access": "true",
-                ".s3.access-key-id": s3.properties()["s3.access-key-id"],
-                ".s3.secret-access-key": SECRET_KEY,
-                ".client.region": "us-east-1",
-            }
-            for k, v in conf.items():
-                spark.conf.set(f"spark.sql.catalog.{java}{k}", v)
+            set_java_catalog(spark, java, s3, **{".type": "rest", ".uri": rest_uri})
             ours = [s3_proxy, rest_proxy]
         # Java's reads must see each commit, not its catalog's cached table.
         spark.conf.set(f"spark.sql.catalog.{java}.cache-enabled", "false")

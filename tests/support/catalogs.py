@@ -92,6 +92,18 @@ def new_catalog(
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 
 
+# The tables of the fault tests: rows spread over three identity partitions.
+REGION_ARROW = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("region", pa.string()),
+    ]
+)
+REGIONS = ("eu", "us", "ap")
+Row = tuple[int, str, str]
+
+
 def rows(ids: range) -> pa.Table:
     return pa.table({"id": pa.array(list(ids), pa.int64()), "name": [f"n{i}" for i in ids]}, schema=ARROW)
 

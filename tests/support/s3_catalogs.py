@@ -30,20 +30,12 @@ def pg_uri() -> Iterator[str]:
         yield from run_postgres(Path(root))
 
 
-@pytest.fixture
-def java_s3(spark: Any, s3: S3Server, prefix: str, pg_uri: str) -> tuple[SqlCatalog, str]:
-    """icefloe's SQL catalog and a Spark catalog of Iceberg Java's JdbcCatalog with S3FileIO,
-    on one Postgres database and one S3 warehouse."""
-    name = f"s3java{uuid.uuid4().hex[:6]}"
-    warehouse = f"{prefix}/wh"
-    host_db = pg_uri.split("@", 1)[1]
+def set_java_catalog(spark: Any, name: str, s3: S3Server, **catalog: str) -> None:
+    """Spark catalog `name`: Iceberg Java's SparkCatalog with S3FileIO on the S3 test server
+    (no proxy), and `catalog`'s settings (keys starting with "." after the name)."""
     conf = {
         "": "org.apache.iceberg.spark.SparkCatalog",
-        ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-        ".uri": f"jdbc:postgresql://{host_db}",
-        ".jdbc.user": "postgres",
-        ".jdbc.schema-version": "V1",
-        ".warehouse": warehouse,
+        **catalog,
         ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
         ".s3.endpoint": s3.endpoint,
         ".s3.path-style-access": "true",
@@ -53,6 +45,27 @@ def java_s3(spark: Any, s3: S3Server, prefix: str, pg_uri: str) -> tuple[SqlCata
     }
     for k, v in conf.items():
         spark.conf.set(f"spark.sql.catalog.{name}{k}", v)
+
+
+@pytest.fixture
+def java_s3(spark: Any, s3: S3Server, prefix: str, pg_uri: str) -> tuple[SqlCatalog, str]:
+    """icefloe's SQL catalog and a Spark catalog of Iceberg Java's JdbcCatalog with S3FileIO,
+    on one Postgres database and one S3 warehouse."""
+    name = f"s3java{uuid.uuid4().hex[:6]}"
+    warehouse = f"{prefix}/wh"
+    host_db = pg_uri.split("@", 1)[1]
+    set_java_catalog(
+        spark,
+        name,
+        s3,
+        **{
+            ".catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+            ".uri": f"jdbc:postgresql://{host_db}",
+            ".jdbc.user": "postgres",
+            ".jdbc.schema-version": "V1",
+            ".warehouse": warehouse,
+        },
+    )
     cat = icefloe.load_catalog(name, type="sql", uri=pg_uri, warehouse=warehouse, **s3.properties())
     assert isinstance(cat, SqlCatalog)
     cat.create_namespace("db")
