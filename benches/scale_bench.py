@@ -55,15 +55,7 @@ FILES = 1_000_000
 SNAPSHOTS = 10_000
 
 sys.path.insert(0, str(ROOT / "tests"))
-
-
-def classpath() -> str:
-    import pyspark
-
-    jar = os.environ.get("ICEFLOE_ORACLE_JAR") or str(
-        ROOT / ".cache/oracle/iceberg-spark-runtime-3.5_2.12-1.12.0.jar"
-    )
-    return f"{jar}:{Path(pyspark.__file__).parent / 'jars'}/*"
+from planning_bench import classpath  # noqa: E402
 
 
 def java_cmd(name: str) -> list[str]:

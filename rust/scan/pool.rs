@@ -1,8 +1,9 @@
 //! A small worker pool: run a function over items on up to `threads` scoped std threads and
-//! return the results in input order. No async runtime: manifest reading is file I/O plus
+//! hand the results over in input order (all at once, or each as soon as it is due). No async runtime: manifest reading is file I/O plus
 //! CPU-bound decoding, and the planner needs nothing to outlive the call.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -74,29 +75,15 @@ pub fn parallel_consume<T: Sync, R: Send, E>(
 /// `f` applied to every item, results in item order. Runs inline when there is one item or
 /// one thread. A panic in a worker propagates (the planner's functions return errors instead).
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads.max(1).min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut local = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        local.push((i, f(item)));
-                    }
-                    local
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    let mut out = Vec::with_capacity(items.len());
+    let consumed: Result<(), Infallible> = parallel_consume(items, threads, f, |r| {
+        out.push(r);
+        Ok(())
     });
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    match consumed {
+        Ok(()) => out,
+        Err(never) => match never {},
+    }
 }
 
 #[cfg(test)]
