@@ -120,8 +120,9 @@ pub fn plan_conversion(md: &TableMetadata, filter: Option<ScanFilterRef>) -> Res
     // from (it also applies to a data file the filter leaves out).
     let mut applies: HashMap<&str, usize> = HashMap::new();
     let mut blocked: HashSet<&str> = HashSet::new();
-    let mut selected = Vec::with_capacity(plan.tasks.len());
-    for t in &plan.tasks {
+    let planned = plan.tasks.into_vec();
+    let mut selected = Vec::with_capacity(planned.len());
+    for t in &planned {
         let eq = t.deletes.iter().filter(|d| d.file.content == DataContentType::EqualityDeletes);
         let chosen = filter_matches(md, filter.as_ref(), &t.file)?;
         for d in eq {
@@ -159,7 +160,7 @@ pub fn plan_conversion(md: &TableMetadata, filter: Option<ScanFilterRef>) -> Res
     };
     let mut tasks = Vec::new();
     let mut covered = BTreeSet::new();
-    for (t, chosen) in plan.tasks.into_iter().zip(selected) {
+    for (t, chosen) in planned.into_iter().zip(selected) {
         let converts = |d: &DeleteFileRef| {
             d.file.content == DataContentType::EqualityDeletes
                 && removable.contains(d.file.file_path.as_str())

@@ -54,8 +54,8 @@ fn ids(md: &TableMetadata) -> Vec<i64> {
     let plan = plan_scan(md, &ScanOptions::default(), None).unwrap();
     let projected = Schema::new(0, vec![schema().fields()[0].as_ref().clone()], vec![]).unwrap();
     let mut out = Vec::new();
-    for t in &plan.tasks {
-        for b in read_task(t, &projected, ReadOptions::default()).unwrap() {
+    for t in plan.tasks.iter() {
+        for b in read_task(&t, &projected, ReadOptions::default()).unwrap() {
             out.extend(b.unwrap().column(0).as_primitive::<Int64Type>().values().iter().copied());
         }
     }

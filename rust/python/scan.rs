@@ -2,6 +2,7 @@
 //! Rust; Python sees them through `__len__` / `__getitem__` views, so no Python object is
 //! made per manifest entry, and a task is materialised only when touched.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -14,9 +15,9 @@ use super::metadata::PyTableMetadata;
 use crate::error::validation;
 use crate::expr::{bind, parse_filter, Expression};
 use crate::scan::{
-    adjust_split_size, combine_tasks, identity_columns_in_file, plan_scan as core_plan_scan, task_size_bytes,
-    tasks_from_rest_answer, BoundFilter, CombinedScanTask, FileScanTask, ManifestCache, ScanFilterRef,
-    ScanMetrics, ScanOptions, ScanPlan, SnapshotSelection, SplitOptions,
+    adjust_split_size, combine_tasks, identity_columns_in_file, plan_scan as core_plan_scan,
+    tasks_from_rest_answer, BoundFilter, CombinedScanTask, FileScanTask, ManifestCache, PlannedTasks,
+    ScanFilterRef, ScanMetrics, ScanOptions, ScanPlan, SnapshotSelection, SplitOptions,
 };
 use crate::spec::SnapshotRef;
 
@@ -47,7 +48,7 @@ impl PyManifestCache {
 /// The planned tasks of one scan, kept in Rust.
 #[pyclass(name = "ScanPlan", module = "icefloe._native", frozen, sequence)]
 pub struct PyScanPlan {
-    tasks: Arc<Vec<FileScanTask>>,
+    tasks: Arc<PlannedTasks>,
     plan_snapshot_id: Option<i64>,
     metrics: crate::scan::ScanMetrics,
     split: SplitOptions,
@@ -68,7 +69,10 @@ impl PyScanPlan {
     }
 
     fn __getitem__(&self, i: isize) -> PyResult<PyFileScanTask> {
-        Ok(PyFileScanTask { tasks: self.tasks.clone(), i: index(self.tasks.len(), i)? })
+        let i = index(self.tasks.len(), i)?;
+        let task = self.tasks.get(i).map(Cow::into_owned);
+        let task = task.ok_or_else(|| PyIndexError::new_err(format!("task index {i} out of range")))?;
+        Ok(PyFileScanTask { task })
     }
 
     #[getter]
@@ -93,13 +97,13 @@ impl PyScanPlan {
 
     /// Sum of the planned data files' record counts.
     fn record_count(&self) -> i64 {
-        self.tasks.iter().map(|t| t.file.record_count).sum()
+        self.tasks.summaries().map(|t| t.record_count).sum()
     }
 
     /// Every task as JSON (one string per task).
     fn tasks_json(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let tasks = self.tasks.clone();
-        py.detach(move || tasks.iter().map(FileScanTask::to_json).collect::<crate::Result<Vec<_>>>()).py()
+        py.detach(move || tasks.iter().map(|t| t.to_json()).collect::<crate::Result<Vec<_>>>()).py()
     }
 
     /// The plan split for an engine that reads plain Parquet files itself (see
@@ -115,13 +119,13 @@ impl PyScanPlan {
         rows_filtered_after: bool,
     ) -> (Vec<(String, i64, i64)>, PyScanPlan) {
         let mut plain = Vec::new();
-        let mut rest = Vec::new();
+        let mut rest = PlannedTasks::new();
         for t in self.tasks.iter() {
             let refuse = refused.as_ref().is_some_and(|r| r.contains(&t.file.file_path));
             if t.plain_parquet_blocker_for(rows_filtered_after).is_none() && !refuse {
                 plain.push((t.file.file_path.clone(), t.file.file_size_in_bytes, t.file.record_count));
             } else {
-                rest.push(t.clone());
+                rest.push(t.into_owned());
             }
         }
         let rest = PyScanPlan {
@@ -147,7 +151,7 @@ impl PyScanPlan {
 
     /// The bytes the tasks read (the sum of their lengths).
     fn size_in_bytes(&self) -> i64 {
-        self.tasks.iter().map(|t| t.length).sum()
+        self.tasks.summaries().map(|t| t.length).sum()
     }
 
     /// Split and bin-pack into combined tasks (the table's `read.split.*` settings unless
@@ -167,7 +171,7 @@ impl PyScanPlan {
         match (target_size.filter(|v| *v > 0), parallelism) {
             (Some(v), _) => opts.target_size = v,
             (None, Some(p)) if opts.adaptive => {
-                let scan_size: i64 = self.tasks.iter().map(task_size_bytes).sum();
+                let scan_size: i64 = self.tasks.summaries().map(|t| t.length + t.delete_bytes).sum();
                 opts.target_size = adjust_split_size(scan_size, p, opts.target_size);
             }
             _ => {}
@@ -179,7 +183,7 @@ impl PyScanPlan {
             opts.lookback = v;
         }
         let tasks = self.tasks.clone();
-        let combined = py.detach(move || combine_tasks(tasks.as_ref().clone(), &opts));
+        let combined = py.detach(move || combine_tasks(tasks.iter().map(Cow::into_owned), &opts));
         Ok(PyCombinedTasks { tasks: Arc::new(combined) })
     }
 }
@@ -187,13 +191,12 @@ impl PyScanPlan {
 /// A view of one planned task.
 #[pyclass(name = "FileScanTaskView", module = "icefloe._native", frozen)]
 pub struct PyFileScanTask {
-    tasks: Arc<Vec<FileScanTask>>,
-    i: usize,
+    task: FileScanTask,
 }
 
 impl PyFileScanTask {
     fn task(&self) -> &FileScanTask {
-        &self.tasks[self.i]
+        &self.task
     }
 }
 
@@ -443,7 +446,7 @@ fn scan_plan_from_rest(
         })
         .py()?;
     Ok(PyScanPlan {
-        tasks: Arc::new(tasks),
+        tasks: Arc::new(tasks.into()),
         plan_snapshot_id: snapshot_id,
         metrics,
         split: SplitOptions::from_table(&metadata.inner),

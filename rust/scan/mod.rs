@@ -13,6 +13,7 @@ pub mod delete_file_index;
 mod expr_filter;
 mod filter;
 mod metrics;
+mod planned_tasks;
 mod planner;
 mod pool;
 mod rest_tasks;
@@ -25,6 +26,7 @@ pub use delete_file_index::DeleteFileIndex;
 pub use expr_filter::BoundFilter;
 pub use filter::{AcceptAll, ScanFilter, ScanFilterRef};
 pub use metrics::ScanMetrics;
+pub use planned_tasks::{PlannedTasks, TaskSummary};
 pub use planner::{identity_columns_in_file, plan_scan, without_stats, ScanOptions, ScanPlan};
 pub use pool::{default_threads, parallel_map};
 pub use rest_tasks::tasks_from_rest_answer;
@@ -48,13 +50,17 @@ pub fn select_snapshot(metadata: &TableMetadata, snapshot_id: Option<i64>) -> Re
 pub fn plan_files(metadata: &TableMetadata, snapshot_id: Option<i64>) -> Result<Vec<FileScanTask>> {
     let selection = snapshot_id.map_or(SnapshotSelection::Current, SnapshotSelection::SnapshotId);
     let options = ScanOptions { selection, ..ScanOptions::default() };
-    Ok(plan_scan(metadata, &options, None)?.tasks)
+    Ok(plan_scan(metadata, &options, None)?.tasks.into_vec())
 }
 
 /// Splits whole-file tasks (split offsets, else fixed chunks) and packs them into combined
 /// tasks by the table's `read.split.*` settings.
-pub fn combine_tasks(tasks: Vec<FileScanTask>, options: &SplitOptions) -> Vec<CombinedScanTask> {
-    let mut split = Vec::with_capacity(tasks.len());
+pub fn combine_tasks(
+    tasks: impl IntoIterator<Item = FileScanTask>,
+    options: &SplitOptions,
+) -> Vec<CombinedScanTask> {
+    let tasks = tasks.into_iter();
+    let mut split = Vec::with_capacity(tasks.size_hint().0);
     for t in tasks {
         split_task(t, options.target_size, &mut split);
     }

@@ -14,6 +14,7 @@ use super::cache::ManifestCache;
 use super::delete_file_index::DeleteFileIndex;
 use super::filter::{AcceptAll, ScanFilterRef};
 use super::metrics::ScanMetrics;
+use super::planned_tasks::PlannedTasks;
 use super::pool::{default_threads, parallel_consume, parallel_map};
 use super::snapshot_select::{select, select_append_range, SnapshotSelection};
 use super::task::{DeleteFileRef, FileScanTask};
@@ -52,12 +53,13 @@ impl Default for ScanOptions {
     }
 }
 
-/// The result of planning: the tasks (one per live matching data file, whole file) and metrics.
+/// The result of planning: the tasks (one per live matching data file, whole file, held
+/// compactly: [`PlannedTasks`]) and metrics.
 #[derive(Debug, Clone, Default)]
 pub struct ScanPlan {
     /// The snapshot read (the `to` snapshot of an incremental scan); `None` for an empty table.
     pub snapshot_id: Option<i64>,
-    pub tasks: Vec<FileScanTask>,
+    pub tasks: PlannedTasks,
     pub metrics: ScanMetrics,
 }
 
@@ -81,7 +83,7 @@ pub fn plan_scan(
                 // arrow/equality_deletes.rs); the manifest list names the snapshot uniquely.
                 let scope =
                     snapshot.manifest_list.clone().unwrap_or_else(|| snapshot.snapshot_id.to_string());
-                for t in plan.tasks.iter_mut().filter(|t| !t.deletes.is_empty()) {
+                for t in plan.tasks.with_deletes_mut() {
                     t.delete_scope = Some(scope.clone());
                 }
                 plan
@@ -185,8 +187,11 @@ fn context<'a>(
 /// One manifest's contribution.
 #[derive(Default)]
 struct Part {
-    tasks: Vec<FileScanTask>,
+    /// Made compact here, in the worker that read the manifest.
+    tasks: PlannedTasks,
     deletes: Vec<(DataFile, i64)>,
+    /// The delete files attached to `tasks`, counted as they were.
+    result_delete_files: u64,
     skipped: u64,
     from_cache: bool,
 }
@@ -317,12 +322,12 @@ fn collect_data(
 fn add_part(p: Part, plan: &mut ScanPlan, metrics: &mut ScanMetrics) -> Result<()> {
     count_read(metrics, p.from_cache);
     metrics.skipped_data_files += p.skipped;
-    for t in &p.tasks {
-        metrics.result_delete_files += t.deletes.len() as u64;
-        metrics.total_file_size_in_bytes += t.file.file_size_in_bytes.max(0) as u64;
+    metrics.result_delete_files += p.result_delete_files;
+    for t in p.tasks.summaries() {
+        metrics.total_file_size_in_bytes += t.file_size_in_bytes.max(0) as u64;
     }
     metrics.result_data_files += p.tasks.len() as u64;
-    plan.tasks.extend(p.tasks);
+    plan.tasks.append(p.tasks);
     Ok(())
 }
 
@@ -364,6 +369,7 @@ fn read_data(
                 if !keep_stats {
                     strip_stats(&mut file);
                 }
+                part.result_delete_files += t.deletes.len() as u64;
                 part.tasks.push(t.into_task(file, &identity, in_file));
             }
             Ok(())
@@ -377,6 +383,7 @@ fn read_data(
         if let Some(t) = accept(ctx, spec, e, index, added_by, &mut part.skipped)? {
             let f = &e.data_file;
             let file = if keep_stats { f.clone() } else { without_stats(f) };
+            part.result_delete_files += t.deletes.len() as u64;
             part.tasks.push(t.into_task(file, &identity, identity_columns_in_file(f, &identity)));
         }
     }

@@ -41,7 +41,7 @@ fn plan_filtered(md: &TableMetadata, sql: &str) -> Vec<FileScanTask> {
         crate::expr::bind(&crate::expr::parse_filter(sql).unwrap(), md.current_schema(), true).unwrap();
     let filter = crate::scan::BoundFilter::new(expr, md.partition_specs()).unwrap();
     let options = crate::scan::ScanOptions { filter: Arc::new(filter), ..Default::default() };
-    let mut tasks = crate::scan::plan_scan(md, &options, None).unwrap().tasks;
+    let mut tasks = crate::scan::plan_scan(md, &options, None).unwrap().tasks.into_vec();
     tasks.sort_by(|a, b| a.file.file_path.cmp(&b.file.file_path));
     tasks
 }

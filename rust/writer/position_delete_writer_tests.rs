@@ -53,7 +53,7 @@ fn plan_filtered(md: &TableMetadata, sql: &str) -> Vec<crate::scan::FileScanTask
         crate::expr::bind(&crate::expr::parse_filter(sql).unwrap(), md.current_schema(), true).unwrap();
     let filter = crate::scan::BoundFilter::new(expr, md.partition_specs()).unwrap();
     let options = crate::scan::ScanOptions { filter: Arc::new(filter), ..Default::default() };
-    crate::scan::plan_scan(md, &options, None).unwrap().tasks
+    crate::scan::plan_scan(md, &options, None).unwrap().tasks.into_vec()
 }
 
 fn data_files(md: &TableMetadata) -> Vec<DataFile> {
