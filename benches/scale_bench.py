@@ -19,6 +19,11 @@ both); timed from before the table's load to the operation's end (icefloe's time
   `table.scan().plan_files()`, tasks held in Rust, no manifest cache).
 - files (1M): every row of the `files` metadata table (Java: the metadata table's data tasks
   iterated; icefloe: `table.inspect.files()`, one Arrow table).
+- orphans (1M): orphan removal (files older than a day) with 1,000 two-day-old orphans planted
+  in the data folder before each run; both engines must delete exactly those (icefloe:
+  `table.maintenance.remove_orphan_files`; Java: its Spark action, on a `local[2]` session
+  started before the clock starts, as `CALL remove_orphan_files` runs it: Java has no orphan
+  removal without Spark, so its peak memory is a Spark driver's).
 - expire (1M, 10k): every snapshot but the last (1M: 999 of 1,000 snapshots, no data file
   leaves) or the last 10 (10k: 9,990 snapshots, each with its replaced data file and
   manifests); both engines must delete the same files.
@@ -57,6 +62,17 @@ SNAPSHOTS = 10_000
 sys.path.insert(0, str(ROOT / "tests"))
 from planning_bench import classpath  # noqa: E402
 
+# What Spark's launcher opens to it on Java 17 (its JavaModuleOptions): the orphan removal
+# mode starts a Spark session in the benchmark's own JVM.
+SPARK_OPENS = [
+    f"--add-opens=java.base/{p}=ALL-UNNAMED"
+    for p in (
+        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
+        "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch",
+        "sun.nio.cs", "sun.security.action", "sun.util.calendar",
+    )
+]  # fmt: skip
+
 
 def java_cmd(name: str) -> list[str]:
     from support.java import compile_java
@@ -64,7 +80,7 @@ def java_cmd(name: str) -> list[str]:
     cp = classpath()
     out = compile_java(ROOT / "benches" / "java" / f"{name}.java", cp, CACHE / "java")
     heap = os.environ.get("BENCH_JAVA_HEAP")
-    return ["java", *([f"-Xmx{heap}"] if heap else []), "-cp", f"{out}:{cp}", name]
+    return ["java", *([f"-Xmx{heap}"] if heap else []), *SPARK_OPENS, "-cp", f"{out}:{cp}", name]
 
 
 def table_dir(name: str) -> Path:
@@ -131,6 +147,9 @@ def child(mode: str, loc: str, arg: str | None) -> None:
         count = len(table.scan().plan_files())
     elif mode == "files":
         count = table.inspect.files().num_rows
+    elif mode == "orphans":
+        older_than = time.time_ns() // 1_000_000 - 86_400_000
+        count = table.maintenance.remove_orphan_files(older_than=older_than).orphan_files_count
     elif mode == "expire":
         result = table.maintenance.expire_snapshots(
             older_than=time.time_ns() // 1_000_000 + 1, retain_last=int(arg or 1)
@@ -177,10 +196,29 @@ OPS = {
     # name: (table, mode, argument, changes the table)
     "plan": (f"files_{FILES}", "plan", None, False),
     "files": (f"files_{FILES}", "files", None, False),
+    "orphans-1m": (f"files_{FILES}", "orphans", None, False),
     "expire-1m": (f"files_{FILES}", "expire", "1", True),
     "expire-10k": (f"snapshots_{SNAPSHOTS}", "expire", "10", True),
     "commit-10k": (f"snapshots_{SNAPSHOTS}", "append", str(COMMITS), True),
 }
+
+
+ORPHANS = 1_000
+
+
+def plant_orphans(loc: Path) -> set[str]:
+    """ORPHANS files two days old under the table's data folder (its million data files are
+    metadata only: not on disk), for orphan removal to find; their paths relative to `loc`."""
+    folder = loc / "data" / "orphans"
+    folder.mkdir(parents=True, exist_ok=True)
+    old = time.time() - 2 * 86_400
+    planted = set()
+    for i in range(ORPHANS):
+        f = folder / f"orphan-{i:05d}.parquet"
+        f.write_bytes(b"x")
+        os.utime(f, (old, old))
+        planted.add(os.path.relpath(f, loc))
+    return planted
 
 
 def lazily_kept(loc: Path, extra: list[str], retain: str) -> bool:
@@ -213,9 +251,12 @@ def bench(name: str) -> dict[str, object]:
         for engine in ("icefloe", "java"):
             if changes:
                 restore(loc)
+            planted = plant_orphans(loc) if mode == "orphans" else set()
             warm(loc)
             before = on_disk(loc)
             samples[engine].append(run(engine, mode, loc, arg))
+            if mode == "orphans" and before - on_disk(loc) != planted:
+                raise SystemExit(f"{name}: {engine} deleted other files than the {ORPHANS} planted orphans")
             if mode == "expire":
                 gone = before - on_disk(loc)
                 if engine in removed and removed[engine] != gone:

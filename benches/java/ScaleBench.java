@@ -1,4 +1,4 @@
-// Scale benchmark helper (Iceberg Java's core API, the anchor; no Spark).
+// Scale benchmark helper (Iceberg Java's core API, the anchor; Spark only for orphan removal).
 // Every mode but `snapshots` runs once in a fresh JVM and prints one line,
 // "<ms>\t<count>\t<peak RSS kB>", the time covering the table's load and the operation,
 // the peak RSS read from /proc/self/status (VmHWM) at the end.
@@ -10,6 +10,9 @@
 // files <table dir>: every row of the `files` metadata table.
 // expire <table dir> <retain last>: expireSnapshots() of every snapshot but the last ones,
 //   deleting the files only they reached; count = snapshots removed.
+// orphans <table dir>: Iceberg's Spark action (deleteOrphanFiles, as CALL remove_orphan_files
+//   runs it: Java has no orphan removal without Spark) on a local[2] session started first
+//   (not timed: a Spark job has one); files older than a day; count = orphans deleted.
 // append <table dir> <commits>: that many appends (newAppend, as table.append) of one metadata-only data file each;
 //   ms = the median commit, count = commits; every commit's ms on a second line.
 import java.io.IOException;
@@ -34,9 +37,12 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.Transaction;
+import org.apache.iceberg.actions.DeleteOrphanFiles;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.spark.actions.SparkActions;
 import org.apache.iceberg.types.Types;
+import org.apache.spark.sql.SparkSession;
 
 public class ScaleBench {
   static long peakRssKb() throws IOException {
@@ -91,6 +97,26 @@ public class ScaleBench {
       }
       tx.commitTransaction();
       System.out.println("built " + n + " snapshots");
+      return;
+    }
+    if (mode.equals("orphans")) {
+      SparkSession spark = SparkSession.builder()
+          .master("local[2]")
+          .config("spark.ui.enabled", "false")
+          .config("spark.sql.shuffle.partitions", "2")
+          .getOrCreate();
+      long t0 = System.nanoTime();
+      Table t = tables.load(loc);
+      DeleteOrphanFiles.Result r = SparkActions.get(spark)
+          .deleteOrphanFiles(t)
+          .olderThan(System.currentTimeMillis() - 86_400_000L)
+          .execute();
+      long n = 0;
+      for (String f : r.orphanFileLocations()) {
+        n++;
+      }
+      report(t0, n);
+      spark.stop();
       return;
     }
     long t0 = System.nanoTime();
