@@ -7,11 +7,16 @@ warehouse="/data/wh")` the SQL catalog (Iceberg's JdbcCatalog schema).
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from icefloe.catalog._base import Catalog, Identifier, Properties, PropertiesUpdateSummary
 from icefloe.catalog.filesystem import FilesystemCatalog
-from icefloe.catalog.rest import RestCatalog
-from icefloe.catalog.sql import SqlCatalog
 from icefloe.exceptions import NotSupportedError, ValidationError
+
+if TYPE_CHECKING:
+    from icefloe.catalog.rest import RestCatalog
+    from icefloe.catalog.sql import SqlCatalog
 
 __all__ = [
     "Catalog",
@@ -24,12 +29,24 @@ __all__ = [
     "load_catalog",
 ]
 
-_TYPES: dict[str, type[Catalog]] = {
-    "filesystem": FilesystemCatalog,
-    "hadoop": FilesystemCatalog,
-    "sql": SqlCatalog,
-    "rest": RestCatalog,
+# The REST and SQL catalogs are imported when first used (`load_catalog` of their type, or
+# the names `RestCatalog` / `SqlCatalog` from this module): with HTTP, TLS and the SQL
+# drivers' modules they were ~50 ms of every `import icefloe` (2026-12-07, -X importtime),
+# which a Spark executor's Python worker pays too.
+_LAZY = {"RestCatalog": "icefloe.catalog.rest", "SqlCatalog": "icefloe.catalog.sql"}
+_TYPES: dict[str, str] = {
+    "filesystem": "FilesystemCatalog",
+    "hadoop": "FilesystemCatalog",
+    "sql": "SqlCatalog",
+    "rest": "RestCatalog",
 }
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 def load_catalog(name: str = "default", **properties: str) -> Catalog:
@@ -58,9 +75,10 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
                 f"catalog {name!r}: cannot infer the catalog type from uri {uri!r}; "
                 "supported types are 'filesystem', 'sql' (sqlite, postgresql) and 'rest' (http, https)"
             )
-    cls = _TYPES.get(str(kind).lower())
-    if cls is None:
+    cls_name = _TYPES.get(str(kind).lower())
+    if cls_name is None:
         raise NotSupportedError(
             f"catalog {name!r}: type {kind!r} is not supported (supported: filesystem, sql, rest)"
         )
+    cls: type[Catalog] = FilesystemCatalog if cls_name == "FilesystemCatalog" else __getattr__(cls_name)
     return cls(name, **{k: v for k, v in properties.items() if k != "type"})
