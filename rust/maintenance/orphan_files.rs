@@ -24,7 +24,7 @@ use std::sync::{mpsc, Mutex};
 
 use super::deletion::{delete_one, DeleteFailure};
 use super::expire_snapshots::check_gc_enabled;
-use super::reachability::{live_files, threads_for, ReachableSet};
+use super::reachability::{for_each_live_file, threads_for, ReachableSet};
 use crate::error::{validation, Result};
 use crate::io;
 use crate::spec::TableMetadata;
@@ -190,8 +190,10 @@ fn hidden_filter(md: &TableMetadata) -> impl Fn(&str) -> bool + Sync {
 /// Every location the table references (Java's valid files of an orphan search).
 pub fn referenced_locations(md: &TableMetadata, threads: usize) -> Result<HashSet<String>> {
     let reachable = ReachableSet::of(&[md], threads)?;
-    let content = live_files(reachable.manifests.values(), threads)?;
-    let mut out: HashSet<String> = content.into_keys().collect();
+    let mut out = HashSet::new();
+    for_each_live_file(reachable.manifests.values(), threads, |path, _| {
+        out.insert(path);
+    })?;
     out.extend(reachable.manifest_lists);
     out.extend(reachable.manifests.into_keys());
     out.extend(reachable.statistics);
@@ -236,10 +238,14 @@ impl Search {
         let mut authorities = HashMap::new();
         flatten(&opts.equal_authorities, &mut authorities);
         let referenced = referenced_locations(md, threads_for(md.location()))?;
+        // Keyed by normalized path; each kept URI holds only its scheme and authority (its
+        // path is the key), and each reference is dropped once parsed.
         let mut by_path: HashMap<String, Vec<FileUri>> = HashMap::with_capacity(referenced.len());
-        for r in &referenced {
-            let uri = FileUri::parse(r, &schemes, &authorities);
-            by_path.entry(uri.path.clone()).or_default().push(uri);
+        for r in referenced {
+            let mut uri = FileUri::parse(&r, &schemes, &authorities);
+            drop(r);
+            let path = std::mem::take(&mut uri.path);
+            by_path.entry(path).or_default().push(uri);
         }
         let hidden = Box::new(hidden_filter(md));
         Ok(Search { location, root, schemes, authorities, by_path, hidden })

@@ -17,7 +17,7 @@ use crate::manifest::{
     read_manifest_each, read_manifest_list_bytes, DataContentType, Manifest, ManifestFile,
 };
 use crate::manifest::{ManifestContent, StatsProjection};
-use crate::scan::{default_threads, parallel_map};
+use crate::scan::{default_threads, parallel_consume, parallel_map};
 use crate::spec::{Snapshot, TableMetadata};
 
 /// Requests in flight when the table lives on an object store (I/O-bound); local tables use
@@ -142,18 +142,33 @@ pub fn live_files<'a>(
     manifests: impl IntoIterator<Item = &'a ManifestRef>,
     threads: usize,
 ) -> Result<HashMap<String, ContentFile>> {
+    let mut out = HashMap::new();
+    for_each_live_file(manifests, threads, |path, file| {
+        out.entry(path).or_insert(file);
+    })?;
+    Ok(out)
+}
+
+/// Calls `each` with every live file of `manifests` (a file in several manifests once per
+/// manifest), manifest by manifest in order, each read on one of `threads` workers and handed
+/// over as soon as it is read: the manifests' files are never all held besides what `each`
+/// keeps (a million-file table's orphan search held them twice).
+pub fn for_each_live_file<'a>(
+    manifests: impl IntoIterator<Item = &'a ManifestRef>,
+    threads: usize,
+    mut each: impl FnMut(String, ContentFile),
+) -> Result<()> {
     let manifests: Vec<&ManifestRef> = manifests.into_iter().collect();
-    let read = parallel_map(&manifests, threads, |m| {
+    let read = |m: &&ManifestRef| {
         let mut files = Vec::new();
         each_live_file(m, |p, c| files.push((p, c))).map(|_| files)
-    });
-    let mut out = HashMap::new();
-    for got in read {
+    };
+    parallel_consume(&manifests, threads, read, |got| {
         for (path, file) in got? {
-            out.entry(path).or_insert(file);
+            each(path, file);
         }
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
 /// The locations among `candidates` that some live entry of `manifests` names. Only hits

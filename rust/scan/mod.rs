@@ -28,7 +28,7 @@ pub use filter::{AcceptAll, ScanFilter, ScanFilterRef};
 pub use metrics::ScanMetrics;
 pub use planned_tasks::{PlannedTasks, TaskSummary};
 pub use planner::{identity_columns_in_file, plan_scan, without_stats, ScanOptions, ScanPlan};
-pub use pool::{default_threads, parallel_map};
+pub use pool::{default_threads, parallel_consume, parallel_map};
 pub use rest_tasks::tasks_from_rest_answer;
 pub use snapshot_select::{select, select_append_range, SnapshotSelection};
 pub use split::{adjust_split_size, plan_tasks, split_task, task_size_bytes, SplitOptions};
