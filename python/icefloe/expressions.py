@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from icefloe import _native
 from icefloe.exceptions import ValidationError
@@ -53,6 +52,23 @@ from icefloe.types import (
 
 if TYPE_CHECKING:
     from icefloe.schema import Schema
+
+
+class _Compute:
+    """`pyarrow.compute`, imported when a filter is first turned into a pyarrow expression:
+    the module costs ~40-60 ms, which `import icefloe` (a Spark executor's Python worker
+    included) paid for every process, most never calling `to_pyarrow`."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pyarrow.compute
+
+        return getattr(pyarrow.compute, name)
+
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    pc = _Compute()
 
 __all__ = [
     "AlwaysFalse",
