@@ -171,7 +171,7 @@ impl PyScanPlan {
         match (target_size.filter(|v| *v > 0), parallelism) {
             (Some(v), _) => opts.target_size = v,
             (None, Some(p)) if opts.adaptive => {
-                let scan_size: i64 = self.tasks.summaries().map(|t| t.length + t.delete_bytes).sum();
+                let scan_size: i64 = self.tasks.summaries().map(|t| t.size_bytes()).sum();
                 opts.target_size = adjust_split_size(scan_size, p, opts.target_size);
             }
             _ => {}

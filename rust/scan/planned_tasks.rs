@@ -61,6 +61,13 @@ pub struct TaskSummary<'a> {
     pub delete_bytes: i64,
 }
 
+impl TaskSummary<'_> {
+    /// The bytes the task reads, its delete files included: `split::task_size_bytes` of the task.
+    pub fn size_bytes(&self) -> i64 {
+        self.length + self.delete_bytes
+    }
+}
+
 impl PlannedTasks {
     pub fn new() -> Self {
         Self::default()
@@ -87,13 +94,7 @@ impl PlannedTasks {
     }
 
     pub fn push(&mut self, task: FileScanTask) {
-        let identity = match self.identities.iter().position(|v| *v == task.identity_partition_fields) {
-            Some(i) => i,
-            None => {
-                self.identities.push(task.identity_partition_fields.clone());
-                self.identities.len() - 1
-            }
-        };
+        let identity = self.identity_index(&task.identity_partition_fields);
         let stored = match u16::try_from(identity) {
             Ok(identity) => PlainTask::store(task, identity),
             Err(_) => Stored::Full(Box::new(task)),
@@ -104,16 +105,7 @@ impl PlannedTasks {
     /// Moves `other`'s tasks to the end (a worker's tasks into the plan: the plain form is
     /// made where the task was).
     pub fn append(&mut self, other: PlannedTasks) {
-        let mut ids = Vec::with_capacity(other.identities.len());
-        for v in other.identities {
-            ids.push(match self.identities.iter().position(|w| *w == v) {
-                Some(i) => i,
-                None => {
-                    self.identities.push(v);
-                    self.identities.len() - 1
-                }
-            });
-        }
+        let ids: Vec<usize> = other.identities.iter().map(|v| self.identity_index(v)).collect();
         self.items.reserve(other.items.len());
         for s in other.items {
             match s {
@@ -134,6 +126,17 @@ impl PlannedTasks {
                     }
                 }
                 full => self.items.push(full),
+            }
+        }
+    }
+
+    /// The index of `fields` among the identity lists, added when new.
+    fn identity_index(&mut self, fields: &[(i32, usize)]) -> usize {
+        match self.identities.iter().position(|v| v == fields) {
+            Some(i) => i,
+            None => {
+                self.identities.push(fields.to_vec());
+                self.identities.len() - 1
             }
         }
     }

@@ -80,6 +80,7 @@ fn every_task_reads_back_as_pushed() {
             (want.file.file_size_in_bytes, want.file.record_count, want.length)
         );
         assert_eq!(s.delete_bytes, want.deletes.iter().map(|d| d.file.file_size_in_bytes).sum::<i64>());
+        assert_eq!(s.size_bytes(), crate::scan::task_size_bytes(want));
     }
     assert_eq!(tasks.clone().into_vec(), all);
 }
