@@ -410,3 +410,44 @@ def test_a_byte_size_setting_that_is_no_whole_number_is_named(spark: Any) -> Non
                     conf_bytes(spark, key, 7)
         finally:
             spark.conf.unset(key)
+
+
+def test_a_read_of_the_same_files_reuses_their_relation_with_columns_of_its_own(
+    spark: Any, oracle: Any, catalog: Any, spark_parquet_on: None, monkeypatch: Any
+) -> None:
+    """Spark's relation over a plan's file list is kept per session: a second read of the same
+    files (same columns) is a new DataFrame of it, whose columns are its own (a self-join
+    pairs rows, not columns), and a read of other files or columns gets a relation of its own."""
+    from icefloe.spark import _parquet_source as source
+
+    monkeypatch.setattr(source, "_RELATIONS_PER_SESSION", 2)
+    name = new_table_name("sparkpq_kept")
+    q = _create(oracle, name, "id bigint, v string")
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
+    oracle.sql(f"INSERT INTO {q} VALUES (3, 'c')")
+    table = catalog.load_table(name)
+
+    def relation(df: Any) -> Any:
+        return df._jdf.queryExecution().analyzed().relation()
+
+    a, b = read(spark, table), read(spark, table)
+    assert relation(a).equals(relation(b))
+    assert sorted(r[0] for r in a.join(b, a["id"] == b["id"]).select(a["id"]).collect()) == [1, 2, 3]
+    assert_same_rows(b, oracle.canonical(name))
+    narrow = read(spark, table, selected_fields=("id",))
+    assert not relation(narrow).equals(relation(a))
+    assert narrow.columns == ["id"] and sorted(r[0] for r in narrow.collect()) == [1, 2, 3]
+
+    before = table.current_snapshot().snapshot_id
+    oracle.sql(f"INSERT INTO {q} VALUES (4, 'd')")
+    table = catalog.load_table(name)
+    after = read(spark, table)
+    assert not relation(after).equals(relation(a))
+    assert_same_rows(after, oracle.canonical(name))
+    # Two relations kept per session here: the newest two (the narrow read and the last one);
+    # the first read's relation was dropped, the next such read builds it again.
+    kept = list(source._RELATIONS[spark].values())
+    assert len(kept) == 2 and kept[-1].equals(relation(after)) and kept[0].equals(relation(narrow))
+    again = read(spark, table, snapshot_id=before)
+    assert not relation(again).equals(relation(a))
+    assert_same_rows(again, oracle.canonical(name, snapshot_id=before))
