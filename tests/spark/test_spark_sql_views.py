@@ -165,6 +165,45 @@ def test_views_each_engine_creates_read_alike(spark: Any, shared: Shared, stem: 
         ice(spark, shared, f"DESCRIBE {n}.{ours} id")
 
 
+def test_nested_nullability_of_a_view_is_javas(spark: Any, shared: Shared) -> None:
+    """A view's nested columns keep the nullability Java's runtime gives them: a struct's
+    required field, a list's required elements, a map's required values (from the table, and
+    through expressions that keep or lose them), equal in both engines' view metadata."""
+    from icefloe.schema import Schema
+    from icefloe.types import IntegerType, ListType, LongType, MapType, NestedField, StringType, StructType
+
+    n = f"{shared.name}.{shared.ns}"
+    shared.catalog.create_table(
+        (shared.ns, "nested_required"),
+        schema=Schema(
+            NestedField(1, "id", LongType(), required=True),
+            NestedField(
+                2,
+                "st",
+                StructType(
+                    NestedField(5, "a", IntegerType(), required=True), NestedField(6, "b", StringType())
+                ),
+            ),
+            NestedField(3, "l", ListType(7, IntegerType(), element_required=True)),
+            NestedField(4, "m", MapType(8, StringType(), 9, IntegerType(), value_required=True)),
+        ),
+    )
+    spark.sql(
+        f"INSERT INTO {n}.nested_required VALUES (1, named_struct('a', 1, 'b', null), array(1, 2), map('k', 3)), "
+        "(2, null, null, map('j', 4, 'k', 5))"
+    )
+    statement = (
+        f"CREATE VIEW {n}.{{v}} AS SELECT id, st, l, m, st.a AS a, transform(l, x -> x + 1) AS l1, "
+        "transform(l, x -> IF(x > 1, x, NULL)) AS l2, map_values(m) AS mv, "
+        f"named_struct('s', st, 'n', array(named_struct('x', id))) AS deep FROM {n}.nested_required"
+    )
+    java, ours = _twin(spark, shared, statement, "nested_required")
+    fields = {f["name"]: f for f in _metadata(shared, ours)["schemas"][0]["fields"]}
+    assert fields["st"]["type"]["fields"][0]["required"] and fields["l"]["type"]["element-required"]
+    assert fields["m"]["type"]["value-required"] and not fields["l2"]["type"]["element-required"]
+    _read_alike(spark, shared, java, ours)
+
+
 def test_unqualified_names_resolve_in_the_namespace_current_at_creation(spark: Any, shared: Shared) -> None:
     """After `USE vw.<ns>` (Java's `USE` and icefloe's), `t` and `<ns>.t` in a view are
     `vw.<ns>.t` wherever the view is read later: the default namespace is recorded, the default
