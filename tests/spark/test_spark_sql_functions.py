@@ -89,6 +89,13 @@ def test_functions_return_javas_values(spark: Any, fq: dict[str, Any], calls: st
         "SELECT {c}.system.bucket(16, 'iceberg'), {c}.system.truncate(3, 'iceberg'), {c}.system.days(DATE'2020-02-29')",
         "WITH w AS (SELECT id, ts FROM {c}.db.v) SELECT id, {c}.system.hours(ts) FROM w",
         "SELECT {c}.system.months(ts) AS m, count(*) FROM {c}.db.v GROUP BY 1",
+        # arguments naming a column of an outer query (correlated subqueries)
+        "SELECT id FROM {c}.db.v o WHERE EXISTS (SELECT 1 FROM {c}.db.v i "
+        "WHERE {c}.system.bucket(4, o.l) = {c}.system.bucket(4, i.l) AND i.id < o.id)",
+        "SELECT id FROM {c}.db.v o WHERE o.id IN (SELECT i.id FROM {c}.db.v i "
+        "WHERE {c}.system.years(o.ts) = {c}.system.years(i.ts) OR {c}.system.truncate(2, o.s) = i.s)",
+        "SELECT id, (SELECT count(*) FROM {c}.db.v i WHERE {c}.system.truncate(1, o.s) = {c}.system.truncate(1, i.s)) AS n "
+        "FROM {c}.db.v o",
     ],
 )
 def test_functions_in_where_ctes_and_groups_as_java(spark: Any, fq: dict[str, Any], text: str) -> None:
@@ -122,10 +129,12 @@ def test_iceberg_version_and_refusals(spark: Any, fq: dict[str, Any]) -> None:
         "WHEN MATCHED THEN DELETE "
         "WHEN NOT MATCHED THEN INSERT (id, i, l, d, ts, ntz, dec, dec0, s, b) "
         "VALUES (u.id, {c}.system.bucket(8, u.id), NULL, NULL, u.ts, NULL, NULL, NULL, u.s, NULL)",
+        "DELETE FROM {t} AS x WHERE EXISTS (SELECT 1 FROM {c}.db.v u WHERE u.id = x.id + 1 "
+        "AND {c}.system.bucket(2, x.s) = {c}.system.bucket(2, u.s))",
         "INSERT INTO {t} SELECT id + 10, {c}.system.bucket(16, l), l, {c}.system.days(ts), ts, ntz, dec, dec0, "
         "{c}.system.truncate(1, s), b FROM {c}.db.v",
     ],
-    ids=["delete", "delete-subquery", "update", "merge", "insert"],
+    ids=["delete", "delete-subquery", "update", "merge", "delete-correlated", "insert"],
 )
 def test_functions_in_dml_write_javas_rows(spark: Any, fq: dict[str, Any], text: str) -> None:
     """Iceberg's functions in DELETE / UPDATE / MERGE / INSERT (WHERE, SET values, ON, clause

@@ -3,7 +3,8 @@
 (`SparkFunctions`: years, months, days, hours, bucket, truncate, iceberg_version).
 
 Each call becomes Spark SQL of the same value and type as Java's function, written for the
-argument's Spark type (found by analysing the call's arguments in their SELECT's scope):
+argument's Spark type (found by analysing the call's arguments in their SELECT's scope, and
+those naming an outer query's columns in the enclosing scopes, innermost first):
 
 - `years`, `months`, `hours`: ints counted from 1970 (of the UTC instant for a `timestamp`,
   of the wall-clock value for a `timestamp_ntz`); `days`: a DATE;
@@ -157,23 +158,49 @@ def _width(name: str, node: exp.Expr) -> int:
 
 def _type_of(ctx: Context, tree: exp.Expr, call: exp.Expr, value: exp.Expr, scope: exp.Select | None) -> Any:
     """The Spark type of `value` in the scope of the SELECT holding `call` (else `scope`'s):
-    that SELECT's FROM and joins (and the statement's WITH), analysed by Spark, never run."""
-    select = call.find_ancestor(exp.Select) or scope
-    probe = exp.Select(expressions=[value.copy().as_("v")])
-    if select is not None:
-        for key in ("from_", "joins", "laterals"):
-            part = select.args.get(key)
-            if part:
-                probe.set(key, [p.copy() for p in part] if isinstance(part, list) else part.copy())
+    that SELECT's FROM and joins (and the statement's WITH), analysed by Spark, never run. An
+    argument naming a column of an outer query (a correlated subquery's) is typed in the
+    enclosing SELECTs' scopes in turn, each inner probe a LATERAL subquery of the next, so
+    that names resolve innermost first, as in the query."""
+    selects: list[exp.Select] = []
+    node: exp.Expr | None = call
+    while node is not None and (node := node.find_ancestor(exp.Select)) is not None:
+        selects.append(node)
+    if scope is not None:
+        selects.append(scope)
     with_ = tree.args.get("with_")
-    if with_ is not None:
-        probe.set("with_", with_.copy())
-    try:
-        return ctx.spark.sql(to_spark_sql(probe)).schema.fields[0].dataType
-    except Exception as e:  # a correlated or otherwise unanalysable argument
-        raise NotSupportedError(
-            f"an Iceberg function's argument {value.sql()}: cannot find its type ({e})"
-        ) from None
+    prefix = f"{to_spark_sql(with_)} " if with_ is not None else ""
+    probe = f"SELECT {to_spark_sql(value)} AS v{_from_text(selects[0] if selects else None, True)}"
+    first: Exception | None = None
+    for depth in range(len(selects)):
+        if depth > 0:
+            outer = _from_text(selects[depth], False)
+            if not outer:
+                continue  # a SELECT without FROM names no column
+            probe = (
+                f"SELECT __icefloe_l{depth}.v AS v{outer} CROSS JOIN LATERAL ({probe}) AS __icefloe_l{depth}"
+            )
+        try:
+            return ctx.spark.sql(prefix + probe).schema.fields[0].dataType
+        except Exception as e:  # a name of an outer scope, or an argument Spark cannot analyse
+            first = first or e
+    raise NotSupportedError(
+        f"an Iceberg function's argument {value.sql()}: cannot find its type ({first})"
+    ) from None
+
+
+def _from_text(select: exp.Select | None, lateral_views: bool) -> str:
+    """` FROM ...` with the joins (and, where asked, the LATERAL VIEWs) of `select`; "" when
+    it has none."""
+    if select is None or select.args.get("from_") is None:
+        return ""
+    probe = exp.Select(expressions=[exp.Literal.number(1)])
+    for key in ("from_", "joins", "laterals") if lateral_views else ("from_", "joins"):
+        part = select.args.get(key)
+        if part:
+            probe.set(key, [p.copy() for p in part] if isinstance(part, list) else part.copy())
+    text = to_spark_sql(probe)
+    return text[text.index(" FROM ") :]
 
 
 def _floor_div(sql: str, by: int) -> str:
