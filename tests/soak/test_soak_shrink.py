@@ -79,3 +79,13 @@ def test_a_saved_history_reads_back_as_generated(tmp_path: Path) -> None:
                     w = rb[k]
                     assert type(v) is type(w), (k, v, w)
                     assert v == w or (isinstance(v, float) and math.isnan(v) and math.isnan(w)), (k, v, w)
+
+
+def test_a_drop_of_the_sort_orders_column_keeps_it_in_later_steps() -> None:
+    """Both engines refuse to drop the column of the table's sort order, so the generator keeps
+    it: the rows of later steps still carry it (found by `make soak`, seed 440927347, where a
+    branch append without the column was refused by Java's INSERT and taken by icefloe)."""
+    history = generate(440927347, 13)
+    kinds = [(s.kind, s.args.get("column") or s.args.get("name")) for s in history.steps[10:13]]
+    assert kinds == [("sort_order", "c_int"), ("drop_column", "c_int"), ("branch_append", None)]
+    assert all("c_int" in row for row in history.steps[12].args["rows"])

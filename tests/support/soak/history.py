@@ -40,6 +40,9 @@ class TableState:
     # drawn before keep their steps)
     field_updates: random.Random = field(default_factory=lambda: random.Random(0))
     killed: int = 0  # killed writes drawn so far
+    # The column of the table's sort order (WRITE ORDERED BY): dropping it is refused by both
+    # engines (Java's `Cannot find source column for sort field`), so such a drop keeps it.
+    sort_column: Column | None = None
 
     def snapshot(self) -> list[Column]:
         """The columns as they are now (names and kinds; later steps rename and promote)."""
@@ -325,7 +328,8 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         if len(droppable) < 2:
             return Step("rewrite_manifests", {})
         c = rng.choice(droppable)
-        state.columns.remove(c)
+        if c is not state.sort_column:  # (a drop of the sort order's column: refused by both)
+            state.columns.remove(c)
         return Step("drop_column", {"name": c.name})
     if kind == "promote":
         promotable = [c for c in state.columns if c.kind in PROMOTIONS and not c.partition_source]
@@ -383,6 +387,7 @@ def _next_step(rng: random.Random, state: TableState) -> Step:
         c = rng.choice(sortable)
         direction = rng.choice(["ASC", "DESC"])
         nulls = rng.choice(["NULLS FIRST", "NULLS LAST"])
+        state.sort_column = c
         return Step("sort_order", {"column": c.name, "direction": direction, "nulls": nulls})
     if kind == "sort_compact":
         c = rng.choice([c for c in state.columns if c.kind in ("int", "long", "string", "date")])
