@@ -169,3 +169,28 @@ def test_a_refused_commit_is_unknown_and_keeps_its_files(cat: RestCatalog, proxy
         100,
         101,
     ]
+
+
+def test_an_answer_cut_part_way_is_a_lost_answer(rest_uri: str, s3: S3Server) -> None:
+    """The headers and half of the body arrive, then the connection closes (found by the
+    faulted soak: `http.client.IncompleteRead` escaped a commit). A read is asked again; a
+    commit's answer is lost, so the client finds out whether it landed: the rows once."""
+    from support.servers.fault_proxy import FaultProxy
+
+    with FaultProxy(rest_uri, rate=0.0) as faults:
+        c = icefloe.load_catalog("rest-cut", type="rest", uri=faults.endpoint, **s3.properties())
+        ns = f"f_{uuid.uuid4().hex[:8]}"
+        c.create_namespace(ns)
+        t = c.create_table(f"{ns}.cut", schema=ARROW)
+        t.append(rows(range(5)))
+        faults.inject("cut", "GET", f"/namespaces/{ns}/tables/cut")
+        assert sorted(c.load_table(t.identifier).scan().to_arrow().column("id").to_pylist()) == list(range(5))
+        faults.inject("cut", "POST", f"/namespaces/{ns}/tables/cut")
+        try:
+            t.append(rows(range(5, 9)))
+        except CommitStateUnknownException:
+            pass
+        assert faults.counts["injected cut"] == 2
+        fresh = c.load_table(t.identifier)
+        assert sorted(fresh.scan().to_arrow().column("id").to_pylist()) == list(range(9))
+        assert len(fresh.snapshots()) == 2, "the commit was applied twice"

@@ -14,6 +14,7 @@ was lost is not an unknown outcome.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import ssl
@@ -67,7 +68,9 @@ IDEMPOTENCY_KEY = "Idempotency-Key"
 _MUTATIONS = frozenset({"POST", "DELETE"})
 # With an idempotency key: attempts after the first, on a lost response or these statuses
 # (Java's retry strategy: 429 and the gateway's 502 / 503 / 504), waiting 0.2 s, doubling.
+# Reads (GET, HEAD) are retried the same way: repeating one changes nothing.
 _IDEMPOTENT_RETRIES = 3
+_READS = frozenset({"GET", "HEAD"})
 _RETRIED_STATUS = frozenset({429, 502, 503, 504})
 _RETRY_WAIT_S = 0.2
 
@@ -200,7 +203,7 @@ class RestClient:
         # attempts, so a retry after a lost response is applied once (the server answers it
         # with the first attempt's result).
         key = new_idempotency_key() if self.idempotency and method in _MUTATIONS else None
-        retries = _IDEMPOTENT_RETRIES if key else 0
+        retries = _IDEMPOTENT_RETRIES if key or method in _READS else 0
         refreshed = False
         attempt = 0
         while True:
@@ -225,7 +228,8 @@ class RestClient:
                     time.sleep(_RETRY_WAIT_S * 2 ** (attempt - 1))
                     continue
                 raise self._error(method, path, e, commit) from None
-            except (urllib.error.URLError, OSError, TimeoutError) as e:
+            except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException, ValueError) as e:
+                # no answer, or one cut short (`IncompleteRead`, a body that is not whole JSON)
                 if attempt < retries:
                     attempt += 1
                     time.sleep(_RETRY_WAIT_S * 2 ** (attempt - 1))
