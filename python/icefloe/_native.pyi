@@ -648,6 +648,10 @@ def inspect_table(metadata: TableMetadata, name: str, snapshot_id: int | None = 
     tables of manifest entries); `snapshot_id` (default: current) only for the
     tables of one snapshot (ValidationError otherwise, or for an unknown name or snapshot)."""
 
+def inspect_snapshot_own_entries(metadata: TableMetadata, snapshot_id: int) -> list[pa.RecordBatch]:
+    """The `entries` rows of the manifests the snapshot wrote itself (every entry it added or
+    deleted; older ones there as existing): an incremental computation's input."""
+
 def metadata_table_names() -> list[str]:
     """The names `inspect_table` knows."""
 

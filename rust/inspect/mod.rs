@@ -23,7 +23,7 @@ mod snapshots;
 
 use arrow_array::RecordBatch;
 
-pub use files::{entries, files, FileContentFilter};
+pub use files::{entries, files, snapshot_own_entries, FileContentFilter};
 pub use manifests::{all_manifests, manifests};
 pub use partitions::partitions;
 pub use position_deletes::position_deletes;

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 
 use super::errors::PyResultExt;
 use super::metadata::PyTableMetadata;
-use crate::inspect::{inspect, MetadataTable};
+use crate::inspect::{inspect, snapshot_own_entries, MetadataTable};
 
 /// The metadata table `name` (`snapshots`, `files`, `all_entries`, ...) of `metadata`, at
 /// `snapshot_id` (default: the current snapshot) for the tables of one snapshot.
@@ -26,6 +26,24 @@ fn inspect_table(
     Ok(batches.into_iter().map(PyArrowType).collect())
 }
 
+/// The `entries` rows of the manifests snapshot `snapshot_id` wrote itself: every entry it
+/// added or deleted (an incremental computation's input; `crate::inspect::snapshot_own_entries`).
+#[pyfunction]
+fn inspect_snapshot_own_entries(
+    py: Python<'_>,
+    metadata: &PyTableMetadata,
+    snapshot_id: i64,
+) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
+    let md = metadata.inner.clone();
+    let batches = py
+        .detach(move || match crate::scan::select_snapshot(&md, Some(snapshot_id))? {
+            Some(snapshot) => snapshot_own_entries(&md, snapshot),
+            None => crate::inspect::entries(&md, Some(None)),
+        })
+        .py()?;
+    Ok(batches.into_iter().map(PyArrowType).collect())
+}
+
 /// The names of the metadata tables.
 #[pyfunction]
 fn metadata_table_names() -> Vec<&'static str> {
@@ -34,6 +52,7 @@ fn metadata_table_names() -> Vec<&'static str> {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_table, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_snapshot_own_entries, m)?)?;
     m.add_function(wrap_pyfunction!(metadata_table_names, m)?)?;
     Ok(())
 }

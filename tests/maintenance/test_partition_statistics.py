@@ -542,3 +542,37 @@ def test_uuid_partition_values(oracle: Oracle, catalog: Any) -> None:
     _unregister(catalog, name, sid)
     assert catalog.load_table(name).maintenance.compute_partition_stats() is not None
     assert _java(oracle, name, sid, 2) == java_rows
+
+
+def test_an_incremental_run_reads_only_the_manifests_each_snapshot_wrote(
+    oracle: Oracle, catalog: Any
+) -> None:
+    """`inspect_snapshot_own_entries`: the entries of the manifests a snapshot wrote itself,
+    every entry it added or deleted among them; another snapshot's manifests are not read."""
+    import pyarrow as pa
+
+    name = new_table_name("pstats_own")
+    q = oracle.qualified(name)
+    oracle.sql(f"CREATE TABLE {q} (id bigint, cat string) USING iceberg PARTITIONED BY (cat)")
+    schema = pa.schema([("id", pa.int64()), ("cat", pa.string())])
+    table = catalog.load_table(name)
+    table.append(pa.table({"id": [0, 1, 2, 3], "cat": ["a", "b", "a", "b"]}, schema=schema))
+    table.append(pa.table({"id": [4, 5], "cat": ["a", "c"]}, schema=schema))
+    table.delete("cat = 'b'")  # whole files: DELETED entries
+    table = catalog.load_table(name)
+    md = table.metadata
+    snaps = [s.snapshot_id for s in table.snapshots()]
+    assert len(snaps) == 3
+
+    def own(sid: int) -> list[tuple[int, int]]:
+        t = pa.Table.from_batches(_native.inspect_snapshot_own_entries(md, sid))
+        return sorted(zip(t.column("status").to_pylist(), t.column("snapshot_id").to_pylist()))
+
+    every = pa.Table.from_batches(_native.inspect_table(md, "entries", snaps[1]))
+    assert snaps[0] in every.column("snapshot_id").to_pylist()  # the snapshot's manifests: both appends
+    assert own(snaps[1]) == [(pstats.ADDED, snaps[1])] * 2
+    deleted = [e for e in own(snaps[2]) if e[0] == pstats.DELETED]
+    assert deleted == [(pstats.DELETED, snaps[2])]
+    assert all(sid != snaps[1] for _status, sid in own(snaps[2]))  # the second append's manifest: not read
+    with pytest.raises(ValidationError, match="123"):
+        _native.inspect_snapshot_own_entries(md, 123)

@@ -24,10 +24,10 @@ Iceberg Java 1.12's `PartitionStatsHandler.computeAndWriteStatsFile` and its Spa
   snapshot drops the entry and deletes the file, and orphan removal keeps registered files
   (both in `rust/maintenance/`, which treat `partition-statistics` as `statistics`).
 
-Manifest entries are read through the `entries` metadata table (`_native.inspect_table`) of
-each snapshot involved: an incremental run over k snapshots reads each one's manifests, where
-Java reads only the manifests each added. On any failure nothing is registered and the file
-is deleted.
+Manifest entries are read as the `entries` metadata table's rows: a full run reads the
+snapshot's manifests, an incremental run over k snapshots only the manifests each of them
+wrote (`_native.inspect_snapshot_own_entries`), as Java reads its range's. On any failure
+nothing is registered and the file is deleted.
 """
 
 from __future__ import annotations
@@ -182,11 +182,12 @@ def _incremental(
         between.append(int(snap["snapshot-id"]))
 
     def own_entries() -> Iterator[tuple[Any, ...]]:
-        # The entries a snapshot's own manifests carry as added or deleted are exactly those
-        # whose status is ADDED or DELETED with its id: older manifests hold no entry of it,
-        # and a rewritten manifest makes older additions EXISTING and drops older deletions.
+        # The entries a snapshot's own manifests (those it wrote) carry as added or deleted are
+        # exactly those whose status is ADDED or DELETED with its id: older manifests hold no
+        # entry of it, and a rewritten manifest makes older additions EXISTING and drops older
+        # deletions. Only those manifests are read, as Java reads its range's manifests.
         for sid in between:
-            for e in _entries(md, sid):
+            for e in _entries(md, sid, own=True):
                 if e[1] == sid and e[0] in (ADDED, DELETED):
                     yield e
 
@@ -242,11 +243,15 @@ def _compute(md: _native.TableMetadata, entries: Any, incremental: bool) -> dict
     return stats
 
 
-def _entries(md: _native.TableMetadata, snapshot_id: int) -> Iterator[tuple[Any, ...]]:
-    """Every manifest entry of the snapshot (deleted ones included): (status, snapshot id,
-    content, file format, spec id, partition tuple of the table's partition type, record
-    count, file size)."""
-    batch = pa.Table.from_batches(_native.inspect_table(md, "entries", snapshot_id))
+def _entries(md: _native.TableMetadata, snapshot_id: int, own: bool = False) -> Iterator[tuple[Any, ...]]:
+    """Every manifest entry of the snapshot (deleted ones included), or with `own` those of the
+    manifests it wrote itself: (status, snapshot id, content, file format, spec id, partition
+    tuple of the table's partition type, record count, file size)."""
+    if own:
+        batches = _native.inspect_snapshot_own_entries(md, snapshot_id)
+    else:
+        batches = _native.inspect_table(md, "entries", snapshot_id)
+    batch = pa.Table.from_batches(batches)
     files = batch.column("data_file")
 
     def child(name: str) -> list[Any]:
