@@ -178,11 +178,13 @@ class _Spy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[int] = []
+        self.own: list[bool] = []  # whether each read only the manifests its snapshot wrote
         real = pstats._entries
 
-        def spy(md: Any, snapshot_id: int) -> Any:
+        def spy(md: Any, snapshot_id: int, own: bool = False) -> Any:
             self.calls.append(snapshot_id)
-            return real(md, snapshot_id)
+            self.own.append(own)
+            return real(md, snapshot_id, own=own)
 
         monkeypatch.setattr(pstats, "_entries", spy)
 
@@ -273,6 +275,7 @@ def test_incremental_chain_across_engines(
     incremental = table.maintenance.compute_partition_stats()
     assert incremental is not None
     assert spy.calls == _after(table, s1, s2) and len(spy.calls) == 3  # from icefloe's file at s1
+    assert all(spy.own)  # each snapshot's own manifests only
     mine_s2 = _mine(catalog.load_table(name), s2)
     assert _removed_files(table, spy.calls)  # the chain subtracts deleted entries
     _unregister(catalog, name, s2)
