@@ -438,10 +438,13 @@ def _cached_relation(spark: SparkSession, key: tuple[Any, ...] | None) -> Any:
         kept = _RELATIONS.get(spark)
     except TypeError:  # a session that cannot be weakly referenced keeps nothing
         return None
-    if kept is None or key not in kept:
+    if kept is None:
         return None
-    kept.move_to_end(key)
-    return kept[key]
+    try:  # (another thread's read may drop the key in between: then it is built again)
+        kept.move_to_end(key)
+        return kept[key]
+    except KeyError:
+        return None
 
 
 def _keep_relation(spark: SparkSession, key: tuple[Any, ...] | None, jdf: Any) -> None:
@@ -458,7 +461,10 @@ def _keep_relation(spark: SparkSession, key: tuple[Any, ...] | None, jdf: Any) -
         return
     kept[key] = relation
     while len(kept) > _RELATIONS_PER_SESSION:
-        kept.popitem(last=False)
+        try:
+            kept.popitem(last=False)
+        except KeyError:  # emptied by another thread
+            break
 
 
 def _classic_frame(jdf: Any, spark: SparkSession) -> DataFrame:
