@@ -451,3 +451,28 @@ def test_a_read_of_the_same_files_reuses_their_relation_with_columns_of_its_own(
     again = read(spark, table, snapshot_id=before)
     assert not relation(again).equals(relation(a))
     assert_same_rows(again, oracle.canonical(name, snapshot_id=before))
+
+
+def test_a_session_that_ignores_sink_logs_is_given_the_paths(
+    spark: Any, oracle: Any, catalog: Any, spark_parquet_on: None
+) -> None:
+    """With `spark.sql.streaming.fileStreamSink.ignoreMetadata=true` Spark would not read a file
+    list from a sink log: the files are handed over as paths, and read as Java reads them."""
+    name = new_table_name("sparkpq_paths")
+    q = _create(oracle, name, "id bigint, v string")
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
+    oracle.sql(f"INSERT INTO {q} VALUES (3, 'c')")
+    table = catalog.load_table(name)
+
+    def index(df: Any) -> str:
+        return str(df._jdf.queryExecution().analyzed().relation().location().getClass().getSimpleName())
+
+    spark.conf.set("spark.sql.streaming.fileStreamSink.ignoreMetadata", "true")
+    try:
+        got = read(spark, table)
+        assert index(got) == "InMemoryFileIndex"
+        assert_same_rows(got, oracle.canonical(name))
+    finally:
+        spark.conf.unset("spark.sql.streaming.fileStreamSink.ignoreMetadata")
+    # (a relation over paths is not kept: the next read of these files is given the file list)
+    assert index(read(spark, table)) == "MetadataLogFileIndex"

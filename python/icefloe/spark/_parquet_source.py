@@ -378,18 +378,18 @@ def parquet_frame(spark: SparkSession, files: PlainFiles, projection: dict[str, 
     spark.conf.set(FIELD_ID_CONF, "true")
     schema = field_id_schema(projection)
     options = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED", **files.options}
-    paths = [s3a_path(path) for path, _size, _records in files.files]
     if is_connect(spark):
         # The server builds the file index when it analyses the plan, after this returns.
         spark.conf.set(LISTING_THRESHOLD_CONF, SERIAL_LISTING)
-        return spark.read.schema(schema).options(**options).parquet(*paths)
+        return spark.read.schema(schema).options(**options).parquet(*_paths(files))
     jspark = spark._jsparkSession
-    key = _relation_key(files, schema, options)
+    schema_json = schema.json()
+    key = _relation_key(files, schema_json, options)
     relation = _cached_relation(spark, key)
     if relation is not None:
         return _classic_frame(jspark.baseRelationToDataFrame(relation), spark)
     if _sink_log_read(spark):
-        jreader = jspark.read().format("parquet").schema(jspark.parseDataType(schema.json()))
+        jreader = jspark.read().format("parquet").schema(jspark.parseDataType(schema_json))
         for name, value in options.items():  # this read's Hadoop settings (S3A per bucket), not the session's
             jreader = jreader.option(name, value)
         jdf = _logged_files_frame(jreader, files)
@@ -399,7 +399,7 @@ def parquet_frame(spark: SparkSession, files: PlainFiles, projection: dict[str, 
     spark.conf.set(LISTING_THRESHOLD_CONF, SERIAL_LISTING)
     try:
         # the file index is built here, on the driver: a status call or two per file
-        return spark.read.schema(schema).options(**options).parquet(*paths)
+        return spark.read.schema(schema).options(**options).parquet(*_paths(files))
     finally:
         if old is None:
             spark.conf.unset(LISTING_THRESHOLD_CONF)
@@ -412,7 +412,7 @@ def parquet_frame(spark: SparkSession, files: PlainFiles, projection: dict[str, 
 # read again: a query over a temporary view, a dashboard's refresh, a benchmark's rounds) gets a
 # new DataFrame of the same relation, with columns of its own (`baseRelationToDataFrame`, as
 # Spark's reader ends), without a file index built again: about half of a small read's driver
-# time (12 py4j calls and the index, against one call). The files of a plan never change, so a
+# time (nine py4j calls and the index, against one call). The files of a plan never change, so a
 # relation never goes stale; Spark's session catalog keeps its tables' relations the same way.
 # Only reads of up to `_RELATION_MAX_FILES` files are kept: a larger read amortizes the index.
 _RELATIONS: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
@@ -420,12 +420,12 @@ _RELATIONS_PER_SESSION = 16
 _RELATION_MAX_FILES = 2_000
 
 
-def _relation_key(files: PlainFiles, schema: Any, options: dict[str, str]) -> tuple[Any, ...] | None:
+def _relation_key(files: PlainFiles, schema_json: str, options: dict[str, str]) -> tuple[Any, ...] | None:
     if len(files.files) > _RELATION_MAX_FILES:
         return None
     return (
         tuple((path, size) for path, size, _records in files.files),
-        schema.json(),
+        schema_json,
         tuple(sorted(options.items())),
     )
 
@@ -465,6 +465,11 @@ def _keep_relation(spark: SparkSession, key: tuple[Any, ...] | None, jdf: Any) -
             kept.popitem(last=False)
         except KeyError:  # emptied by another thread
             break
+
+
+def _paths(files: PlainFiles) -> list[str]:
+    """The files as the paths Spark's file sources take (`s3://` as `s3a://`)."""
+    return [s3a_path(path) for path, _size, _records in files.files]
 
 
 def _classic_frame(jdf: Any, spark: SparkSession) -> DataFrame:
