@@ -1,16 +1,18 @@
 //! Deletion-vector files (format v3; Iceberg Java's `BaseDVFileWriter`): the positions deleted
-//! from each data file as one `deletion-vector-v1` blob, all blobs of one writer in one Puffin
-//! file, and one position-delete `DataFile` per blob pointing into it.
+//! from each data file as one `deletion-vector-v1` blob, the blobs of one writer in one Puffin
+//! file per partition spec (see [`DeletionVectorWriter::close`] for why), and one
+//! position-delete `DataFile` per blob pointing into it.
 //!
-//! The Puffin file goes to the table's data location with no partition folder (it may hold
+//! The Puffin files go to the table's data location with no partition folder (one may hold
 //! the vectors of data files of several partitions; Java's `OutputFileFactory.newOutputFile()`
-//! places it the same way), named `<task_id:05>-<write_id>-00001-deletes.puffin` so a failed
-//! write's abort, which deletes every file carrying the write id, finds it.
+//! places it the same way), named `<task_id:05>-<write_id>-<n:05>-deletes.puffin` so a failed
+//! write's abort, which deletes every file carrying the write id, finds them.
 //!
 //! Positions are collected first (8 bytes a deleted row) and encoded on `close`. Merging a data
 //! file's earlier deletes into its new vector is the caller's (`delete_task`), as with
 //! [`super::PositionDeleteWriter`]: give them to [`DeletionVectorWriter::delete`] as well.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::deleted_positions::{DeletedPositions, Target};
@@ -61,55 +63,96 @@ impl DeletionVectorWriter {
         self.targets.pending_rows()
     }
 
-    /// The location of the Puffin file `close` writes.
-    pub fn location(&self) -> String {
-        let name = format!("{:05}-{}-00001-deletes.puffin", self.task_id, self.write_id);
+    /// The location of the `n`th Puffin file `close` writes (from 1; one per partition spec
+    /// among the recorded data files, in spec id order).
+    pub fn location(&self, n: usize) -> String {
+        let name = format!("{:05}-{}-{n:05}-deletes.puffin", self.task_id, self.write_id);
         self.locations.new_data_location(None, &name)
     }
 
-    /// Writes one Puffin file holding a vector per data file (in path order) and returns one
-    /// `DataFile` per vector; nothing when no positions were recorded. On error the Puffin
-    /// file is removed.
+    /// Writes the vectors, one per data file, and returns one `DataFile` per vector, grouped by
+    /// Puffin file and in blob order within each; nothing when no positions were recorded.
+    /// On error every Puffin file written is removed.
+    ///
+    /// One Puffin file per partition spec, its blobs smallest first (ties in path order). Any
+    /// layout is valid Iceberg; this one is chosen for readers that read a file's blobs
+    /// through a range cache in manifest order. DuckDB 1.5.5's `iceberg` extension (the newest
+    /// on PyPI) widens a blob's read up to the next range it has cached when the gap is no
+    /// longer than the blob, then decodes a blob lying inside that range from the range's
+    /// start, silently taking another data file's vector (duckdb-iceberg PR #1182, fixed
+    /// after 1.5.5; tests/interop/test_dv_layout.py). A table's delete manifests are one per
+    /// spec, so the blobs of one Puffin file are read in file order only when they share a
+    /// spec; and in file order a read never widens over a blob not yet read when no blob is
+    /// smaller than the one before it (the rest of the file is then longer than the blob).
     pub fn close(self) -> Result<Vec<DataFile>> {
         if self.targets.is_empty() {
             return Ok(vec![]);
         }
+        let mut by_spec: BTreeMap<i32, Vec<(&str, &Target)>> = BTreeMap::new();
         for (path, t) in self.targets.iter() {
             if self.table.spec_by_id(t.spec_id).is_none() {
                 return Err(validation(format!("data file has unknown partition spec id {}", t.spec_id))
                     .with_context("data file", path.clone())
                     .with_context("table", self.table.location().to_string()));
             }
+            by_spec.entry(t.spec_id).or_default().push((path.as_str(), t));
         }
-        let location = self.location();
-        let mut writer = PuffinWriter::create_default(&location)?;
-        let mut blobs: Vec<(&str, &Target, BlobMetadata, u64)> = Vec::with_capacity(self.targets.len());
-        for (path, t) in self.targets.iter() {
-            // `delete` refused negative positions; one would turn into a value above
-            // `MAX_POSITION` here, which `from_positions` refuses too.
-            let dv = DeletionVector::from_positions(t.positions.iter().map(|p| *p as u64));
-            let written = dv.and_then(|dv| {
-                let meta = writer.write(Blob::deletion_vector(&dv, path)?)?;
-                Ok((meta, dv.cardinality()))
-            });
-            match written {
-                Ok((meta, cardinality)) => blobs.push((path.as_str(), t, meta, cardinality)),
+        let mut written: Vec<String> = Vec::with_capacity(by_spec.len());
+        let mut files = Vec::with_capacity(self.targets.len());
+        for (n, targets) in by_spec.into_values().enumerate() {
+            let location = self.location(n + 1);
+            match write_puffin(&location, targets) {
+                Ok(mut f) => {
+                    files.append(&mut f);
+                    written.push(location);
+                }
                 Err(e) => {
-                    writer.abort();
-                    return Err(e.with_context("data file", path.clone()));
+                    for location in &written {
+                        let _ = crate::io::delete_file(location);
+                    }
+                    return Err(e);
                 }
             }
         }
-        let size = writer.finish()?;
-        let files = blobs
-            .into_iter()
-            .map(|(path, t, blob, cardinality)| data_file(&location, size, path, t, &blob, cardinality))
-            .collect::<Result<Vec<_>>>();
-        if files.is_err() {
-            let _ = crate::io::delete_file(&location);
-        }
-        files
+        Ok(files)
     }
+}
+
+/// Writes one Puffin file at `location` of the vectors of `targets` (data files of one spec),
+/// smallest blob first, and returns their `DataFile`s in blob order. On error the file is
+/// removed.
+fn write_puffin(location: &str, targets: Vec<(&str, &Target)>) -> Result<Vec<DataFile>> {
+    let mut blobs = Vec::with_capacity(targets.len());
+    for (path, t) in targets {
+        // `delete` refused negative positions; one would turn into a value above
+        // `MAX_POSITION` here, which `from_positions` refuses too.
+        let blob = DeletionVector::from_positions(t.positions.iter().map(|p| *p as u64))
+            .and_then(|dv| Ok((Blob::deletion_vector(&dv, path)?, dv.cardinality())))
+            .map_err(|e| e.with_context("data file", path.to_string()))?;
+        blobs.push((path, t, blob));
+    }
+    // Stable: equal sizes keep the targets' path order.
+    blobs.sort_by_key(|(_, _, (blob, _))| blob.data.len());
+    let mut writer = PuffinWriter::create_default(location)?;
+    let mut metas = Vec::with_capacity(blobs.len());
+    for (path, t, (blob, cardinality)) in blobs {
+        match writer.write(blob) {
+            Ok(meta) => metas.push((path, t, meta, cardinality)),
+            Err(e) => {
+                writer.abort();
+                return Err(e.with_context("data file", path.to_string()));
+            }
+        }
+    }
+    let size = writer.finish()?;
+    let files = metas
+        .into_iter()
+        .map(|(path, t, blob, cardinality)| data_file(location, size, path, t, &blob, cardinality))
+        .collect::<Result<Vec<_>>>();
+    if files.is_err() {
+        let _ = crate::io::delete_file(location);
+    }
+    files
 }
 
 /// The `DataFile` of one vector, as Java's `BaseDVFileWriter.createDV` builds it: position

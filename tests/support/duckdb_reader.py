@@ -2,7 +2,12 @@
 `duckdb-extension-iceberg`, with the `avro` extension it needs for manifests,
 `duckdb-extension-avro`) loaded offline from the wheels' files with `INSTALL '<path>'`, as
 `support.tpch` loads `tpch`. `read_iceberg(metadata_location)` is `iceberg_scan('<vN.metadata.json>')`
-as an Arrow table."""
+as an Arrow table.
+
+`file_cache=False` reads with DuckDB's external file cache off (`enable_external_file_cache`,
+on by default): through it, the `iceberg` extension 1.5.5 can decode a deletion vector from
+another blob of the same Puffin file (duckdb-iceberg PR #1182, fixed after 1.5.5;
+tests/interop/test_dv_layout.py), which Iceberg Java's Puffin files trigger."""
 
 from __future__ import annotations
 
@@ -31,21 +36,24 @@ def version() -> str:
 
 
 @functools.cache
-def connection() -> Any:
-    """One DuckDB connection per process with `avro` and `iceberg` loaded; nothing is downloaded
-    (the extensions' autoinstall is off, so a missing one fails here, not in a scan)."""
+def connection(file_cache: bool = True) -> Any:
+    """One DuckDB database per process and `file_cache` setting, with `avro` and `iceberg`
+    loaded; nothing is downloaded (the extensions' autoinstall is off, so a missing one fails
+    here, not in a scan)."""
     import duckdb
 
     con = duckdb.connect(config={"autoinstall_known_extensions": False})
     for name in ("avro", "iceberg"):
         con.execute(f"INSTALL '{extension_file(name)}'")
         con.execute(f"LOAD {name}")
+    con.execute(f"SET enable_external_file_cache = {str(file_cache).lower()}")
     return con
 
 
-def read_iceberg(metadata_location: str) -> pa.Table:
+def read_iceberg(metadata_location: str, file_cache: bool = True) -> pa.Table:
     """The rows of the table whose metadata file is `metadata_location` (a local path or a
-    `file:` URI), read by DuckDB's `iceberg_scan`."""
+    `file:` URI), read by DuckDB's `iceberg_scan` (with its external file cache on, DuckDB's
+    default, unless `file_cache` is False)."""
     path = metadata_location.removeprefix("file://").removeprefix("file:")
     quoted = path.replace("'", "''")
-    return connection().execute(f"SELECT * FROM iceberg_scan('{quoted}')").to_arrow_table()
+    return connection(file_cache).execute(f"SELECT * FROM iceberg_scan('{quoted}')").to_arrow_table()
