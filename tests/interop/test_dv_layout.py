@@ -77,9 +77,8 @@ def test_duckdb_limitation_misreads_javas_deletion_vectors_through_its_cache(
         f"TBLPROPERTIES ({props})"
     )
     # a file per k (Java clusters a partitioned table's rows by partition before writing)
-    oracle.sql(
-        f"INSERT INTO {qualified} SELECT id, CAST(id DIV {ROWS} AS INT), id % 2 = 0 FROM range({2 * PAIRS * ROWS})"
-    )
+    n = 2 * PAIRS * ROWS
+    oracle.sql(f"INSERT INTO {qualified} SELECT id, CAST(id DIV {ROWS} AS INT), id % 2 = 0 FROM range({n})")
     for j in range(PAIRS):
         # no delete distribution: the pair's two small files are one scan task, one Puffin file
         oracle.sql(f"DELETE FROM {qualified} WHERE {_pair_delete(j)}")

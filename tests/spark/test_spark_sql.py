@@ -623,11 +623,12 @@ _METRIC_ROWS = [
 ]
 
 
-def _metric_table(tw: Twins, name: str, properties: str = "") -> str:
+def _metric_table(tw: Twins, name: str, properties: str = "", partitioning: str = "p") -> str:
     """`sqlq.db.<name>` written by Java in two inserts (five files over identity partitions
-    `p`): nulls, an all-null partition, a NaN float, a string longer than 16 characters."""
+    `p`, or `partitioning`): nulls, an all-null partition, a NaN float, a string longer than
+    16 characters."""
     tw.java(
-        f"CREATE TABLE {Q}.db.{name} ({_METRIC_COLUMNS}) USING iceberg PARTITIONED BY (p) "
+        f"CREATE TABLE {Q}.db.{name} ({_METRIC_COLUMNS}) USING iceberg PARTITIONED BY ({partitioning}) "
         f"TBLPROPERTIES ('format-version'='2'{properties})"
     )
     for rows in _METRIC_ROWS:
@@ -642,6 +643,7 @@ def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
     _metric_table(
         tw, "mc", ", 'write.metadata.metrics.default'='counts', 'write.metadata.metrics.column.d'='none'"
     )
+    _metric_table(tw, "mt", partitioning="months(dt), bucket(2, id)")
 
 
 _PUSHED = [
@@ -656,6 +658,13 @@ _PUSHED = [
     "SELECT count(*), count(i) FROM sqlq.db.mc",
     "SELECT count(*), count(i), max(ts) FROM sqlq.db.m0 WHERE p = 'a'",
     "SELECT count(*), max(id), min(amount) FROM sqlq.db.orders VERSION AS OF 't1'",
+    # months(dt): whole months leave no residual on any file
+    "SELECT count(*), max(id), min(i) FROM sqlq.db.mt WHERE dt >= DATE'2024-01-01'",
+    "SELECT count(*), min(id) FROM sqlq.db.mt WHERE dt < DATE'2024-01-01' OR dt IS NULL",
+    "SELECT count(*) FROM sqlq.db.mt WHERE dt > DATE'2025-01-01'",
+    # part of January: its one file's dt bounds (2024-01-01) prune it, February's has no
+    # residual (Java reads here: the filter does not select whole months)
+    "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2024-01-15'",
 ]
 _READ = [
     "SELECT max(f), min(s), max(s) FROM sqlq.db.m",  # a NaN; truncatable strings
@@ -665,6 +674,8 @@ _READ = [
     "SELECT count(*), max(qty), count(cust) FROM sqlq.db.orders",  # position deletes
     "SELECT p, count(*) FROM sqlq.db.m GROUP BY p",
     "SELECT count(DISTINCT p), sum(i) FROM sqlq.db.m",
+    "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2023-12-15'",  # December's file: a residual
+    "SELECT count(*), max(i) FROM sqlq.db.mt WHERE id = 3",  # bucket: no strict projection
 ]
 
 

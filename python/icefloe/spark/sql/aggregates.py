@@ -9,9 +9,15 @@ A SELECT is answered from metrics only when Java's runtime would push its aggreg
   of top-level columns, and Spark's `spark.sql.iceberg.aggregate-push-down.enabled` is not
   `false`;
 - its WHERE (if any) is evaluated completely by Iceberg: every conjunct translates exactly
-  (`filters.true_of`) and selects whole partitions in every spec of the table (Java's
-  `ExpressionUtil.selectsPartitions`; here: every column it names is an identity partition
-  source in every spec, where strict and inclusive projections agree);
+  (`filters.true_of`), names only columns partitioned in every spec (by any transform), and
+  leaves no residual on any planned file (its partition values imply it for all the file's
+  rows: Iceberg's `ResidualEvaluator`). Java asks instead that the filter select whole
+  partitions in every spec (`ExpressionUtil.selectsPartitions`: strict and inclusive
+  projections agree), whether or not the table holds files there; both answer only when
+  every planned file's rows all match, so the two give the same rows (a `months(dt)`
+  partition and `dt >= DATE'2024-01-01'`, say; not `dt >= DATE'2024-01-15'` where a file of
+  January holds later days, which keeps a residual, nor `bucket`, which has no strict
+  projection); icefloe also answers where metrics prune the files a residual would stay on;
 - the metrics mode allows it (Java's `metricsModeSupportsAggregatePushDown`): no `none` column,
   no min/max of a `counts` column, never min/max of a string or binary column (their bounds
   may be truncated), and min/max only of types whose bounds are exact values Spark shows
@@ -232,24 +238,22 @@ def _type_name(type_json: str) -> str:
 
 
 def _partition_filter(table: Table, schema: Schema, where: exp.Expression, visible: str) -> Any:
-    """The WHERE as an icefloe filter when Iceberg evaluates it completely (every conjunct
-    exact and selecting whole partitions of every spec), else None."""
+    """The WHERE as an icefloe filter when Iceberg may evaluate it completely (every conjunct
+    exact, over columns partitioned in every spec), else None; `_evaluate` then asks that it
+    leave no residual on any planned file."""
     from icefloe import expressions as ice
 
     specs = list(table.specs().values())
     if not specs or any(not spec.fields for spec in specs):
         return None  # Java: an unpartitioned table (or spec) leaves every filter to Spark
-    identity = None
-    for spec in specs:
-        sources = {f.source_id for f in spec.fields if str(f.transform) == "identity"}
-        identity = sources if identity is None else identity & sources
+    partitioned = set.intersection(*({f.source_id for f in spec.fields} for spec in specs))
     fields = {f.name.lower(): f for f in schema.fields}
 
     def lookup(qualifier: str | None, name: str) -> tuple[str, str] | None:
         if qualifier is not None and qualifier.lower() != visible.lower():
             return None
         f = fields.get(name.lower())
-        if f is None or not f.field_type.is_primitive or f.field_id not in (identity or set()):
+        if f is None or not f.field_type.is_primitive or f.field_id not in partitioned:
             return None
         return f.name, str(f.field_type.to_json())
 
@@ -264,10 +268,11 @@ def _partition_filter(table: Table, schema: Schema, where: exp.Expression, visib
 
 def _evaluate(tasks: Any, aggregates: list[_Aggregate]) -> list[Any] | None:
     """Java's `AggregateEvaluator` over the planned files: each aggregate's value, or None
-    when a file has deletes or lacks a metric an aggregate needs."""
+    when a file has deletes, a residual filter (rows of it that may not match) or lacks a
+    metric an aggregate needs."""
     values: list[Any] = [0 if a.op in ("count_star", "count") else None for a in aggregates]
     for task in tasks:
-        if task.delete_paths:
+        if task.delete_paths or task.residual is not None:
             return None
         file = task.file
         for i, a in enumerate(aggregates):
