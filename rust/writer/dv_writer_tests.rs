@@ -105,6 +105,16 @@ fn nothing_recorded_writes_nothing_and_bad_input_is_refused() {
     assert!(!std::path::Path::new(&location).exists());
 }
 
+/// A v3 table with a second spec, `bucket(4, id)`.
+fn two_specs(dir: &std::path::Path) -> Arc<TableMetadata> {
+    let spec = crate::spec::PartitionSpec::builder(&crate::writer::test_tables::schema())
+        .bucket("id", 4)
+        .unwrap()
+        .build()
+        .unwrap();
+    Arc::new(table(dir, 3).apply_updates(&[crate::spec::MetadataUpdate::AddSpec { spec }], 0).unwrap())
+}
+
 /// Data files of two specs: one Puffin file per spec, each file's blobs in ascending size
 /// (ties in path order), and the `DataFile`s in blob order. A reader going through one spec's
 /// delete manifest then reads each file's blobs front to back, never a smaller one after a
@@ -112,13 +122,7 @@ fn nothing_recorded_writes_nothing_and_bad_input_is_refused() {
 #[test]
 fn one_puffin_file_per_spec_with_the_smallest_blobs_first() {
     let dir = tempfile::tempdir().unwrap();
-    let md = table(dir.path(), 3);
-    let spec = crate::spec::PartitionSpec::builder(&crate::writer::test_tables::schema())
-        .bucket("id", 4)
-        .unwrap()
-        .build()
-        .unwrap();
-    let md = Arc::new(md.apply_updates(&[crate::spec::MetadataUpdate::AddSpec { spec }], 0).unwrap());
+    let md = two_specs(dir.path());
     let mut files = data_files(&md);
     let mut other = files.clone();
     for f in other.iter_mut() {
@@ -165,13 +169,7 @@ fn one_puffin_file_per_spec_with_the_smallest_blobs_first() {
 #[test]
 fn a_failed_close_removes_every_puffin_file_it_wrote() {
     let dir = tempfile::tempdir().unwrap();
-    let md = table(dir.path(), 3);
-    let spec = crate::spec::PartitionSpec::builder(&crate::writer::test_tables::schema())
-        .bucket("id", 4)
-        .unwrap()
-        .build()
-        .unwrap();
-    let md = Arc::new(md.apply_updates(&[crate::spec::MetadataUpdate::AddSpec { spec }], 0).unwrap());
+    let md = two_specs(dir.path());
     let files = data_files(&md);
     let mut w = DeletionVectorWriter::try_new(md, "wdv44444", 0).unwrap();
     let (first, second) = (w.location(1), w.location(2));
