@@ -3,7 +3,7 @@
 //! counts and bounds from the written data (so NaN never reaches a bound and -0.0 < +0.0).
 //! Nothing but column sizes for leaves inside a list or map; no bounds for uuid (T7).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
@@ -74,8 +74,11 @@ pub struct MetricsConfig {
 
 impl MetricsConfig {
     /// Java's rules: the default mode is `write.metadata.metrics.default` or truncate(16); without an
-    /// explicit default only the first `max-inferred-column-defaults` (100) leaf columns get it and
-    /// the rest get none; `write.metadata.metrics.column.<full name>` overrides per column.
+    /// explicit default, a schema of more than `max-inferred-column-defaults` (100) leaf columns
+    /// (as Java's `TypeUtil.getProjectedIds` counts them) gives truncate(16) to that many only,
+    /// chosen as Java's `MetricsConfig.limitFieldIds` chooses them (each struct's own leaf fields
+    /// before anything nested in its fields, top level first), and none to the rest;
+    /// `write.metadata.metrics.column.<full name>` overrides per column.
     pub fn from_table_properties(props: &BTreeMap<String, String>, schema: &Schema) -> Result<Self> {
         let explicit = props.get(METRICS_DEFAULT).map(|s| MetricsMode::parse(s)).transpose()?;
         let max_inferred = match props.get(METRICS_MAX_INFERRED_COLUMNS) {
@@ -84,12 +87,14 @@ impl MetricsConfig {
                 validation(format!("expected an integer for '{METRICS_MAX_INFERRED_COLUMNS}', found '{v}'"))
             })?,
         };
+        let inferred = (explicit.is_none() && projected_count(schema) > max_inferred)
+            .then(|| limited_field_ids(schema, max_inferred));
         let mut modes = HashMap::new();
-        for (i, leaf) in leaves(schema).iter().enumerate() {
-            let mode = match explicit {
-                Some(m) => m,
-                None if i < max_inferred => MetricsMode::Truncate(16),
-                None => MetricsMode::None,
+        for leaf in leaves(schema) {
+            let mode = match (explicit, &inferred) {
+                (Some(m), _) => m,
+                (None, Some(ids)) if !ids.contains(&leaf.id) => MetricsMode::None,
+                (None, _) => MetricsMode::Truncate(16),
             };
             modes.insert(leaf.id, mode);
         }
@@ -110,6 +115,71 @@ impl MetricsConfig {
     pub fn mode(&self, field_id: i32) -> MetricsMode {
         self.modes.get(&field_id).copied().unwrap_or(MetricsMode::None)
     }
+}
+
+/// How many field ids Java's `TypeUtil.getProjectedIds` finds: primitive struct fields, a
+/// list's primitive element, a map's key and value when the value is primitive (a map of
+/// nested values counts neither its key nor itself).
+fn projected_count(schema: &Schema) -> usize {
+    fn count(t: &Type) -> usize {
+        match t {
+            Type::Primitive(_) => 0,
+            Type::Struct(s) => s.fields.iter().map(|f| usize::from(is_leaf(f)) + count(&f.field_type)).sum(),
+            Type::List(l) => usize::from(is_leaf(&l.element_field)) + count(&l.element_field.field_type),
+            Type::Map(m) => {
+                let pair = if is_leaf(&m.value_field) { 2 } else { 0 };
+                pair + count(&m.key_field.field_type) + count(&m.value_field.field_type)
+            }
+        }
+    }
+    schema.fields().iter().map(|f| usize::from(is_leaf(f)) + count(&f.field_type)).sum()
+}
+
+/// Java's `MetricsConfig.limitFieldIds`: up to `limit` leaf field ids, a struct's own leaf
+/// fields first, then what is nested in each of its fields in order; a list's element and a
+/// map's key and value (when leaves) before what is nested in them.
+fn limited_field_ids(schema: &Schema, limit: usize) -> HashSet<i32> {
+    fn add(f: &NestedField, limit: usize, out: &mut HashSet<i32>) {
+        if out.len() < limit && is_leaf(f) {
+            out.insert(f.id);
+        }
+    }
+    fn visit(fields: &[&NestedField], limit: usize, out: &mut HashSet<i32>) {
+        for f in fields {
+            add(f, limit, out);
+        }
+        for f in fields {
+            if out.len() >= limit {
+                return;
+            }
+            visit_type(&f.field_type, limit, out);
+        }
+    }
+    // A list's element or a map's key and value: added when leaves, then each one's nesting.
+    fn nested(fields: &[&NestedField], limit: usize, out: &mut HashSet<i32>) {
+        for f in fields {
+            add(f, limit, out);
+        }
+        for f in fields {
+            visit_type(&f.field_type, limit, out);
+        }
+    }
+    fn visit_type(t: &Type, limit: usize, out: &mut HashSet<i32>) {
+        match t {
+            Type::Primitive(_) => {}
+            Type::Struct(s) => visit(&s.fields.iter().map(|c| c.as_ref()).collect::<Vec<_>>(), limit, out),
+            Type::List(l) => nested(&[&l.element_field], limit, out),
+            Type::Map(m) => nested(&[&m.key_field, &m.value_field], limit, out),
+        }
+    }
+    let mut out = HashSet::new();
+    visit(&schema.fields().iter().map(|f| f.as_ref()).collect::<Vec<_>>(), limit, &mut out);
+    out
+}
+
+/// A primitive (a variant included) field: one that carries metrics.
+fn is_leaf(f: &NestedField) -> bool {
+    matches!(f.field_type, Type::Primitive(_))
 }
 
 fn leaf_ids_under(f: &NestedField) -> Vec<i32> {
@@ -618,6 +688,7 @@ fn pick<T>(lo: Option<T>, hi: Option<T>, min: bool) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{ListType, MapType, StructType};
 
     fn wide_schema(n: i32) -> Schema {
         Schema::new(
@@ -637,6 +708,73 @@ mod tests {
         for bad in ["truncate(0)", "truncate", "all", "truncate(-1)"] {
             assert_eq!(MetricsMode::parse(bad).unwrap_err().kind(), ErrorKind::Validation, "{bad}");
         }
+    }
+
+    fn modes_of(s: &Schema, limit: &str) -> Vec<(i32, MetricsMode)> {
+        let p = BTreeMap::from([(METRICS_MAX_INFERRED_COLUMNS.to_string(), limit.to_string())]);
+        let c = MetricsConfig::from_table_properties(&p, s).unwrap();
+        let mut ids: Vec<i32> = leaves(s).iter().map(|l| l.id).collect();
+        ids.sort();
+        ids.into_iter().map(|id| (id, c.mode(id))).collect()
+    }
+
+    /// Java's `TestMetricsConfig` cases: a struct's fields come after the top level's leaves,
+    /// a map's key and value and a list's element before what is nested in them.
+    #[test]
+    fn the_inferred_columns_are_javas_limit_field_ids() {
+        let t = MetricsMode::Truncate(16);
+        let n = MetricsMode::None;
+        let int = || -> Type { PrimitiveType::Int.into() };
+        // struct<a, b> (ids 2, 3) before the top-level `top` (4): limit 1 picks `top`
+        let s = Schema::new(
+            0,
+            vec![
+                NestedField::optional(
+                    1,
+                    "s",
+                    Type::Struct(StructType::new(vec![
+                        NestedField::optional(2, "a", int()),
+                        NestedField::optional(3, "b", int()),
+                    ])),
+                ),
+                NestedField::optional(4, "top", int()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(modes_of(&s, "1"), vec![(2, n), (3, n), (4, t)]);
+        assert_eq!(modes_of(&s, "2"), vec![(2, t), (3, n), (4, t)]);
+        assert_eq!(modes_of(&s, "3"), vec![(2, t), (3, t), (4, t)]);
+        // a list of maps of int to struct<x, y>: the map's key is not counted by Java's
+        // getProjectedIds (its value is nested), but limitFieldIds takes it
+        let map = Type::Map(MapType {
+            key_field: NestedField::required(3, "key", int()).into(),
+            value_field: NestedField::optional(
+                4,
+                "value",
+                Type::Struct(StructType::new(vec![
+                    NestedField::optional(5, "x", int()),
+                    NestedField::optional(6, "y", int()),
+                ])),
+            )
+            .into(),
+        });
+        let s = Schema::new(
+            0,
+            vec![
+                NestedField::optional(
+                    1,
+                    "l",
+                    Type::List(ListType { element_field: NestedField::optional(2, "element", map).into() }),
+                ),
+                NestedField::optional(7, "top", int()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(projected_count(&s), 3, "x, y and top");
+        assert_eq!(modes_of(&s, "2"), vec![(3, t), (5, n), (6, n), (7, t)]);
+        assert_eq!(modes_of(&s, "3"), vec![(3, t), (5, t), (6, t), (7, t)], "3 ids: all inferred");
     }
 
     #[test]

@@ -245,6 +245,32 @@ def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, tabl
     assert set(ours[0]["lower_bounds"]) == {1, 3, 10}
 
 
+def test_inferred_metrics_limit_matches_java(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """More leaf columns than `write.metadata.metrics.max-inferred-column-defaults` and no
+    default mode: the same columns keep metrics as Java's (its `MetricsConfig.limitFieldIds`:
+    the top level's leaves before a struct's fields), the others none."""
+    ddl = (
+        "top1 int, s struct<a: int, b: string>, top2 string, l array<struct<x: int, y: int>>, "
+        "m map<string, int>, top3 bigint"
+    )
+    props = "'write.metadata.metrics.max-inferred-column-defaults'='4'"
+    rows = [(i, (i * 2, f"b{i}"), f"t{i}", [(i, -i)], {f"k{i}": i}, i * 10) for i in range(50)]
+    df = spark.createDataFrame(rows, ddl).coalesce(1)
+    java_name = table_name + "_java"
+    for name in (table_name, java_name):
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
+    icefloe.spark.append(df, catalog.load_table(table_name))
+    df.writeTo(oracle.qualified(java_name)).append()
+    ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
+    assert len(ours) == len(java) == 1
+    for key in ("value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+        assert ours[0][key] == java[0][key], key
+    # top1, top2, top3 and s.a (ids 1, 3, 6, 7): not s.b, the fifth leaf in schema order
+    assert set(ours[0]["lower_bounds"]) == {1, 3, 6, 7}
+
+
 def test_write_options_clustered_and_sorted(
     spark: Any, oracle: Oracle, catalog: Any, table_name: str
 ) -> None:

@@ -107,7 +107,7 @@ def run_history(
                 if note:
                     log.append(f"    {note}")
             if readers.WHEN == "each" or (readers.WHEN == "end" and i == len(history.steps) - 1):
-                readers.check(catalog, [ours_t, shared_t], expected, where, log)
+                readers.check(catalog, [ours_t, shared_t], expected, where, log, javas=frozenset([shared_t]))
             heads.record(catalog, step.kind)
         except AssertionError as e:  # the step's place, for the shrinker (support.soak.shrink)
             raise StepFailed(str(e), i, step.kind, where) from e
