@@ -644,6 +644,7 @@ def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
         tw, "mc", ", 'write.metadata.metrics.default'='counts', 'write.metadata.metrics.column.d'='none'"
     )
     _metric_table(tw, "mt", partitioning="months(dt), bucket(2, id)")
+    _metric_table(tw, "mw", ", 'write.metadata.metrics.max-inferred-column-defaults'='3'")  # id, i, d
 
 
 _PUSHED = [
@@ -665,6 +666,7 @@ _PUSHED = [
     # part of January: its one file's dt bounds (2024-01-01) prune it, February's has no
     # residual (Java reads here: the filter does not select whole months)
     "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2024-01-15'",
+    "SELECT count(*), max(id), min(i), count(d) FROM sqlq.db.mw",  # the 3 columns with metrics
 ]
 _READ = [
     "SELECT max(f), min(s), max(s) FROM sqlq.db.m",  # a NaN; truncatable strings
@@ -676,6 +678,7 @@ _READ = [
     "SELECT count(DISTINCT p), sum(i) FROM sqlq.db.m",
     "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2023-12-15'",  # December's file: a residual
     "SELECT count(*), max(i) FROM sqlq.db.mt WHERE id = 3",  # bucket: no strict projection
+    "SELECT max(dt) FROM sqlq.db.mw",  # past the inferred 3: none
 ]
 
 

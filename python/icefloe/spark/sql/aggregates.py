@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -192,8 +193,9 @@ def _qualifies(column: exp.Column, parts: list[str], visible: str) -> bool:
 def _metrics_mode(table: Table, schema: Schema, name: str) -> str:
     """Java's `MetricsConfig.forTable(table).columnMode(name)` for a top-level column: the
     column's own property, else the sort order's columns at least `truncate(16)`, else the
-    default. A table with more columns than Java infers defaults for and no default set is
-    taken as `none` (conservative: the query reads)."""
+    default. Without a default, a table of more leaf columns than Java infers defaults for
+    gives `truncate(16)` to its first that many top-level leaf columns (Java's
+    `limitFieldIds` takes the top level's leaves first) and `none` to the others."""
     props = table.properties
     mode = props.get(f"write.metadata.metrics.column.{name}")
     if mode is not None:
@@ -201,7 +203,10 @@ def _metrics_mode(table: Table, schema: Schema, name: str) -> str:
     default = props.get("write.metadata.metrics.default")
     if default is None:
         limit = int(props.get("write.metadata.metrics.max-inferred-column-defaults", "100"))
-        default = "truncate(16)" if _column_count(schema) <= limit else "none"
+        default = "truncate(16)"
+        if _projected_count(json.loads(schema.to_json())) > limit:
+            leaves = [f.name for f in schema.fields if f.field_type.is_primitive]
+            default = "truncate(16)" if name in leaves[:limit] else "none"
     default = default.strip().lower()
     sorted_ids = {f.source_id for f in table.sort_order().fields if str(f.transform) == "identity"}
     field = next((f for f in schema.fields if f.name == name), None)
@@ -210,11 +215,19 @@ def _metrics_mode(table: Table, schema: Schema, name: str) -> str:
     return default
 
 
-def _column_count(schema: Schema) -> int:
-    """How many field ids the schema has, nested ones included (Java's `getProjectedIds`
-    counts them all; here structs, lists and maps are counted as their JSON lists them)."""
-    text = schema.to_json()
-    return sum(text.count(f'"{key}"') for key in ("id", "element-id", "key-id", "value-id"))
+def _projected_count(node: Any) -> int:
+    """How many field ids Java's `TypeUtil.getProjectedIds` finds under a type (schema JSON):
+    primitive struct fields, a list's primitive element, a map's key and value when the value
+    is primitive."""
+    if not isinstance(node, dict):
+        return 0
+    kind = node.get("type")
+    if kind == "list":
+        return int(isinstance(node["element"], str)) + _projected_count(node["element"])
+    if kind == "map":
+        pair = 2 if isinstance(node["value"], str) else 0
+        return pair + _projected_count(node["key"]) + _projected_count(node["value"])
+    return sum(int(isinstance(f["type"], str)) + _projected_count(f["type"]) for f in node.get("fields", []))
 
 
 def _metrics_allow(table: Table, schema: Schema, aggregates: list[_Aggregate]) -> bool:
