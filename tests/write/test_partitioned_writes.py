@@ -211,6 +211,22 @@ def test_icefloe_writes_after_java_partition_evolution(
     assert_same_rows(table.scan().to_arrow(), oracle.df(table_name))
 
 
+def _twin_files(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str, ddl: str, props: str, rows: list[Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`rows` appended in one file by icefloe to `table_name` and by Java to a twin, both
+    created by Java with `props`: the two data files' rows of Java's `files` table."""
+    df = spark.createDataFrame(rows, ddl).coalesce(1)
+    java_name = table_name + "_java"
+    for name in (table_name, java_name):
+        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
+    icefloe.spark.append(df, catalog.load_table(table_name))
+    df.writeTo(oracle.qualified(java_name)).append()
+    ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
+    assert len(ours) == len(java) == 1
+    return ours[0], java[0]
+
+
 def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, table_name: str) -> None:
     """Same data, same `write.metadata.metrics.*` properties: icefloe's file metrics equal
     the ones Iceberg Java writes (counts only / truncated bounds / full bounds / none, NaN counts)."""
@@ -224,14 +240,7 @@ def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, tabl
         (*r, float("nan") if i % 7 == 0 else (None if i % 11 == 0 else i / 3))
         for i, r in enumerate(_rows(5, 500))
     ]
-    df = spark.createDataFrame(rows, ddl).coalesce(1)
-    java_name = table_name + "_java"
-    for name in (table_name, java_name):
-        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
-    icefloe.spark.append(df, catalog.load_table(table_name))
-    df.writeTo(oracle.qualified(java_name)).append()
-    ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
-    assert len(ours) == len(java) == 1
+    ours, java = _twin_files(spark, oracle, catalog, table_name, ddl, props, rows)
     for key in (
         "record_count",
         "value_counts",
@@ -240,9 +249,9 @@ def test_metrics_modes_match_java(spark: Any, oracle: Oracle, catalog: Any, tabl
         "lower_bounds",
         "upper_bounds",
     ):
-        assert ours[0][key] == java[0][key], key
+        assert ours[key] == java[key], key
     # The modes did something: no bounds for counts/none columns, name truncated to 2 chars.
-    assert set(ours[0]["lower_bounds"]) == {1, 3, 10}
+    assert set(ours["lower_bounds"]) == {1, 3, 10}
 
 
 def test_inferred_metrics_limit_matches_java(
@@ -257,18 +266,11 @@ def test_inferred_metrics_limit_matches_java(
     )
     props = "'write.metadata.metrics.max-inferred-column-defaults'='4'"
     rows = [(i, (i * 2, f"b{i}"), f"t{i}", [(i, -i)], {f"k{i}": i}, i * 10) for i in range(50)]
-    df = spark.createDataFrame(rows, ddl).coalesce(1)
-    java_name = table_name + "_java"
-    for name in (table_name, java_name):
-        oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
-    icefloe.spark.append(df, catalog.load_table(table_name))
-    df.writeTo(oracle.qualified(java_name)).append()
-    ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
-    assert len(ours) == len(java) == 1
+    ours, java = _twin_files(spark, oracle, catalog, table_name, ddl, props, rows)
     for key in ("value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
-        assert ours[0][key] == java[0][key], key
+        assert ours[key] == java[key], key
     # top1, top2, top3 and s.a (ids 1, 3, 6, 7): not s.b, the fifth leaf in schema order
-    assert set(ours[0]["lower_bounds"]) == {1, 3, 6, 7}
+    assert set(ours["lower_bounds"]) == {1, 3, 6, 7}
 
 
 def test_write_options_clustered_and_sorted(
