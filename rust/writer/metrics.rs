@@ -20,7 +20,7 @@ use crate::manifest::{
 };
 use crate::spec::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string, Literal,
-    NestedField, PrimitiveType, Schema, Type,
+    NestedField, NestedFieldRef, PrimitiveType, Schema, Type,
 };
 
 pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
@@ -135,45 +135,28 @@ fn projected_count(schema: &Schema) -> usize {
     schema.fields().iter().map(|f| usize::from(is_leaf(f)) + count(&f.field_type)).sum()
 }
 
-/// Java's `MetricsConfig.limitFieldIds`: up to `limit` leaf field ids, a struct's own leaf
-/// fields first, then what is nested in each of its fields in order; a list's element and a
-/// map's key and value (when leaves) before what is nested in them.
+/// Java's `MetricsConfig.limitFieldIds`: up to `limit` leaf field ids, the leaves among a
+/// struct's fields (a list's element, a map's key and value) first, then what is nested in each
+/// of them in order.
 fn limited_field_ids(schema: &Schema, limit: usize) -> HashSet<i32> {
-    fn add(f: &NestedField, limit: usize, out: &mut HashSet<i32>) {
-        if out.len() < limit && is_leaf(f) {
-            out.insert(f.id);
-        }
-    }
-    fn visit(fields: &[&NestedField], limit: usize, out: &mut HashSet<i32>) {
-        for f in fields {
-            add(f, limit, out);
-        }
-        for f in fields {
+    fn visit(fields: &[NestedFieldRef], limit: usize, out: &mut HashSet<i32>) {
+        for f in fields.iter().filter(|f| is_leaf(f)) {
             if out.len() >= limit {
                 return;
             }
-            visit_type(&f.field_type, limit, out);
-        }
-    }
-    // A list's element or a map's key and value: added when leaves, then each one's nesting.
-    fn nested(fields: &[&NestedField], limit: usize, out: &mut HashSet<i32>) {
-        for f in fields {
-            add(f, limit, out);
+            out.insert(f.id);
         }
         for f in fields {
-            visit_type(&f.field_type, limit, out);
-        }
-    }
-    fn visit_type(t: &Type, limit: usize, out: &mut HashSet<i32>) {
-        match t {
-            Type::Primitive(_) => {}
-            Type::Struct(s) => visit(&s.fields.iter().map(|c| c.as_ref()).collect::<Vec<_>>(), limit, out),
-            Type::List(l) => nested(&[&l.element_field], limit, out),
-            Type::Map(m) => nested(&[&m.key_field, &m.value_field], limit, out),
+            match &f.field_type {
+                Type::Primitive(_) => {}
+                Type::Struct(s) => visit(&s.fields, limit, out),
+                Type::List(l) => visit(std::slice::from_ref(&l.element_field), limit, out),
+                Type::Map(m) => visit(&[m.key_field.clone(), m.value_field.clone()], limit, out),
+            }
         }
     }
     let mut out = HashSet::new();
-    visit(&schema.fields().iter().map(|f| f.as_ref()).collect::<Vec<_>>(), limit, &mut out);
+    visit(schema.fields(), limit, &mut out);
     out
 }
 

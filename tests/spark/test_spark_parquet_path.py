@@ -412,6 +412,20 @@ def test_a_byte_size_setting_that_is_no_whole_number_is_named(spark: Any) -> Non
             spark.conf.unset(key)
 
 
+def _two_files(oracle: Any, catalog: Any, prefix: str) -> tuple[str, Any]:
+    """A table Java wrote in two inserts (two data files, three rows): its name and icefloe's table."""
+    name = new_table_name(prefix)
+    q = _create(oracle, name, "id bigint, v string")
+    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
+    oracle.sql(f"INSERT INTO {q} VALUES (3, 'c')")
+    return name, catalog.load_table(name)
+
+
+def _relation(df: Any) -> Any:
+    """The JVM relation under a read's analysed plan (PySpark 4's logical plan is unresolved)."""
+    return df._jdf.queryExecution().analyzed().relation()
+
+
 def test_a_read_of_the_same_files_reuses_their_relation_with_columns_of_its_own(
     spark: Any, oracle: Any, catalog: Any, spark_parquet_on: None, monkeypatch: Any
 ) -> None:
@@ -421,15 +435,8 @@ def test_a_read_of_the_same_files_reuses_their_relation_with_columns_of_its_own(
     from icefloe.spark import _parquet_source as source
 
     monkeypatch.setattr(source, "_RELATIONS_PER_SESSION", 2)
-    name = new_table_name("sparkpq_kept")
-    q = _create(oracle, name, "id bigint, v string")
-    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
-    oracle.sql(f"INSERT INTO {q} VALUES (3, 'c')")
-    table = catalog.load_table(name)
-
-    def relation(df: Any) -> Any:
-        return df._jdf.queryExecution().analyzed().relation()
-
+    name, table = _two_files(oracle, catalog, "sparkpq_kept")
+    relation = _relation
     a, b = read(spark, table), read(spark, table)
     assert relation(a).equals(relation(b))
     assert sorted(r[0] for r in a.join(b, a["id"] == b["id"]).select(a["id"]).collect()) == [1, 2, 3]
@@ -439,7 +446,7 @@ def test_a_read_of_the_same_files_reuses_their_relation_with_columns_of_its_own(
     assert narrow.columns == ["id"] and sorted(r[0] for r in narrow.collect()) == [1, 2, 3]
 
     before = table.current_snapshot().snapshot_id
-    oracle.sql(f"INSERT INTO {q} VALUES (4, 'd')")
+    oracle.sql(f"INSERT INTO {oracle.qualified(name)} VALUES (4, 'd')")
     table = catalog.load_table(name)
     after = read(spark, table)
     assert not relation(after).equals(relation(a))
@@ -458,14 +465,10 @@ def test_a_session_that_ignores_sink_logs_is_given_the_paths(
 ) -> None:
     """With `spark.sql.streaming.fileStreamSink.ignoreMetadata=true` Spark would not read a file
     list from a sink log: the files are handed over as paths, and read as Java reads them."""
-    name = new_table_name("sparkpq_paths")
-    q = _create(oracle, name, "id bigint, v string")
-    oracle.sql(f"INSERT INTO {q} VALUES (1, 'a'), (2, 'b')")
-    oracle.sql(f"INSERT INTO {q} VALUES (3, 'c')")
-    table = catalog.load_table(name)
+    name, table = _two_files(oracle, catalog, "sparkpq_paths")
 
     def index(df: Any) -> str:
-        return str(df._jdf.queryExecution().analyzed().relation().location().getClass().getSimpleName())
+        return str(_relation(df).location().getClass().getSimpleName())
 
     spark.conf.set("spark.sql.streaming.fileStreamSink.ignoreMetadata", "true")
     try:
