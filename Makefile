@@ -24,7 +24,8 @@ SPARK4_TESTS := tests/spark4 tests/spark/test_spark_register.py tests/spark/test
 	tests/spark/test_spark_nested_assign.py tests/spark/test_spark_nested_update.py \
 	tests/spark/test_tpch_twins.py tests/spark/test_spark_parquet_path.py tests/spark/test_spark_parquet_s3a.py \
 	tests/spark/test_spark_sql_ddl.py tests/spark/test_spark_sql.py tests/spark/test_spark_sql_views.py \
-	tests/spark/test_spark_sql_functions.py tests/spark/test_spark_session_fs.py tests/soak/test_soak_faults.py
+	tests/spark/test_spark_sql_functions.py tests/spark/test_spark_sql_timestamps.py tests/spark/test_spark_session_fs.py \
+	tests/soak/test_soak_faults.py
 # Next to the runtime, for the object-store and JDBC interop tests: S3FileIO's AWS SDK (the
 # newest bundle that resolves), and the JDBC drivers of Java's JdbcCatalog.
 ORACLE_EXTRA := org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) org.xerial:sqlite-jdbc:3.54.1.0 \

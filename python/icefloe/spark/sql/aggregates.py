@@ -44,7 +44,7 @@ import sqlglot
 from sqlglot import exp
 
 from icefloe.spark.sql.dialect import IcebergSpark
-from icefloe.spark.sql.filters import conjuncts, true_of
+from icefloe.spark.sql.filters import Timestamps, conjuncts, true_of
 from icefloe.spark.sql.query import Context, cte_names, read_options, requalify_columns, table_parts
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _answer(ctx: Context, select: exp.Select, ctes: frozenset[str]) -> exp.Selec
         return None
     where = select.args.get("where")
     if where is not None:
-        row_filter = _partition_filter(loaded, schema, where.this, visible)
+        row_filter = _partition_filter(loaded, schema, where.this, visible, ctx.timestamps())
         if row_filter is None:
             return None
         scan = loaded.scan(row_filter=row_filter, include_column_stats=True, **options)
@@ -250,7 +250,9 @@ def _type_name(type_json: str) -> str:
     return "decimal" if text.startswith("decimal") else text
 
 
-def _partition_filter(table: Table, schema: Schema, where: exp.Expression, visible: str) -> Any:
+def _partition_filter(
+    table: Table, schema: Schema, where: exp.Expression, visible: str, timestamps: Timestamps
+) -> Any:
     """The WHERE as an icefloe filter when Iceberg may evaluate it completely (every conjunct
     exact, over columns partitioned in every spec), else None; `_evaluate` then asks that it
     leave no residual on any planned file."""
@@ -272,7 +274,7 @@ def _partition_filter(table: Table, schema: Schema, where: exp.Expression, visib
 
     pushed = []
     for conjunct in conjuncts(where):
-        found = true_of(conjunct, lookup)
+        found = true_of(conjunct, lookup, timestamps)
         if found is None:
             return None
         pushed.append(found)

@@ -212,7 +212,9 @@ def insert(ctx: Context, tree: exp.Insert) -> Any:
     for name, value in static.items():
         eq = exp.EQ(this=exp.column(name, quoted=True), expression=value.copy())
         condition = eq if condition is None else exp.and_(condition, eq)
-    row_filter = ice.AlwaysTrue() if condition is None else true_of(condition, _lookup(table, ""))
+    row_filter = (
+        ice.AlwaysTrue() if condition is None else true_of(condition, _lookup(table, ""), ctx.timestamps())
+    )
     if row_filter is None:
         raise NotSupportedError(
             f"{what} ... PARTITION ({to_spark_sql(condition)}): not an exact icefloe filter"
@@ -287,7 +289,7 @@ def _condition(ctx: Context, tree: exp.Expression, table: Table, alias: str) -> 
         return _Where(ice.AlwaysTrue(), "true", None)
     if not _has_subquery(where.this):
         _iceberg_functions(ctx, where, [(_target_frame(ctx, table), alias)])
-        exact = true_of(where.this, _lookup(table, alias))
+        exact = true_of(where.this, _lookup(table, alias), ctx.timestamps())
         # (Spark SQL text only when Spark evaluates it: generating it is not free for a long IN list)
         return _Where(exact, "true" if exact is not None else to_spark_sql(where.this), None)
     rewrite_tables(ctx, where, skip=tree.this)

@@ -11,28 +11,61 @@ Only what both engines read alike is translated: comparisons (`=`, `<>`, `!=`, `
 `>`, `>=`, `BETWEEN`), `IN` / `NOT IN` of literals, `IS [NOT] NULL`, `AND`, `OR`, `NOT`,
 between a top-level column and a literal of the column's own kind: integer literals on int
 and long columns, string literals on string columns, `TRUE`/`FALSE` on booleans, `DATE
-'yyyy-mm-dd'` on dates. Anything else (floats with their NaN ordering, decimals, timestamps
-read in the session's time zone, casts, functions, nested fields) is not translated
-(`None`): a query then leaves it to Spark alone, a DELETE or UPDATE evaluates it in Spark.
+'yyyy-mm-dd'` on dates, and timestamp literals of the column's own kind given the session's
+settings (`Timestamps`): `TIMESTAMP` / `TIMESTAMP_LTZ '...'` (or `CAST('...' AS ...)`) on
+`timestamp` (with time zone) columns, read in the session's time zone unless the text gives
+its offset, `TIMESTAMP_NTZ '...'` on `timestamp_ntz` columns (`TIMESTAMP` means either, as
+`spark.sql.timestampType` says). Anything else (floats with their NaN ordering, decimals, a
+timestamp literal of the other kind, a local time the session's zone skips or repeats, casts,
+functions, nested fields) is not translated (`None`): a query then leaves it to Spark alone,
+a DELETE or UPDATE evaluates it in Spark.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+import zoneinfo
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
 from icefloe import expressions as ice
 
-__all__ = ["ColumnLookup", "conjuncts", "true_of"]
+__all__ = ["ColumnLookup", "Timestamps", "conjuncts", "session_timestamps", "true_of"]
 
 # (qualifier or None, column name) -> the table's field (name, Iceberg type JSON), or None
 # when the column is not one of this table's top-level columns.
 ColumnLookup = Callable[[str | None, str], tuple[str, str] | None]
 
 _INTEGER_TYPES = ("int", "long")
+
+
+@dataclass(frozen=True)
+class Timestamps:
+    """How a Spark session reads a timestamp literal: `zone` is `spark.sql.session.timeZone`
+    (a literal without an offset is a local time there), `ntz` whether a plain `TIMESTAMP`
+    is `TIMESTAMP_NTZ` (`spark.sql.timestampType`)."""
+
+    zone: str
+    ntz: bool = False
+
+
+def session_timestamps(spark: Any) -> Timestamps:
+    """The session's `Timestamps` (Spark's defaults where unset: the JVM's zone, LTZ)."""
+    zone = str(spark.conf.get("spark.sql.session.timeZone"))
+    kind = str(spark.conf.get("spark.sql.timestampType", "TIMESTAMP_LTZ")).upper()
+    return Timestamps(zone, kind == "TIMESTAMP_NTZ")
+
+
+# What both Spark's parser and this one read alike: a date, then a time with seconds (up to
+# microseconds) and then perhaps `Z` or an `+hh:mm` offset. Other forms Spark takes (`2024-1-1`,
+# `10:00` without seconds, region names after the time) are left to Spark.
+_TIMESTAMP_TEXT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?)?"
+)
 
 
 def conjuncts(predicate: exp.Expression | None) -> list[exp.Expression]:
@@ -46,14 +79,18 @@ def conjuncts(predicate: exp.Expression | None) -> list[exp.Expression]:
     return [predicate]
 
 
-def true_of(predicate: exp.Expression, lookup: ColumnLookup) -> ice.BooleanExpression | None:
-    """An icefloe filter that holds exactly where `predicate` is TRUE, or None."""
-    return _Translator(lookup).true_of(predicate)
+def true_of(
+    predicate: exp.Expression, lookup: ColumnLookup, timestamps: Timestamps | None = None
+) -> ice.BooleanExpression | None:
+    """An icefloe filter that holds exactly where `predicate` is TRUE, or None. Timestamp
+    literals are translated only with the session's `timestamps`."""
+    return _Translator(lookup, timestamps).true_of(predicate)
 
 
 class _Translator:
-    def __init__(self, lookup: ColumnLookup) -> None:
+    def __init__(self, lookup: ColumnLookup, timestamps: Timestamps | None) -> None:
         self.lookup = lookup
+        self.timestamps = timestamps
 
     def true_of(self, p: exp.Expression) -> ice.BooleanExpression | None:
         return self._translate(p, positive=True)
@@ -115,7 +152,7 @@ class _Translator:
             kind = mirrored.get(kind, kind)
         if column is None:
             return None
-        literal = _literal(value, column[1])
+        literal = _literal(value, column[1], self.timestamps)
         if literal is None:
             return None
         pred = ops[kind][0 if positive else 1](column[0], literal)
@@ -128,14 +165,14 @@ class _Translator:
         column = self._column(p.this)
         if column is None or not p.expressions:
             return None
-        values = [_literal(v, column[1]) for v in p.expressions]
+        values = [_literal(v, column[1], self.timestamps) for v in p.expressions]
         if any(v is None for v in values):  # a NULL in the list makes NOT IN never TRUE
             return None
         pred = ice.In(column[0], values) if positive else ice.NotIn(column[0], values)
         return ice.And(ice.NotNull(column[0]), pred)
 
 
-def _literal(e: exp.Expression, type_json: str) -> Any:
+def _literal(e: exp.Expression, type_json: str, timestamps: Timestamps | None = None) -> Any:
     """The Python value of literal `e` for a column of Iceberg type `type_json`, or None when
     `e` is not a literal Spark compares with that column as the column's own kind."""
     while isinstance(e, exp.Paren):
@@ -166,4 +203,57 @@ def _literal(e: exp.Expression, type_json: str) -> Any:
                 return dt.date.fromisoformat(e.this.this)
             except ValueError:
                 return None
+    if type_json in ("timestamp", "timestamptz") and timestamps is not None:
+        return _timestamp(e, type_json == "timestamptz", timestamps)
     return None
+
+
+def _timestamp(e: exp.Expression, with_zone: bool, timestamps: Timestamps) -> dt.datetime | None:
+    """The value of timestamp literal `e` for a column with (or without) a time zone: an
+    aware UTC datetime or a naive one, or None when `e` is not such a literal of the
+    column's own kind or its local time is not one instant in the session's zone."""
+    if not (isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string):
+        return None
+    kind = e.to.this
+    T = exp.DataType.Type
+    literal_ntz = kind == T.TIMESTAMPNTZ or (kind == T.TIMESTAMPTZ and timestamps.ntz)
+    if kind not in (T.TIMESTAMPTZ, T.TIMESTAMPLTZ, T.TIMESTAMPNTZ) or literal_ntz == with_zone:
+        return None  # Spark compares the other kind through a cast in the session's zone
+    m = _TIMESTAMP_TEXT.fullmatch(e.this.this)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second, fraction, offset = m.groups()
+    try:
+        local = dt.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
+    except ValueError:
+        return None
+    if not with_zone:
+        return None if offset is not None else local  # Spark refuses an offset on TIMESTAMP_NTZ
+    if offset is not None:
+        if offset == "Z":
+            return local.replace(tzinfo=dt.timezone.utc)
+        sign = 1 if offset[0] == "+" else -1
+        hours, minutes = int(offset[1:3]), int(offset[4:6])
+        if minutes > 59 or hours * 60 + minutes > 18 * 60:  # Java's ZoneOffset: within 18 hours
+            return None
+        delta = dt.timedelta(hours=hours, minutes=minutes)
+        return local.replace(tzinfo=dt.timezone(sign * delta)).astimezone(dt.timezone.utc)
+    try:
+        zone = zoneinfo.ZoneInfo(timestamps.zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None  # a zone id Java knows and Python does not (`PST`, `GMT+1`): left to Spark
+    early, late = local.replace(tzinfo=zone, fold=0), local.replace(tzinfo=zone, fold=1)
+    if early.utcoffset() != late.utcoffset():
+        return None  # skipped or repeated by the zone's clock change
+    try:
+        return early.astimezone(dt.timezone.utc)
+    except OverflowError:
+        return None

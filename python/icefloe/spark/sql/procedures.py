@@ -210,7 +210,7 @@ def _options(what: str, options: dict[str, Any] | None, allowed: set[str] | None
     return out
 
 
-def _where(table: Table, where: str | None) -> Any:
+def _where(ctx: Context, table: Table, where: str | None) -> Any:
     if where is None:
         return None
     from icefloe.spark.sql.filters import true_of
@@ -224,7 +224,7 @@ def _where(table: Table, where: str | None) -> Any:
         return f.name, str(f.field_type.to_json())
 
     predicate = sqlglot.parse_one(f"SELECT 1 WHERE {where}", dialect=IcebergSpark).args["where"].this
-    found = true_of(predicate, lookup)
+    found = true_of(predicate, lookup, ctx.timestamps())
     if found is None:
         raise NotSupportedError(f"where => {where!r}: not an exact icefloe filter")
     return found
@@ -235,7 +235,7 @@ def _rewrite_data_files(ctx: Context, table: Table, args: dict[str, Any]) -> lis
     options.setdefault("remove_dangling_deletes", False)  # Java's default (the Python API's is True)
     strategy = str(args.get("strategy") or "binpack").lower()
     r = table.maintenance.rewrite_data_files(
-        filter=_where(table, args.get("where")),
+        filter=_where(ctx, table, args.get("where")),
         strategy=strategy,
         sort_order=args.get("sort_order"),
         spark=ctx.spark,
@@ -273,7 +273,7 @@ def _rewrite_position_deletes(ctx: Context, table: Table, args: dict[str, Any]) 
     }
     options = _options("rewrite_position_delete_files", args.get("options"), allowed)
     r = table.maintenance.rewrite_position_delete_files(
-        filter=_where(table, args.get("where")), spark=ctx.spark, **options
+        filter=_where(ctx, table, args.get("where")), spark=ctx.spark, **options
     )
     return [
         (

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from icefloe.exceptions import NotSupportedError, ValidationError
 from icefloe.spark.sql.dialect import IcebergSpark
-from icefloe.spark.sql.filters import conjuncts, true_of
+from icefloe.spark.sql.filters import Timestamps, conjuncts, session_timestamps, true_of
 
 if TYPE_CHECKING:
     from icefloe.expressions import BooleanExpression
@@ -61,6 +61,13 @@ class Context:
     # Tables as empty frames of their Spark schema (required columns not nullable, as Java's
     # runtime gives them): a query analysed for its schema only (CREATE VIEW).
     schema_only: bool = False
+    _timestamps: Timestamps | None = None
+
+    def timestamps(self) -> Timestamps:
+        """How the session reads timestamp literals (its conf, read once a statement)."""
+        if self._timestamps is None:
+            self._timestamps = session_timestamps(self.spark)
+        return self._timestamps
 
     def view(self, df: Any) -> str:
         name = f"{VIEW_PREFIX}{uuid.uuid4().hex[:12]}"
@@ -193,7 +200,7 @@ def _frame(ctx: Context, table: exp.Table, ref: TableRef, visible: str, referenc
     selected = None
     if referenced is not None:
         selected = tuple(f.name for f in loaded.schema().fields if f.name.lower() in referenced)
-    row_filter = _pushed_filter(table, loaded, visible)
+    row_filter = _pushed_filter(table, loaded, visible, ctx.timestamps())
     # The query keeps its whole WHERE: the pushed part only prunes, so files it partly
     # selects still take Spark's Parquet source.
     plan = plan_read(
@@ -262,7 +269,9 @@ def _snapshot_of(table: Table, options: dict[str, Any]) -> int | None:
     return None
 
 
-def _pushed_filter(table: exp.Table, loaded: Table, visible: str) -> BooleanExpression | None:
+def _pushed_filter(
+    table: exp.Table, loaded: Table, visible: str, timestamps: Timestamps
+) -> BooleanExpression | None:
     """The WHERE conjuncts of the SELECT reading `table` that filter its rows exactly."""
     holder = table.parent
     select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
@@ -286,7 +295,7 @@ def _pushed_filter(table: exp.Table, loaded: Table, visible: str) -> BooleanExpr
 
     from icefloe import expressions as ice
 
-    pushed = [p for p in (true_of(c, lookup) for c in conjuncts(where.this)) if p is not None]
+    pushed = [p for p in (true_of(c, lookup, timestamps) for c in conjuncts(where.this)) if p is not None]
     if not pushed:
         return None
     return pushed[0] if len(pushed) == 1 else ice.And(*pushed)
