@@ -10,6 +10,7 @@ mod dictionary;
 pub mod dv_writer;
 pub mod equality_delete_writer;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+mod geo_statistics;
 mod geometry_bounds;
 pub mod input_schema;
 pub mod metrics;

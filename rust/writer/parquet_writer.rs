@@ -396,6 +396,7 @@ impl ParquetFileWriter {
                 builder = builder.set_column_dictionary_enabled(column, dictionary);
             }
         }
+        super::geo_statistics::install(); // GEOMETRY chunks' statistics as parquet-java's
         let options = ArrowWriterOptions::new().with_properties(builder.build()).with_parquet_schema(p.descr);
         let mut w = ArrowWriter::try_new_with_options(p.file, p.stored_arrow, options)
             .map_err(|e| writer_error(e, "cannot create Parquet writer", &self.path))?;

@@ -150,6 +150,20 @@ def test_invalid_wkb_leaves_a_file_without_geometry_bounds_as_java(catalog: Any,
     assert [k for k, _ in metrics["lower_bounds"]] == [1]
 
 
+def footer_geo_statistics(table: Any) -> list[tuple[Any, ...]]:
+    """Each data file's GeospatialStatistics per column chunk (types and box), in file order of
+    their first id."""
+    out = []
+    for f in sorted(table.inspect.data_files().to_pylist(), key=lambda f: f["lower_bounds"][0][1]):
+        group = pq.ParquetFile(f["file_path"].removeprefix("file:")).metadata.row_group(0)
+        for i in range(group.num_columns):
+            c = group.column(i)
+            s = c.geo_statistics if c.is_geo_stats_set else None
+            box = None if s is None else (s.xmin, s.xmax, s.ymin, s.ymax, s.zmin, s.zmax, s.mmin, s.mmax)
+            out.append((c.path_in_schema, None if s is None else s.geospatial_types, box))
+    return out
+
+
 def footer_logical_types(table: Any) -> list[tuple[str, str]]:
     [path] = [f["file_path"] for f in table.inspect.data_files().to_pylist()]
     schema = pq.ParquetFile(path.removeprefix("file:")).schema
@@ -235,6 +249,16 @@ def test_geospatial_columns_read_and_write_as_java_both_ways(
     )
     assert footer_logical_types(ours) == footer_logical_types(theirs)
     assert dict(footer_logical_types(ours))["geog"].lower().startswith("geography")
+    # The footers' GeospatialStatistics as parquet-java's: g's box is left out (an infinite X
+    # on one side), its types kept; g3857 and s.pt boxed (s.pt with a Z range); none for geog.
+    stats = footer_geo_statistics(ours)
+    assert stats == footer_geo_statistics(theirs)
+    assert {c: (t, b is not None and b[0] is not None) for c, t, b in stats if c != "id"} == {
+        "g": ([1, 2, 3, 1001], False),
+        "g3857": ([1, 2], True),
+        "geog": (None, False),
+        "s.pt": ([1, 3, 1001], True),
+    }
 
     # Written from Spark (binary columns), Java reads the rows.
     spark_name = new_table_name("geo_spark")
@@ -319,3 +343,34 @@ def test_partitions_and_sorts_on_geospatial_columns_are_refused(catalog: Any) ->
             order.asc("g")
     # Nothing was committed.
     assert catalog.load_table(table.name()).metadata_location == before
+
+
+def test_footer_geospatial_statistics_of_edge_values_as_javas(catalog: Any, warehouse: Path) -> None:
+    """Values parquet-java counts differently from a plain reading of the WKB: points JTS reads
+    as empty (an X or Y that is NaN), a value that is not WKB, infinite ordinates on one or both
+    sides, a `POINT Z` whose Z is NaN (a `POINT`), a collection whose first part is empty; and
+    a chunk of only such values and nulls. Java's footers and icefloe's agree."""
+    nan, inf = float("nan"), float("inf")
+    truncated = b"\x01\x01\x00\x00\x00\x00"
+    collection = (
+        b"\x01" + struct.pack("<II", 1007, 3) + point_z(nan, nan, nan) + point_z(3, 4, 5) + point_z(6, 7, nan)
+    )
+    rows: list[tuple[int, bytes | None, bytes | None, bytes | None, bytes | None]] = [
+        (1, point(nan, nan), point(15, nan), None, point_z(1, 2, nan)),
+        (2, truncated, point(-inf, 1), None, point_z(1, 2, inf)),
+        (3, point(5, 6), None, point(nan, nan), None),
+        (4, collection, line((0, 0), (1, 1)), None, point_z(0, 0, nan)),
+    ]
+    java_name, ours_name = new_table_name("geo_edge_java"), new_table_name("geo_edge_ours")
+    java("create", f"file://{warehouse}", java_name)
+    java_append(warehouse, java_name, rows)
+    ours = catalog.create_table(ours_name, GEO_SCHEMA, properties={"format-version": "3"})
+    ours.append(arrow_rows(rows))
+    stats = footer_geo_statistics(catalog.load_table(ours_name))
+    assert stats == footer_geo_statistics(catalog.load_table(java_name))
+    assert {c: (t, b) for c, t, b in stats if c != "id"} == {
+        "g": ([1, 1007], (3.0, 6.0, 4.0, 7.0, 5.0, 5.0, None, None)),
+        "g3857": ([1, 2], (None,) * 8),  # X from -inf to 1: no box
+        "geog": (None, None),
+        "s.pt": ([1, 1001], (0.0, 1.0, 0.0, 2.0, inf, inf, None, None)),
+    }
