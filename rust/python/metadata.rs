@@ -156,6 +156,22 @@ impl PyTableMetadata {
         self.inner.properties().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
+    /// Each leaf column's metrics mode (`none`, `counts`, `truncate(N)`, `full`) by field id, as
+    /// the writers keep metrics for the current schema (Java's `MetricsConfig.forTable`).
+    fn metrics_modes(&self) -> PyResult<BTreeMap<i32, String>> {
+        let schema = self.inner.current_schema();
+        let config = crate::writer::MetricsConfig::for_table(
+            self.inner.properties(),
+            schema,
+            self.inner.default_sort_order(),
+        )
+        .py()?;
+        Ok(crate::writer::metrics_leaf_ids(schema)
+            .into_iter()
+            .map(|id| (id, config.mode(id).to_string()))
+            .collect())
+    }
+
     #[getter]
     fn current_snapshot_id(&self) -> Option<i64> {
         self.inner.current_snapshot_id()

@@ -127,6 +127,7 @@ pub fn write_data_files_opts(
         &schema,
         spec,
         options.sort_order.as_ref().unwrap_or_else(|| table.default_sort_order()),
+        table.default_sort_order(),
         table.location(),
         table.properties(),
         write_id,
@@ -207,7 +208,7 @@ fn write_unsorted(
 ) -> Result<Vec<DataFile>> {
     let opts = WriteOptions::default();
     let order = SortOrder::unsorted();
-    WriteTask::new(schema, spec, &order, location, properties, write_id, task_id, &opts, file_suffix)?
+    WriteTask::new(schema, spec, &order, &order, location, properties, write_id, task_id, &opts, file_suffix)?
         .run(batches)
 }
 
@@ -224,6 +225,7 @@ impl WriteTask {
         schema: &Schema,
         spec: &PartitionSpec,
         order: &SortOrder,
+        table_order: &SortOrder,
         location: &str,
         properties: &BTreeMap<String, String>,
         write_id: &str,
@@ -261,7 +263,8 @@ impl WriteTask {
             schema: Arc::new(schema.clone()),
             spec: spec.clone(),
             locations,
-            metrics: Arc::new(MetricsConfig::from_table_properties(properties, schema)?),
+            // Java's `MetricsConfig.forTable`: the table's sort order, whatever this write sorts by
+            metrics: Arc::new(MetricsConfig::for_table(properties, schema, table_order)?),
             props,
             write_id: write_id.to_string(),
             task_id,

@@ -20,7 +20,7 @@ use crate::manifest::{
 };
 use crate::spec::{
     truncate_lower_binary, truncate_lower_string, truncate_upper_binary, truncate_upper_string, Literal,
-    NestedField, NestedFieldRef, PrimitiveType, Schema, Type,
+    NestedField, NestedFieldRef, PrimitiveType, Schema, SortOrder, Transform, Type,
 };
 
 pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
@@ -65,6 +65,23 @@ impl MetricsMode {
     }
 }
 
+impl std::fmt::Display for MetricsMode {
+    /// As the table properties name it: `none`, `counts`, `truncate(N)`, `full`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricsMode::None => f.write_str("none"),
+            MetricsMode::Counts => f.write_str("counts"),
+            MetricsMode::Truncate(n) => write!(f, "truncate({n})"),
+            MetricsMode::Full => f.write_str("full"),
+        }
+    }
+}
+
+/// The field ids of a schema's leaf columns (those that carry metrics), in Parquet order.
+pub fn metrics_leaf_ids(schema: &Schema) -> Vec<i32> {
+    leaves(schema).iter().map(|l| l.id).collect()
+}
+
 /// The metrics mode of every column, from `write.metadata.metrics.*` table properties.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricsConfig {
@@ -80,6 +97,14 @@ impl MetricsConfig {
     /// before anything nested in its fields, top level first), and none to the rest;
     /// `write.metadata.metrics.column.<full name>` overrides per column.
     pub fn from_table_properties(props: &BTreeMap<String, String>, schema: &Schema) -> Result<Self> {
+        Self::for_table(props, schema, &SortOrder::unsorted())
+    }
+
+    /// Java's `MetricsConfig.forTable`: [`Self::from_table_properties`] where the columns of the
+    /// table's sort order (by an order-preserving transform: identity, truncate, year, month,
+    /// day, hour) get at least `truncate(16)` when the default is `none` or `counts` (the
+    /// inferred limit's `none` included), before the per-column properties, which still win.
+    pub fn for_table(props: &BTreeMap<String, String>, schema: &Schema, order: &SortOrder) -> Result<Self> {
         let explicit = props.get(METRICS_DEFAULT).map(|s| MetricsMode::parse(s)).transpose()?;
         let max_inferred = match props.get(METRICS_MAX_INFERRED_COLUMNS) {
             None => DEFAULT_MAX_INFERRED_COLUMNS,
@@ -98,6 +123,17 @@ impl MetricsConfig {
             };
             modes.insert(leaf.id, mode);
         }
+        // Java's `sortedColumnDefaultMode` of its default: truncate(16) for none and counts; the
+        // inferred default is truncate(16), or none past the limit
+        let sorted_mode = match explicit {
+            Some(m @ (MetricsMode::Truncate(_) | MetricsMode::Full)) => m,
+            _ => MetricsMode::Truncate(16),
+        };
+        for f in order.fields.iter().filter(|f| preserves_order(&f.transform)) {
+            if let Some(mode) = modes.get_mut(&f.source_id) {
+                *mode = sorted_mode;
+            }
+        }
         for (k, v) in props.range(METRICS_COLUMN_PREFIX.to_string()..) {
             let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) else { break };
             let mode = MetricsMode::parse(v).map_err(|e| e.with_context("property", k.clone()))?;
@@ -115,6 +151,19 @@ impl MetricsConfig {
     pub fn mode(&self, field_id: i32) -> MetricsMode {
         self.modes.get(&field_id).copied().unwrap_or(MetricsMode::None)
     }
+}
+
+/// Java's `Transform.preservesOrder`: a sort by it keeps the column's own order.
+fn preserves_order(t: &Transform) -> bool {
+    matches!(
+        t,
+        Transform::Identity
+            | Transform::Truncate(_)
+            | Transform::Year
+            | Transform::Month
+            | Transform::Day
+            | Transform::Hour
+    )
 }
 
 /// How many field ids Java's `TypeUtil.getProjectedIds` finds: primitive struct fields, a
@@ -758,6 +807,43 @@ mod tests {
         assert_eq!(projected_count(&s), 3, "x, y and top");
         assert_eq!(modes_of(&s, "2"), vec![(3, t), (5, n), (6, n), (7, t)]);
         assert_eq!(modes_of(&s, "3"), vec![(3, t), (5, t), (6, t), (7, t)], "3 ids: all inferred");
+    }
+
+    #[test]
+    fn sorted_columns_get_at_least_truncate_16_as_in_javas_for_table() {
+        use crate::spec::{NullOrder, SortDirection, SortField};
+        let s = wide_schema(5);
+        let by = |id, t| SortField::new(id, t, SortDirection::Ascending, NullOrder::NullsFirst);
+        // identity, day and truncate preserve order; bucket does not
+        let order = SortOrder::new(
+            1,
+            vec![
+                by(1, Transform::Identity),
+                by(2, Transform::Day),
+                by(3, Transform::Bucket(4)),
+                by(4, Transform::Truncate(2)),
+            ],
+        );
+        let modes = |props: &[(&str, &str)]| {
+            let p: BTreeMap<String, String> =
+                props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let c = MetricsConfig::for_table(&p, &s, &order).unwrap();
+            (1..=5).map(|id| c.mode(id)).collect::<Vec<_>>()
+        };
+        let (t16, n, c, f) =
+            (MetricsMode::Truncate(16), MetricsMode::None, MetricsMode::Counts, MetricsMode::Full);
+        assert_eq!(modes(&[(METRICS_DEFAULT, "counts")]), vec![t16, t16, c, t16, c]);
+        assert_eq!(modes(&[(METRICS_DEFAULT, "none")]), vec![t16, t16, n, t16, n]);
+        assert_eq!(modes(&[(METRICS_DEFAULT, "full")]), vec![f, f, f, f, f]);
+        assert_eq!(modes(&[(METRICS_DEFAULT, "truncate(4)")])[0], MetricsMode::Truncate(4));
+        // a column's own property still wins
+        let own = format!("{METRICS_COLUMN_PREFIX}c1");
+        assert_eq!(modes(&[(METRICS_DEFAULT, "none"), (own.as_str(), "counts")]), vec![c, t16, n, t16, n]);
+        // past the inferred limit (2 of 5 columns): sorted columns too, at truncate(16)
+        assert_eq!(modes(&[(METRICS_MAX_INFERRED_COLUMNS, "2")]), vec![t16, t16, n, t16, n]);
+        // the unsorted order changes nothing
+        let p = BTreeMap::from([(METRICS_DEFAULT.to_string(), "none".to_string())]);
+        assert_eq!(MetricsConfig::for_table(&p, &s, &SortOrder::unsorted()).unwrap().mode(1), n);
     }
 
     #[test]

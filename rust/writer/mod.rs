@@ -32,7 +32,7 @@ pub use equality_delete_writer::{
     equality_delete_schema, equality_delete_specs, write_equality_deletes, write_equality_deletes_in,
 };
 pub use input_schema::{check_arrow_schema, conform_batch};
-pub use metrics::{MetricsConfig, MetricsMode};
+pub use metrics::{metrics_leaf_ids, MetricsConfig, MetricsMode};
 pub use parquet_writer::{ParquetFileWriter, ParquetWriterProps};
 pub use position_delete_writer::{DeleteGranularity, PositionDeleteWriter};
 pub use rolling::RollingDataWriter;

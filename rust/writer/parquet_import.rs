@@ -249,7 +249,7 @@ pub fn import_parquet_file(
         }
     };
     check_required_columns(schema, &meta, &columns, location)?;
-    let config = MetricsConfig::from_table_properties(table.properties(), &import)?;
+    let config = MetricsConfig::for_table(table.properties(), &import, table.default_sort_order())?;
     fill_metrics_of_columns(&mut df, &meta, &all, &columns, &config, &floats)
         .map_err(|e| e.with_context("file", location))?;
     Ok(df)

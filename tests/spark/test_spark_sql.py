@@ -623,14 +623,18 @@ _METRIC_ROWS = [
 ]
 
 
-def _metric_table(tw: Twins, name: str, properties: str = "", partitioning: str = "p") -> str:
+def _metric_table(
+    tw: Twins, name: str, properties: str = "", partitioning: str = "p", order: str | None = None
+) -> str:
     """`sqlq.db.<name>` written by Java in two inserts (five files over identity partitions
-    `p`, or `partitioning`): nulls, an all-null partition, a NaN float, a string longer than
-    16 characters."""
+    `p`, or `partitioning`; `WRITE ORDERED BY order`): nulls, an all-null partition, a NaN
+    float, a string longer than 16 characters."""
     tw.java(
         f"CREATE TABLE {Q}.db.{name} ({_METRIC_COLUMNS}) USING iceberg PARTITIONED BY ({partitioning}) "
         f"TBLPROPERTIES ('format-version'='2'{properties})"
     )
+    if order is not None:
+        tw.java(f"ALTER TABLE {Q}.db.{name} WRITE ORDERED BY {order}")
     for rows in _METRIC_ROWS:
         tw.java(f"INSERT INTO {Q}.db.{name} VALUES {rows}")
     return f"{Q}.db.{name}"
@@ -645,6 +649,8 @@ def metric_tables(tw: Twins, orders: dict[str, Any]) -> None:
     )
     _metric_table(tw, "mt", partitioning="months(dt), bucket(2, id)")
     _metric_table(tw, "mw", ", 'write.metadata.metrics.max-inferred-column-defaults'='3'")  # id, i, d
+    # counts, but the sort columns keep bounds (Java's MetricsConfig.forTable)
+    _metric_table(tw, "ms", ", 'write.metadata.metrics.default'='counts'", order="id, days(ts)")
 
 
 _PUSHED = [
@@ -667,6 +673,7 @@ _PUSHED = [
     # residual (Java reads here: the filter does not select whole months)
     "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2024-01-15'",
     "SELECT count(*), max(id), min(i), count(d) FROM sqlq.db.mw",  # the 3 columns with metrics
+    "SELECT count(*), min(id), max(id), min(ts), max(ts), count(i) FROM sqlq.db.ms",  # sorted: bounds
 ]
 _READ = [
     "SELECT max(f), min(s), max(s) FROM sqlq.db.m",  # a NaN; truncatable strings
@@ -679,6 +686,7 @@ _READ = [
     "SELECT count(*), max(id) FROM sqlq.db.mt WHERE dt >= DATE'2023-12-15'",  # December's file: a residual
     "SELECT count(*), max(i) FROM sqlq.db.mt WHERE id = 3",  # bucket: no strict projection
     "SELECT max(dt) FROM sqlq.db.mw",  # past the inferred 3: none
+    "SELECT max(i) FROM sqlq.db.ms",  # counts
 ]
 
 

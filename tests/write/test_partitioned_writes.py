@@ -212,14 +212,24 @@ def test_icefloe_writes_after_java_partition_evolution(
 
 
 def _twin_files(
-    spark: Any, oracle: Oracle, catalog: Any, table_name: str, ddl: str, props: str, rows: list[Any]
+    spark: Any,
+    oracle: Oracle,
+    catalog: Any,
+    table_name: str,
+    ddl: str,
+    props: str,
+    rows: list[Any],
+    order: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """`rows` appended in one file by icefloe to `table_name` and by Java to a twin, both
-    created by Java with `props`: the two data files' rows of Java's `files` table."""
+    created by Java with `props` (and `WRITE ORDERED BY order`): the two data files' rows of
+    Java's `files` table."""
     df = spark.createDataFrame(rows, ddl).coalesce(1)
     java_name = table_name + "_java"
     for name in (table_name, java_name):
         oracle.sql(f"CREATE TABLE {oracle.qualified(name)} ({ddl}) USING iceberg TBLPROPERTIES ({props})")
+        if order is not None:
+            oracle.sql(f"ALTER TABLE {oracle.qualified(name)} WRITE ORDERED BY {order}")
     icefloe.spark.append(df, catalog.load_table(table_name))
     df.writeTo(oracle.qualified(java_name)).append()
     ours, java = oracle.data_files(table_name), oracle.data_files(java_name)
@@ -271,6 +281,30 @@ def test_inferred_metrics_limit_matches_java(
         assert ours[key] == java[key], key
     # top1, top2, top3 and s.a (ids 1, 3, 6, 7): not s.b, the fifth leaf in schema order
     assert set(ours["lower_bounds"]) == {1, 3, 6, 7}
+
+
+def test_sorted_columns_keep_bounds_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """A `counts` default and a sort order: Java's `MetricsConfig.forTable` gives the columns
+    the table sorts by through an order-preserving transform (identity, days, truncate; not
+    bucket) `truncate(16)`, and a column's own property still wins. icefloe's file keeps the
+    same metrics (it kept counts only for all of them before)."""
+    ddl = "id bigint, ts timestamp, name string, code string, n int"
+    props = (
+        "'write.metadata.metrics.default'='counts', 'write.distribution-mode'='none', "
+        "'write.metadata.metrics.column.id'='counts'"
+    )
+    base = dt.datetime(2024, 1, 1)
+    rows = [(i, base + dt.timedelta(hours=i), f"n{i}", f"code-{i % 7}", i) for i in range(200)]
+    order = "id, days(ts), bucket(4, name), truncate(2, code)"
+    ours, java = _twin_files(spark, oracle, catalog, table_name, ddl, props, rows, order)
+    for key in ("value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+        assert ours[key] == java[key], key
+    # ts and code (ids 2, 4): id's own `counts` wins over its sort, name's bucket sort adds nothing
+    assert set(ours["lower_bounds"]) == {2, 4}
+    modes = catalog.load_table(table_name).metadata.metrics_modes()
+    assert modes == {1: "counts", 2: "truncate(16)", 3: "counts", 4: "truncate(16)", 5: "counts"}
 
 
 def test_write_options_clustered_and_sorted(

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -123,7 +122,7 @@ def _answer(ctx: Context, select: exp.Select, ctes: frozenset[str]) -> exp.Selec
     schema = scan.projection()
     out = select.copy()  # the aggregates are found, and replaced, in the copy
     aggregates = _aggregates(out, schema, parts, visible)
-    if aggregates is None or not _metrics_allow(loaded, schema, aggregates):
+    if aggregates is None or not _metrics_allow(loaded, aggregates):
         return None
     where = select.args.get("where")
     if where is not None:
@@ -190,52 +189,15 @@ def _qualifies(column: exp.Column, parts: list[str], visible: str) -> bool:
     return qualifier == [p.lower() for p in parts[len(parts) - len(qualifier) :]]
 
 
-def _metrics_mode(table: Table, schema: Schema, name: str) -> str:
-    """Java's `MetricsConfig.forTable(table).columnMode(name)` for a top-level column: the
-    column's own property, else the sort order's columns at least `truncate(16)`, else the
-    default. Without a default, a table of more leaf columns than Java infers defaults for
-    gives `truncate(16)` to its first that many top-level leaf columns (Java's
-    `limitFieldIds` takes the top level's leaves first) and `none` to the others."""
-    props = table.properties
-    mode = props.get(f"write.metadata.metrics.column.{name}")
-    if mode is not None:
-        return mode.strip().lower()
-    default = props.get("write.metadata.metrics.default")
-    if default is None:
-        limit = int(props.get("write.metadata.metrics.max-inferred-column-defaults", "100"))
-        default = "truncate(16)"
-        if _projected_count(json.loads(schema.to_json())) > limit:
-            leaves = [f.name for f in schema.fields if f.field_type.is_primitive]
-            default = "truncate(16)" if name in leaves[:limit] else "none"
-    default = default.strip().lower()
-    sorted_ids = {f.source_id for f in table.sort_order().fields if str(f.transform) == "identity"}
-    field = next((f for f in schema.fields if f.name == name), None)
-    if field is not None and field.field_id in sorted_ids and default in ("none", "counts"):
-        return "truncate(16)"
-    return default
-
-
-def _projected_count(node: Any) -> int:
-    """How many field ids Java's `TypeUtil.getProjectedIds` finds under a type (schema JSON):
-    primitive struct fields, a list's primitive element, a map's key and value when the value
-    is primitive."""
-    if not isinstance(node, dict):
-        return 0
-    kind = node.get("type")
-    if kind == "list":
-        return int(isinstance(node["element"], str)) + _projected_count(node["element"])
-    if kind == "map":
-        pair = 2 if isinstance(node["value"], str) else 0
-        return pair + _projected_count(node["key"]) + _projected_count(node["value"])
-    return sum(int(isinstance(f["type"], str)) + _projected_count(f["type"]) for f in node.get("fields", []))
-
-
-def _metrics_allow(table: Table, schema: Schema, aggregates: list[_Aggregate]) -> bool:
-    names = {f.field_id: f.name for f in schema.fields}
+def _metrics_allow(table: Table, aggregates: list[_Aggregate]) -> bool:
+    """Java's `metricsModeSupportsAggregatePushDown`: each column's mode as the writers keep
+    metrics (Rust's `MetricsConfig::for_table`, Java's `MetricsConfig.forTable`: properties,
+    the inferred limit, the sort order), by field id."""
+    modes = table.metadata.metrics_modes()
     for a in aggregates:
         if a.op == "count_star":
             continue
-        mode = _metrics_mode(table, schema, names[a.field_id])
+        mode = modes.get(a.field_id, "none")  # a column the current schema lacks: read
         if mode == "none":
             return False
         if a.op in ("min", "max"):
