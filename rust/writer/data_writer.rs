@@ -179,26 +179,31 @@ pub fn write_data_files_with(
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
-    write_unsorted(schema, spec, location, properties, batches, write_id, task_id, "")
+    let unsorted = SortOrder::unsorted();
+    write_unsorted(schema, spec, &unsorted, location, properties, batches, write_id, task_id, "")
 }
 
-/// [`write_data_files_with`] for delete files: names end in `-deletes.parquet`.
+/// [`write_data_files_with`] for delete files: names end in `-deletes.parquet`; metrics as
+/// Java's for the table's sort order `table_order`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_delete_files_with(
     schema: &Schema,
     spec: &PartitionSpec,
+    table_order: &SortOrder,
     location: &str,
     properties: &BTreeMap<String, String>,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     write_id: &str,
     task_id: u32,
 ) -> Result<Vec<DataFile>> {
-    write_unsorted(schema, spec, location, properties, batches, write_id, task_id, "-deletes")
+    write_unsorted(schema, spec, table_order, location, properties, batches, write_id, task_id, "-deletes")
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_unsorted(
     schema: &Schema,
     spec: &PartitionSpec,
+    table_order: &SortOrder,
     location: &str,
     properties: &BTreeMap<String, String>,
     batches: impl Iterator<Item = Result<RecordBatch>>,
@@ -208,8 +213,19 @@ fn write_unsorted(
 ) -> Result<Vec<DataFile>> {
     let opts = WriteOptions::default();
     let order = SortOrder::unsorted();
-    WriteTask::new(schema, spec, &order, &order, location, properties, write_id, task_id, &opts, file_suffix)?
-        .run(batches)
+    WriteTask::new(
+        schema,
+        spec,
+        &order,
+        table_order,
+        location,
+        properties,
+        write_id,
+        task_id,
+        &opts,
+        file_suffix,
+    )?
+    .run(batches)
 }
 
 struct WriteTask {

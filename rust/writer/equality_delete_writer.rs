@@ -153,7 +153,17 @@ pub fn write_equality_deletes_in(
     let mut files = match specs.as_slice() {
         [] => return Err(validation("equality deletes need a partition spec to be written under")),
         [spec] => {
-            write_delete_files_with(&schema, spec, table.location(), &props, batches, write_id, task_id)?
+            let order = table.default_sort_order();
+            write_delete_files_with(
+                &schema,
+                spec,
+                order,
+                table.location(),
+                &props,
+                batches,
+                write_id,
+                task_id,
+            )?
         }
         several => {
             // Key rows are small (the key columns only): kept to write one copy per spec.
@@ -165,6 +175,7 @@ pub fn write_equality_deletes_in(
                 let written = write_delete_files_with(
                     &schema,
                     spec,
+                    table.default_sort_order(),
                     table.location(),
                     &props,
                     keys.iter().cloned().map(Ok),

@@ -132,3 +132,24 @@ fn bad_key_batches_leave_no_file() {
     let left: Vec<_> = std::fs::read_dir(&data_dir).map(|d| d.collect()).unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_counts_table_keeps_bounds_for_its_sorted_key_as_javas_for_table() {
+    // Java's equality-delete writers take MetricsConfig.forTable: the sort order's columns
+    // keep truncate(16) under a `counts` default
+    use crate::spec::{SortField, SortOrder};
+    let dir = tempfile::tempdir().unwrap();
+    let props = BTreeMap::from([("write.metadata.metrics.default".to_string(), "counts".to_string())]);
+    let sorted = |order| {
+        TableMetadata::new_table(schema(), None, order, dir.path().to_str().unwrap(), props.clone(), 2)
+            .unwrap()
+    };
+    let key = |md: &TableMetadata, write_id: &str| {
+        let batches = vec![Ok(keys(&[2, 4], Some("eu")))].into_iter();
+        let written = write_equality_deletes(md, &[1, 2], batches, write_id, 0).unwrap();
+        (written[0].lower_bounds.get(&1).cloned(), written[0].lower_bounds.get(&2).cloned())
+    };
+    let by_id = SortOrder::new(1, vec![SortField::asc(1)]);
+    assert_eq!(key(&sorted(Some(by_id)), "w2"), (Some(2i64.to_le_bytes().to_vec()), None));
+    assert_eq!(key(&sorted(None), "w3"), (None, None));
+}

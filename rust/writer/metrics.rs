@@ -137,11 +137,11 @@ impl MetricsConfig {
         for (k, v) in props.range(METRICS_COLUMN_PREFIX.to_string()..) {
             let Some(col) = k.strip_prefix(METRICS_COLUMN_PREFIX) else { break };
             let mode = MetricsMode::parse(v).map_err(|e| e.with_context("property", k.clone()))?;
-            // Unknown columns are ignored, like Java (the property may predate a schema change).
-            if let Some(f) = schema.field_by_name(col) {
-                for id in leaf_ids_under(f) {
-                    modes.insert(id, mode);
-                }
+            // Java looks each leaf's full name up (`MetricsConfig.columnMode`): a property names
+            // one leaf column (`s.a`); a struct's or a list's own name (`s`) changes none of its
+            // leaves, and unknown columns are ignored (the property may predate a schema change).
+            if let Some(f) = schema.field_by_name(col).filter(|f| is_leaf(f)) {
+                modes.insert(f.id, mode);
             }
         }
         Ok(MetricsConfig { modes })
@@ -212,12 +212,6 @@ fn limited_field_ids(schema: &Schema, limit: usize) -> HashSet<i32> {
 /// A primitive (a variant included) field: one that carries metrics.
 fn is_leaf(f: &NestedField) -> bool {
     matches!(f.field_type, Type::Primitive(_))
-}
-
-fn leaf_ids_under(f: &NestedField) -> Vec<i32> {
-    let mut out = Vec::new();
-    visit_leaves(f, false, &mut |l| out.push(l.id));
-    out
 }
 
 /// A primitive (leaf) column, in Parquet column order.

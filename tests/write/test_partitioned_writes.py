@@ -283,6 +283,23 @@ def test_inferred_metrics_limit_matches_java(
     assert set(ours["lower_bounds"]) == {1, 3, 6, 7}
 
 
+def test_column_metrics_properties_name_leaves_as_java(
+    spark: Any, oracle: Oracle, catalog: Any, table_name: str
+) -> None:
+    """`write.metadata.metrics.column.<name>` applies to the leaf column of that full name
+    (`s.a`), as Java's `MetricsConfig.columnMode` looks up each leaf's name: a struct's or a
+    list's own name (`s`, `l`) changes none of its leaves."""
+    ddl = "id int, s struct<a: int, b: string>, l array<int>, t struct<c: int>"
+    props = (
+        "'write.metadata.metrics.column.s'='none', 'write.metadata.metrics.column.l'='full', "
+        "'write.metadata.metrics.column.t.c'='counts', 'write.metadata.metrics.column.id'='counts'"
+    )
+    rows = [(i, (i, f"b{i}"), [i, -i], (i * 3,)) for i in range(40)]
+    ours, java = _twin_files(spark, oracle, catalog, table_name, ddl, props, rows)
+    for key in ("value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+        assert ours[key] == java[key], key
+
+
 def test_sorted_columns_keep_bounds_as_java(
     spark: Any, oracle: Oracle, catalog: Any, table_name: str
 ) -> None:
