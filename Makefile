@@ -62,6 +62,8 @@ UV_DIR := .cache/uv-tool
 UV := $(UV_DIR)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 UV_INSTALL := pip install -q --python
+# The same from uv's cache alone when it holds everything (.ci/uv_pip_install says why).
+UV_PIP := bash .ci/uv_pip_install $(UV)
 $(UV):
 	$(PY) -m venv $(UV_DIR)
 	$(UV_DIR)/bin/python $(PIP_INSTALL) "uv>=0.9,<1"
@@ -76,7 +78,7 @@ help:  ## list the targets
 
 $(VENV)/.installed: pyproject.toml Makefile | $(UV)
 	$(UV) venv -q --clear --seed --python $(PY) $(VENV)
-	$(UV) $(UV_INSTALL) $(VPY) "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
+	$(UV_PIP) $(VPY) "pyspark>=3.5,<4" "pandas>=1.5,<3" "pyarrow>=15" "pytest>=8" "pytest-timeout>=2" \
 		"ruff>=0.6" "mypy>=1.10" "maturin>=1.9.4,<2" "pg8000>=1.30" "moto[server]>=5.1,<6" \
 		"pyiceberg>=0.9" "hypothesis>=6.100" "import-linter>=2.1" "pytest-xdist>=3.5" \
 		"polars>=1.0" $(DUCKDB) "rich>=13" "pyyaml>=6" "sqlalchemy>=2" "sqlglot>=30.0,<31" \
@@ -87,7 +89,7 @@ venv: $(VENV)/.installed  ## create .venv with the Python dependencies
 
 $(VENV4)/.installed: pyproject.toml Makefile | $(UV)
 	$(UV) venv -q --clear --seed --python $(PY) $(VENV4)
-	$(UV) $(UV_INSTALL) $(VENV4)/bin/python "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
+	$(UV_PIP) $(VENV4)/bin/python "pyspark[connect]==$(SPARK4_VERSION)" "pandas>=2.2,<3" "pyarrow>=15" \
 		"pytest>=8" "pytest-timeout>=2" "moto[server]>=5.1,<6" "pg8000>=1.30" "rich>=13" "pyyaml>=6" \
 		"sqlalchemy>=2" "pyiceberg>=0.9" "pytest-xdist>=3.5" "sqlglot>=30.0,<31" $(DUCKDB)
 	echo "$(CURDIR)/python" > "$$($(VENV4)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/icefloe.pth"
