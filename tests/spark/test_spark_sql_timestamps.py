@@ -178,6 +178,12 @@ QUERIES = [
     ("NOT (ts <= TIMESTAMP '2024-01-01 00:00:00.5') OR ts IS NULL", ()),
     ("ntz >= TIMESTAMP_NTZ '2024-03-10 02:30:00' AND ntz < TIMESTAMP_NTZ '2024-11-03 01:30:00.000001'", ()),
     ("ntz < TIMESTAMP '2024-01-01 05:00:00'", tuple(ZONES)),  # an LTZ literal: Spark casts the column
+    # strings and dates in comparisons: Spark casts them to the column's type
+    ("ts >= '2024-01-01 05:00:00' AND ts < '2024-11-03T01:30:00-04:00'", ()),
+    ("ts < DATE '2024-01-02' OR ntz >= DATE '2024-11-03'", ()),
+    ("ntz = '2024-03-10 02:30:00' OR ntz BETWEEN '2024-01-01' AND '2024-01-01 04:59:59'", ()),
+    # an IN list of strings: Spark 3.5 compares them as strings
+    ("ts IN ('2024-01-01 05:00:00', '2024-03-10 07:00:00') OR ntz IN ('2024-03-10 03:00:00')", tuple(ZONES)),
 ]
 
 
@@ -201,6 +207,19 @@ def test_timestamp_type_ntz_makes_timestamp_literals_ntz(tw: SqlTwins, pushed: l
             assert (pushed[0] is not None) == where.startswith("ntz"), (where, pushed[0])
 
 
+def test_legacy_datetime_to_string_coercion_leaves_strings_to_spark(tw: SqlTwins, pushed: list[Any]) -> None:
+    """Under Spark's legacy coercion a timestamp compared with a string is cast to a string:
+    such a WHERE is not translated, and the rows are still Java's."""
+    key = "spark.sql.legacy.typeCoercion.datetimeToString.enabled"
+    tw.spark.conf.set(key, "true")
+    try:
+        text = f"SELECT id FROM {Q}.db.ev WHERE ts >= '2024-01-01 05:00:00'"
+        assert_same_rows(tw.ice(text), tw.java(text), context=text)
+        assert pushed == [None]
+    finally:
+        tw.spark.conf.unset(key)
+
+
 # Aggregates from metrics: pushed only where the filter selects whole partitions (no residual)
 AGGREGATES = [
     ("UTC", "ts >= TIMESTAMP '2024-01-02 00:00:00'", True),
@@ -213,6 +232,11 @@ AGGREGATES = [
         True,
     ),
     ("UTC", "ntz < TIMESTAMP_NTZ '2024-03-10 03:00:00' OR ntz IS NULL", True),
+    # midnight in New York is 05:00 UTC: part of January 1st's file matches (a residual), and
+    # March 10th's file, whose rows are all later, is pruned by its bounds
+    ("America/New_York", "ts >= DATE '2024-01-01'", False),
+    ("America/New_York", "ts < DATE '2024-03-10'", True),
+    ("UTC", "ts >= '2024-03-10' AND ntz < '2024-11-03 02:00:00'", True),
 ]
 
 

@@ -15,10 +15,13 @@ and long columns, string literals on string columns, `TRUE`/`FALSE` on booleans,
 settings (`Timestamps`): `TIMESTAMP` / `TIMESTAMP_LTZ '...'` (or `CAST('...' AS ...)`) on
 `timestamp` (with time zone) columns, read in the session's time zone unless the text gives
 its offset, `TIMESTAMP_NTZ '...'` on `timestamp_ntz` columns (`TIMESTAMP` means either, as
-`spark.sql.timestampType` says). Anything else (floats with their NaN ordering, decimals, a
-timestamp literal of the other kind, a local time the session's zone skips or repeats, casts,
-functions, nested fields) is not translated (`None`): a query then leaves it to Spark alone,
-a DELETE or UPDATE evaluates it in Spark.
+`spark.sql.timestampType` says); and, in a comparison, a `DATE '...'` (its midnight) or a
+plain string, both of which Spark casts to the column's type (not in an `IN` list, where
+Spark 3.5 compares as strings, nor under
+`spark.sql.legacy.typeCoercion.datetimeToString.enabled`). Anything else (floats with their
+NaN ordering, decimals, a timestamp literal of the other kind, a local time the session's zone
+skips or repeats, casts, functions, nested fields) is not translated (`None`): a query then
+leaves it to Spark alone, a DELETE or UPDATE evaluates it in Spark.
 """
 
 from __future__ import annotations
@@ -51,13 +54,17 @@ class Timestamps:
 
     zone: str
     ntz: bool = False
+    # Spark casts a string compared with a timestamp to the timestamp's type (unless its
+    # legacy `datetimeToString` coercion is on, which casts the timestamp to a string)
+    strings: bool = True
 
 
 def session_timestamps(spark: Any) -> Timestamps:
     """The session's `Timestamps` (Spark's defaults where unset: the JVM's zone, LTZ)."""
     zone = str(spark.conf.get("spark.sql.session.timeZone"))
     kind = str(spark.conf.get("spark.sql.timestampType", "TIMESTAMP_LTZ")).upper()
-    return Timestamps(zone, kind == "TIMESTAMP_NTZ")
+    legacy = str(spark.conf.get("spark.sql.legacy.typeCoercion.datetimeToString.enabled", "false"))
+    return Timestamps(zone, kind == "TIMESTAMP_NTZ", legacy.strip().lower() != "true")
 
 
 # What both Spark's parser and this one read alike: a date, then a time with seconds (up to
@@ -165,14 +172,17 @@ class _Translator:
         column = self._column(p.this)
         if column is None or not p.expressions:
             return None
-        values = [_literal(v, column[1], self.timestamps) for v in p.expressions]
+        # (no plain strings for a timestamp here: Spark 3.5 compares an IN list as strings)
+        values = [_literal(v, column[1], self.timestamps, in_list=True) for v in p.expressions]
         if any(v is None for v in values):  # a NULL in the list makes NOT IN never TRUE
             return None
         pred = ice.In(column[0], values) if positive else ice.NotIn(column[0], values)
         return ice.And(ice.NotNull(column[0]), pred)
 
 
-def _literal(e: exp.Expression, type_json: str, timestamps: Timestamps | None = None) -> Any:
+def _literal(
+    e: exp.Expression, type_json: str, timestamps: Timestamps | None = None, in_list: bool = False
+) -> Any:
     """The Python value of literal `e` for a column of Iceberg type `type_json`, or None when
     `e` is not a literal Spark compares with that column as the column's own kind."""
     while isinstance(e, exp.Paren):
@@ -204,6 +214,8 @@ def _literal(e: exp.Expression, type_json: str, timestamps: Timestamps | None = 
             except ValueError:
                 return None
     if type_json in ("timestamp", "timestamptz") and timestamps is not None:
+        if isinstance(e, exp.Literal) and (in_list or not timestamps.strings):
+            return None
         return _timestamp(e, type_json == "timestamptz", timestamps)
     return None
 
@@ -212,17 +224,26 @@ def _timestamp(e: exp.Expression, with_zone: bool, timestamps: Timestamps) -> dt
     """The value of timestamp literal `e` for a column with (or without) a time zone: an
     aware UTC datetime or a naive one, or None when `e` is not such a literal of the
     column's own kind or its local time is not one instant in the session's zone."""
-    if not (isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string):
-        return None
-    kind = e.to.this
     T = exp.DataType.Type
-    literal_ntz = kind == T.TIMESTAMPNTZ or (kind == T.TIMESTAMPTZ and timestamps.ntz)
-    if kind not in (T.TIMESTAMPTZ, T.TIMESTAMPLTZ, T.TIMESTAMPNTZ) or literal_ntz == with_zone:
-        return None  # Spark compares the other kind through a cast in the session's zone
-    m = _TIMESTAMP_TEXT.fullmatch(e.this.this)
+    if isinstance(e, exp.Literal) and e.is_string:
+        text, date_only = e.this, False  # Spark casts a string to the column's own type
+    elif isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string:
+        text, kind = e.this.this, e.to.this
+        # a DATE is cast to the column's type: its midnight (in the session's zone for LTZ)
+        date_only = kind == T.DATE
+        literal_ntz = kind == T.TIMESTAMPNTZ or (kind == T.TIMESTAMPTZ and timestamps.ntz)
+        if not date_only and (
+            kind not in (T.TIMESTAMPTZ, T.TIMESTAMPLTZ, T.TIMESTAMPNTZ) or literal_ntz == with_zone
+        ):
+            return None  # Spark compares the other kind through a cast in the session's zone
+    else:
+        return None
+    m = _TIMESTAMP_TEXT.fullmatch(text)
     if m is None:
         return None
     year, month, day, hour, minute, second, fraction, offset = m.groups()
+    if date_only and hour is not None:
+        return None
     try:
         local = dt.datetime(
             int(year),
