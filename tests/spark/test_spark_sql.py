@@ -665,6 +665,8 @@ _PUSHED = [
     "SELECT count(*), count(i) FROM sqlq.db.mc",
     "SELECT count(*), count(i), max(ts) FROM sqlq.db.m0 WHERE p = 'a'",
     "SELECT count(*), max(id), min(amount) FROM sqlq.db.orders VERSION AS OF 't1'",
+    # fields of a struct column (Java pushes them too), qualified by the alias or not
+    "SELECT max(st.a), min(o.st.a), count(st.b) FROM sqlq.db.orders VERSION AS OF 't1' AS o",
     # months(dt): whole months leave no residual on any file
     "SELECT count(*), max(id), min(i) FROM sqlq.db.mt WHERE dt >= DATE'2024-01-01'",
     "SELECT count(*), min(id) FROM sqlq.db.mt WHERE dt < DATE'2024-01-01' OR dt IS NULL",
@@ -687,6 +689,7 @@ _READ = [
     "SELECT count(*), max(i) FROM sqlq.db.mt WHERE id = 3",  # bucket: no strict projection
     "SELECT max(dt) FROM sqlq.db.mw",  # past the inferred 3: none
     "SELECT max(i) FROM sqlq.db.ms",  # counts
+    "SELECT max(st.b) FROM sqlq.db.orders VERSION AS OF 't1'",  # a string field
 ]
 
 

@@ -45,6 +45,7 @@ from sqlglot import exp
 from icefloe.spark.sql.dialect import IcebergSpark
 from icefloe.spark.sql.filters import Timestamps, conjuncts, true_of
 from icefloe.spark.sql.query import Context, cte_names, read_options, requalify_columns, table_parts
+from icefloe.types import StructType
 
 if TYPE_CHECKING:
     from icefloe.scan import DataFile
@@ -151,7 +152,6 @@ def _answer(ctx: Context, select: exp.Select, ctes: frozenset[str]) -> exp.Selec
 def _aggregates(
     select: exp.Select, schema: Schema, parts: list[str], visible: str
 ) -> list[_Aggregate] | None:
-    fields = {f.name.lower(): f for f in schema.fields}
     found: list[_Aggregate] = []
     for expression in select.expressions:
         for node in expression.walk():
@@ -170,9 +170,7 @@ def _aggregates(
             if not isinstance(node, (exp.Count, exp.Max, exp.Min)) or node.expressions:
                 return None
             column = node.this
-            if not isinstance(column, exp.Column) or not _qualifies(column, parts, visible):
-                return None
-            field = fields.get(column.name.lower())
+            field = _column_field(column, schema, parts, visible) if isinstance(column, exp.Column) else None
             if field is None or not field.field_type.is_primitive:
                 return None
             op = {exp.Count: "count", exp.Max: "max", exp.Min: "min"}[type(node)]
@@ -180,10 +178,28 @@ def _aggregates(
     return found or None
 
 
-def _qualifies(column: exp.Column, parts: list[str], visible: str) -> bool:
-    qualifier = [p.name.lower() for p in column.parts[:-1]]
-    if not qualifier:
-        return True
+def _column_field(column: exp.Column, schema: Schema, parts: list[str], visible: str) -> Any:
+    """The field a column reference names: a top-level column or a field of struct columns
+    (`st.a`), after a qualifier naming the table (its alias, or the end of its name). The
+    longest qualifier is tried first, as Spark resolves `t.c` as a table's column before a
+    column's field. None when it names no such field."""
+    names = [p.name.lower() for p in column.parts]
+    for k in range(len(names) - 1, -1, -1):
+        if k and not _qualifies(names[:k], parts, visible):
+            continue
+        node: Any = schema
+        for name in names[k:]:
+            fields = node.fields if node is schema else node.field_type.fields
+            node = next((f for f in fields if f.name.lower() == name), None)
+            if node is None or (name != names[-1] and not isinstance(node.field_type, StructType)):
+                node = None
+                break
+        if node is not None:
+            return node
+    return None
+
+
+def _qualifies(qualifier: list[str], parts: list[str], visible: str) -> bool:
     if len(qualifier) == 1 and qualifier[0] == visible.lower():
         return True
     return qualifier == [p.lower() for p in parts[len(parts) - len(qualifier) :]]
