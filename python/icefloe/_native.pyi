@@ -116,7 +116,10 @@ def check_arrow_schema(metadata: TableMetadata, schema: pa.Schema) -> None:
     table's current schema (missing required column, unknown column, wrong type)."""
 
 def import_parquet_files(
-    metadata: TableMetadata, paths: list[str], partitions: list[list[str | None]] | None = None
+    metadata: TableMetadata,
+    paths: list[str],
+    partitions: list[list[str | None]] | None = None,
+    spec_id: int | None = None,
 ) -> list[str]:
     """DataFile descriptors for existing Parquet files (`table.add_files`)."""
 

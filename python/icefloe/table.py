@@ -413,13 +413,17 @@ class Table:
         file_paths: list[str],
         partitions: list[list[str | None]] | None,
         check_duplicate_files: bool = True,
+        spec_id: int | None = None,
     ) -> Snapshot | None:
         """`add_files` of files whose partition tuples come from their Hive-style folders'
-        values (one text or None per partition field; `icefloe.migration`), not their data."""
+        values (one text or None per partition field of spec `spec_id`, default the table's;
+        `icefloe.migration`), not their data."""
         from icefloe.write import add_files as _add_files
 
         self._target.registering(file_paths)
-        return _add_files.add_files(self, file_paths, None, check_duplicate_files, partitions=partitions)
+        return _add_files.add_files(
+            self, file_paths, None, check_duplicate_files, partitions=partitions, spec_id=spec_id
+        )
 
     def dynamic_partition_overwrite(
         self, df: ArrowData, snapshot_properties: dict[str, str] | None = None, branch: str | None = None

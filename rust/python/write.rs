@@ -324,12 +324,13 @@ fn apply_transform(
 /// `partitions` (each file's Hive-style path values, one text or None per partition field).
 /// Up to four files at a time; the first failure (naming its file) fails the whole call.
 #[pyfunction]
-#[pyo3(signature = (metadata, paths, partitions=None))]
+#[pyo3(signature = (metadata, paths, partitions=None, spec_id=None))]
 fn import_parquet_files(
     py: Python<'_>,
     metadata: &PyTableMetadata,
     paths: Vec<String>,
     partitions: Option<Vec<Vec<Option<String>>>>,
+    spec_id: Option<i32>,
 ) -> PyResult<Vec<String>> {
     let md = metadata.inner.clone();
     if let Some(p) = &partitions {
@@ -358,7 +359,12 @@ fn import_parquet_files(
                         s.spawn(move || {
                             part.iter()
                                 .map(|(p, hive)| {
-                                    crate::writer::parquet_import::import_parquet_file(md, p, hive.as_deref())
+                                    crate::writer::parquet_import::import_parquet_file(
+                                        md,
+                                        p,
+                                        hive.as_deref(),
+                                        spec_id,
+                                    )
                                 })
                                 .collect::<crate::Result<Vec<_>>>()
                         })

@@ -98,7 +98,8 @@ fn check_required_columns(
     Ok(())
 }
 
-/// The DataFile of an existing Parquet file for the table's default spec. Its partition tuple
+/// The DataFile of an existing Parquet file for the table's default spec (or spec `spec_id`:
+/// Java's `add_files` imports into any identity spec matching the source). Its partition tuple
 /// is computed from the data (exactly one per file), or, with `hive_partition`, read from the
 /// values of a Hive-style partition path (`p=1/q=a`: one text per partition field, in the
 /// spec's order, each field an identity; the columns need not be in the file), as Java's
@@ -107,9 +108,15 @@ pub fn import_parquet_file(
     table: &TableMetadata,
     location: &str,
     hive_partition: Option<&[Option<String>]>,
+    spec_id: Option<i32>,
 ) -> Result<DataFile> {
     let schema = table.current_schema();
-    let spec = table.default_spec();
+    let spec = match spec_id {
+        None => table.default_spec(),
+        Some(id) => table.spec_by_id(id).ok_or_else(|| {
+            validation(format!("expected a partition spec id of the table to import into, found {id}"))
+        })?,
+    };
     let from_path =
         hive_partition.map(|values| path_partition(schema, spec, values, location)).transpose()?;
     let (file, meta) = read_footer(location)?;

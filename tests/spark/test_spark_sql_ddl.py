@@ -226,6 +226,40 @@ def test_add_files(tw: Twins, tmp_path: Path) -> None:
     assert tw.history_ids(K, name) == before
 
 
+@pytest.mark.one_spark_line
+def test_add_files_into_an_earlier_spec(tw: Twins, tmp_path: Path) -> None:
+    """A folder partitioned by `region` added to a table whose current spec is `bucket(2, id)`
+    after `region`'s identity: both engines add the files under the earlier identity spec
+    (Java's `findCompatibleSpec` takes the first matching spec), and read the same rows."""
+    columns = "id bigint, region string, amount int, st struct<a: int, b: string>"
+    name = tw.twin(columns=columns, rest="PARTITIONED BY (region)")
+    tw.setup(f"ALTER TABLE {J}.{name} DROP PARTITION FIELD region")
+    tw.setup(f"ALTER TABLE {J}.{name} ADD PARTITION FIELD bucket(2, id)")
+    folder = tmp_path / "by_region"
+    tw.spark.createDataFrame(
+        [(10, "x", 1, (1, "q")), (11, "y", None, None), (12, "x", 3, None)], columns
+    ).coalesce(1).write.partitionBy("region").parquet(str(folder))
+    text = f"CALL {J}.system.add_files(table => '{name}', source_table => '`parquet`.`{folder}`')"
+    java, ours = tw.java(text).collect(), tw.ice(text).collect()
+    assert ours[0][0] == java[0][0] == 2
+    java_rows = tw.java(f"SELECT * FROM {J}.{name}")
+    assert_same_rows(tw.java(f"SELECT * FROM {K}.{name}"), java_rows, context="Java reads")
+    assert_same_rows(tw.ice(f"SELECT * FROM {J}.{name}"), java_rows, context="icefloe reads")
+    added = (
+        "SELECT spec_id, partition.region, record_count FROM {c}.{n}.files WHERE file_path LIKE '%by_region%'"
+    )
+    assert_same_rows(tw.java(added.format(c=K, n=name)), tw.java(added.format(c=J, n=name)))
+    assert sorted(tuple(r) for r in tw.java(added.format(c=K, n=name)).collect()) == [
+        (0, "x", 2),
+        (0, "y", 1),
+    ]
+    # a filter on the earlier spec's column selects there too
+    assert_same_rows(
+        tw.ice(f"SELECT id FROM {J}.{name} WHERE region = 'x'"),
+        tw.java(f"SELECT id FROM {J}.{name} WHERE region = 'x'"),
+    )
+
+
 def test_create_changelog_view(tw: Twins) -> None:
     """Java's view of its twin's changes and icefloe's view of its own: the result row, then
     the view's rows (commit snapshots by their position in each twin's history)."""

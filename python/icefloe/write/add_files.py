@@ -40,10 +40,13 @@ def add_files(
     snapshot_properties: dict[str, str] | None = None,
     check_duplicate_files: bool = True,
     partitions: list[list[str | None]] | None = None,
+    spec_id: int | None = None,
 ) -> Snapshot | None:
     """See the module doc. `partitions`: each file's partition tuple as the texts of its
-    Hive-style folder names (one per partition field of the default spec, identity fields
-    only; None for a null), instead of computing it from the data."""
+    Hive-style folder names (one per partition field of the spec, identity fields only; None
+    for a null), instead of computing it from the data. `spec_id`: the partition spec the
+    files are added under (default: the table's), as Java's `add_files` picks any identity
+    spec of the table matching the source's partition columns."""
     if isinstance(file_paths, str):
         raise ValidationError("add_files takes a list of file paths, found one string")
     paths = [str(p) for p in file_paths]
@@ -65,7 +68,7 @@ def add_files(
             raise ValidationError(
                 f"Cannot add files that are already referenced by table, files: {', '.join(referenced)}"
             )
-    descriptors = _native.import_parquet_files(table.metadata, paths, partitions)
+    descriptors = _native.import_parquet_files(table.metadata, paths, partitions, spec_id)
     mapping = None if NAME_MAPPING in table.properties else _native.import_name_mapping(table.metadata)
     props = snapshot_props(snapshot_properties)
 

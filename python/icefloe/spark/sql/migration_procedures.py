@@ -25,8 +25,8 @@ Java's ORC and Avro imports are a NotSupportedError.
   As Java: a partitioned source needs a partitioned table whose spec is identity on the same
   columns in the same order, `partition_filter` (a map of partition column to value) picks
   partitions and is refused for an unpartitioned table or columns the spec lacks, and no
-  matching partition is an error. Java may match a spec other than the table's current one;
-  icefloe imports into the current spec only (a NotSupportedError otherwise). Java's row:
+  matching partition is an error. The spec is the first of the table's specs that matches
+  (Java's `findCompatibleSpec`), an earlier one too: the files are added under it. Java's row:
   `added_files_count`, `changed_partition_count` (icefloe's summary's count, where Java's
   manifest append leaves it null).
 """
@@ -254,11 +254,6 @@ def add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[An
             )
     elif wanted:
         raise ValidationError(f"Cannot use partition filter with an unpartitioned table {name}")
-    if spec.spec_id != table.spec().spec_id:
-        raise NotSupportedError(
-            f"add_files into {name}: the source's partition columns {list(columns)} match spec "
-            f"{spec.spec_id}, not the current one; icefloe imports into the current spec only"
-        )
     if spec.fields:
         position = {c: i for i, c in enumerate(lowered)}
         partitions = [
@@ -273,6 +268,7 @@ def add_files(ctx: Context, table: Table, args: dict[str, Any]) -> list[tuple[An
         sorted(p for p, _ in files) if not columns else [p for p, _ in files],
         [v for _, v in files] if columns else None,
         check_duplicate_files=True if check is None else bool(check),
+        spec_id=spec.spec_id,  # the first matching spec, as Java's: an earlier one too
     )
     after = table.refresh().current_snapshot()
     if after is None or (before is not None and after.snapshot_id == before.snapshot_id):
