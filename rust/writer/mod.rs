@@ -14,6 +14,7 @@ mod geo_statistics;
 mod geometry_bounds;
 pub mod input_schema;
 pub mod metrics;
+mod metrics_config;
 pub mod parquet_import;
 pub mod parquet_writer;
 pub mod partitioned;
